@@ -1,0 +1,3 @@
+//! The engine (work in progress).
+/// The engine.
+pub struct Engine;

@@ -1,0 +1,213 @@
+//! The tagged-line grammar of SCENARIOS.md, shared by the offline fake extractor and the
+//! baselines (which read claims from raw turns with the same rules).
+//!
+//! | line | meaning |
+//! |---|---|
+//! | `[SEM] entity \| attribute \| value` | semantic memory with a claim |
+//! | `[SEM] free text` | semantic memory without a claim |
+//! | `[PROC] free text` | procedural memory |
+//! | `[EPI] free text` | episodic memory |
+//! | `[FORGET] entity \| attribute` | forget exactly that claim |
+//! | `[FORGET] free text` | forget what the text designates |
+//!
+//! Modifiers inside the tag: `pin`, `imp=0.2` (e.g. `[SEM pin imp=0.9]`).
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Claim, MemoryKind};
+use crate::text::fold_ws;
+use crate::traits::{Candidate, ForgetCommand};
+
+/// One parsed tagged line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TaggedLine {
+    /// A memory candidate.
+    Memory(Candidate),
+    /// A forget command.
+    Forget(ForgetCommand),
+}
+
+/// The result of parsing a turn's text.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Parsed {
+    /// Tagged lines, in order.
+    pub lines: Vec<TaggedLine>,
+    /// Problems found (unknown tag or modifier, bad number): said, never silently dropped.
+    pub notes: Vec<String>,
+}
+
+impl Parsed {
+    /// The memory candidates.
+    pub fn candidates(&self) -> impl Iterator<Item = &Candidate> {
+        self.lines.iter().filter_map(|l| match l {
+            TaggedLine::Memory(c) => Some(c),
+            TaggedLine::Forget(_) => None,
+        })
+    }
+    /// The claims asserted (forget lines assert nothing).
+    pub fn claims(&self) -> impl Iterator<Item = &Claim> {
+        self.candidates().filter_map(|c| c.claim.as_ref())
+    }
+}
+
+/// Parse every line of `text`. Untagged lines are prose and yield nothing.
+pub fn parse(text: &str) -> Parsed {
+    let mut out = Parsed::default();
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if !line.starts_with('[') {
+            continue;
+        }
+        let Some(close) = line.find(']') else {
+            out.notes.push(format!("line {}: tag has no closing ']'", n + 1));
+            continue;
+        };
+        let tag = &line[1..close];
+        let body = line[close + 1..].trim();
+        let mut parts = tag.split_whitespace();
+        let name = parts.next().unwrap_or("").to_ascii_uppercase();
+        let mut pinned = false;
+        let mut importance = None;
+        for m in parts {
+            if m.eq_ignore_ascii_case("pin") || m.eq_ignore_ascii_case("pinned") {
+                pinned = true;
+            } else if let Some(v) = m.strip_prefix("imp=") {
+                match v.parse::<f64>() {
+                    Ok(x) if x.is_finite() => importance = Some(x),
+                    _ => out.notes.push(format!("line {}: imp={v:?} is not a number; ignored", n + 1)),
+                }
+            } else {
+                out.notes.push(format!("line {}: unknown tag modifier {m:?}; ignored", n + 1));
+            }
+        }
+        if body.is_empty() {
+            out.notes.push(format!("line {}: [{name}] with no text; ignored", n + 1));
+            continue;
+        }
+        let kind = match name.as_str() {
+            "SEM" => MemoryKind::Semantic,
+            "PROC" => MemoryKind::Procedural,
+            "EPI" => MemoryKind::Episodic,
+            "FORGET" => {
+                out.lines.push(TaggedLine::Forget(parse_forget(body)));
+                continue;
+            }
+            _ => {
+                out.notes.push(format!("line {}: unknown tag [{name}]; line ignored", n + 1));
+                continue;
+            }
+        };
+        let claim = if kind == MemoryKind::Semantic { parse_claim(body) } else { None };
+        let entities = match &claim {
+            Some(c) => vec![c.entity.clone()],
+            None => guess_entities(body),
+        };
+        out.lines.push(TaggedLine::Memory(Candidate {
+            kind,
+            content: fold_ws(body),
+            claim,
+            entities,
+            importance,
+            pinned,
+        }));
+    }
+    out
+}
+
+/// `entity | attribute | value` (the value may itself hold '|'); None unless all three are
+/// non-empty.
+pub fn parse_claim(body: &str) -> Option<Claim> {
+    let mut it = body.splitn(3, '|');
+    let (e, a, v) = (it.next()?.trim(), it.next()?.trim(), it.next()?.trim());
+    if e.is_empty() || a.is_empty() || v.is_empty() {
+        return None;
+    }
+    Some(Claim::new(e, a, v))
+}
+
+fn parse_forget(body: &str) -> ForgetCommand {
+    let parts: Vec<&str> = body.split('|').map(str::trim).collect();
+    if parts.len() == 2 && parts.iter().all(|p| !p.is_empty()) {
+        ForgetCommand::Claim { entity: fold_ws(parts[0]), attribute: fold_ws(parts[1]) }
+    } else {
+        ForgetCommand::Text(fold_ws(body))
+    }
+}
+
+/// Entity-like tokens of free text: codes holding a digit or a '-' (`S-208`, `IC-MC-44`) and
+/// capitalised words that do not start a sentence, with runs of capitalised words joined
+/// (`Northwind Labs`). Returned as written; the engine normalises.
+pub fn guess_entities(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    let mut sentence_start = true;
+    for tok in text.split_whitespace() {
+        let word = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
+        let ends_sentence = tok.ends_with('.') || tok.ends_with('!') || tok.ends_with('?') || tok.ends_with(':');
+        let has_digit = word.chars().any(|c| c.is_ascii_digit());
+        let has_alpha = word.chars().any(|c| c.is_alphabetic());
+        let is_code = has_digit && has_alpha && word.len() >= 2;
+        let capital = word.chars().next().is_some_and(|c| c.is_uppercase()) && word.len() >= 2;
+        if is_code || (capital && !sentence_start) {
+            run.push(word);
+        } else {
+            if !run.is_empty() {
+                out.push(run.join(" "));
+                run.clear();
+            }
+        }
+        if ends_sentence && !run.is_empty() {
+            out.push(run.join(" "));
+            run.clear();
+        }
+        sentence_start = ends_sentence;
+    }
+    if !run.is_empty() {
+        out.push(run.join(" "));
+    }
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claim_line() {
+        let p = parse("[SEM] IC-MC-44 from S-208 | lead time | 21 days");
+        let c: Vec<_> = p.claims().collect();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].entity, "IC-MC-44 from S-208");
+        assert_eq!(c[0].value, "21 days");
+    }
+
+    #[test]
+    fn modifiers_and_kinds() {
+        let p = parse("hello\n[EPI imp=0.2] Met Ana at the fair.\n[PROC pin] Always add a 5-day buffer for S-208.\n[SEM weird] x");
+        let c: Vec<_> = p.candidates().collect();
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[0].kind, MemoryKind::Episodic);
+        assert_eq!(c[0].importance, Some(0.2));
+        assert!(c[1].pinned);
+        assert!(c[1].entities.contains(&"S-208".to_string()));
+        assert_eq!(p.notes.len(), 1);
+    }
+
+    #[test]
+    fn forget_lines() {
+        let p = parse("[FORGET] Ben | phone\n[FORGET] the note about the standup");
+        assert_eq!(
+            p.lines,
+            vec![
+                TaggedLine::Forget(ForgetCommand::Claim { entity: "Ben".into(), attribute: "phone".into() }),
+                TaggedLine::Forget(ForgetCommand::Text("the note about the standup".into())),
+            ]
+        );
+        assert_eq!(p.claims().count(), 0);
+    }
+
+    #[test]
+    fn entities_guess() {
+        assert_eq!(guess_entities("We met Northwind Labs in Berlin."), vec!["Northwind Labs", "Berlin"]);
+    }
+}

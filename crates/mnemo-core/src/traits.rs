@@ -1,0 +1,325 @@
+//! The swappable traits. Each has implementations registered by name (see `registry`).
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::model::*;
+use crate::planner::Pack;
+use crate::time::Timestamp;
+
+/// The durable system of record for turns, memories, tombstones and their history.
+///
+/// Contract (checked by the conformance suite): namespaces are a hard partition in every
+/// query; `apply` is atomic (all ops or none); nothing is hard-deleted; a tombstone is never
+/// reactivated; every change bumps the memory's `rev` to a new store-wide maximum.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Record a raw turn durably; returns it with its id.
+    async fn record_turn(&self, turn: NewTurn) -> Result<Turn>;
+    /// Apply a batch atomically at time `at`; returns the ids of the inserted memories in order.
+    async fn apply(&self, namespace: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>>;
+    /// Memories by id within a namespace (missing or other-namespace ids are left out).
+    async fn get_many(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>>;
+    /// Active memories that mention any of these normalised entity names.
+    async fn active_by_entities(&self, namespace: &Namespace, entities: &[String]) -> Result<Vec<Memory>>;
+    /// All active memories of a namespace (decay sweep, brute-force search).
+    async fn active(&self, namespace: &Namespace) -> Result<Vec<Memory>>;
+    /// Active pinned memories of a namespace.
+    async fn pinned(&self, namespace: &Namespace) -> Result<Vec<Memory>>;
+    /// Every memory of a namespace, tombstoned ones included, by id.
+    async fn all_memories(&self, namespace: &Namespace) -> Result<Vec<Memory>>;
+    /// Memories of any namespace whose `rev` is greater than `rev`, by rev, at most `limit`
+    /// (how a derived Index catches up).
+    async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>>;
+    /// The highest `rev` so far (0 for an empty store).
+    async fn max_rev(&self) -> Result<u64>;
+    /// The history of one memory, oldest first.
+    async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>>;
+    /// The turns of a namespace, oldest first.
+    async fn turns(&self, namespace: &Namespace) -> Result<Vec<Turn>>;
+    /// Mark memories as recalled at `at` (does not change `rev`).
+    async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()>;
+    /// The namespaces that hold anything.
+    async fn namespaces(&self) -> Result<Vec<Namespace>>;
+}
+
+/// Which retrieval signal(s) a search uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// Lexical (BM25 or similar) only.
+    Lexical,
+    /// Dense vectors only.
+    Dense,
+    /// Both, fused.
+    #[default]
+    Hybrid,
+}
+
+/// A search request.
+#[derive(Clone, Debug)]
+pub struct SearchQuery {
+    /// The namespace; applied inside the index.
+    pub namespace: Namespace,
+    /// Query text (lexical signal).
+    pub text: String,
+    /// Query embedding (dense signal), from the same embedder as the documents.
+    pub embedding: Option<Vec<f32>>,
+    /// How many hits at most.
+    pub limit: usize,
+    /// Which signals.
+    pub mode: SearchMode,
+}
+
+/// One search hit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    /// The memory.
+    pub id: MemoryId,
+    /// Relevance in 0..=1, higher is better (fused when hybrid).
+    pub score: f32,
+}
+
+/// What an Index needs of a memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexDoc {
+    /// Id.
+    pub id: MemoryId,
+    /// Namespace.
+    pub namespace: Namespace,
+    /// Text.
+    pub content: String,
+    /// Entities (indexed with the text).
+    pub entities: Vec<String>,
+    /// Vector, if any.
+    pub embedding: Option<Vec<f32>>,
+    /// The memory's rev.
+    pub rev: u64,
+}
+
+impl IndexDoc {
+    /// The index's view of a memory.
+    pub fn of(m: &Memory) -> Self {
+        IndexDoc {
+            id: m.id,
+            namespace: m.namespace.clone(),
+            content: m.content.clone(),
+            entities: m.entities.clone(),
+            embedding: m.embedding.as_ref().map(|e| e.vector.clone()),
+            rev: m.rev,
+        }
+    }
+}
+
+/// A derived search structure, rebuildable from the Store. A tombstoned memory is removed and
+/// must never come back from a search.
+#[async_trait]
+pub trait Index: Send + Sync {
+    /// Add or replace documents; they are searchable at once.
+    async fn upsert(&self, docs: Vec<IndexDoc>) -> Result<()>;
+    /// Remove documents (tombstoned memories).
+    async fn remove(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<()>;
+    /// Search within one namespace.
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<Hit>>;
+    /// The highest Store `rev` this index has durably applied (0 if none).
+    async fn watermark(&self) -> Result<u64>;
+    /// Record that every change up to `rev` has been applied.
+    async fn set_watermark(&self, rev: u64) -> Result<()>;
+    /// Make applied changes durable.
+    async fn flush(&self) -> Result<()>;
+    /// Drop everything (before a rebuild).
+    async fn clear(&self) -> Result<()>;
+}
+
+/// Text to unit vectors, with a model id persisted beside each vector.
+#[async_trait]
+pub trait Embedder: Send + Sync {
+    /// The model id stored with every vector.
+    fn model_id(&self) -> &str;
+    /// Vector dimensions.
+    fn dims(&self) -> usize;
+    /// Embed texts (one unit vector each, in order).
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// A candidate memory extracted from a turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Kind.
+    pub kind: MemoryKind,
+    /// Content text.
+    pub content: String,
+    /// Structured claim.
+    pub claim: Option<Claim>,
+    /// Entity names (as written; the engine normalises).
+    pub entities: Vec<String>,
+    /// Importance if stated (may be out of range: the engine clamps and says so).
+    pub importance: Option<f64>,
+    /// Pinned.
+    pub pinned: bool,
+}
+
+/// A forget command found in a turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ForgetCommand {
+    /// Forget exactly the active claim(s) on this entity+attribute.
+    Claim {
+        /// Entity.
+        entity: String,
+        /// Attribute.
+        attribute: String,
+    },
+    /// Forget what this text designates, and only that.
+    Text(String),
+}
+
+/// Which model answered a reasoner call: the seam is loud.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// fake | live | replay | rules.
+    pub client: ClientKind,
+    /// The model string as echoed by the API.
+    pub model: String,
+}
+
+/// The result of extraction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Extraction {
+    /// Candidate memories.
+    pub candidates: Vec<Candidate>,
+    /// Forget commands.
+    pub forgets: Vec<ForgetCommand>,
+    /// Who answered.
+    pub model: ModelInfo,
+}
+
+/// How a candidate relates to its active neighbours.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// The same fact as this memory: reinforce it.
+    Duplicate(MemoryId),
+    /// Contradicts these memories: tombstone them, insert the candidate.
+    Contradicts(Vec<MemoryId>),
+    /// New: insert.
+    Novel,
+}
+
+/// Extract, reconcile, resolve a forget command.
+#[async_trait]
+pub trait Reasoner: Send + Sync {
+    /// Candidates and forget commands in a turn.
+    async fn extract(&self, turn: &Turn) -> Result<Extraction>;
+    /// How `candidate` relates to `neighbours` (active memories sharing an entity). Every id
+    /// in the verdict must be one of the neighbours.
+    async fn reconcile(&self, candidate: &Candidate, neighbours: &[Memory]) -> Result<Verdict>;
+    /// Which of `candidates` a free-text forget command designates (a subset; may be empty).
+    async fn resolve_forget(&self, command: &str, candidates: &[Memory]) -> Result<Vec<MemoryId>>;
+    /// Who answers this reasoner's calls.
+    fn model_info(&self) -> ModelInfo;
+}
+
+/// A value read from a system of record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroundedValue {
+    /// The current value.
+    pub value: String,
+    /// The source's name (e.g. "erp").
+    pub source: String,
+    /// When the source says it was last updated, if it says.
+    pub as_of: Option<Timestamp>,
+}
+
+/// A READ-ONLY lookup of a verifiable claim in a system of record.
+#[async_trait]
+pub trait Grounder: Send + Sync {
+    /// The source name recorded as corroboration.
+    fn source(&self) -> &str;
+    /// The current value of `(entity, attribute)`, or None when this source does not hold it
+    /// (the claim is then not verifiable here).
+    async fn lookup(&self, entity: &str, attribute: &str) -> Result<Option<GroundedValue>>;
+}
+
+/// What the agent should do with a pack.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "lowercase")]
+pub enum Decision {
+    /// Trust is at or above the threshold.
+    Act,
+    /// Below the threshold: hand to a human, with reasons.
+    Escalate {
+        /// Why.
+        reasons: Vec<String>,
+    },
+}
+
+/// The grade of one memory in a pack.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryGrade {
+    /// The memory.
+    pub id: MemoryId,
+    /// Trust in 0..=1.
+    pub trust: f64,
+    /// Whether it bears on the decision (counted in the pack's min).
+    pub load_bearing: bool,
+    /// How the trust was reached.
+    pub basis: String,
+}
+
+/// A grounding substitution: a stale value caught and replaced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Substitution {
+    /// The stale memory (now tombstoned).
+    pub stale: MemoryId,
+    /// The corrected memory.
+    pub fresh: MemoryId,
+    /// The source that corrected it.
+    pub source: String,
+    /// Old value.
+    pub old_value: String,
+    /// New value.
+    pub new_value: String,
+}
+
+/// What the agent's turn is about, for the assessor.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    /// The query / instruction.
+    pub query: String,
+    /// The claim the task is about, if known: `(entity, attribute)`.
+    pub about: Option<(String, String)>,
+}
+
+/// The assessor's verdict on a pack (the pack may have been changed by grounding).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Assessment {
+    /// The final pack (after substitutions).
+    pub pack: Pack,
+    /// Pack trust = min over load-bearing memories.
+    pub trust: f64,
+    /// The threshold used.
+    pub threshold: f64,
+    /// Act or escalate.
+    pub decision: Decision,
+    /// Per-memory grades.
+    pub grades: Vec<MemoryGrade>,
+    /// Grounding substitutions made.
+    pub substitutions: Vec<Substitution>,
+}
+
+/// Grades a recall pack and decides act or escalate.
+#[async_trait]
+pub trait Assessor: Send + Sync {
+    /// Assess `pack` for `task` at `now`. Grounding corrections are written back through
+    /// `corrector`.
+    async fn assess(&self, task: &Task, pack: Pack, now: Timestamp, corrector: &dyn Corrector) -> Result<Assessment>;
+}
+
+/// Writes grounding results back into memory (implemented by the engine).
+#[async_trait]
+pub trait Corrector: Send + Sync {
+    /// The memory `stale` was found to hold an old value: supersede it with `fresh_value`
+    /// from `source`; returns the new memory.
+    async fn correct(&self, stale: &Memory, fresh_value: &str, source: &str) -> Result<Memory>;
+    /// The memory was confirmed by `source`; returns it updated.
+    async fn confirm(&self, memory: &Memory, source: &str) -> Result<Memory>;
+}
