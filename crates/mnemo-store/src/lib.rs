@@ -1,1 +1,8 @@
-//! mnemo-store
+//! Mnemo storage backends: the SQLite [`Store`](mnemo_core::Store) (embedded default) and the
+//! [`Index`](mnemo_core::Index) implementations (brute force in memory; tantivy hybrid).
+#![deny(missing_docs)]
+
+pub mod brute;
+pub mod error;
+pub mod sqlite;
+pub mod tantivy_index;

@@ -1,0 +1,1 @@
+//! embedder conformance suite.

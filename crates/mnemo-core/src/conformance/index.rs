@@ -1,0 +1,1 @@
+//! index conformance suite.
