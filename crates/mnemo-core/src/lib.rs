@@ -27,6 +27,7 @@ pub use clock::{Clock, SimClock, SystemClock};
 pub use engine::Engine;
 pub use error::{CoreError, Result};
 pub use model::*;
+pub use planner::{Pack, PackItem, TraceEntry, TraceReason};
 pub use policy::EnginePolicy;
 pub use time::Timestamp;
 pub use tokens::{CharTokenCounter, TokenCounter};

@@ -111,6 +111,15 @@ impl IndexDoc {
     }
 }
 
+/// Where a derived index stands relative to the Store.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IndexState {
+    /// It holds every change up to this Store rev (0: empty, fresh).
+    UpTo(u64),
+    /// It must be cleared and rebuilt from the Store; the text says why.
+    Stale(String),
+}
+
 /// A derived search structure, rebuildable from the Store. A tombstoned memory is removed and
 /// must never come back from a search.
 #[async_trait]
@@ -121,9 +130,11 @@ pub trait Index: Send + Sync {
     async fn remove(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<()>;
     /// Search within one namespace.
     async fn search(&self, query: &SearchQuery) -> Result<Vec<Hit>>;
-    /// The highest Store `rev` this index has durably applied (0 if none).
-    async fn watermark(&self) -> Result<u64>;
-    /// Record that every change up to `rev` has been applied.
+    /// Where the index stands: up to which Store `rev` it has durably applied changes, or
+    /// stale (missing, corrupt, another schema version) and to be rebuilt from the Store.
+    async fn state(&self) -> Result<IndexState>;
+    /// Record that every change up to `rev` has been applied (made durable with the next
+    /// flush/commit, never before the documents it covers).
     async fn set_watermark(&self, rev: u64) -> Result<()>;
     /// Make applied changes durable.
     async fn flush(&self) -> Result<()>;

@@ -1,1 +1,99 @@
-//! error
+//! The errors of mnemo-store's SQLite backend, mapped into [`CoreError`] at the trait boundary.
+use std::path::PathBuf;
+
+use mnemo_core::CoreError;
+use thiserror::Error;
+
+/// What can go wrong inside the SQLite store (validation errors of a write batch are
+/// `CoreError::InvalidInput` / `NotFound` directly: they are the caller's to fix).
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// SQLite itself failed.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The file at the path exists but is not a SQLite database.
+    #[error("{path}: not a SQLite database ({detail})")]
+    NotADatabase {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said.
+        detail: String,
+    },
+    /// The file is a SQLite database, but not one of Mnemo's.
+    #[error("{path}: a SQLite database but not a Mnemo store ({detail})")]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+        /// Why it was refused.
+        detail: String,
+    },
+    /// The schema was written by a newer build of Mnemo.
+    #[error(
+        "{path}: schema version {found} is newer than this build of Mnemo knows (up to {known}); \
+         upgrade Mnemo to open it"
+    )]
+    FutureSchema {
+        /// The file.
+        path: PathBuf,
+        /// `PRAGMA user_version` found.
+        found: i64,
+        /// The newest version this code knows.
+        known: i64,
+    },
+    /// A migration step failed.
+    #[error("{path}: migration to schema version {version} failed: {source}")]
+    Migration {
+        /// The file.
+        path: PathBuf,
+        /// The version being applied.
+        version: i64,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The parent directory could not be created.
+    #[error("cannot create directory {path}: {source}")]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A stored row cannot be decoded (the database was edited or damaged).
+    #[error("corrupt {table} row {id}: {detail}")]
+    Corrupt {
+        /// The table.
+        table: &'static str,
+        /// The row's id.
+        id: i64,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The writer thread could not be started.
+    #[error("cannot start the store's writer thread: {0}")]
+    Spawn(std::io::Error),
+    /// The writer thread is gone (it panicked, or the store is shutting down).
+    #[error("the store's writer thread has stopped")]
+    WriterGone,
+    /// A connection mutex was poisoned by a panic on another thread.
+    #[error("a store connection lock was poisoned by an earlier panic")]
+    Poisoned,
+}
+
+impl From<StoreError> for CoreError {
+    fn from(e: StoreError) -> Self {
+        CoreError::Store(e.to_string())
+    }
+}
+
+/// `.db()?` turns a rusqlite result into a `CoreError::Store` result (the orphan rule forbids a
+/// direct `From<rusqlite::Error> for CoreError`).
+pub(crate) trait DbResult<T> {
+    /// Map the SQLite error into the store's error.
+    fn db(self) -> Result<T, CoreError>;
+}
+
+impl<T> DbResult<T> for Result<T, rusqlite::Error> {
+    fn db(self) -> Result<T, CoreError> {
+        self.map_err(|e| StoreError::Sqlite(e).into())
+    }
+}

@@ -4,5 +4,7 @@
 
 pub mod brute;
 pub mod error;
+pub mod fusion;
 pub mod sqlite;
 pub mod tantivy_index;
+pub mod vector;

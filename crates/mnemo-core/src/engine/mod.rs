@@ -1,3 +1,178 @@
-//! The engine (work in progress).
-/// The engine.
-pub struct Engine;
+//! The engine: the write path, forgetting, decay, recall and `why`, over the traits.
+//!
+//! The engine keeps the derived Index in step with the Store by replaying every change above
+//! the index's watermark after each write (`sync_index`), so a search sees a namespace's
+//! newest writes at once and a tombstoned memory is removed before the write returns.
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use tokio::sync::Mutex;
+
+use crate::clock::Clock;
+use crate::error::Result;
+use crate::traits::IndexState;
+use crate::policy::EnginePolicy;
+use crate::tokens::TokenCounter;
+use crate::traits::{Embedder, Index, IndexDoc, Reasoner, Store};
+
+mod correct;
+mod decay;
+mod forget;
+mod ingest;
+mod recall;
+mod why;
+mod write;
+
+pub use decay::DecayReport;
+pub use recall::RecallOptions;
+pub use why::WhyReport;
+pub use write::{Outcome, OutcomeKind, RememberReport};
+
+/// Everything the engine is built from.
+pub struct EngineParts {
+    /// System of record.
+    pub store: Arc<dyn Store>,
+    /// Derived search index.
+    pub index: Arc<dyn Index>,
+    /// Embedder (vectors are computed once, at write time).
+    pub embedder: Arc<dyn Embedder>,
+    /// Extract / reconcile / resolve forgets.
+    pub reasoner: Arc<dyn Reasoner>,
+    /// Injected time.
+    pub clock: Arc<dyn Clock>,
+    /// Token counter for budgets.
+    pub tokens: Arc<dyn TokenCounter>,
+    /// Policy.
+    pub policy: EnginePolicy,
+}
+
+/// The Mnemo engine.
+pub struct Engine {
+    store: Arc<dyn Store>,
+    index: Arc<dyn Index>,
+    embedder: Arc<dyn Embedder>,
+    reasoner: Arc<dyn Reasoner>,
+    clock: Arc<dyn Clock>,
+    tokens: Arc<dyn TokenCounter>,
+    policy: EnginePolicy,
+    /// The store rev up to which the index has been brought; held while syncing so that two
+    /// syncs never interleave (an older state must never overwrite a newer one).
+    applied_rev: Mutex<Option<u64>>,
+}
+
+/// What `sync_index` did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncReport {
+    /// Documents upserted.
+    pub upserted: usize,
+    /// Documents removed (tombstoned).
+    pub removed: usize,
+    /// The rev the index is at now.
+    pub rev: u64,
+    /// True when the index was cleared and rebuilt from the store.
+    pub rebuilt: bool,
+}
+
+/// Rows fetched per catch-up round.
+const SYNC_BATCH: usize = 5_000;
+
+impl Engine {
+    /// Build an engine; the policy is validated.
+    pub fn new(parts: EngineParts) -> Result<Self> {
+        parts.policy.validate()?;
+        Ok(Engine {
+            store: parts.store,
+            index: parts.index,
+            embedder: parts.embedder,
+            reasoner: parts.reasoner,
+            clock: parts.clock,
+            tokens: parts.tokens,
+            policy: parts.policy,
+            applied_rev: Mutex::new(None),
+        })
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+    /// The index.
+    pub fn index(&self) -> &Arc<dyn Index> {
+        &self.index
+    }
+    /// The embedder.
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+    /// The reasoner.
+    pub fn reasoner(&self) -> &Arc<dyn Reasoner> {
+        &self.reasoner
+    }
+    /// The clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+    /// The token counter.
+    pub fn tokens(&self) -> &Arc<dyn TokenCounter> {
+        &self.tokens
+    }
+    /// The policy.
+    pub fn policy(&self) -> &EnginePolicy {
+        &self.policy
+    }
+
+    /// Bring the index up to the store: replay every change above the index's watermark
+    /// (upsert active memories, remove tombstoned ones). `progress(done, total)` is called
+    /// after each batch. If the index is `Stale` (missing, of another schema), it is cleared and
+    /// rebuilt from the store.
+    pub async fn sync_index(&self, progress: &(dyn Fn(u64, u64) + Send + Sync)) -> Result<SyncReport> {
+        let mut applied = self.applied_rev.lock().await;
+        let mut report = SyncReport::default();
+        let from = match *applied {
+            Some(r) => r,
+            None => match self.index.state().await? {
+                IndexState::UpTo(r) => r,
+                IndexState::Stale(_) => {
+                    self.index.clear().await?;
+                    report.rebuilt = true;
+                    0
+                }
+            },
+        };
+        let max = self.store.max_rev().await?;
+        let mut at = from;
+        while at < max {
+            let batch = self.store.changed_since(at, SYNC_BATCH).await?;
+            let Some(last) = batch.last() else { break };
+            at = last.rev;
+            let mut docs = Vec::new();
+            let mut gone: Vec<(crate::model::Namespace, crate::model::MemoryId)> = Vec::new();
+            for m in &batch {
+                if m.status.is_active() {
+                    docs.push(IndexDoc::of(m));
+                } else {
+                    gone.push((m.namespace.clone(), m.id));
+                }
+            }
+            report.upserted += docs.len();
+            report.removed += gone.len();
+            if !docs.is_empty() {
+                self.index.upsert(docs).await?;
+            }
+            gone.sort();
+            for chunk in gone.chunk_by(|a, b| a.0 == b.0) {
+                let ids: Vec<_> = chunk.iter().map(|(_, id)| *id).collect();
+                self.index.remove(&chunk[0].0, &ids).await?;
+            }
+            self.index.set_watermark(at).await?;
+            progress(at - from, max - from);
+        }
+        *applied = Some(at.max(from));
+        report.rev = at.max(from);
+        Ok(report)
+    }
+
+    /// `sync_index` without progress reporting.
+    pub(crate) async fn sync(&self) -> Result<SyncReport> {
+        self.sync_index(&|_, _| {}).await
+    }
+}

@@ -1,0 +1,158 @@
+//! The assessor: grounding first, provenance for the rest, pack trust = min over load-bearing.
+use async_trait::async_trait;
+use serde::Deserialize;
+use std::sync::Arc;
+
+use mnemo_core::registry::{BuildContext, Component, Role};
+use mnemo_core::*;
+
+use super::provenance::provenance_trust;
+
+/// `[assessor]` settings.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AssessorSettings {
+    /// Pack trust below this escalates.
+    pub threshold: f64,
+    /// Provenance freshness half-life in days.
+    pub confirm_half_life_days: f64,
+    /// Memories at or above this importance are load-bearing.
+    pub load_bearing_importance: f64,
+}
+
+impl Default for AssessorSettings {
+    fn default() -> Self {
+        AssessorSettings { threshold: 0.55, confirm_half_life_days: 180.0, load_bearing_importance: 0.5 }
+    }
+}
+
+impl AssessorSettings {
+    fn validate(&self, origin: &str) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.threshold) {
+            return Err(CoreError::Config(format!("{origin}: threshold must be within 0..=1")));
+        }
+        if !(self.confirm_half_life_days.is_finite() && self.confirm_half_life_days > 0.0) {
+            return Err(CoreError::Config(format!("{origin}: confirm_half_life_days must be positive")));
+        }
+        Ok(())
+    }
+}
+
+/// Re-grounds verifiable claims, scores the rest from provenance, gates on the threshold.
+pub struct GroundingAssessor {
+    settings: AssessorSettings,
+    grounders: Vec<Arc<dyn Grounder>>,
+}
+
+impl GroundingAssessor {
+    /// An assessor over these grounders (none: provenance only).
+    pub fn new(settings: AssessorSettings, grounders: Vec<Arc<dyn Grounder>>) -> Self {
+        GroundingAssessor { settings, grounders }
+    }
+
+    async fn ground(&self, claim: &Claim) -> Result<Option<GroundedValue>> {
+        for g in &self.grounders {
+            if let Some(v) = g.lookup(&claim.entity, &claim.attribute).await? {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
+}
+
+#[async_trait]
+impl Assessor for GroundingAssessor {
+    async fn assess(&self, task: &Task, mut pack: Pack, now: Timestamp, corrector: &dyn Corrector) -> Result<Assessment> {
+        let mut grades = Vec::new();
+        let mut substitutions = Vec::new();
+        for item in pack.items.iter_mut() {
+            let m = &item.memory;
+            let about_task = match (&task.about, &m.claim) {
+                (Some((e, a)), Some(c)) => c.is_on(e, a),
+                _ => false,
+            };
+            let grounded = match &m.claim {
+                Some(c) => self.ground(c).await?,
+                None => None,
+            };
+            let verifiable = grounded.is_some();
+            let load_bearing = about_task || verifiable || f64::from(m.importance) >= self.settings.load_bearing_importance;
+            let (trust, basis) = match (grounded, &m.claim) {
+                (Some(g), Some(c)) if c.same_value(&g.value) => {
+                    item.memory = corrector.confirm(m, &g.source).await?;
+                    (1.0, format!("verifiable: {} confirms {:?}", g.source, g.value))
+                }
+                (Some(g), Some(c)) => {
+                    let old = c.value.clone();
+                    let fresh = corrector.correct(m, &g.value, &g.source).await?;
+                    substitutions.push(Substitution {
+                        stale: m.id,
+                        fresh: fresh.id,
+                        source: g.source.clone(),
+                        old_value: old.clone(),
+                        new_value: g.value.clone(),
+                    });
+                    item.memory = fresh;
+                    (1.0, format!("verifiable: {} holds {:?}, memory said {:?}: substituted", g.source, g.value, old))
+                }
+                _ => {
+                    let t = provenance_trust(m, now, self.settings.confirm_half_life_days);
+                    (
+                        t,
+                        format!(
+                            "provenance: {} source(s), {} restatement(s), confirmed {:.0} days ago",
+                            m.sources.len(),
+                            m.reinforcements,
+                            now.days_since(m.last_confirmed_at).max(0.0)
+                        ),
+                    )
+                }
+            };
+            grades.push(MemoryGrade { id: item.memory.id, trust, load_bearing, basis });
+        }
+        let bearing: Vec<&MemoryGrade> = grades.iter().filter(|g| g.load_bearing).collect();
+        let trust = bearing.iter().map(|g| g.trust).fold(f64::INFINITY, f64::min);
+        let mut reasons = Vec::new();
+        let trust = if bearing.is_empty() {
+            reasons.push("no load-bearing memory was recalled".to_string());
+            0.0
+        } else {
+            trust
+        };
+        if let Some((e, a)) = &task.about {
+            let answered = pack.items.iter().any(|i| i.memory.claim.as_ref().is_some_and(|c| c.is_on(e, a)));
+            if !answered {
+                reasons.push(format!("nothing recalled asserts {e} | {a}"));
+            }
+        }
+        let decision = if trust >= self.settings.threshold && reasons.is_empty() {
+            Decision::Act
+        } else {
+            for g in bearing.iter().filter(|g| g.trust < self.settings.threshold) {
+                reasons.push(format!("memory {} trust {:.2} < {:.2} ({})", g.id, g.trust, self.settings.threshold, g.basis));
+            }
+            Decision::Escalate { reasons }
+        };
+        Ok(Assessment { pack, trust, threshold: self.settings.threshold, decision, grades, substitutions })
+    }
+}
+
+fn build_grounding(ctx: &BuildContext<'_>) -> Result<Component> {
+    let s: AssessorSettings = ctx.settings()?;
+    s.validate(ctx.origin)?;
+    Ok(Component::Assessor(Arc::new(GroundingAssessor::new(s, ctx.grounders.clone()))))
+}
+
+fn build_provenance(ctx: &BuildContext<'_>) -> Result<Component> {
+    let s: AssessorSettings = ctx.settings()?;
+    s.validate(ctx.origin)?;
+    Ok(Component::Assessor(Arc::new(GroundingAssessor::new(s, Vec::new()))))
+}
+
+mnemo_core::register_plugin!(
+    Role::Assessor,
+    "grounding",
+    "re-grounds verifiable claims through the grounders, scores the rest from provenance",
+    build_grounding
+);
+mnemo_core::register_plugin!(Role::Assessor, "provenance", "scores every memory from provenance only", build_provenance);

@@ -1,0 +1,287 @@
+//! Configuration: the embedded `config/default.toml`, then each `--config` file merged over it
+//! in order. Unknown keys are rejected; errors name the file and the key.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mnemo_core::report::fnv1a_hex;
+use mnemo_core::EnginePolicy;
+
+use crate::error::AgentError;
+
+/// The shipped default configuration (offline, embedded).
+pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
+
+/// Plugin sections: a table with a `kind`; changing the kind replaces the section wholesale.
+pub const PLUGIN_SECTIONS: [&str; 5] = ["store", "index", "embedder", "reasoner", "assessor"];
+/// Policy sections (parsed into `EnginePolicy`).
+pub const POLICY_SECTIONS: [&str; 3] = ["recall", "decay", "kinds"];
+/// Array of grounder tables.
+pub const GROUNDERS: &str = "grounders";
+
+/// A resolved configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    table: toml::Table,
+    /// Which file last set each top-level section (for error messages).
+    origins: BTreeMap<String, String>,
+    files: Vec<String>,
+    policy: EnginePolicy,
+}
+
+impl Config {
+    /// The embedded default.
+    pub fn embedded_default() -> Result<Config, AgentError> {
+        let mut c = Config { table: toml::Table::new(), origins: BTreeMap::new(), files: vec![], policy: EnginePolicy::default() };
+        c.merge_text(DEFAULT_TOML, "embedded default config")?;
+        Ok(c)
+    }
+
+    /// The default merged with `files`, in order.
+    pub fn load(files: &[PathBuf]) -> Result<Config, AgentError> {
+        let mut c = Config::embedded_default()?;
+        for f in files {
+            let text = std::fs::read(f).map_err(|e| AgentError::Io { file: f.display().to_string(), source: e })?;
+            let text = String::from_utf8(text).map_err(|e| AgentError::Config {
+                file: f.display().to_string(),
+                message: format!("not UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()),
+            })?;
+            c.merge_text(&text, &f.display().to_string())?;
+            c.files.push(f.display().to_string());
+        }
+        Ok(c)
+    }
+
+    /// This config with `overrides` merged (e.g. a scenario's `[settings]`).
+    pub fn with_overrides(&self, overrides: &toml::Table, origin: &str) -> Result<Config, AgentError> {
+        let mut c = self.clone();
+        c.merge_table(overrides.clone(), origin)?;
+        Ok(c)
+    }
+
+    fn merge_text(&mut self, text: &str, origin: &str) -> Result<(), AgentError> {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| AgentError::Config {
+            file: origin.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        self.merge_table(table, origin)
+    }
+
+    fn merge_table(&mut self, table: toml::Table, origin: &str) -> Result<(), AgentError> {
+        let err = |m: String| AgentError::Config { file: origin.to_string(), message: m };
+        for (key, value) in table {
+            let known = PLUGIN_SECTIONS.contains(&key.as_str()) || POLICY_SECTIONS.contains(&key.as_str()) || key == GROUNDERS;
+            if !known {
+                return Err(err(format!(
+                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}",
+                    PLUGIN_SECTIONS.join(", "),
+                    POLICY_SECTIONS.join(", ")
+                )));
+            }
+            if key == GROUNDERS {
+                let arr = value.as_array().ok_or_else(|| err(format!("`{GROUNDERS}` must be an array of tables ([[grounders]])")))?;
+                for (i, g) in arr.iter().enumerate() {
+                    let t = g.as_table().ok_or_else(|| err(format!("{GROUNDERS}[{i}] must be a table")))?;
+                    if !t.get("kind").is_some_and(|k| k.is_str()) {
+                        return Err(err(format!("{GROUNDERS}[{i}].kind must be a string naming a grounder kind")));
+                    }
+                }
+                self.table.insert(key.clone(), value);
+                self.origins.insert(key, origin.to_string());
+                continue;
+            }
+            let new = value.as_table().ok_or_else(|| err(format!("`{key}` must be a table ([{key}])")))?.clone();
+            if PLUGIN_SECTIONS.contains(&key.as_str()) {
+                if let Some(k) = new.get("kind") {
+                    if !k.is_str() {
+                        return Err(err(format!("{key}.kind must be a string")));
+                    }
+                }
+                let old_kind = self.table.get(&key).and_then(|t| t.get("kind")).and_then(|k| k.as_str()).map(str::to_string);
+                let new_kind = new.get("kind").and_then(|k| k.as_str()).map(str::to_string);
+                if new_kind.is_some() && new_kind != old_kind {
+                    // another implementation: its settings start from nothing
+                    self.table.insert(key.clone(), toml::Value::Table(new));
+                    self.origins.insert(key, origin.to_string());
+                    continue;
+                }
+            }
+            let slot = self.table.entry(key.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            deep_merge(slot, toml::Value::Table(new));
+            self.origins.insert(key, origin.to_string());
+        }
+        self.policy = self.parse_policy(origin)?;
+        Ok(())
+    }
+
+    fn parse_policy(&self, origin: &str) -> Result<EnginePolicy, AgentError> {
+        let mut t = toml::Table::new();
+        for k in POLICY_SECTIONS {
+            if let Some(v) = self.table.get(k) {
+                t.insert(k.to_string(), v.clone());
+            }
+        }
+        let p: EnginePolicy = t.try_into().map_err(|e: toml::de::Error| AgentError::Config {
+            file: origin.to_string(),
+            message: format!("in [recall]/[decay]/[kinds]: {}", e.message()),
+        })?;
+        p.validate().map_err(|e| AgentError::Config { file: origin.to_string(), message: e.to_string() })?;
+        Ok(p)
+    }
+
+    /// The engine policy.
+    pub fn policy(&self) -> &EnginePolicy {
+        &self.policy
+    }
+
+    /// A plugin section: its kind and its settings without `kind`, and where it came from.
+    pub fn plugin(&self, section: &str) -> Result<(String, toml::Table, String), AgentError> {
+        let origin = self.origins.get(section).cloned().unwrap_or_else(|| "embedded default config".into());
+        let t = self
+            .table
+            .get(section)
+            .and_then(|v| v.as_table())
+            .ok_or_else(|| AgentError::Config { file: origin.clone(), message: format!("missing [{section}] section") })?;
+        split_kind(t, section, &origin)
+    }
+
+    /// The `[[grounders]]` entries: (kind, settings, origin).
+    pub fn grounders(&self) -> Result<Vec<(String, toml::Table, String)>, AgentError> {
+        let origin = self.origins.get(GROUNDERS).cloned().unwrap_or_default();
+        let Some(arr) = self.table.get(GROUNDERS).and_then(|v| v.as_array()) else { return Ok(vec![]) };
+        arr.iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let t = g.as_table().ok_or_else(|| AgentError::Config { file: origin.clone(), message: format!("grounders[{i}] must be a table") })?;
+                split_kind(t, &format!("grounders[{i}]"), &origin)
+            })
+            .collect()
+    }
+
+    /// The resolved configuration as TOML text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(&self.table).unwrap_or_default()
+    }
+
+    /// FNV-1a of the resolved configuration.
+    pub fn hash(&self) -> String {
+        fnv1a_hex(self.to_toml().as_bytes())
+    }
+
+    /// A short name: the last file's stem, or "default".
+    pub fn name(&self) -> String {
+        self.files
+            .last()
+            .and_then(|f| Path::new(f).file_stem())
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "default".to_string())
+    }
+
+    /// The files merged over the default, in order.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// The value at a dotted path (e.g. "assessor.threshold"), for reports.
+    pub fn get(&self, dotted: &str) -> Option<&toml::Value> {
+        let mut parts = dotted.split('.');
+        let mut v = self.table.get(parts.next()?)?;
+        for p in parts {
+            v = v.as_table()?.get(p)?;
+        }
+        Some(v)
+    }
+}
+
+fn split_kind(t: &toml::Table, section: &str, origin: &str) -> Result<(String, toml::Table, String), AgentError> {
+    let kind = t
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .ok_or_else(|| AgentError::Config { file: origin.to_string(), message: format!("[{section}] needs kind = \"…\"") })?
+        .to_string();
+    let mut settings = t.clone();
+    settings.remove("kind");
+    Ok((kind, settings, format!("{origin} [{section}]")))
+}
+
+fn deep_merge(slot: &mut toml::Value, new: toml::Value) {
+    match (slot, new) {
+        (toml::Value::Table(a), toml::Value::Table(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(existing) => deep_merge(existing, v),
+                    None => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, new) => *slot = new,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn default_parses() {
+        let c = Config::embedded_default().unwrap();
+        assert_eq!(c.policy().recall.budget_tokens, 1024);
+        assert_eq!(c.plugin("store").unwrap().0, "sqlite");
+    }
+
+    #[test]
+    fn malformed_toml_names_file_and_line() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "bad.toml", "[recall]\nbudget_tokens = = 3\n");
+        let e = Config::load(&[p]).unwrap_err().to_string();
+        assert!(e.contains("bad.toml") && e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_rejected_with_name() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "x.toml", "[recall]\nbudget_tokenz = 3\n");
+        let e = Config::load(&[p]).unwrap_err().to_string();
+        assert!(e.contains("x.toml") && e.contains("budget_tokenz"), "{e}");
+        let p = write(d.path(), "y.toml", "[nonsense]\na = 1\n");
+        let e = Config::load(&[p]).unwrap_err().to_string();
+        assert!(e.contains("y.toml") && e.contains("nonsense"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_values_rejected() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "q.toml", "[kinds.semantic]\nquota = 0.9\n");
+        let e = Config::load(&[p]).unwrap_err().to_string();
+        assert!(e.contains("q.toml") && e.contains("quota"), "{e}");
+        let p = write(d.path(), "n.toml", "[recall]\nbudget_tokens = -5\n");
+        assert!(Config::load(&[p]).unwrap_err().to_string().contains("n.toml"));
+    }
+
+    #[test]
+    fn overrides_merge_and_change_hash() {
+        let c = Config::embedded_default().unwrap();
+        let o: toml::Table = "recall.budget_tokens = 512".parse().unwrap();
+        let c2 = c.with_overrides(&o, "scenario settings").unwrap();
+        assert_eq!(c2.policy().recall.budget_tokens, 512);
+        assert_eq!(c2.policy().recall.candidates, 64);
+        assert_ne!(c.hash(), c2.hash());
+    }
+
+    #[test]
+    fn changing_kind_replaces_section() {
+        let c = Config::embedded_default().unwrap();
+        let o: toml::Table = "[store]\nkind = \"other\"\nurl = \"x\"".parse().unwrap();
+        let c2 = c.with_overrides(&o, "t").unwrap();
+        let (kind, settings, _) = c2.plugin("store").unwrap();
+        assert_eq!(kind, "other");
+        assert!(settings.get("path").is_none());
+    }
+}

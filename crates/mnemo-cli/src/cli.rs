@@ -1,0 +1,100 @@
+//! Command-line arguments.
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Mnemo: long-term memory for AI agents that audits what it recalls.
+///
+/// Memories are typed (semantic, procedural, episodic), forgotten on contradiction, on command
+/// and by decay (tombstones with reasons, never deletes), recalled into a token budget with
+/// per-kind quotas and a trace, and graded before the agent acts. Offline by default: the
+/// deterministic fake model reads tagged lines such as `[SEM] Northwind Labs | owner | Ben`.
+#[derive(Debug, Parser)]
+#[command(name = "mnemo", version, propagate_version = true)]
+pub struct Cli {
+    /// Data directory (store and index live here).
+    #[arg(long, global = true, env = "MNEMO_DATA_DIR", default_value = "mnemo-data")]
+    pub data_dir: PathBuf,
+    /// Namespace (tenant / user / agent scope); a hard partition.
+    #[arg(long, short = 'n', global = true, env = "MNEMO_NAMESPACE", default_value = "default")]
+    pub namespace: String,
+    /// Config file(s) merged over the embedded default, in order.
+    #[arg(long, global = true)]
+    pub config: Vec<PathBuf>,
+    /// Simulated time (RFC 3339, e.g. 2026-07-01T09:00:00Z) instead of the wall clock.
+    #[arg(long, global = true)]
+    pub at: Option<String>,
+    /// Machine-readable JSON on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run an offline supply-chain agent turn and print the recall trace, trust and decision.
+    Demo(DemoArgs),
+    /// Remember a turn (tagged lines: [SEM] e | a | v, [PROC] …, [EPI] …, [FORGET] …).
+    Remember(RememberArgs),
+    /// Recall a pack for a query under a token budget, with its trace.
+    Recall(RecallArgs),
+    /// Forget exactly what a command designates: `entity | attribute`, or free text.
+    Forget(ForgetArgs),
+    /// Explain a memory: where it came from, what reinforced it, why it was tombstoned.
+    Why(WhyArgs),
+    /// Run a decay sweep: tombstone decaying memories whose salience fell below the threshold.
+    Decay,
+    /// List the registered plugin kinds per role.
+    Plugins,
+}
+
+/// `mnemo demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the demo store in this directory (default: a temporary one, removed after).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// `mnemo remember`.
+#[derive(Debug, Args)]
+pub struct RememberArgs {
+    /// The turn text; `-` reads it from stdin (bytes must be UTF-8).
+    pub text: OsString,
+    /// Who said it (a corroboration source).
+    #[arg(long, default_value = "user")]
+    pub source: String,
+}
+
+/// `mnemo recall`.
+#[derive(Debug, Args)]
+pub struct RecallArgs {
+    /// The query.
+    pub query: String,
+    /// Token budget (default from config: 1024). Must be ≥ 0; above 16,000,000 it is clamped.
+    #[arg(long, allow_negative_numbers = true)]
+    pub budget: Option<i64>,
+    /// Retrieval signals: lexical, dense or hybrid.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Also grade the pack (assessor) for a task about `entity | attribute`.
+    #[arg(long)]
+    pub about: Option<String>,
+}
+
+/// `mnemo forget`.
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// `entity | attribute`, or free text designating the memories.
+    pub command: String,
+}
+
+/// `mnemo why`.
+#[derive(Debug, Args)]
+pub struct WhyArgs {
+    /// The memory id.
+    pub id: i64,
+}

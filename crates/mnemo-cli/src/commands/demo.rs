@@ -1,0 +1,71 @@
+//! `mnemo demo`: an offline supply-chain agent turn on the embedded default, on simulated time.
+use anyhow::Result;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use mnemo_agent::Runtime;
+use mnemo_core::engine::RecallOptions;
+use mnemo_core::time::DAY_MS;
+use mnemo_core::{Namespace, SimClock, Task, Timestamp};
+use mnemo_tools::TableGrounder;
+
+use crate::cli::{Cli, DemoArgs};
+use crate::{context, print};
+
+/// The conversation the demo agent has had, day by day.
+const HISTORY: &[(i64, &str, &str)] = &[
+    (0, "buyer", "[SEM] IC-MC-44 from S-208 | lead time | 21 days\n[PROC] Always add a 5-day buffer for S-208 orders.\n[SEM] Northwind Labs | owner | Ben"),
+    (2, "buyer", "[EPI] Call with S-208: they mentioned congestion at the port of Busan."),
+    (4, "planner", "[SEM] IC-MC-44 from S-208 | lead time | 21 days"),
+    (6, "buyer", "[SEM pin] Acme | approval limit | 50,000 USD per order"),
+    (8, "buyer", "[EPI imp=0.2] Lunch with the S-208 account manager; nothing decided."),
+    (9, "buyer", "[SEM] S-208 | preferred channel | email\n[SEM] S-208 | preferred channel | phone"),
+];
+
+pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
+    let tmp;
+    let dir = match &args.dir {
+        Some(d) => d.clone(),
+        None => {
+            tmp = tempfile::tempdir()?;
+            tmp.path().to_path_buf()
+        }
+    };
+    let config = context::config(cli)?;
+    let start = Timestamp::parse_rfc3339("2026-07-01T09:00:00Z")?;
+    let clock = Arc::new(SimClock::new(start));
+    // The ERP is the system of record; the world moved on since the buyer last spoke.
+    let erp = TableGrounder::new("erp");
+    let rt = Runtime::build(&config, &dir, clock.clone(), vec![Arc::new(erp.clone())]).await?;
+    let ns = Namespace::new("supply-chain")?;
+    let model = rt.model_info();
+    println!("Mnemo demo — offline (client: {}, model: {}), store in {}", model.client.as_str(), model.model, dir.display());
+    println!("\n== The conversation so far ==");
+    for (day, who, text) in HISTORY {
+        clock.set(start.plus_millis(day * DAY_MS));
+        println!("\nday {day}, {who} says:\n  {}", text.replace('\n', "\n  "));
+        let r = rt.engine().remember(&ns, who, text).await?;
+        print::remember(&r);
+    }
+    clock.set(start.plus_millis(20 * DAY_MS));
+    erp.set("IC-MC-44 from S-208", "lead time", "35 days");
+    println!("\nday 20: the ERP now says the lead time of IC-MC-44 from S-208 is 35 days (nobody told the agent)");
+
+    let turns = [
+        ("Reorder IC-MC-44 from S-208: when will it arrive?", ("IC-MC-44 from S-208", "lead time")),
+        ("Who signs off purchase orders at Northwind Labs?", ("Northwind Labs", "approver")),
+    ];
+    for (query, (e, a)) in turns {
+        println!("\n== Agent turn (day 20): {query:?} — about {e} | {a} ==");
+        let task = Task { query: query.to_string(), about: Some((e.to_string(), a.to_string())) };
+        let t = rt.turn(&ns, &task, &RecallOptions { budget: Some(64), ..RecallOptions::default() }).await?;
+        print::agent_turn(&t);
+    }
+    println!("\n== Why is the 21-day lead time gone? ==");
+    let all = rt.engine().store().all_memories(&ns).await?;
+    if let Some(old) = all.iter().find(|m| m.claim.as_ref().is_some_and(|c| c.value == "21 days")) {
+        print::why(&rt.engine().why(&ns, old.id).await?);
+    }
+    rt.engine().index().flush().await?;
+    Ok(ExitCode::SUCCESS)
+}

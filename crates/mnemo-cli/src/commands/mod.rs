@@ -1,0 +1,130 @@
+//! Command dispatch.
+use anyhow::{bail, Context as _, Result};
+use std::process::ExitCode;
+
+use mnemo_core::engine::RecallOptions;
+use mnemo_core::registry::{self, Role};
+use mnemo_core::{MemoryId, SearchMode, Task};
+
+use crate::cli::{Cli, Command};
+use crate::{context, print};
+
+mod demo;
+
+/// Run one command.
+pub async fn run(cli: Cli) -> Result<ExitCode> {
+    match &cli.command {
+        Command::Demo(args) => demo::run(&cli, args).await,
+        Command::Plugins => plugins(&cli),
+        _ => engine_command(&cli).await,
+    }
+}
+
+fn emit_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+fn plugins(cli: &Cli) -> Result<ExitCode> {
+    let mut rows = Vec::new();
+    for role in Role::ALL {
+        for p in registry::plugins().filter(|p| p.role == role) {
+            rows.push(serde_json::json!({"role": role.as_str(), "kind": p.kind, "about": p.about}));
+            if !cli.json {
+                println!("{:<9} {:<12} {}", role.as_str(), p.kind, p.about);
+            }
+        }
+    }
+    if cli.json {
+        emit_json(&rows)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Parse `entity | attribute`.
+pub fn parse_about(s: &str) -> Result<(String, String)> {
+    match s.split_once('|') {
+        Some((e, a)) if !e.trim().is_empty() && !a.trim().is_empty() => Ok((e.trim().to_string(), a.trim().to_string())),
+        _ => bail!("--about must be `entity | attribute`, got {s:?}"),
+    }
+}
+
+async fn engine_command(cli: &Cli) -> Result<ExitCode> {
+    let config = context::config(cli)?;
+    let ns = context::namespace(cli)?;
+    let clock = context::clock(cli)?;
+    let rt = context::runtime(&config, &cli.data_dir, clock).await?;
+    let engine = rt.engine();
+    match &cli.command {
+        Command::Remember(a) => {
+            let bytes = if a.text == "-" {
+                let mut buf = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).context("reading the turn from stdin")?;
+                buf
+            } else {
+                os_bytes(&a.text)
+            };
+            let r = engine.remember_bytes(&ns, &a.source, &bytes).await?;
+            if cli.json { emit_json(&r)? } else { print::remember(&r) }
+        }
+        Command::Recall(a) => {
+            let budget = match a.budget {
+                Some(b) if b < 0 => bail!("--budget must be 0 or more tokens, got {b}"),
+                Some(b) => Some(usize::try_from(b).unwrap_or(usize::MAX)),
+                None => None,
+            };
+            let mode = match a.mode.as_deref() {
+                None => None,
+                Some("lexical") | Some("bm25") => Some(SearchMode::Lexical),
+                Some("dense") => Some(SearchMode::Dense),
+                Some("hybrid") => Some(SearchMode::Hybrid),
+                Some(other) => bail!("--mode {other:?}: expected lexical, dense or hybrid"),
+            };
+            let opts = RecallOptions { budget, mode, ..RecallOptions::default() };
+            match &a.about {
+                Some(about) => {
+                    let task = Task { query: a.query.clone(), about: Some(parse_about(about)?) };
+                    let t = rt.turn(&ns, &task, &opts).await?;
+                    if cli.json { emit_json(&t)? } else { print::agent_turn(&t) }
+                }
+                None => {
+                    let p = engine.recall(&ns, &a.query, &opts).await?;
+                    if cli.json { emit_json(&p)? } else { print::pack(&p) }
+                }
+            }
+        }
+        Command::Forget(a) => {
+            let r = engine.forget(&ns, "user", &a.command).await?;
+            if cli.json { emit_json(&r)? } else { print::remember(&r) }
+        }
+        Command::Why(a) => {
+            let w = engine.why(&ns, MemoryId(a.id)).await?;
+            if cli.json { emit_json(&w)? } else { print::why(&w) }
+        }
+        Command::Decay => {
+            let r = engine.decay_sweep(&ns).await?;
+            if cli.json {
+                emit_json(&r)?
+            } else {
+                println!("examined {} active memories; {} decayed", r.examined, r.decayed.len());
+                for (id, s) in &r.decayed {
+                    println!("  memory {id}: salience {s:.4} → tombstoned (decayed)");
+                }
+            }
+        }
+        Command::Demo(_) | Command::Plugins => {}
+    }
+    engine.index().flush().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(unix)]
+fn os_bytes(s: &std::ffi::OsStr) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    s.as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+fn os_bytes(s: &std::ffi::OsStr) -> Vec<u8> {
+    s.to_string_lossy().into_owned().into_bytes()
+}

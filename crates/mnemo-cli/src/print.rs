@@ -1,0 +1,113 @@
+//! Human-readable rendering of packs, traces, assessments and histories.
+use mnemo_agent::AgentTurn;
+use mnemo_core::engine::{RememberReport, WhyReport};
+use mnemo_core::*;
+
+fn clip(s: &str, n: usize) -> String {
+    let one_line = s.replace('\n', " ⏎ ");
+    if one_line.chars().count() <= n {
+        one_line
+    } else {
+        format!("{}…", one_line.chars().take(n.saturating_sub(1)).collect::<String>())
+    }
+}
+
+/// The write report.
+pub fn remember(r: &RememberReport) {
+    println!("recorded turn {} at {} (extraction by {} / {})", r.turn.id, r.turn.at, r.model.client.as_str(), r.model.model);
+    if r.outcomes.is_empty() {
+        println!("  nothing to remember (no tagged lines; the offline model reads only [SEM]/[PROC]/[EPI]/[FORGET] lines)");
+    }
+    for o in &r.outcomes {
+        let id = o.memory.map(|i| i.to_string()).unwrap_or_else(|| "-".into());
+        println!("  {:<18} memory {:<6} {}", format!("{:?}", o.kind).to_lowercase(), id, o.detail);
+    }
+    for n in &r.notes {
+        println!("  note: {n}");
+    }
+}
+
+fn reason_name(r: TraceReason) -> String {
+    serde_json::to_value(r).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+/// The pack and its full trace.
+pub fn pack(p: &Pack) {
+    println!("pack: {} memories, {}/{} tokens", p.items.len(), p.used, p.budget);
+    for n in &p.notes {
+        println!("  note: {n}");
+    }
+    println!("  {:<3} {:<6} {:<10} {:>6} {:>6} {:>6} {:>5}  {:<15} content / why excluded", "", "id", "kind", "rel", "sal", "score", "tok", "decision");
+    for t in &p.trace {
+        let content = p.items.iter().find(|i| i.memory.id == t.id).map(|i| i.memory.content.as_str()).unwrap_or("");
+        println!(
+            "  {:<3} {:<6} {:<10} {:>6.3} {:>6.3} {:>6.3} {:>5}  {:<15} {}",
+            if t.included { "IN" } else { "out" },
+            t.id,
+            format!("{}{}", t.kind, if t.pinned { "*" } else { "" }),
+            t.relevance,
+            t.salience,
+            t.score,
+            t.tokens,
+            reason_name(t.reason),
+            if t.included { clip(content, 60) } else { clip(&t.detail, 60) }
+        );
+    }
+}
+
+/// An agent turn: trace, grades, substitutions, trust, decision.
+pub fn agent_turn(t: &AgentTurn) {
+    pack(&t.pack);
+    let a = &t.assessment;
+    for s in &a.substitutions {
+        println!("  grounding: memory {} said {:?}; {} holds {:?} → substituted by memory {}", s.stale, s.old_value, s.source, s.new_value, s.fresh);
+    }
+    println!("  grades:");
+    for g in &a.grades {
+        let content = a.pack.items.iter().find(|i| i.memory.id == g.id).map(|i| i.memory.content.as_str()).unwrap_or("");
+        println!(
+            "    memory {:<5} trust {:.2} {:<13} {} — {}",
+            g.id,
+            g.trust,
+            if g.load_bearing { "load-bearing" } else { "colour" },
+            g.basis,
+            clip(content, 50)
+        );
+    }
+    println!("  pack trust {:.2} (threshold {:.2})", a.trust, a.threshold);
+    println!("  {}", t.action);
+}
+
+/// A memory's history.
+pub fn why(w: &WhyReport) {
+    let m = &w.memory;
+    println!("memory {} [{}] in {}: {}", m.id, m.kind, m.namespace, m.content);
+    match &m.status {
+        Status::Active => println!("  status: active"),
+        Status::Tombstoned { reason, at, superseded_by } => {
+            println!("  status: TOMBSTONED at {at}");
+            println!("  reason: {reason}");
+            if let Some(s) = superseded_by {
+                let by = w.superseded_by.as_ref().map(|m| m.content.as_str()).unwrap_or("?");
+                println!("  superseded by memory {s}: {by}");
+            }
+        }
+    }
+    println!(
+        "  importance {:.2}, reinforcements {}, sources [{}], created {}, last confirmed {}",
+        m.importance,
+        m.reinforcements,
+        m.sources.join(", "),
+        m.created_at,
+        m.last_confirmed_at
+    );
+    println!("  extracted by {} / {}", m.provenance.client.as_str(), m.provenance.model);
+    println!("  history:");
+    for e in &w.events {
+        let turn = e.turn.map(|t| format!(" (turn {t})")).unwrap_or_default();
+        println!("    {}  {:<11}{} {}", e.at, e.event, turn, e.detail);
+    }
+    for t in &w.turns {
+        println!("  turn {} at {} by {}: {}", t.id, t.at, t.source, clip(&t.text, 80));
+    }
+}

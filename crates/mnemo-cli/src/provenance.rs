@@ -1,0 +1,41 @@
+//! The provenance block of every report: which client answered, run id, config hash, commit.
+use mnemo_core::report::RunProvenance;
+use mnemo_core::{Clock, SystemClock};
+
+/// `git rev-parse HEAD` (+ "-dirty" when the tree has changes), or "unknown".
+pub fn git_commit() -> String {
+    let run = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match run(&["rev-parse", "HEAD"]) {
+        Some(h) if !h.is_empty() => {
+            let dirty = run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            if dirty { format!("{h}-dirty") } else { h }
+        }
+        _ => "unknown".to_string(),
+    }
+}
+
+/// A provenance block for a run.
+pub fn run_provenance(client: &str, model: &str, embedder: &str, config_hash: &str) -> RunProvenance {
+    let now = SystemClock.now();
+    RunProvenance {
+        client: client.to_string(),
+        model: model.to_string(),
+        embedder: embedder.to_string(),
+        offline: client != "live",
+        cassette: None,
+        run_id: format!("{:x}-{:x}", now.millis(), std::process::id()),
+        config_hash: config_hash.to_string(),
+        git_commit: git_commit(),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        started_at: now.to_rfc3339(),
+        cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        token_counter: "chars/4".to_string(),
+    }
+}

@@ -1,0 +1,98 @@
+//! Explicit forgetting: resolve exactly the designated memories and tombstone them with the
+//! command as the reason. No collateral: a claim command touches only that claim; a free-text
+//! command only what the reasoner designates among the candidates it was shown.
+use super::write::{join_ids, Outcome, OutcomeKind};
+use super::Engine;
+use crate::error::{CoreError, Result};
+use crate::grammar::guess_entities;
+use crate::model::*;
+use crate::text::norm_name;
+use crate::traits::{ForgetCommand, SearchMode, SearchQuery};
+
+/// Candidates shown to the reasoner for a free-text forget.
+const FORGET_CANDIDATES: usize = 64;
+
+impl Engine {
+    /// Forget by command text (`entity | attribute` or free text), recorded as a turn
+    /// `[FORGET] <command>` from `source`.
+    pub async fn forget(&self, ns: &Namespace, source: &str, command: &str) -> Result<super::RememberReport> {
+        let c = command.trim();
+        if c.is_empty() {
+            return Err(CoreError::InvalidInput("forget command is empty".into()));
+        }
+        if c.contains('\n') {
+            return Err(CoreError::InvalidInput("a forget command is one line".into()));
+        }
+        let text = if c.to_ascii_uppercase().starts_with("[FORGET") { c.to_string() } else { format!("[FORGET] {c}") };
+        self.remember(ns, source, &text).await
+    }
+
+    pub(crate) async fn apply_forget(&self, ns: &Namespace, turn: &Turn, cmd: &ForgetCommand) -> Result<Outcome> {
+        let (targets, said) = match cmd {
+            ForgetCommand::Claim { entity, attribute } => {
+                let found = self.store.active_by_entities(ns, &[norm_name(entity)]).await?;
+                let ids: Vec<MemoryId> = found
+                    .iter()
+                    .filter(|m| m.claim.as_ref().is_some_and(|c| c.is_on(entity, attribute)))
+                    .map(|m| m.id)
+                    .collect();
+                (ids, format!("{entity} | {attribute}"))
+            }
+            ForgetCommand::Text(text) => (self.resolve_text_forget(ns, text).await?, text.clone()),
+        };
+        if targets.is_empty() {
+            return Ok(Outcome {
+                kind: OutcomeKind::NothingToForget,
+                memory: None,
+                tombstoned: vec![],
+                detail: format!("[FORGET] {said}: no active memory matched"),
+            });
+        }
+        let ops = targets
+            .iter()
+            .map(|id| WriteOp::Tombstone {
+                id: *id,
+                reason: format!("forgotten on command: [FORGET] {said} (turn {})", turn.id),
+                superseded_by: None,
+                turn: Some(turn.id),
+            })
+            .collect();
+        self.store.apply(ns, turn.at, ops).await?;
+        self.sync().await?;
+        Ok(Outcome {
+            kind: OutcomeKind::Forgotten,
+            memory: targets.first().copied(),
+            tombstoned: targets.clone(),
+            detail: format!("[FORGET] {said}: tombstoned {}", join_ids(&targets)),
+        })
+    }
+
+    async fn resolve_text_forget(&self, ns: &Namespace, text: &str) -> Result<Vec<MemoryId>> {
+        let embedding = self.embedder.embed(&[text.to_string()]).await?.into_iter().next();
+        let hits = self
+            .index
+            .search(&SearchQuery { namespace: ns.clone(), text: text.to_string(), embedding, limit: FORGET_CANDIDATES, mode: SearchMode::Hybrid })
+            .await?;
+        let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
+        let mut candidates: Vec<Memory> = self.store.get_many(ns, &ids).await?.into_iter().filter(|m| m.status.is_active()).collect();
+        let entities: Vec<String> = guess_entities(text).iter().map(|e| norm_name(e)).collect();
+        if !entities.is_empty() {
+            for m in self.store.active_by_entities(ns, &entities).await? {
+                if !candidates.iter().any(|c| c.id == m.id) {
+                    candidates.push(m);
+                }
+            }
+        }
+        if candidates.is_empty() {
+            return Ok(vec![]);
+        }
+        let chosen = self.reasoner.resolve_forget(text, &candidates).await?;
+        if let Some(bad) = chosen.iter().find(|id| !candidates.iter().any(|m| m.id == **id)) {
+            return Err(CoreError::Reasoner(format!("forget resolution named memory {bad}, which was not among the candidates")));
+        }
+        let mut chosen = chosen;
+        chosen.sort();
+        chosen.dedup();
+        Ok(chosen)
+    }
+}

@@ -1,0 +1,79 @@
+//! Recall: hybrid candidates from the index, scored relevance × salience, packed under the
+//! budget with per-kind quotas; pinned memories are always candidates.
+use std::collections::HashMap;
+
+use super::Engine;
+use crate::error::{CoreError, Result};
+use crate::model::*;
+use crate::planner::{plan, Pack, PlanCandidate, Quotas};
+use crate::policy::MAX_BUDGET_TOKENS;
+use crate::salience::salience;
+use crate::traits::{SearchMode, SearchQuery};
+
+/// Per-call recall options; `None` takes the policy's value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RecallOptions {
+    /// Token budget (clamped to `MAX_BUDGET_TOKENS`, with a note).
+    pub budget: Option<usize>,
+    /// Retrieval signals.
+    pub mode: Option<SearchMode>,
+    /// Candidates taken from the index.
+    pub candidates: Option<usize>,
+    /// Whether to record the recall as an access (`last_accessed_at`); default true.
+    pub no_touch: bool,
+}
+
+impl Engine {
+    /// Recall a pack for `query` in `ns`.
+    pub async fn recall(&self, ns: &Namespace, query: &str, opts: &RecallOptions) -> Result<Pack> {
+        let now = self.clock.now();
+        let mut notes = Vec::new();
+        let mut budget = opts.budget.unwrap_or(self.policy.recall.budget_tokens);
+        if budget > MAX_BUDGET_TOKENS {
+            notes.push(format!("budget {budget} clamped to the maximum {MAX_BUDGET_TOKENS} tokens"));
+            budget = MAX_BUDGET_TOKENS;
+        }
+        let limit = opts.candidates.unwrap_or(self.policy.recall.candidates);
+        if limit == 0 {
+            return Err(CoreError::InvalidInput("candidates must be at least 1".into()));
+        }
+        let mode = opts.mode.unwrap_or(self.policy.recall.mode);
+        let embedding = match mode {
+            SearchMode::Lexical => None,
+            _ => self.embedder.embed(&[query.to_string()]).await?.into_iter().next(),
+        };
+        let hits = self
+            .index
+            .search(&SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode })
+            .await?;
+        let relevance: HashMap<MemoryId, f32> = hits.iter().map(|h| (h.id, h.score)).collect();
+        let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
+        let mut memories = self.store.get_many(ns, &ids).await?;
+        for p in self.store.pinned(ns).await? {
+            if !relevance.contains_key(&p.id) {
+                memories.push(p);
+            }
+        }
+        let candidates: Vec<PlanCandidate> = memories
+            .into_iter()
+            .map(|m| PlanCandidate {
+                relevance: f64::from(relevance.get(&m.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
+                salience: salience(&m, now, &self.policy),
+                tokens: self.tokens.count(&m.content),
+                memory: m,
+            })
+            .collect();
+        let shares = [
+            self.policy.kinds.semantic.quota,
+            self.policy.kinds.procedural.quota,
+            self.policy.kinds.episodic.quota,
+        ];
+        let mut pack = plan(candidates, budget, Quotas { shares }, self.policy.decay.threshold);
+        pack.notes.extend(notes);
+        if !opts.no_touch && !pack.items.is_empty() {
+            let ids: Vec<MemoryId> = pack.items.iter().map(|i| i.memory.id).collect();
+            self.store.touch(ns, &ids, now).await?;
+        }
+        Ok(pack)
+    }
+}

@@ -1,0 +1,245 @@
+//! The write path: record the raw turn durably first, extract, embed once, reconcile each
+//! candidate against its active neighbours, apply atomically, keep the index in step.
+use serde::{Deserialize, Serialize};
+
+use super::Engine;
+use crate::error::{CoreError, Result};
+use crate::grammar;
+use crate::model::*;
+use crate::text::norm_name;
+use crate::traits::{Candidate, ModelInfo, SearchMode, SearchQuery, Verdict};
+
+/// Largest turn accepted, in bytes.
+pub const MAX_TURN_BYTES: usize = 1 << 20;
+
+/// What happened to one candidate or command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    /// A new memory.
+    Inserted,
+    /// A duplicate: the existing memory was reinforced.
+    Reinforced,
+    /// A contradiction: the old memory was tombstoned and the new one inserted.
+    Superseded,
+    /// Tombstoned by a forget command.
+    Forgotten,
+    /// A forget command that designated nothing.
+    NothingToForget,
+}
+
+/// One outcome of a write.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// What happened.
+    pub kind: OutcomeKind,
+    /// The memory written, reinforced or forgotten (None when nothing matched).
+    pub memory: Option<MemoryId>,
+    /// Memories tombstoned by this outcome.
+    pub tombstoned: Vec<MemoryId>,
+    /// Human-readable detail.
+    pub detail: String,
+}
+
+/// The report of `remember`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RememberReport {
+    /// The recorded turn.
+    pub turn: Turn,
+    /// Outcomes in order.
+    pub outcomes: Vec<Outcome>,
+    /// Notes: clamps, ignored tag lines.
+    pub notes: Vec<String>,
+    /// Which model extracted.
+    pub model: ModelInfo,
+}
+
+impl Engine {
+    /// Remember raw bytes: they must be UTF-8 (the error says where they are not).
+    pub async fn remember_bytes(&self, ns: &Namespace, source: &str, bytes: &[u8]) -> Result<RememberReport> {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| CoreError::InvalidUtf8 { valid_up_to: e.valid_up_to(), detail: e.to_string() })?;
+        self.remember(ns, source, text).await
+    }
+
+    /// Remember a turn said by `source`.
+    pub async fn remember(&self, ns: &Namespace, source: &str, text: &str) -> Result<RememberReport> {
+        self.remember_turn(ns, source, text, None).await
+    }
+
+    /// Remember a turn with an external id (e.g. a benchmark's dialogue id).
+    pub async fn remember_turn(&self, ns: &Namespace, source: &str, text: &str, external_id: Option<String>) -> Result<RememberReport> {
+        if text.trim().is_empty() {
+            return Err(CoreError::InvalidInput("turn text is empty".into()));
+        }
+        if text.len() > MAX_TURN_BYTES {
+            return Err(CoreError::InvalidInput(format!(
+                "turn text is {} bytes; at most {MAX_TURN_BYTES} are accepted",
+                text.len()
+            )));
+        }
+        let source = if source.trim().is_empty() { "user" } else { source.trim() };
+        let now = self.clock.now();
+        // Durable first: the raw turn is recorded before anything is derived from it.
+        let turn = self
+            .store
+            .record_turn(NewTurn { namespace: ns.clone(), source: source.to_string(), at: now, text: text.to_string(), external_id })
+            .await?;
+        let mut notes = grammar::parse(text).notes;
+        let extraction = self.reasoner.extract(&turn).await?;
+        let mut outcomes = Vec::new();
+        for cmd in &extraction.forgets {
+            outcomes.push(self.apply_forget(ns, &turn, cmd).await?);
+        }
+        let contents: Vec<String> = extraction.candidates.iter().map(|c| c.content.clone()).collect();
+        let vectors = if contents.is_empty() { Vec::new() } else { self.embedder.embed(&contents).await? };
+        if vectors.len() != contents.len() {
+            return Err(CoreError::Embedder(format!("asked for {} vectors, got {}", contents.len(), vectors.len())));
+        }
+        for (cand, vector) in extraction.candidates.iter().zip(vectors) {
+            let importance = self.importance_of(cand, &mut notes);
+            let new = self.new_memory(ns, cand, importance, vector, &turn, &extraction.model);
+            outcomes.push(self.reconcile_and_apply(ns, &turn, cand, new).await?);
+        }
+        Ok(RememberReport { turn, outcomes, notes, model: extraction.model })
+    }
+
+    /// The candidate's importance: stated (clamped into 0..=1, with a note) or the kind default.
+    fn importance_of(&self, cand: &Candidate, notes: &mut Vec<String>) -> f32 {
+        match cand.importance {
+            Some(x) if (0.0..=1.0).contains(&x) => x as f32,
+            Some(x) => {
+                let c = if x.is_nan() { self.policy.kinds.of(cand.kind).default_importance } else { x.clamp(0.0, 1.0) };
+                notes.push(format!("importance {x} is outside 0..=1; clamped to {c} for {:?}", cand.content));
+                c as f32
+            }
+            None => self.policy.kinds.of(cand.kind).default_importance as f32,
+        }
+    }
+
+    fn new_memory(&self, ns: &Namespace, cand: &Candidate, importance: f32, vector: Vec<f32>, turn: &Turn, model: &ModelInfo) -> NewMemory {
+        let mut entities: Vec<String> = cand.entities.iter().map(|e| norm_name(e)).filter(|e| !e.is_empty()).collect();
+        if let Some(c) = &cand.claim {
+            entities.push(norm_name(&c.entity));
+        }
+        entities.sort();
+        entities.dedup();
+        NewMemory {
+            namespace: ns.clone(),
+            kind: cand.kind,
+            content: cand.content.clone(),
+            claim: cand.claim.clone(),
+            entities,
+            importance,
+            sources: vec![turn.source.clone()],
+            provenance: Provenance { turns: vec![turn.id], client: model.client, model: model.model.clone() },
+            created_at: turn.at,
+            pinned: cand.pinned,
+            embedding: Some(Embedding { model: self.embedder.model_id().to_string(), vector }),
+        }
+    }
+
+    /// Active neighbours of a candidate: memories sharing an entity, plus (for candidates
+    /// without a claim) the closest memories by content, so paraphrases can be recognised.
+    async fn neighbours(&self, ns: &Namespace, cand: &Candidate, new: &NewMemory) -> Result<Vec<Memory>> {
+        let mut found = if new.entities.is_empty() { Vec::new() } else { self.store.active_by_entities(ns, &new.entities).await? };
+        if cand.claim.is_none() {
+            let hits = self
+                .index
+                .search(&SearchQuery {
+                    namespace: ns.clone(),
+                    text: cand.content.clone(),
+                    embedding: new.embedding.as_ref().map(|e| e.vector.clone()),
+                    limit: 8,
+                    mode: SearchMode::Hybrid,
+                })
+                .await?;
+            let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).filter(|id| !found.iter().any(|m| m.id == *id)).collect();
+            if !ids.is_empty() {
+                found.extend(self.store.get_many(ns, &ids).await?.into_iter().filter(|m| m.status.is_active()));
+            }
+        }
+        Ok(found)
+    }
+
+    async fn reconcile_and_apply(&self, ns: &Namespace, turn: &Turn, cand: &Candidate, new: NewMemory) -> Result<Outcome> {
+        let neighbours = self.neighbours(ns, cand, &new).await?;
+        let verdict = match &cand.claim {
+            // Claims reconcile by rule: deterministic, free, and the same for every model.
+            Some(claim) => reconcile_claim(claim, &neighbours),
+            None if neighbours.is_empty() => Verdict::Novel,
+            None => self.reasoner.reconcile(cand, &neighbours).await?,
+        };
+        let known = |id: &MemoryId| neighbours.iter().any(|m| m.id == *id);
+        match verdict {
+            Verdict::Duplicate(id) if known(&id) => {
+                self.store
+                    .apply(ns, turn.at, vec![WriteOp::Reinforce { id, source: turn.source.clone(), turn: Some(turn.id) }])
+                    .await?;
+                self.sync().await?;
+                Ok(Outcome { kind: OutcomeKind::Reinforced, memory: Some(id), tombstoned: vec![], detail: format!("duplicate of memory {id}: reinforced") })
+            }
+            Verdict::Contradicts(ids) if !ids.is_empty() && ids.iter().all(known) => {
+                let mut ops = vec![WriteOp::Insert { memory: new, turn: Some(turn.id) }];
+                for id in &ids {
+                    let old = neighbours.iter().find(|m| m.id == *id);
+                    ops.push(WriteOp::Tombstone {
+                        id: *id,
+                        reason: supersede_reason(old, cand, turn),
+                        superseded_by: Some(MemoryRef::New(0)),
+                        turn: Some(turn.id),
+                    });
+                }
+                let inserted = self.store.apply(ns, turn.at, ops).await?;
+                self.sync().await?;
+                let id = inserted.first().copied();
+                Ok(Outcome {
+                    kind: OutcomeKind::Superseded,
+                    memory: id,
+                    tombstoned: ids.clone(),
+                    detail: format!("contradicts {}: superseded", join_ids(&ids)),
+                })
+            }
+            Verdict::Novel => {
+                let inserted = self.store.apply(ns, turn.at, vec![WriteOp::Insert { memory: new, turn: Some(turn.id) }]).await?;
+                self.sync().await?;
+                Ok(Outcome { kind: OutcomeKind::Inserted, memory: inserted.first().copied(), tombstoned: vec![], detail: "novel".into() })
+            }
+            other => Err(CoreError::Reasoner(format!(
+                "reconcile verdict {other:?} names memories that are not among the neighbours {}",
+                join_ids(&neighbours.iter().map(|m| m.id).collect::<Vec<_>>())
+            ))),
+        }
+    }
+}
+
+/// The claim rule: the same normalised (entity, attribute, value) is a duplicate; the same
+/// (entity, attribute) with another value contradicts; otherwise novel.
+pub fn reconcile_claim(claim: &Claim, neighbours: &[Memory]) -> Verdict {
+    let on_same: Vec<&Memory> = neighbours
+        .iter()
+        .filter(|m| m.status.is_active() && m.claim.as_ref().is_some_and(|c| c.key() == claim.key()))
+        .collect();
+    if let Some(dup) = on_same.iter().find(|m| m.claim.as_ref().is_some_and(|c| c.same_value(&claim.value))) {
+        return Verdict::Duplicate(dup.id);
+    }
+    if on_same.is_empty() {
+        Verdict::Novel
+    } else {
+        Verdict::Contradicts(on_same.iter().map(|m| m.id).collect())
+    }
+}
+
+fn supersede_reason(old: Option<&Memory>, cand: &Candidate, turn: &Turn) -> String {
+    match (old.and_then(|m| m.claim.as_ref()), &cand.claim) {
+        (Some(o), Some(n)) => format!(
+            "superseded: {} | {} changed from {:?} to {:?} (turn {})",
+            n.entity, n.attribute, o.value, n.value, turn.id
+        ),
+        _ => format!("superseded: contradicted by {:?} (turn {})", cand.content, turn.id),
+    }
+}
+
+pub(crate) fn join_ids(ids: &[MemoryId]) -> String {
+    ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,62 @@
+//! The model seam: one async call, `ChatModel::chat`, that every model client implements.
+//!
+//! Shape, and why:
+//! - A request is plain data ([`ChatRequest`]): model, system prompt, user prompt, token cap,
+//!   temperature and JSON mode. That is exactly what an OpenAI-compatible
+//!   `/chat/completions` call needs, so the live Qwen client (to come) maps it one-to-one.
+//! - A response ([`ChatResponse`]) carries the model string **as echoed by the API** and the
+//!   [`ClientKind`] that actually answered. The seam is loud: nothing downstream ever writes a
+//!   model name from config into an artifact; it writes what the response says.
+//! - The trait takes `&self` and is object-safe, so clients compose as `Arc<dyn ChatModel>`
+//!   decorators, tower-style. The cassette recorder/replayer (to come) is such a decorator:
+//!   it wraps an `Arc<dyn ChatModel>`, keys each request by its content, and either records
+//!   the inner answer or replays a stored one with `client = Replay`. A cassette miss is an
+//!   [`LlmError::Unavailable`], never a silent call to another client.
+//!
+//! Neither the live client nor the cassettes are built in this version; asking for them in
+//! config is a configuration error (see the `llm` reasoner registration).
+use async_trait::async_trait;
+use mnemo_core::{ClientKind, ModelInfo};
+use serde::{Deserialize, Serialize};
+
+use crate::error::LlmError;
+
+/// One chat call: a system prompt and one user message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// The model asked for (e.g. "qwen-plus"). The answer says which model really answered.
+    pub model: String,
+    /// The system prompt (task, rules, answer schema).
+    pub system: String,
+    /// The user message (the input, as JSON for Mnemo's structured prompts).
+    pub user: String,
+    /// Cap on the answer's tokens.
+    pub max_tokens: u32,
+    /// Sampling temperature (Mnemo uses 0 for its structured calls).
+    pub temperature: f32,
+    /// Ask for a JSON object answer (OpenAI `response_format = json_object`).
+    pub json: bool,
+}
+
+/// A model's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The answer text.
+    pub content: String,
+    /// The model string as echoed by the API (for the fake: "fake-qwen").
+    pub model: String,
+    /// Which client answered.
+    pub client: ClientKind,
+    /// Prompt and completion tokens, when the client reports them (the fake does not).
+    pub usage: Option<(u32, u32)>,
+}
+
+/// A chat model: live, fake, or a decorator around another (cassettes).
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// Send one request; the response says who answered.
+    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError>;
+    /// Who is configured to answer, before any answer proves it (used for `model_info` before
+    /// the first call). A decorator reports itself (a replayer says `Replay`).
+    fn configured(&self) -> ModelInfo;
+}

@@ -1,0 +1,207 @@
+//! The fake's answers to the reasoner's structured prompts. Each function takes the user
+//! message (the input JSON), decides deterministically, and returns the answer JSON.
+//!
+//! What the fake recognises, and only that (a live model is expected to do better, notably
+//! on paraphrase):
+//! - extract: the tagged-line grammar, exactly (`mnemo_core::grammar::parse`); untagged prose
+//!   yields nothing. Grammar notes (unknown modifier, bad number) are not part of the answer.
+//! - reconcile: with a claim, same normalised (entity, attribute) and the same value →
+//!   duplicate; same (entity, attribute), another value → contradicts (all such neighbours);
+//!   without a claim, a neighbour of the same kind whose content is equal after normalisation
+//!   (white space folded, lower-cased, punctuation stripped) or whose set of content words is
+//!   the same → duplicate; otherwise novel.
+//! - resolve_forget: a memory is designated when every content word of the command is among
+//!   its content words (its content and its claim), a plural 's' aside. The lone letters "s"
+//!   and "t" left by an apostrophe ("Ben's", "don't") are not words of the command. A command
+//!   without content words designates nothing.
+use std::collections::BTreeSet;
+
+use mnemo_core::grammar::{self, TaggedLine};
+use mnemo_core::text::content_words;
+use mnemo_core::ForgetCommand;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use crate::error::LlmError;
+use crate::prompts::{ExtractInput, MemoryView, ReconcileInput, ResolveForgetInput, Task};
+
+fn input<T: DeserializeOwned>(task: Task, user: &str) -> Result<T, LlmError> {
+    serde_json::from_str(user).map_err(|e| {
+        LlmError::UnrecognisedPrompt(format!("the {} prompt's user message is not its input JSON: {e}", task.name()))
+    })
+}
+
+/// Answer an extract prompt.
+pub fn extract(user: &str) -> Result<String, LlmError> {
+    let inp: ExtractInput = input(Task::Extract, user)?;
+    let parsed = grammar::parse(&inp.turn.text);
+    let mut candidates = Vec::new();
+    let mut forgets = Vec::new();
+    for line in &parsed.lines {
+        match line {
+            TaggedLine::Memory(c) => candidates.push(json!({
+                "kind": c.kind.as_str(),
+                "content": c.content,
+                "claim": c.claim.as_ref().map(|k| json!({"entity": k.entity, "attribute": k.attribute, "value": k.value})),
+                "entities": c.entities,
+                "importance": c.importance,
+                "pinned": c.pinned,
+            })),
+            TaggedLine::Forget(ForgetCommand::Claim { entity, attribute }) => {
+                forgets.push(json!({"entity": entity, "attribute": attribute}))
+            }
+            TaggedLine::Forget(ForgetCommand::Text(t)) => forgets.push(json!({"text": t})),
+        }
+    }
+    Ok(json!({"candidates": candidates, "forgets": forgets}).to_string())
+}
+
+/// Content normalised for duplicate detection: lower-cased, punctuation stripped, white space
+/// folded.
+pub fn norm_content(s: &str) -> String {
+    let stripped: String =
+        s.chars().filter(|c| c.is_alphanumeric() || c.is_whitespace()).flat_map(char::to_lowercase).collect();
+    mnemo_core::text::fold_ws(&stripped)
+}
+
+fn word_set(s: &str) -> BTreeSet<String> {
+    content_words(s).into_iter().collect()
+}
+
+/// Answer a reconcile prompt.
+pub fn reconcile(user: &str) -> Result<String, LlmError> {
+    let inp: ReconcileInput = input(Task::Reconcile, user)?;
+    let cand = &inp.candidate;
+    let with_ids = || inp.neighbours.iter().filter_map(|n| n.id.map(|id| (id, n)));
+    let verdict = match &cand.claim {
+        Some(c) => {
+            let claim = c.to_claim();
+            let same_key: Vec<(i64, &MemoryView)> = with_ids()
+                .filter(|(_, n)| n.claim.as_ref().is_some_and(|k| k.to_claim().key() == claim.key()))
+                .collect();
+            let dup = same_key.iter().find(|(_, n)| n.claim.as_ref().is_some_and(|k| claim.same_value(&k.value)));
+            match dup {
+                Some((id, _)) => json!({"verdict": "duplicate", "ids": [id]}),
+                None if !same_key.is_empty() => {
+                    let ids: Vec<i64> = same_key.iter().map(|(id, _)| *id).collect();
+                    json!({"verdict": "contradicts", "ids": ids})
+                }
+                None => json!({"verdict": "novel", "ids": []}),
+            }
+        }
+        None => {
+            let norm = norm_content(&cand.content);
+            let words = word_set(&cand.content);
+            let dup = with_ids().find(|(_, n)| {
+                n.kind == cand.kind
+                    && (norm_content(&n.content) == norm || (!words.is_empty() && word_set(&n.content) == words))
+            });
+            match dup {
+                Some((id, _)) => json!({"verdict": "duplicate", "ids": [id]}),
+                None => json!({"verdict": "novel", "ids": []}),
+            }
+        }
+    };
+    Ok(verdict.to_string())
+}
+
+/// Whether `w` matches `word`, a plural 's' aside.
+fn plural_eq(word: &str, w: &str) -> bool {
+    word == w
+        || word.strip_suffix('s').is_some_and(|stem| stem == w)
+        || w.strip_suffix('s').is_some_and(|stem| stem == word)
+}
+
+/// Answer a resolve-forget prompt.
+pub fn resolve_forget(user: &str) -> Result<String, LlmError> {
+    let inp: ResolveForgetInput = input(Task::ResolveForget, user)?;
+    let mut wanted = content_words(&inp.command);
+    wanted.retain(|w| w != "s" && w != "t");
+    let mut ids: Vec<i64> = Vec::new();
+    if !wanted.is_empty() {
+        for m in &inp.candidates {
+            let Some(id) = m.id else { continue };
+            let mut have = content_words(&m.content);
+            if let Some(c) = &m.claim {
+                for part in [&c.entity, &c.attribute, &c.value] {
+                    have.extend(content_words(part));
+                }
+            }
+            if wanted.iter().all(|w| have.iter().any(|h| plural_eq(h, w))) {
+                ids.push(id);
+            }
+        }
+    }
+    Ok(json!({"ids": ids}).to_string())
+}
+
+/// The decision for any task, as JSON text.
+pub fn answer(task: Task, user: &str) -> Result<String, LlmError> {
+    match task {
+        Task::Extract => extract(user),
+        Task::Reconcile => reconcile(user),
+        Task::ResolveForget => resolve_forget(user),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn answer_value(task: Task, user: &str) -> Value {
+        serde_json::from_str(&answer(task, user).unwrap()).unwrap()
+    }
+
+    fn mem(id: i64, kind: &str, content: &str, claim: Option<(&str, &str, &str)>) -> Value {
+        json!({"id": id, "kind": kind, "content": content,
+               "claim": claim.map(|(e, a, v)| json!({"entity": e, "attribute": a, "value": v}))})
+    }
+
+    #[test]
+    fn reconcile_claims() {
+        let user = json!({
+            "candidate": {"kind": "semantic", "content": "x", "claim": {"entity": "ic-mc-44  FROM s-208", "attribute": "Lead Time", "value": "35 days"}},
+            "neighbours": [
+                mem(1, "semantic", "a", Some(("IC-MC-44 from S-208", "lead time", "21 days"))),
+                mem(2, "semantic", "b", Some(("IC-MC-44 from S-208", "price", "3 USD"))),
+                mem(3, "semantic", "c", Some(("IC-MC-44 from S-208", "lead time", "28 days"))),
+            ]
+        });
+        let v = answer_value(Task::Reconcile, &user.to_string());
+        assert_eq!(v, json!({"verdict": "contradicts", "ids": [1, 3]}));
+    }
+
+    #[test]
+    fn reconcile_text_duplicates() {
+        let user = json!({
+            "candidate": {"kind": "procedural", "content": "Always add a 5-day buffer for S-208 orders.", "claim": null},
+            "neighbours": [
+                mem(7, "episodic", "always add a 5-day buffer for s-208 orders", None),
+                mem(8, "procedural", "For S-208 orders, always add a buffer: 5 day", None),
+            ]
+        });
+        // 7 has the wrong kind; 8 has the same content words in another order.
+        assert_eq!(answer_value(Task::Reconcile, &user.to_string()), json!({"verdict": "duplicate", "ids": [8]}));
+    }
+
+    #[test]
+    fn forget_plural_and_precision() {
+        let user = json!({
+            "command": "the note about standups",
+            "candidates": [
+                mem(1, "procedural", "The daily standup is at 9:30.", None),
+                mem(2, "procedural", "Sprint review is on Fridays.", None),
+            ]
+        });
+        assert_eq!(answer_value(Task::ResolveForget, &user.to_string()), json!({"ids": [1]}));
+        let nothing = json!({"command": "forget the note", "candidates": [mem(1, "semantic", "note", None)]});
+        assert_eq!(answer_value(Task::ResolveForget, &nothing.to_string()), json!({"ids": []}));
+    }
+
+    #[test]
+    fn wrong_input_is_refused() {
+        assert!(matches!(answer(Task::Reconcile, "{\"turn\": 1}"), Err(LlmError::UnrecognisedPrompt(_))));
+        assert!(matches!(answer(Task::Extract, "not json"), Err(LlmError::UnrecognisedPrompt(_))));
+    }
+}

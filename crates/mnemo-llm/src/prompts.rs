@@ -1,0 +1,237 @@
+//! The structured prompts of the LLM-backed reasoner: one system prompt per task (the task,
+//! the rules and a strict JSON answer schema) and a user message that is the input as JSON.
+//!
+//! The first line of every system prompt is a task marker (`mnemo-task: extract/v1`). The
+//! fake model recognises a prompt by that marker and by the user message parsing as the
+//! task's input type below; anything else it refuses. A live model reads the same prompts,
+//! so the fake exercises exactly the code path a live model will.
+use mnemo_core::{Claim, Memory, MemoryKind, Turn};
+use serde::{Deserialize, Serialize};
+
+/// A reasoner task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Task {
+    /// Candidates and forget commands in a turn.
+    Extract,
+    /// A candidate against its neighbours.
+    Reconcile,
+    /// Which memories a free-text forget command designates.
+    ResolveForget,
+}
+
+impl Task {
+    /// Every task.
+    pub const ALL: [Task; 3] = [Task::Extract, Task::Reconcile, Task::ResolveForget];
+    /// Short name, used in error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Task::Extract => "extract",
+            Task::Reconcile => "reconcile",
+            Task::ResolveForget => "resolve_forget",
+        }
+    }
+    /// The marker line that starts the system prompt.
+    pub fn marker(self) -> &'static str {
+        match self {
+            Task::Extract => "mnemo-task: extract/v1",
+            Task::Reconcile => "mnemo-task: reconcile/v1",
+            Task::ResolveForget => "mnemo-task: resolve_forget/v1",
+        }
+    }
+    /// The full system prompt.
+    pub fn system_prompt(self) -> &'static str {
+        match self {
+            Task::Extract => EXTRACT_SYSTEM,
+            Task::Reconcile => RECONCILE_SYSTEM,
+            Task::ResolveForget => RESOLVE_FORGET_SYSTEM,
+        }
+    }
+    /// The task a system prompt is for, by its first line; None when it has no known marker.
+    pub fn of_system_prompt(system: &str) -> Option<Task> {
+        let first = system.lines().next()?.trim();
+        Task::ALL.into_iter().find(|t| t.marker() == first)
+    }
+}
+
+const EXTRACT_SYSTEM: &str = r#"mnemo-task: extract/v1
+You extract long-term memories from ONE conversation turn for Mnemo, a memory engine for AI agents.
+
+Input: a JSON object {"turn": {"source": string, "at": RFC 3339 time, "text": string}}.
+
+Kinds of memory:
+- "semantic": a durable fact or preference. When it states a property of a thing, give the claim
+  {"entity", "attribute", "value"} (the value as written).
+- "procedural": a how-to, routine or standing instruction.
+- "episodic": a notable event.
+A forget command asks to forget something: either exactly one claim (entity + attribute) or
+whatever a free text designates.
+
+Tagged lines are authoritative and must be followed exactly:
+  [SEM] entity | attribute | value   -> semantic, with that claim, content = the line's text
+  [SEM] free text                    -> semantic, no claim
+  [PROC] free text                   -> procedural
+  [EPI] free text                    -> episodic
+  [FORGET] entity | attribute        -> forget that claim
+  [FORGET] free text                 -> forget what the text designates
+Tag modifiers: "pin" sets pinned = true; "imp=X" sets importance = X. Untagged prose: extract
+only durable, useful memories; small talk yields nothing.
+
+Answer with ONE JSON object and nothing else, exactly this schema (no other keys):
+{"candidates": [{"kind": "semantic" | "procedural" | "episodic",
+                 "content": string (non-empty, self-contained),
+                 "claim": null | {"entity": string, "attribute": string, "value": string},
+                 "entities": [string],
+                 "importance": null | number,
+                 "pinned": boolean}],
+ "forgets": [{"entity": string, "attribute": string} | {"text": string}]}
+Rules: a claim only on a semantic memory; "entities" lists the names of things the memory is
+about (the claim's entity included); importance null unless the turn states one."#;
+
+const RECONCILE_SYSTEM: &str = r#"mnemo-task: reconcile/v1
+You reconcile a NEW candidate memory against EXISTING active memories for Mnemo, a memory engine.
+
+Input: a JSON object {"candidate": memory, "neighbours": [memory]} where a memory is
+{"id": integer (absent on the candidate), "kind": string, "content": string,
+ "claim": null | {"entity", "attribute", "value"}, "confirmed_at": RFC 3339 time (neighbours)}.
+
+Decide ONE verdict:
+- "duplicate": the candidate states the same thing as exactly one neighbour (same fact, maybe
+  paraphrased). "ids" = [that neighbour's id].
+- "contradicts": the candidate is a newer value of what some neighbours state (same entity and
+  attribute, another value; or a changed preference or instruction). "ids" = ALL of them.
+- "novel": neither. "ids" = [].
+
+Answer with ONE JSON object and nothing else, exactly this schema (no other keys):
+{"verdict": "duplicate" | "contradicts" | "novel", "ids": [integer], "reason": string (optional)}
+Every id must be the id of a given neighbour."#;
+
+const RESOLVE_FORGET_SYSTEM: &str = r#"mnemo-task: resolve_forget/v1
+You resolve a request to forget, for Mnemo, a memory engine. Forget precisely: designate the
+memories the request is about, and ONLY those; a neighbouring memory must not be taken out.
+When the request designates nothing, designate nothing.
+
+Input: a JSON object {"command": string, "candidates": [memory]} where a memory is
+{"id": integer, "kind": string, "content": string,
+ "claim": null | {"entity", "attribute", "value"}, "confirmed_at": RFC 3339 time}.
+
+Answer with ONE JSON object and nothing else, exactly this schema (no other keys):
+{"ids": [integer], "reason": string (optional)}
+Every id must be the id of a given candidate."#;
+
+/// A claim as it appears in prompts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimView {
+    /// Entity.
+    pub entity: String,
+    /// Attribute.
+    pub attribute: String,
+    /// Value.
+    pub value: String,
+}
+
+impl From<&Claim> for ClaimView {
+    fn from(c: &Claim) -> Self {
+        ClaimView { entity: c.entity.clone(), attribute: c.attribute.clone(), value: c.value.clone() }
+    }
+}
+
+impl ClaimView {
+    /// As a core claim (normalised like `Claim::new`).
+    pub fn to_claim(&self) -> Claim {
+        Claim::new(&self.entity, &self.attribute, &self.value)
+    }
+}
+
+/// A memory as it appears in prompts (candidate: no id, no time).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryView {
+    /// Memory id (absent on a reconcile candidate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    /// Kind.
+    pub kind: MemoryKind,
+    /// Content text.
+    pub content: String,
+    /// Claim, if any.
+    pub claim: Option<ClaimView>,
+    /// Last confirmation, RFC 3339 (absent on a reconcile candidate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed_at: Option<String>,
+}
+
+impl From<&Memory> for MemoryView {
+    fn from(m: &Memory) -> Self {
+        MemoryView {
+            id: Some(m.id.0),
+            kind: m.kind,
+            content: m.content.clone(),
+            claim: m.claim.as_ref().map(ClaimView::from),
+            confirmed_at: Some(m.last_confirmed_at.to_rfc3339()),
+        }
+    }
+}
+
+/// The turn in an extract prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnView {
+    /// Who said it.
+    pub source: String,
+    /// When, RFC 3339.
+    pub at: String,
+    /// The raw text.
+    pub text: String,
+}
+
+/// The user message of an extract prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractInput {
+    /// The turn.
+    pub turn: TurnView,
+}
+
+impl ExtractInput {
+    /// The input for `turn`.
+    pub fn of(turn: &Turn) -> Self {
+        ExtractInput {
+            turn: TurnView { source: turn.source.clone(), at: turn.at.to_rfc3339(), text: turn.text.clone() },
+        }
+    }
+}
+
+/// The user message of a reconcile prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconcileInput {
+    /// The new candidate.
+    pub candidate: MemoryView,
+    /// Active neighbours, with ids.
+    pub neighbours: Vec<MemoryView>,
+}
+
+/// The user message of a resolve-forget prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveForgetInput {
+    /// The free-text command.
+    pub command: String,
+    /// Memories it may designate, with ids.
+    pub candidates: Vec<MemoryView>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_round_trip() {
+        for t in Task::ALL {
+            assert_eq!(Task::of_system_prompt(t.system_prompt()), Some(t));
+        }
+        assert_eq!(Task::of_system_prompt("You are a helpful assistant."), None);
+        assert_eq!(Task::of_system_prompt(""), None);
+    }
+}

@@ -1,0 +1,278 @@
+//! Parsing and validating the model's JSON answers. Every field is checked; a problem is
+//! described by its path (`candidates[1].kind: ...`) so the reasoner's error names it. Nothing
+//! here panics on any input.
+use std::collections::HashSet;
+
+use mnemo_core::{Candidate, Claim, ForgetCommand, MemoryId, MemoryKind, Verdict};
+use serde_json::{Map, Value};
+
+/// Parse an answer as one JSON object. A single surrounding Markdown code fence (```json …
+/// ```) is tolerated, since chat models add one even when told not to.
+pub fn parse_json(content: &str) -> Result<Value, String> {
+    let mut s = content.trim();
+    if let Some(rest) = s.strip_prefix("```") {
+        let rest = rest.strip_prefix("json").unwrap_or(rest);
+        s = rest.strip_suffix("```").unwrap_or(rest).trim();
+    }
+    if s.is_empty() {
+        return Err("the answer is empty".to_string());
+    }
+    let v: Value = serde_json::from_str(s).map_err(|e| format!("the answer is not valid JSON ({e})"))?;
+    if v.is_object() {
+        Ok(v)
+    } else {
+        Err(format!("the answer must be a JSON object, got {}", type_name(&v)))
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `v` as an object holding every `required` key and no key outside `required` + `optional`.
+fn object<'a>(
+    v: &'a Value,
+    path: &str,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<&'a Map<String, Value>, String> {
+    let Value::Object(m) = v else {
+        return Err(format!("{path} must be an object, got {}", type_name(v)));
+    };
+    if let Some(k) = m.keys().find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str())) {
+        let mut known: Vec<&str> = required.iter().chain(optional).copied().collect();
+        known.sort_unstable();
+        return Err(format!("{path} has unknown key {k:?} (allowed: {})", known.join(", ")));
+    }
+    if let Some(k) = required.iter().find(|k| !m.contains_key(**k)) {
+        return Err(format!("{path} is missing key {k:?}"));
+    }
+    Ok(m)
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn array<'a>(v: &'a Value, path: &str) -> Result<&'a Vec<Value>, String> {
+    v.as_array().ok_or_else(|| format!("{path} must be an array, got {}", type_name(v)))
+}
+
+/// A non-blank string.
+fn text<'a>(v: &'a Value, path: &str) -> Result<&'a str, String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Ok(s),
+        Value::String(_) => Err(format!("{path} must not be empty")),
+        other => Err(format!("{path} must be a string, got {}", type_name(other))),
+    }
+}
+
+fn ids(v: &Value, path: &str, allowed: &[MemoryId], what: &str) -> Result<Vec<MemoryId>, String> {
+    let allowed: HashSet<MemoryId> = allowed.iter().copied().collect();
+    let mut out: Vec<MemoryId> = Vec::new();
+    for (i, x) in array(v, path)?.iter().enumerate() {
+        let id = x.as_i64().map(MemoryId).ok_or_else(|| format!("{path}[{i}] must be an integer id, got {x}"))?;
+        if !allowed.contains(&id) {
+            return Err(format!("{path}[{i}] = {id} is not the id of any given {what}"));
+        }
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
+/// An optional free-text `reason` (accepted for a live model's explanation; unused).
+fn check_reason(m: &Map<String, Value>) -> Result<(), String> {
+    match m.get("reason") {
+        None | Some(Value::Null) | Some(Value::String(_)) => Ok(()),
+        Some(other) => Err(format!("reason must be a string, got {}", type_name(other))),
+    }
+}
+
+/// An extraction answer: `{"candidates": [...], "forgets": [...]}`.
+pub fn extraction(v: &Value) -> Result<(Vec<Candidate>, Vec<ForgetCommand>), String> {
+    let m = object(v, "answer", &["candidates", "forgets"], &[])?;
+    let mut candidates = Vec::new();
+    for (i, c) in array(&m["candidates"], "candidates")?.iter().enumerate() {
+        candidates.push(candidate(c, &format!("candidates[{i}]"))?);
+    }
+    let mut forgets = Vec::new();
+    for (i, f) in array(&m["forgets"], "forgets")?.iter().enumerate() {
+        forgets.push(forget(f, &format!("forgets[{i}]"))?);
+    }
+    Ok((candidates, forgets))
+}
+
+fn candidate(v: &Value, path: &str) -> Result<Candidate, String> {
+    let m = object(v, path, &["kind", "content"], &["claim", "entities", "importance", "pinned"])?;
+    let kind_path = join(path, "kind");
+    let kind = match text(&m["kind"], &kind_path)? {
+        "semantic" => MemoryKind::Semantic,
+        "procedural" => MemoryKind::Procedural,
+        "episodic" => MemoryKind::Episodic,
+        other => return Err(format!("{kind_path}: unknown kind {other:?} (known: semantic, procedural, episodic)")),
+    };
+    let content = text(&m["content"], &join(path, "content"))?.to_string();
+    let claim = match m.get("claim") {
+        None | Some(Value::Null) => None,
+        Some(c) => Some(claim(c, &join(path, "claim"))?),
+    };
+    if claim.is_some() && kind != MemoryKind::Semantic {
+        return Err(format!("{path}: a claim is only allowed on a semantic memory, this one is {kind}"));
+    }
+    let mut entities = Vec::new();
+    match m.get("entities") {
+        None | Some(Value::Null) => {}
+        Some(e) => {
+            let p = join(path, "entities");
+            for (i, x) in array(e, &p)?.iter().enumerate() {
+                entities.push(text(x, &format!("{p}[{i}]"))?.to_string());
+            }
+        }
+    }
+    // Reconcile neighbours are found by entity, so a claim's entity is always among them.
+    if let Some(c) = &claim {
+        let key = mnemo_core::text::norm_name(&c.entity);
+        if !entities.iter().any(|e| mnemo_core::text::norm_name(e) == key) {
+            entities.insert(0, c.entity.clone());
+        }
+    }
+    let importance = match m.get("importance") {
+        None | Some(Value::Null) => None,
+        // Passed through as given, even out of 0..=1: the engine clamps and says so.
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(other) => {
+            return Err(format!("{}: must be a number or null, got {}", join(path, "importance"), type_name(other)))
+        }
+    };
+    let pinned = match m.get("pinned") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => return Err(format!("{}: must be a boolean, got {}", join(path, "pinned"), type_name(other))),
+    };
+    Ok(Candidate { kind, content, claim, entities, importance, pinned })
+}
+
+fn claim(v: &Value, path: &str) -> Result<Claim, String> {
+    let m = object(v, path, &["entity", "attribute", "value"], &[])?;
+    let e = text(&m["entity"], &join(path, "entity"))?;
+    let a = text(&m["attribute"], &join(path, "attribute"))?;
+    let val = text(&m["value"], &join(path, "value"))?;
+    Ok(Claim::new(e, a, val))
+}
+
+fn forget(v: &Value, path: &str) -> Result<ForgetCommand, String> {
+    let is_text = v.as_object().is_some_and(|m| m.contains_key("text"));
+    if is_text {
+        let m = object(v, path, &["text"], &[])?;
+        Ok(ForgetCommand::Text(mnemo_core::text::fold_ws(text(&m["text"], &join(path, "text"))?)))
+    } else {
+        let m = object(v, path, &["entity", "attribute"], &[])
+            .map_err(|e| format!("{e} (a forget is {{\"entity\", \"attribute\"}} or {{\"text\"}})"))?;
+        Ok(ForgetCommand::Claim {
+            entity: mnemo_core::text::fold_ws(text(&m["entity"], &join(path, "entity"))?),
+            attribute: mnemo_core::text::fold_ws(text(&m["attribute"], &join(path, "attribute"))?),
+        })
+    }
+}
+
+/// A reconcile answer: `{"verdict": ..., "ids": [...]}`; ids must be among `neighbours`.
+pub fn verdict(v: &Value, neighbours: &[MemoryId]) -> Result<Verdict, String> {
+    let m = object(v, "answer", &["verdict", "ids"], &["reason"])?;
+    check_reason(m)?;
+    let ids = ids(&m["ids"], "ids", neighbours, "neighbour")?;
+    match text(&m["verdict"], "verdict")? {
+        "duplicate" => match ids.as_slice() {
+            [one] => Ok(Verdict::Duplicate(*one)),
+            _ => Err(format!("verdict \"duplicate\" needs exactly one id, got {}", ids.len())),
+        },
+        "contradicts" if ids.is_empty() => Err("verdict \"contradicts\" needs at least one id, got none".to_string()),
+        "contradicts" => Ok(Verdict::Contradicts(ids)),
+        "novel" if !ids.is_empty() => Err(format!("verdict \"novel\" takes no ids, got {}", ids.len())),
+        "novel" => Ok(Verdict::Novel),
+        other => Err(format!("unknown verdict {other:?} (known: duplicate, contradicts, novel)")),
+    }
+}
+
+/// A resolve-forget answer: `{"ids": [...]}`; ids must be among `candidates`.
+pub fn forget_ids(v: &Value, candidates: &[MemoryId]) -> Result<Vec<MemoryId>, String> {
+    let m = object(v, "answer", &["ids"], &["reason"])?;
+    check_reason(m)?;
+    ids(&m["ids"], "ids", candidates, "candidate")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fences_are_tolerated_but_prose_is_not() {
+        assert!(parse_json("```json\n{\"ids\": []}\n```").is_ok());
+        assert!(parse_json("Sure! {\"ids\": []}").unwrap_err().contains("not valid JSON"));
+        assert!(parse_json("[1]").unwrap_err().contains("must be a JSON object"));
+        assert!(parse_json("  ").unwrap_err().contains("empty"));
+    }
+
+    #[test]
+    fn candidate_fields_are_checked() {
+        let bad = |c: Value| extraction(&json!({"candidates": [c], "forgets": []})).unwrap_err();
+        assert!(bad(json!({"kind": "semantic"})).contains("missing key \"content\""));
+        assert!(bad(json!({"kind": "semantic", "content": " "})).contains("candidates[0].content must not be empty"));
+        assert!(bad(json!({"kind": "semantic", "content": "x", "colour": 1})).contains("unknown key \"colour\""));
+        assert!(bad(
+            json!({"kind": "episodic", "content": "x", "claim": {"entity": "a", "attribute": "b", "value": "c"}})
+        )
+        .contains("only allowed on a semantic"));
+        assert!(bad(json!({"kind": "semantic", "content": "x", "importance": "high"})).contains("importance"));
+        assert!(bad(json!({"kind": "semantic", "content": "x", "pinned": "yes"})).contains("pinned"));
+        assert!(bad(json!({"kind": "semantic", "content": "x", "entities": [""]})).contains("entities[0]"));
+        assert!(bad(json!({"kind": "semantic", "content": "x", "claim": {"entity": "a", "value": "c"}}))
+            .contains("attribute"));
+    }
+
+    #[test]
+    fn claim_entity_is_added_and_importance_passed_through() {
+        let (c, _) = extraction(&json!({"candidates": [{"kind": "semantic", "content": "x", "importance": 1.7,
+            "claim": {"entity": "Ben", "attribute": "phone", "value": "555"}}], "forgets": []}))
+        .unwrap();
+        assert_eq!(c[0].entities, vec!["Ben"]);
+        assert_eq!(c[0].importance, Some(1.7));
+        assert!(!c[0].pinned);
+    }
+
+    #[test]
+    fn forgets_are_checked() {
+        let bad = |f: Value| extraction(&json!({"candidates": [], "forgets": [f]})).unwrap_err();
+        assert!(bad(json!({"entity": "Ben"})).contains("missing key \"attribute\""));
+        assert!(bad(json!({"text": "x", "entity": "Ben"})).contains("unknown key \"entity\""));
+        assert!(bad(json!("Ben")).contains("must be an object"));
+    }
+
+    #[test]
+    fn verdict_shapes() {
+        let n = [MemoryId(1), MemoryId(2)];
+        assert_eq!(
+            verdict(&json!({"verdict": "contradicts", "ids": [2, 1, 2]}), &n).unwrap(),
+            Verdict::Contradicts(vec![MemoryId(2), MemoryId(1)])
+        );
+        assert!(verdict(&json!({"verdict": "duplicate", "ids": [1, 2]}), &n).unwrap_err().contains("exactly one"));
+        assert!(verdict(&json!({"verdict": "novel", "ids": [1]}), &n).unwrap_err().contains("takes no ids"));
+        assert!(verdict(&json!({"verdict": "contradicts", "ids": []}), &n).unwrap_err().contains("at least one"));
+        assert!(verdict(&json!({"verdict": "same", "ids": []}), &n).unwrap_err().contains("unknown verdict"));
+        assert!(verdict(&json!({"verdict": "novel", "ids": ["1"]}), &n).unwrap_err().contains("integer"));
+        assert!(verdict(&json!({"verdict": "novel", "ids": [], "reason": 3}), &n).unwrap_err().contains("reason"));
+    }
+}

@@ -1,0 +1,102 @@
+//! Opening and configuring connections.
+//!
+//! Durability: the journal is WAL. With `synchronous = NORMAL` (the default) a commit has been
+//! written to the WAL file (in the OS page cache) before `apply` returns, so an acknowledged
+//! write survives the process being killed (SIGKILL, panic, OOM kill) — the crash-safety test
+//! checks exactly this. What NORMAL does not promise is durability against power loss or an OS
+//! crash: the last few commits before the WAL is fsynced may roll back (the database is never
+//! corrupted). `synchronous = FULL` fsyncs the WAL on every commit and closes that gap, at the
+//! cost of one fsync per write; pick it when the machine itself may die.
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+use serde::Deserialize;
+
+use crate::error::StoreError;
+use crate::sqlite::schema;
+
+/// How long a connection waits for a lock held by another connection or process.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// SQLite's `synchronous` setting (see the module docs for what each survives).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Synchronous {
+    /// Survives a process crash; power loss may roll back the last commits.
+    #[default]
+    Normal,
+    /// Also survives power loss; one fsync per commit.
+    Full,
+}
+
+impl Synchronous {
+    fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        }
+    }
+}
+
+/// Turn "file is not a database" into a clear error naming the path.
+fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => StoreError::NotADatabase { path: path.to_path_buf(), detail: e.to_string() },
+        _ => StoreError::Sqlite(e),
+    }
+}
+
+fn open_flags() -> OpenFlags {
+    // No URI parsing: the path is a path. NO_MUTEX: each connection is used by one thread at
+    // a time (the writer thread, or under the reader's Mutex).
+    OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+}
+
+/// Open the write connection of a file store: create the parent directory, switch to WAL,
+/// check the file is a Mnemo store and migrate it.
+pub(crate) fn open_writer(path: &Path, sync: Synchronous) -> Result<Connection, StoreError> {
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() {
+            std::fs::create_dir_all(parent)
+                .map_err(|source| StoreError::CreateDir { path: parent.to_path_buf(), source })?;
+        }
+    }
+    let mut conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // The first statement that reads the header is where a garbage file is detected.
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Foreign {
+            path: path.to_path_buf(),
+            detail: format!("could not switch to WAL journal mode (got {mode:?})"),
+        });
+    }
+    conn.pragma_update(None, "synchronous", sync.pragma())?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    schema::migrate(&mut conn, path).map_err(|e| match e {
+        StoreError::Sqlite(e) => classify(path, e),
+        other => other,
+    })?;
+    Ok(conn)
+}
+
+/// Open a read connection to a file store already opened by `open_writer` (so it exists and
+/// is migrated). `query_only` makes any write through it an error.
+pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "query_only", true)?;
+    Ok(conn)
+}
+
+/// One in-memory connection, shared by the writer thread and the readers (behind one Mutex),
+/// so both see the same database; migrated like a file.
+pub(crate) fn open_memory() -> Result<Connection, StoreError> {
+    let mut conn = Connection::open_in_memory()?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    schema::migrate(&mut conn, Path::new(":memory:"))?;
+    Ok(conn)
+}

@@ -1,0 +1,157 @@
+//! The SQLite [`Store`]: one file (WAL), one writer thread, one read connection.
+//!
+//! - Writes (`record_turn`, `apply`, `touch`) go to the writer thread, each in one
+//!   transaction (see `write` for the batch semantics and `connection` for durability).
+//! - Reads run on a separate connection behind a Mutex; in WAL mode they do not wait for the
+//!   writer, and since each read starts a fresh read transaction it sees every write that has
+//!   been acknowledged.
+//! - In memory, one connection serves both (behind the same Mutex), so a reader never sees a
+//!   batch half-applied there either.
+//! - Schema changes go through `schema`'s migrator (`PRAGMA user_version`).
+mod connection;
+mod plugin;
+mod read;
+mod rows;
+mod schema;
+mod write;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use mnemo_core::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, NewTurn, Result, Store, Timestamp, Turn, WriteOp};
+use rusqlite::Connection;
+
+pub use connection::Synchronous;
+
+use crate::error::{DbResult, StoreError};
+use writer::Writer;
+
+/// The SQLite store. Cheap to share behind an `Arc`; dropping it stops the writer thread
+/// (after the writes already queued) and closes the database.
+pub struct SqliteStore {
+    // Field order matters for Drop: the writer (and its connection) goes first.
+    writer: Writer,
+    reader: Arc<Mutex<Connection>>,
+    path: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Open (or create) the store at `path` with `synchronous = NORMAL`: acknowledged writes
+    /// survive a process crash. Creates the parent directories. Refuses a file that is not
+    /// SQLite, a SQLite file that is not a Mnemo store, or a schema newer than this build.
+    pub fn open(path: &Path) -> Result<SqliteStore> {
+        Self::open_with(path, Synchronous::Normal)
+    }
+
+    /// `open` with an explicit `synchronous` level (`Full` also survives power loss).
+    pub fn open_with(path: &Path, sync: Synchronous) -> Result<SqliteStore> {
+        let write_conn = connection::open_writer(path, sync)?;
+        let reader = connection::open_reader(path)?;
+        let writer = Writer::spawn(Arc::new(Mutex::new(write_conn)))?;
+        Ok(SqliteStore { writer, reader: Arc::new(Mutex::new(reader)), path: Some(path.to_path_buf()) })
+    }
+
+    /// A fresh, empty store in memory (gone when dropped); same behaviour as a file store.
+    pub fn open_in_memory() -> Result<SqliteStore> {
+        let conn = Arc::new(Mutex::new(connection::open_memory()?));
+        let writer = Writer::spawn(Arc::clone(&conn))?;
+        Ok(SqliteStore { writer, reader: conn, path: None })
+    }
+
+    /// The database file, or None in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// SQLite's `PRAGMA integrity_check`: an empty list when the database is sound, otherwise
+    /// the problems it reports.
+    pub fn integrity_check(&self) -> Result<Vec<String>> {
+        self.read(|c| {
+            let mut stmt = c.prepare("PRAGMA integrity_check").db()?;
+            let lines = stmt.query_map([], |r| r.get::<_, String>(0)).db()?;
+            let mut problems = Vec::new();
+            for line in lines {
+                let line = line.db()?;
+                if line != "ok" {
+                    problems.push(line);
+                }
+            }
+            Ok(problems)
+        })
+    }
+
+    /// Run a query on the read connection.
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let guard = self.reader.lock().map_err(|_| CoreError::from(StoreError::Poisoned))?;
+        f(&guard)
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn record_turn(&self, turn: NewTurn) -> Result<Turn> {
+        self.writer.run(move |c| write::record_turn(c, turn)).await
+    }
+
+    async fn apply(&self, namespace: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
+        let ns = namespace.clone();
+        self.writer.run(move |c| write::apply(c, &ns, at, ops)).await
+    }
+
+    async fn get_many(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        self.read(|c| read::get_many(c, namespace, ids))
+    }
+
+    async fn active_by_entities(&self, namespace: &Namespace, entities: &[String]) -> Result<Vec<Memory>> {
+        self.read(|c| read::active_by_entities(c, namespace, entities))
+    }
+
+    async fn active(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
+        self.read(|c| read::active(c, namespace))
+    }
+
+    async fn pinned(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
+        self.read(|c| read::pinned(c, namespace))
+    }
+
+    async fn all_memories(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
+        self.read(|c| read::all_memories(c, namespace))
+    }
+
+    async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>> {
+        self.read(|c| read::changed_since(c, rev, limit))
+    }
+
+    async fn max_rev(&self) -> Result<u64> {
+        self.read(read::max_rev)
+    }
+
+    async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>> {
+        self.read(|c| read::history(c, namespace, id))
+    }
+
+    async fn turns(&self, namespace: &Namespace) -> Result<Vec<Turn>> {
+        self.read(|c| read::turns(c, namespace))
+    }
+
+    async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
+        let ns = namespace.clone();
+        let ids = ids.to_vec();
+        self.writer.run(move |c| write::touch(c, &ns, &ids, at)).await
+    }
+
+    async fn namespaces(&self) -> Result<Vec<Namespace>> {
+        self.read(read::namespaces)
+    }
+}

@@ -1,0 +1,43 @@
+//! Registration as the `sqlite` Store plugin.
+//!
+//! ```toml
+//! [store]
+//! kind = "sqlite"
+//! path = "mnemo.db"        # relative to the data directory
+//! in_memory = false        # true: a throw-away store (tests, demos)
+//! synchronous = "normal"   # or "full": also survive power loss (one fsync per write)
+//! ```
+use std::sync::Arc;
+
+use mnemo_core::registry::{BuildContext, Component, Role};
+use mnemo_core::Result;
+use serde::Deserialize;
+
+use crate::sqlite::{SqliteStore, Synchronous};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    #[serde(default = "default_path")]
+    path: String,
+    #[serde(default)]
+    in_memory: bool,
+    #[serde(default)]
+    synchronous: Synchronous,
+}
+
+fn default_path() -> String {
+    "mnemo.db".to_string()
+}
+
+fn build(ctx: &BuildContext<'_>) -> Result<Component> {
+    let s: Settings = ctx.settings()?;
+    let store = if s.in_memory {
+        SqliteStore::open_in_memory()?
+    } else {
+        SqliteStore::open_with(&ctx.data_path(&s.path)?, s.synchronous)?
+    };
+    Ok(Component::Store(Arc::new(store)))
+}
+
+mnemo_core::register_plugin!(Role::Store, "sqlite", "SQLite file store (WAL, one writer thread)", build);

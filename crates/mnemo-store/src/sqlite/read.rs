@@ -1,0 +1,147 @@
+//! Queries. They run on whichever connection they are given: the read connection for the
+//! Store's read methods, the write transaction when the writer needs to look a row up.
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use mnemo_core::text::norm_name;
+use mnemo_core::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Turn};
+use rusqlite::types::Value;
+use rusqlite::{params_from_iter, Connection, Params};
+
+use crate::error::DbResult;
+use crate::sqlite::rows::{event_from_row, memory_from_row, turn_from_row, EVENT_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS};
+
+/// Bound parameters per `IN (...)` query, well under SQLite's limit.
+const CHUNK: usize = 500;
+
+/// Rows of `sql` decoded with `decode`.
+fn collect<T, P: Params>(
+    conn: &Connection,
+    sql: &str,
+    params: P,
+    decode: fn(&rusqlite::Row<'_>) -> Result<T, CoreError>,
+) -> Result<Vec<T>, CoreError> {
+    let mut stmt = conn.prepare_cached(sql).db()?;
+    let mut rows = stmt.query(params).db()?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().db()? {
+        out.push(decode(row)?);
+    }
+    Ok(out)
+}
+
+/// Memories matching a WHERE clause (with its parameters), in the given order.
+fn memories_where<P: Params>(conn: &Connection, clause: &str, params: P) -> Result<Vec<Memory>, CoreError> {
+    collect(conn, &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause}"), params, memory_from_row)
+}
+
+/// `?2, ?3, ...` for `n` values after one leading parameter.
+fn placeholders(n: usize) -> String {
+    (0..n).map(|i| format!("?{}", i + 2)).collect::<Vec<_>>().join(", ")
+}
+
+/// One memory by id, any namespace.
+pub(crate) fn memory(conn: &Connection, id: MemoryId) -> Result<Option<Memory>, CoreError> {
+    Ok(memories_where(conn, "id = ?1", [id.0])?.pop())
+}
+
+/// Memories by id in `ns`, in request order, each once; missing and foreign ids left out.
+pub(crate) fn get_many(conn: &Connection, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>, CoreError> {
+    let mut found: HashMap<MemoryId, Memory> = HashMap::new();
+    for chunk in ids.chunks(CHUNK) {
+        let clause = format!("namespace = ?1 AND id IN ({})", placeholders(chunk.len()));
+        let params = std::iter::once(Value::from(ns.as_str().to_string())).chain(chunk.iter().map(|id| Value::from(id.0)));
+        for m in memories_where(conn, &clause, params_from_iter(params))? {
+            found.insert(m.id, m);
+        }
+    }
+    Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+}
+
+/// Active memories of `ns` mentioning any of `entities` (normalised here too), by id.
+pub(crate) fn active_by_entities(conn: &Connection, ns: &Namespace, entities: &[String]) -> Result<Vec<Memory>, CoreError> {
+    let names: Vec<String> = entities
+        .iter()
+        .map(|e| norm_name(e))
+        .filter(|e| !e.is_empty())
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let mut found: BTreeMap<MemoryId, Memory> = BTreeMap::new();
+    for chunk in names.chunks(CHUNK) {
+        let clause = format!(
+            "namespace = ?1 AND status = 'active' AND id IN \
+             (SELECT memory_id FROM memory_entities WHERE entity_norm IN ({}))",
+            placeholders(chunk.len())
+        );
+        let params = std::iter::once(ns.as_str()).chain(chunk.iter().map(String::as_str));
+        for m in memories_where(conn, &clause, params_from_iter(params))? {
+            found.insert(m.id, m);
+        }
+    }
+    Ok(found.into_values().collect())
+}
+
+/// Active memories of `ns`, by id.
+pub(crate) fn active(conn: &Connection, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
+    memories_where(conn, "namespace = ?1 AND status = 'active' ORDER BY id", [ns.as_str()])
+}
+
+/// Active pinned memories of `ns`, by id.
+pub(crate) fn pinned(conn: &Connection, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
+    memories_where(conn, "namespace = ?1 AND pinned = 1 AND status = 'active' ORDER BY id", [ns.as_str()])
+}
+
+/// Every memory of `ns`, by id.
+pub(crate) fn all_memories(conn: &Connection, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
+    memories_where(conn, "namespace = ?1 ORDER BY id", [ns.as_str()])
+}
+
+/// Memories of any namespace with a rev above `rev`, by rev, at most `limit`.
+pub(crate) fn changed_since(conn: &Connection, rev: u64, limit: usize) -> Result<Vec<Memory>, CoreError> {
+    // A rev beyond i64 cannot exist in SQLite, so nothing is above it.
+    let Ok(rev) = i64::try_from(rev) else { return Ok(Vec::new()) };
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    memories_where(conn, "rev > ?1 ORDER BY rev LIMIT ?2", [rev, limit])
+}
+
+/// The highest rev (0 when empty). Every rev is an event seq, and every event sets its
+/// memory's rev, so the maximum over memories is the store-wide maximum.
+pub(crate) fn max_rev(conn: &Connection) -> Result<u64, CoreError> {
+    let v: i64 = conn.query_row("SELECT COALESCE(MAX(rev), 0) FROM memories", [], |r| r.get(0)).db()?;
+    u64::try_from(v).map_err(|_| CoreError::Store(format!("negative rev {v} in memories")))
+}
+
+/// The events of one memory of `ns`, oldest first (empty for a foreign or missing id).
+pub(crate) fn history(conn: &Connection, ns: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>, CoreError> {
+    let sql = format!(
+        "SELECT {EVENT_COLUMNS} FROM memory_events WHERE memory_id = ?1 \
+         AND memory_id IN (SELECT id FROM memories WHERE id = ?1 AND namespace = ?2) ORDER BY seq"
+    );
+    collect(conn, &sql, rusqlite::params![id.0, ns.as_str()], event_from_row)
+}
+
+/// The turns of `ns`, oldest first.
+pub(crate) fn turns(conn: &Connection, ns: &Namespace) -> Result<Vec<Turn>, CoreError> {
+    let sql = format!("SELECT {TURN_COLUMNS} FROM turns WHERE namespace = ?1 ORDER BY id");
+    collect(conn, &sql, [ns.as_str()], turn_from_row)
+}
+
+/// The namespace of a turn, if it exists.
+pub(crate) fn turn_namespace(conn: &Connection, id: i64) -> Result<Option<String>, CoreError> {
+    use rusqlite::OptionalExtension;
+    conn.query_row("SELECT namespace FROM turns WHERE id = ?1", [id], |r| r.get(0)).optional().db()
+}
+
+/// Every namespace holding a turn or a memory, sorted.
+pub(crate) fn namespaces(conn: &Connection) -> Result<Vec<Namespace>, CoreError> {
+    let mut stmt = conn
+        .prepare_cached("SELECT namespace FROM turns UNION SELECT namespace FROM memories ORDER BY 1")
+        .db()?;
+    let mut rows = stmt.query([]).db()?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().db()? {
+        let s: String = row.get(0).db()?;
+        out.push(Namespace::new(&s).map_err(|e| CoreError::Store(format!("corrupt namespace in the store: {e}")))?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,125 @@
+//! The schema and its migrator: `PRAGMA user_version` is the number of steps applied; steps
+//! above it are applied in one transaction at open. A database from a newer build (a version
+//! this code does not know) is refused rather than half-understood.
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::StoreError;
+
+/// Marks a SQLite file as a Mnemo store (`PRAGMA application_id`, "MNEM").
+pub(crate) const APPLICATION_ID: i64 = 0x4D4E_454D;
+
+/// Migration steps; step `i` brings the schema to version `i + 1`. Append, never edit.
+pub(crate) const MIGRATIONS: &[&str] = &[V1];
+
+/// The newest schema version this code knows.
+pub(crate) fn known_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Version 1. Notes on the choices:
+/// - AUTOINCREMENT so ids (and event seqs, which double as `rev`) are never reused, even
+///   after the highest row is gone — a rev must only ever grow.
+/// - entities and sources are JSON text for an exact round trip (order, case); the lookup
+///   side table `memory_entities` holds the normalised names.
+/// - the claim is stored as written plus normalised entity/attribute for lookups.
+/// - the embedding is a BLOB of little-endian f32 (bit-exact) beside its model id.
+const V1: &str = "
+CREATE TABLE turns (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    namespace   TEXT    NOT NULL,
+    source      TEXT    NOT NULL,
+    at          INTEGER NOT NULL,
+    text        TEXT    NOT NULL,
+    external_id TEXT
+);
+CREATE INDEX turns_namespace ON turns(namespace, id);
+
+CREATE TABLE memories (
+    id                   INTEGER PRIMARY KEY AUTOINCREMENT,
+    namespace            TEXT    NOT NULL,
+    kind                 TEXT    NOT NULL,
+    content              TEXT    NOT NULL,
+    claim_entity         TEXT,
+    claim_attribute      TEXT,
+    claim_value          TEXT,
+    claim_entity_norm    TEXT,
+    claim_attribute_norm TEXT,
+    entities             TEXT    NOT NULL,
+    importance           REAL    NOT NULL,
+    reinforcements       INTEGER NOT NULL DEFAULT 0,
+    sources              TEXT    NOT NULL,
+    provenance           TEXT    NOT NULL,
+    created_at           INTEGER NOT NULL,
+    last_confirmed_at    INTEGER NOT NULL,
+    last_accessed_at     INTEGER,
+    pinned               INTEGER NOT NULL,
+    embedding_model      TEXT,
+    embedding            BLOB,
+    status               TEXT    NOT NULL CHECK (status IN ('active', 'tombstoned')),
+    tombstone_reason     TEXT,
+    tombstoned_at        INTEGER,
+    superseded_by        INTEGER REFERENCES memories(id),
+    rev                  INTEGER NOT NULL
+);
+CREATE INDEX memories_namespace_status ON memories(namespace, status);
+CREATE INDEX memories_namespace_pinned ON memories(namespace, pinned);
+CREATE INDEX memories_claim ON memories(namespace, claim_entity_norm, claim_attribute_norm);
+CREATE INDEX memories_rev ON memories(rev);
+
+CREATE TABLE memory_entities (
+    memory_id   INTEGER NOT NULL REFERENCES memories(id),
+    entity_norm TEXT    NOT NULL,
+    PRIMARY KEY (memory_id, entity_norm)
+) WITHOUT ROWID;
+CREATE INDEX memory_entities_entity ON memory_entities(entity_norm, memory_id);
+
+CREATE TABLE memory_events (
+    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id INTEGER NOT NULL REFERENCES memories(id),
+    at        INTEGER NOT NULL,
+    event     TEXT    NOT NULL,
+    turn_id   INTEGER REFERENCES turns(id),
+    detail    TEXT    NOT NULL
+);
+CREATE INDEX memory_events_memory ON memory_events(memory_id, seq);
+";
+
+/// Check that the database is ours (or empty) and bring it to the newest schema.
+/// Runs under `BEGIN IMMEDIATE` so two processes opening the same new file do not both migrate.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let app_id: i64 = tx.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+    if app_id != 0 && app_id != APPLICATION_ID {
+        return Err(StoreError::Foreign {
+            path: path.to_path_buf(),
+            detail: format!("application_id is {app_id:#x}, Mnemo's is {APPLICATION_ID:#x}"),
+        });
+    }
+    if version > known_version() {
+        return Err(StoreError::FutureSchema { path: path.to_path_buf(), found: version, known: known_version() });
+    }
+    if version < 0 {
+        return Err(StoreError::Foreign { path: path.to_path_buf(), detail: format!("user_version is {version}") });
+    }
+    if version == 0 && tables > 0 {
+        return Err(StoreError::Foreign {
+            path: path.to_path_buf(),
+            detail: format!("it already has {tables} schema objects but no Mnemo schema version"),
+        });
+    }
+    for (step, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let target = step as i64 + 1;
+        let fail = |source| StoreError::Migration { path: path.to_path_buf(), version: target, source };
+        tx.execute_batch(sql).map_err(fail)?;
+        tx.pragma_update(None, "user_version", target).map_err(fail)?;
+    }
+    if app_id == 0 {
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+    }
+    tx.commit()?;
+    Ok(())
+}

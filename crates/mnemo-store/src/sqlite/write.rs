@@ -1,0 +1,257 @@
+//! The write side; runs only on the writer thread. Every call is one transaction.
+//!
+//! `apply` semantics: all ops or none. Inserts are applied first, in order (so a
+//! `MemoryRef::New(i)` may point at an insert placed before or after the tombstone in the
+//! batch), then the other ops in order. Each op appends one event whose seq becomes the
+//! memory's `rev` (so revs are store-wide, strictly increasing, and never reused).
+//!
+//! Event details are small JSON objects: created `{"sources": [...]}`, reinforced and
+//! confirmed `{"source": ...}`, tombstoned `{"reason": ..., "superseded_by": id | null}`.
+use mnemo_core::text::norm_name;
+use mnemo_core::{
+    CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, NewTurn, Timestamp, Turn, TurnId, WriteOp,
+};
+use rusqlite::{params, Connection, Transaction, TransactionBehavior};
+use serde_json::json;
+
+use crate::error::DbResult;
+use crate::sqlite::read;
+use crate::sqlite::rows::encode_vector;
+
+type Result<T> = std::result::Result<T, CoreError>;
+
+/// Start a write transaction; IMMEDIATE takes the write lock up front, so a concurrent
+/// writer in another process waits (busy_timeout) instead of failing at commit.
+fn begin(conn: &mut Connection) -> Result<Transaction<'_>> {
+    conn.transaction_with_behavior(TransactionBehavior::Immediate).db()
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| CoreError::Store(format!("cannot encode JSON: {e}")))
+}
+
+/// Record a turn.
+pub(crate) fn record_turn(conn: &mut Connection, t: NewTurn) -> Result<Turn> {
+    let tx = begin(conn)?;
+    tx.execute(
+        "INSERT INTO turns (namespace, source, at, text, external_id) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![t.namespace.as_str(), t.source, t.at.0, t.text, t.external_id],
+    )
+    .db()?;
+    let id = TurnId(tx.last_insert_rowid());
+    tx.commit().db()?;
+    Ok(Turn { id, namespace: t.namespace, source: t.source, at: t.at, text: t.text, external_id: t.external_id })
+}
+
+/// Set `last_accessed_at` of the memories of `ns` among `ids` (rev untouched; others ignored).
+pub(crate) fn touch(conn: &mut Connection, ns: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
+    let tx = begin(conn)?;
+    {
+        let mut stmt = tx
+            .prepare_cached("UPDATE memories SET last_accessed_at = ?1 WHERE id = ?2 AND namespace = ?3")
+            .db()?;
+        for id in ids {
+            stmt.execute(params![at.0, id.0, ns.as_str()]).db()?;
+        }
+    }
+    tx.commit().db()
+}
+
+/// Apply a batch atomically; returns the inserted ids in insert order.
+pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
+    let inserts = ops.iter().filter(|op| matches!(op, WriteOp::Insert { .. })).count();
+    for (i, op) in ops.iter().enumerate() {
+        if let WriteOp::Tombstone { superseded_by: Some(MemoryRef::New(n)), .. } = op {
+            if *n >= inserts {
+                return Err(CoreError::InvalidInput(format!(
+                    "op {i}: superseded_by refers to insert #{n} of the batch, but the batch has {inserts} insert(s)"
+                )));
+            }
+        }
+    }
+    let tx = begin(conn)?;
+    let mut new_ids = Vec::with_capacity(inserts);
+    let mut rest = Vec::with_capacity(ops.len() - inserts);
+    for op in ops {
+        match op {
+            WriteOp::Insert { memory, turn } => new_ids.push(insert(&tx, ns, at, memory, turn)?),
+            other => rest.push(other),
+        }
+    }
+    for op in rest {
+        match op {
+            WriteOp::Insert { .. } => {}
+            WriteOp::Reinforce { id, source, turn } => reinforce(&tx, ns, at, id, source, turn)?,
+            WriteOp::Confirm { id, source } => confirm(&tx, ns, at, id, source)?,
+            WriteOp::Tombstone { id, reason, superseded_by, turn } => {
+                let by = match superseded_by {
+                    None => None,
+                    // In range: checked above.
+                    Some(MemoryRef::New(n)) => new_ids.get(n).copied(),
+                    Some(MemoryRef::Existing(by)) => Some(existing_in(&tx, ns, by, "tombstone superseded_by")?.id),
+                };
+                tombstone(&tx, ns, at, id, reason, by, turn)?;
+            }
+        }
+    }
+    tx.commit().db()?;
+    Ok(new_ids)
+}
+
+/// Append an event and make its seq the memory's rev.
+fn event(tx: &Transaction<'_>, id: MemoryId, at: Timestamp, kind: &str, turn: Option<TurnId>, detail: &serde_json::Value) -> Result<()> {
+    tx.prepare_cached("INSERT INTO memory_events (memory_id, at, event, turn_id, detail) VALUES (?1, ?2, ?3, ?4, ?5)")
+        .db()?
+        .execute(params![id.0, at.0, kind, turn.map(|t| t.0), detail.to_string()])
+        .db()?;
+    let seq = tx.last_insert_rowid();
+    tx.prepare_cached("UPDATE memories SET rev = ?1 WHERE id = ?2").db()?.execute(params![seq, id.0]).db()?;
+    Ok(())
+}
+
+/// A turn referenced by an op must exist in the batch's namespace.
+fn check_turn(tx: &Transaction<'_>, ns: &Namespace, turn: Option<TurnId>, what: &str) -> Result<()> {
+    let Some(turn) = turn else { return Ok(()) };
+    match read::turn_namespace(tx, turn.0)? {
+        Some(t) if t == ns.as_str() => Ok(()),
+        _ => Err(CoreError::NotFound(format!("{what}: turn {turn} not found in namespace {ns}"))),
+    }
+}
+
+/// The memory `id` of `ns` (any status); a missing or foreign id is NotFound.
+fn existing_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
+    match read::memory(tx, id)? {
+        Some(m) if &m.namespace == ns => Ok(m),
+        _ => Err(CoreError::NotFound(format!("{what}: memory {id} not found in namespace {ns}"))),
+    }
+}
+
+/// The active memory `id` of `ns`; a tombstone is never changed again.
+fn active_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
+    let m = existing_in(tx, ns, id, what)?;
+    if m.status.is_active() {
+        Ok(m)
+    } else {
+        Err(CoreError::InvalidInput(format!(
+            "{what}: memory {id} is tombstoned; a tombstone is never changed or reactivated"
+        )))
+    }
+}
+
+fn insert(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, m: NewMemory, turn: Option<TurnId>) -> Result<MemoryId> {
+    if &m.namespace != ns {
+        return Err(CoreError::InvalidInput(format!(
+            "insert: the memory's namespace {} is not the batch's namespace {ns}",
+            m.namespace
+        )));
+    }
+    if !m.importance.is_finite() {
+        return Err(CoreError::InvalidInput(format!("insert: importance {} is not a finite number", m.importance)));
+    }
+    check_turn(tx, ns, turn, "insert")?;
+    let (norm_entity, norm_attribute) = match &m.claim {
+        Some(c) => {
+            let (e, a) = c.key();
+            (Some(e), Some(a))
+        }
+        None => (None, None),
+    };
+    tx.prepare_cached(
+        "INSERT INTO memories (namespace, kind, content, claim_entity, claim_attribute, claim_value, \
+         claim_entity_norm, claim_attribute_norm, entities, importance, reinforcements, sources, provenance, \
+         created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?13, NULL, ?14, ?15, ?16, 'active', 0)",
+    )
+    .db()?
+    .execute(params![
+        ns.as_str(),
+        m.kind.as_str(),
+        m.content,
+        m.claim.as_ref().map(|c| c.entity.as_str()),
+        m.claim.as_ref().map(|c| c.attribute.as_str()),
+        m.claim.as_ref().map(|c| c.value.as_str()),
+        norm_entity,
+        norm_attribute,
+        to_json(&m.entities)?,
+        f64::from(m.importance),
+        to_json(&m.sources)?,
+        to_json(&m.provenance)?,
+        m.created_at.0,
+        m.pinned,
+        m.embedding.as_ref().map(|e| e.model.as_str()),
+        m.embedding.as_ref().map(|e| encode_vector(&e.vector)),
+    ])
+    .db()?;
+    let id = MemoryId(tx.last_insert_rowid());
+    {
+        let mut stmt = tx
+            .prepare_cached("INSERT OR IGNORE INTO memory_entities (memory_id, entity_norm) VALUES (?1, ?2)")
+            .db()?;
+        for e in m.entities.iter().map(|e| norm_name(e)).filter(|e| !e.is_empty()) {
+            stmt.execute(params![id.0, e]).db()?;
+        }
+    }
+    event(tx, id, at, "created", turn, &json!({ "sources": m.sources }))?;
+    Ok(id)
+}
+
+fn reinforce(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, id: MemoryId, source: String, turn: Option<TurnId>) -> Result<()> {
+    let mut m = active_in(tx, ns, id, "reinforce")?;
+    check_turn(tx, ns, turn, "reinforce")?;
+    m.reinforcements = m
+        .reinforcements
+        .checked_add(1)
+        .ok_or_else(|| CoreError::InvalidInput(format!("reinforce: memory {id} cannot be reinforced further")))?;
+    if !m.sources.contains(&source) {
+        m.sources.push(source.clone());
+    }
+    if let Some(t) = turn {
+        if !m.provenance.turns.contains(&t) {
+            m.provenance.turns.push(t);
+        }
+    }
+    tx.prepare_cached(
+        "UPDATE memories SET reinforcements = ?1, sources = ?2, provenance = ?3, last_confirmed_at = ?4 WHERE id = ?5",
+    )
+    .db()?
+    .execute(params![m.reinforcements, to_json(&m.sources)?, to_json(&m.provenance)?, at.0, id.0])
+    .db()?;
+    event(tx, id, at, "reinforced", turn, &json!({ "source": source }))
+}
+
+fn confirm(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, id: MemoryId, source: String) -> Result<()> {
+    let mut m = active_in(tx, ns, id, "confirm")?;
+    if !m.sources.contains(&source) {
+        m.sources.push(source.clone());
+    }
+    tx.prepare_cached("UPDATE memories SET sources = ?1, last_confirmed_at = ?2 WHERE id = ?3")
+        .db()?
+        .execute(params![to_json(&m.sources)?, at.0, id.0])
+        .db()?;
+    event(tx, id, at, "confirmed", None, &json!({ "source": source }))
+}
+
+fn tombstone(
+    tx: &Transaction<'_>,
+    ns: &Namespace,
+    at: Timestamp,
+    id: MemoryId,
+    reason: String,
+    superseded_by: Option<MemoryId>,
+    turn: Option<TurnId>,
+) -> Result<()> {
+    active_in(tx, ns, id, "tombstone")?;
+    check_turn(tx, ns, turn, "tombstone")?;
+    if superseded_by == Some(id) {
+        return Err(CoreError::InvalidInput(format!("tombstone: memory {id} cannot supersede itself")));
+    }
+    tx.prepare_cached(
+        "UPDATE memories SET status = 'tombstoned', tombstone_reason = ?1, tombstoned_at = ?2, superseded_by = ?3 \
+         WHERE id = ?4",
+    )
+    .db()?
+    .execute(params![reason, at.0, superseded_by.map(|m| m.0), id.0])
+    .db()?;
+    event(tx, id, at, "tombstoned", turn, &json!({ "reason": reason, "superseded_by": superseded_by.map(|m| m.0) }))
+}
+

@@ -1,0 +1,521 @@
+//! `TantivyIndex`: BM25 over content + entities (tantivy) and exact dense vectors (a
+//! [`VectorIndex`](crate::vector::VectorIndex)), fused by weighted reciprocal rank.
+//!
+//! - ONE long-lived `IndexWriter`; commits are batched by size (`commit_every_docs`) and by
+//!   age (`commit_interval_ms`, judged by the injected clock at the next write), on `flush()`
+//!   and, best effort, on drop. A search sees the newest writes at once through the
+//!   [`overlay`] of uncommitted documents and removals.
+//! - The namespace is a raw term filter inside the tantivy query; vectors are partitioned by
+//!   namespace, so a search scans only its own.
+//! - On disk: `<path>/tantivy/` (tantivy's files) and `<path>/vectors-<gen>.log` (see
+//!   [`vector_log`]). Each commit's payload records the schema version, the Store watermark
+//!   it covers and the vector log's valid length, so the watermark is never ahead of the
+//!   documents. A missing, corrupt or other-version index reports `IndexState::Stale` and is
+//!   wiped by `clear()` before the engine rebuilds it from the Store.
+mod overlay;
+mod schema;
+mod settings;
+pub mod vector_log;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use async_trait::async_trait;
+use mnemo_core::registry::{BuildContext, Component, Role};
+use mnemo_core::{Clock, CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery, Timestamp};
+use tantivy::collector::TopDocs;
+use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::brute::indexed_text;
+use crate::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
+use crate::vector::{FlatVectors, VectorIndex};
+use overlay::{Overlay, Stats};
+use schema::{Fields, Payload, SCHEMA_VERSION, TOKENIZER};
+pub use settings::TantivySettings;
+use vector_log::VecOp;
+
+fn terr(what: &str, e: impl std::fmt::Display) -> CoreError {
+    CoreError::Index(format!("tantivy: {what}: {e}"))
+}
+
+/// The open tantivy index and its one writer.
+struct Live {
+    writer: IndexWriter<TantivyDocument>,
+    reader: IndexReader,
+    fields: Fields,
+    analyzer: TextAnalyzer,
+}
+
+struct Inner {
+    live: Option<Live>,
+    /// Why the index must be rebuilt (cleared by `clear()`).
+    stale: Option<String>,
+    overlay: Overlay,
+    vectors: FlatVectors,
+    pending_vectors: Vec<VecOp>,
+    /// Watermark set by the engine (durable at the next commit).
+    watermark: u64,
+    /// Watermark of the last commit.
+    durable_watermark: u64,
+    vectors_generation: u64,
+    vectors_len: u64,
+    /// Bytes of live vectors when the log was last rewritten (to judge when to compact).
+    last_commit: Timestamp,
+}
+
+/// The tantivy hybrid index (see the module docs).
+pub struct TantivyIndex {
+    inner: RwLock<Inner>,
+    settings: TantivySettings,
+    fusion: FusionSettings,
+    clock: Arc<dyn Clock>,
+    /// The index directory; None in RAM.
+    dir: Option<PathBuf>,
+}
+
+impl TantivyIndex {
+    /// An index in RAM (nothing persists).
+    pub fn in_memory(settings: TantivySettings, clock: Arc<dyn Clock>) -> Result<Self> {
+        settings.validate()?;
+        let live = Self::create_live(None, &settings)?;
+        Ok(Self::assemble(Some(live), None, settings, clock, None, None))
+    }
+
+    /// Open the index in `dir`, creating it when missing. A missing, corrupt or other-version
+    /// index is reported by `state()` as stale (never an error here); only a failure to use
+    /// the directory at all (permissions, a lock held by another process) is an error.
+    pub fn open(dir: &Path, settings: TantivySettings, clock: Arc<dyn Clock>) -> Result<Self> {
+        settings.validate()?;
+        let tdir = dir.join("tantivy");
+        let fresh = |why: String, s: &TantivySettings| -> Result<(Option<Live>, Option<String>, Option<(Payload, FlatVectors)>)> {
+            std::fs::create_dir_all(&tdir).map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
+            Ok((Some(Self::create_live(Some(&tdir), s)?), Some(why), None))
+        };
+        let (live, stale, loaded) = if !tdir.join("meta.json").exists() {
+            fresh(format!("no index at {}", dir.display()), &settings)?
+        } else {
+            match Self::open_live(dir, &tdir, &settings) {
+                Ok((live, Ok(loaded))) => (Some(live), None, Some(loaded)),
+                Ok((live, Err(why))) => (Some(live), Some(why), None),
+                Err(OpenError::Fatal(e)) => return Err(e),
+                Err(OpenError::Corrupt(why)) => (None, Some(why), None),
+            }
+        };
+        Ok(Self::assemble(live, stale, settings, clock, Some(dir.to_path_buf()), loaded))
+    }
+
+    fn assemble(
+        live: Option<Live>,
+        stale: Option<String>,
+        settings: TantivySettings,
+        clock: Arc<dyn Clock>,
+        dir: Option<PathBuf>,
+        loaded: Option<(Payload, FlatVectors)>,
+    ) -> Self {
+        let now = clock.now();
+        let (watermark, generation, len, vectors) = match loaded {
+            Some((p, v)) => (p.watermark, p.vectors_generation, p.vectors_len, v),
+            None => (0, 0, 0, FlatVectors::new()),
+        };
+        let inner = Inner {
+            live,
+            stale,
+            overlay: Overlay::default(),
+            vectors,
+            pending_vectors: Vec::new(),
+            watermark,
+            durable_watermark: watermark,
+            vectors_generation: generation,
+            vectors_len: len,
+            last_commit: now,
+        };
+        let fusion = settings.fusion();
+        TantivyIndex { inner: RwLock::new(inner), settings, fusion, clock, dir }
+    }
+
+    fn create_live(tdir: Option<&Path>, s: &TantivySettings) -> Result<Live> {
+        let (sch, fields) = schema::schema();
+        let index = match tdir {
+            None => tantivy::Index::create_in_ram(sch),
+            Some(d) => tantivy::Index::create_in_dir(d, sch).map_err(|e| terr(&format!("cannot create index in {}", d.display()), e))?,
+        };
+        Self::live_of(index, fields, s)
+    }
+
+    fn live_of(index: tantivy::Index, fields: Fields, s: &TantivySettings) -> Result<Live> {
+        let analyzer = schema::analyzer(s.stemming);
+        index.tokenizers().register(TOKENIZER, analyzer.clone());
+        let writer = index
+            .writer_with_num_threads(1, s.writer_memory_mb * 1024 * 1024)
+            .map_err(|e| terr("cannot open the index writer (is another process using this index?)", e))?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| terr("cannot open a reader", e))?;
+        Ok(Live { writer, reader, fields, analyzer })
+    }
+
+    /// Open an existing index: the live parts, and either its payload + vectors or why it is
+    /// stale.
+    #[allow(clippy::type_complexity)]
+    fn open_live(dir: &Path, tdir: &Path, s: &TantivySettings) -> std::result::Result<(Live, std::result::Result<(Payload, FlatVectors), String>), OpenError> {
+        let index = tantivy::Index::open_in_dir(tdir).map_err(|e| OpenError::Corrupt(format!("cannot open the index in {}: {e}", tdir.display())))?;
+        let fields = schema::fields_of(&index.schema()).map_err(|e| OpenError::Corrupt(format!("{}: {e}", tdir.display())))?;
+        let metas = index.load_metas().map_err(|e| OpenError::Corrupt(format!("{}: cannot read meta.json: {e}", tdir.display())))?;
+        let live = Self::live_of(index, fields, s).map_err(OpenError::Fatal)?;
+        let payload: Payload = match metas.payload.as_deref().map(serde_json::from_str::<Payload>) {
+            Some(Ok(p)) => p,
+            Some(Err(e)) => return Ok((live, Err(format!("{}: unreadable commit payload: {e}", tdir.display())))),
+            None => return Ok((live, Err(format!("{}: no Mnemo commit payload", tdir.display())))),
+        };
+        if payload.schema != SCHEMA_VERSION {
+            return Ok((live, Err(format!("{}: schema version {} (this build writes {SCHEMA_VERSION})", tdir.display(), payload.schema))));
+        }
+        if payload.stemming != s.stemming {
+            return Ok((live, Err(format!("{}: built with stemming = {}, configured {}", tdir.display(), payload.stemming, s.stemming))));
+        }
+        let mut vectors = FlatVectors::new();
+        if payload.vectors_len > 0 {
+            if let Err(why) = vector_log::load(dir, payload.vectors_generation, payload.vectors_len, &mut vectors) {
+                return Ok((live, Err(why)));
+            }
+        }
+        Ok((live, Ok((payload, vectors))))
+    }
+
+    fn read(&self) -> Result<RwLockReadGuard<'_, Inner>> {
+        self.inner.read().map_err(|_| CoreError::Index("tantivy index lock poisoned by an earlier panic".into()))
+    }
+
+    fn write(&self) -> Result<RwLockWriteGuard<'_, Inner>> {
+        self.inner.write().map_err(|_| CoreError::Index("tantivy index lock poisoned by an earlier panic".into()))
+    }
+
+    /// Commit pending changes: vectors first (appended, synced), then the tantivy commit whose
+    /// payload names the vector log length and the watermark, then a reader reload; only then is
+    /// the overlay dropped.
+    fn commit(&self, g: &mut Inner) -> Result<()> {
+        let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
+        let (generation, len) = match &self.dir {
+            None => (0, 0),
+            Some(dir) => {
+                let live_bytes = (g.vectors.len() * (g.vectors.dims() * 4 + 32)) as u64;
+                let compact = g.vectors_len == 0 || g.vectors_len > 2 * live_bytes + (64 << 20);
+                if compact {
+                    // A new generation with only the live vectors; the old one is removed after
+                    // the commit that stops naming it.
+                    let generation = g.vectors_generation + 1;
+                    (generation, vector_log::write_generation(dir, generation, &g.vectors)?)
+                } else if g.pending_vectors.is_empty() {
+                    (g.vectors_generation, g.vectors_len)
+                } else {
+                    (g.vectors_generation, vector_log::append(dir, g.vectors_generation, g.vectors_len, &g.pending_vectors)?)
+                }
+            }
+        };
+        let payload = Payload { schema: SCHEMA_VERSION, stemming: self.settings.stemming, watermark: g.watermark, vectors_generation: generation, vectors_len: len };
+        let text = serde_json::to_string(&payload).map_err(|e| terr("cannot encode the commit payload", e))?;
+        let mut prepared = live.writer.prepare_commit().map_err(|e| terr("cannot prepare a commit", e))?;
+        prepared.set_payload(&text);
+        prepared.commit().map_err(|e| terr("commit failed", e))?;
+        live.reader.reload().map_err(|e| terr("cannot reload the reader", e))?;
+        if generation != g.vectors_generation {
+            if let Some(dir) = &self.dir {
+                vector_log::remove_other_generations(dir, Some(generation));
+            }
+        }
+        g.vectors_generation = generation;
+        g.vectors_len = len;
+        g.pending_vectors.clear();
+        g.overlay.clear();
+        g.durable_watermark = g.watermark;
+        g.last_commit = self.clock.now();
+        Ok(())
+    }
+
+    fn maybe_commit(&self, g: &mut Inner) -> Result<()> {
+        let pending = g.overlay.pending;
+        let age = self.clock.now().millis().saturating_sub(g.last_commit.millis());
+        if pending >= self.settings.commit_every_docs || (pending > 0 && age >= self.settings.commit_interval_ms as i64) {
+            self.commit(g)?;
+        }
+        Ok(())
+    }
+
+    /// Lexical hits of `q` (committed + overlay), scores normalised by the query's best
+    /// attainable BM25 score (Σ over its terms of idf·(k1+1)), best first.
+    fn lexical(&self, g: &Inner, q: &SearchQuery, limit: usize) -> Result<Vec<Hit>> {
+        let Some(live) = g.live.as_ref() else { return Err(stale_err(g)) };
+        let mut analyzer = live.analyzer.clone();
+        let mut terms = schema::tokens(&mut analyzer, &q.text);
+        terms.sort();
+        terms.dedup();
+        if terms.is_empty() || limit == 0 {
+            return Ok(vec![]);
+        }
+        let searcher = live.reader.searcher();
+        let stats = Stats { searcher: &searcher, overlay: &g.overlay };
+        let n = stats.total_num_docs().map_err(|e| terr("statistics", e))?;
+        let avg = stats.total_num_tokens(live.fields.text).map_err(|e| terr("statistics", e))? as f32 / n as f32;
+        let mut weights = Vec::with_capacity(terms.len());
+        let mut max = 0.0f32;
+        for t in &terms {
+            let term = Term::from_field_text(live.fields.text, t);
+            let df = stats.doc_freq(&term).map_err(|e| terr("statistics", e))?;
+            if df == 0 {
+                continue;
+            }
+            let w = Bm25Weight::for_one_term(df, n, avg);
+            max += w.max_score();
+            weights.push((t.clone(), w));
+        }
+        if weights.is_empty() || max <= 0.0 {
+            return Ok(vec![]);
+        }
+        let mut hits: Vec<Hit> = g.overlay.score(&q.namespace, &weights).into_iter().map(|(id, s)| Hit { id, score: s }).collect();
+        let should: Vec<(Occur, Box<dyn Query>)> = weights
+            .iter()
+            .map(|(t, _)| {
+                let tq: Box<dyn Query> = Box::new(TermQuery::new(Term::from_field_text(live.fields.text, t), IndexRecordOption::WithFreqs));
+                (Occur::Should, tq)
+            })
+            .collect();
+        let ns_filter: Box<dyn Query> = Box::new(ConstScoreQuery::new(
+            Box::new(TermQuery::new(Term::from_field_text(live.fields.ns, q.namespace.as_str()), IndexRecordOption::Basic)),
+            0.0,
+        ));
+        let query = BooleanQuery::new(vec![(Occur::Must, ns_filter), (Occur::Must, Box::new(BooleanQuery::new(should)))]);
+        let want = limit + g.overlay.hidden_bound(&q.namespace);
+        let top = searcher
+            .search_with_statistics_provider(&query, &TopDocs::with_limit(want).order_by_score(), &stats)
+            .map_err(|e| terr("search failed", e))?;
+        let mut columns = std::collections::HashMap::new();
+        for (score, addr) in top {
+            let col = match columns.entry(addr.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => v.insert(
+                    searcher.segment_reader(addr.segment_ord).fast_fields().i64("id").map_err(|e| terr("id column", e))?,
+                ),
+            };
+            let Some(id) = col.first(addr.doc_id) else { continue };
+            let id = MemoryId(id);
+            if !g.overlay.hides(&q.namespace, id) {
+                hits.push(Hit { id, score });
+            }
+        }
+        for h in &mut hits {
+            h.score = (h.score / max).clamp(0.0, 1.0);
+        }
+        sort_hits(&mut hits);
+        hits.truncate(limit);
+        Ok(hits)
+    }
+
+    fn dense(g: &Inner, q: &SearchQuery, limit: usize) -> Result<Vec<Hit>> {
+        let Some(e) = &q.embedding else { return Ok(vec![]) };
+        Ok(g.vectors.search(&q.namespace, e, limit)?.into_iter().map(|(id, s)| Hit { id, score: s.clamp(0.0, 1.0) }).collect())
+    }
+
+    /// Vectors held (for tests and reports).
+    pub fn vector_count(&self) -> Result<usize> {
+        Ok(self.read()?.vectors.len())
+    }
+}
+
+enum OpenError {
+    /// The index cannot be used as it is: rebuild.
+    Corrupt(String),
+    /// Nothing can be done here (e.g. locked by another process).
+    Fatal(CoreError),
+}
+
+fn stale_err(g: &Inner) -> CoreError {
+    CoreError::Index(format!(
+        "the index must be rebuilt before use ({}); the engine's sync_index does it",
+        g.stale.as_deref().unwrap_or("unusable")
+    ))
+}
+
+#[async_trait]
+impl Index for TantivyIndex {
+    async fn upsert(&self, docs: Vec<IndexDoc>) -> Result<()> {
+        let mut g = self.write()?;
+        let g = &mut *g;
+        let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
+        let dims = g.vectors.dims();
+        let mut batch_dims = dims;
+        for d in &docs {
+            if let Some(v) = &d.embedding {
+                if batch_dims == 0 {
+                    batch_dims = v.len();
+                }
+                if v.len() != batch_dims || v.is_empty() || v.iter().any(|x| !x.is_finite()) {
+                    return Err(CoreError::InvalidInput(format!(
+                        "memory {}: embedding of {} dimensions does not fit the index's {batch_dims} (or is empty / not finite)",
+                        d.id,
+                        v.len()
+                    )));
+                }
+            }
+        }
+        for d in docs {
+            let text = indexed_text(&d);
+            live.writer.delete_term(Term::from_field_i64(live.fields.id, d.id.0));
+            let mut doc = TantivyDocument::default();
+            doc.add_i64(live.fields.id, d.id.0);
+            doc.add_text(live.fields.ns, d.namespace.as_str());
+            doc.add_text(live.fields.text, &text);
+            live.writer.add_document(doc).map_err(|e| terr("cannot add a document", e))?;
+            let toks = schema::tokens(&mut live.analyzer, &text);
+            g.overlay.put(d.id, &d.namespace, &toks);
+            match d.embedding {
+                Some(v) => {
+                    g.vectors.upsert(&d.namespace, d.id, &v)?;
+                    if self.dir.is_some() {
+                        g.pending_vectors.push(VecOp::Upsert(d.namespace, d.id, v));
+                    }
+                }
+                None => {
+                    if g.vectors.remove(d.id) && self.dir.is_some() {
+                        g.pending_vectors.push(VecOp::Remove(d.id));
+                    }
+                }
+            }
+        }
+        self.maybe_commit(g)
+    }
+
+    async fn remove(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<()> {
+        let mut g = self.write()?;
+        let g = &mut *g;
+        let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
+        for id in ids {
+            // Delete only within the namespace asked: the partition holds for removals too.
+            let q = BooleanQuery::new(vec![
+                (Occur::Must, Box::new(TermQuery::new(Term::from_field_i64(live.fields.id, id.0), IndexRecordOption::Basic)) as Box<dyn Query>),
+                (Occur::Must, Box::new(TermQuery::new(Term::from_field_text(live.fields.ns, namespace.as_str()), IndexRecordOption::Basic))),
+            ]);
+            live.writer.delete_query(Box::new(q)).map_err(|e| terr("cannot delete", e))?;
+            g.overlay.remove(namespace, *id);
+            if g.vectors.namespace_of(*id) == Some(namespace) {
+                g.vectors.remove(*id);
+                if self.dir.is_some() {
+                    g.pending_vectors.push(VecOp::Remove(*id));
+                }
+            }
+        }
+        self.maybe_commit(g)
+    }
+
+    async fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>> {
+        let g = self.read()?;
+        if g.live.is_none() {
+            return Err(stale_err(&g));
+        }
+        if q.limit == 0 {
+            return Ok(vec![]);
+        }
+        match q.mode {
+            SearchMode::Lexical => self.lexical(&g, q, q.limit),
+            SearchMode::Dense => {
+                if q.embedding.is_none() {
+                    return Err(CoreError::InvalidInput("a dense search needs a query embedding".into()));
+                }
+                Self::dense(&g, q, q.limit)
+            }
+            SearchMode::Hybrid => {
+                let depth = fusion_depth(q.limit);
+                let l: Vec<MemoryId> = self.lexical(&g, q, depth)?.into_iter().map(|h| h.id).collect();
+                // A vector at or below 0 cosine shares nothing with the query: it does not vote.
+                let d: Vec<MemoryId> = Self::dense(&g, q, depth)?.into_iter().filter(|h| h.score > 0.0).map(|h| h.id).collect();
+                let f = &self.fusion;
+                Ok(rrf(&[(f.lexical_weight, &l), (f.dense_weight, &d)], f.rrf_k, q.limit))
+            }
+        }
+    }
+
+    async fn state(&self) -> Result<IndexState> {
+        let g = self.read()?;
+        Ok(match &g.stale {
+            Some(why) => IndexState::Stale(why.clone()),
+            None if self.dir.is_none() => IndexState::UpTo(g.watermark),
+            None => IndexState::UpTo(g.durable_watermark),
+        })
+    }
+
+    async fn set_watermark(&self, rev: u64) -> Result<()> {
+        self.write()?.watermark = rev;
+        Ok(())
+    }
+
+    async fn flush(&self) -> Result<()> {
+        let mut g = self.write()?;
+        if g.live.is_none() {
+            return Err(stale_err(&g));
+        }
+        let dirty = g.overlay.pending > 0 || g.watermark != g.durable_watermark || !g.pending_vectors.is_empty();
+        if dirty {
+            self.commit(&mut g)?;
+        }
+        Ok(())
+    }
+
+    async fn clear(&self) -> Result<()> {
+        let mut g = self.write()?;
+        let g = &mut *g;
+        match g.live.as_mut() {
+            Some(live) => {
+                live.writer.delete_all_documents().map_err(|e| terr("cannot delete all documents", e))?;
+            }
+            None => {
+                // Corrupt: wipe our directory and start anew.
+                if let Some(dir) = &self.dir {
+                    let tdir = dir.join("tantivy");
+                    if tdir.exists() {
+                        std::fs::remove_dir_all(&tdir).map_err(|e| terr(&format!("cannot remove {}", tdir.display()), e))?;
+                    }
+                    std::fs::create_dir_all(&tdir).map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
+                    g.live = Some(Self::create_live(Some(&tdir), &self.settings)?);
+                }
+            }
+        }
+        g.overlay.clear();
+        g.vectors.clear();
+        g.pending_vectors.clear();
+        g.watermark = 0;
+        // Force a fresh vector generation at the commit below.
+        g.vectors_len = 0;
+        g.stale = None;
+        self.commit(g)
+    }
+}
+
+impl Drop for TantivyIndex {
+    fn drop(&mut self) {
+        // Best effort: a crash instead of a drop loses only what the Store replays anyway.
+        if let Ok(mut g) = self.inner.write() {
+            let dirty = g.live.is_some() && g.stale.is_none() && (g.overlay.pending > 0 || g.watermark != g.durable_watermark);
+            if dirty {
+                let _ = self.commit(&mut g);
+            }
+        }
+    }
+}
+
+fn build(ctx: &BuildContext<'_>) -> Result<Component> {
+    let s: TantivySettings = ctx.settings()?;
+    let idx = if s.in_memory {
+        TantivyIndex::in_memory(s, ctx.clock.clone())?
+    } else {
+        let dir = ctx.data_path(&s.path)?;
+        TantivyIndex::open(&dir, s, ctx.clock.clone())?
+    };
+    Ok(Component::Index(Arc::new(idx)))
+}
+
+mnemo_core::register_plugin!(
+    Role::Index,
+    "tantivy",
+    "tantivy BM25 + exact dense vectors, weighted rank fusion; persistent (or in RAM)",
+    build
+);
