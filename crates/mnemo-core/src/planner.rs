@@ -214,7 +214,9 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
                 format!("over {} quota ({} tokens), packed from unused quota; {used}/{budget}", c.memory.kind, quota[k]),
             ));
         } else {
-            let reason = if c.tokens > budget - kind_used.iter().sum::<usize>().min(budget) && kind_used[k] + c.tokens <= quota[k] {
+            // Bigger than the whole budget, or its kind had room: the budget is what binds.
+            // Otherwise its kind's quota was full and no unused budget was left to flow to it.
+            let reason = if c.tokens > budget || kind_used[k] + c.tokens <= quota[k] {
                 TraceReason::Budget
             } else {
                 TraceReason::Quota

@@ -81,7 +81,7 @@ pub struct SystemOutcome {
 impl SystemOutcome {
     /// Assemble from probe and matcher results; computes pass and counts.
     pub fn new(system: &str, probes: Vec<ProbeOutcome>, matchers: Vec<MatcherOutcome>, tombstoned: usize, collateral: Vec<String>) -> Self {
-        let list = |l: &str| matchers.iter().filter(move |m| m.list == l);
+        let count = |l: &str, met_only: bool| matchers.iter().filter(|m| m.list == l && (m.met || !met_only)).count();
         let counts = Counts {
             scenarios: 1,
             passed: 0,
@@ -90,10 +90,10 @@ impl SystemOutcome {
             missed: probes.iter().filter(|p| p.score.missed).count(),
             tombstoned,
             tombstoned_matched: tombstoned.saturating_sub(collateral.len()),
-            forgotten_matchers: list("forgotten").count(),
-            forgotten_met: list("forgotten").filter(|m| m.met).count(),
-            kept_matchers: list("kept").count(),
-            kept_met: list("kept").filter(|m| m.met).count(),
+            forgotten_matchers: count("forgotten", false),
+            forgotten_met: count("forgotten", true),
+            kept_matchers: count("kept", false),
+            kept_met: count("kept", true),
         };
         let pass = counts.passes(probes.iter().filter(|p| p.score.correct).count());
         let counts = Counts { passed: usize::from(pass), ..counts };

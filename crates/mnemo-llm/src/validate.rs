@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use mnemo_core::{Candidate, Claim, ForgetCommand, MemoryId, MemoryKind, Verdict};
 use serde_json::{Map, Value};
 
-/// Parse an answer as one JSON object. A single surrounding Markdown code fence (```json …
-/// ```) is tolerated, since chat models add one even when told not to.
+/// Parse an answer as one JSON object. A single surrounding Markdown code fence (three
+/// backticks, optionally `json`) is tolerated, since chat models add one even when told not to.
 pub fn parse_json(content: &str) -> Result<Value, String> {
     let mut s = content.trim();
     if let Some(rest) = s.strip_prefix("```") {

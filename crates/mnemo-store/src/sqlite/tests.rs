@@ -1,1 +1,275 @@
-// x
+//! SQLite-specific tests: opening refused files, migrations, corrupt rows, reopening,
+//! concurrent writers, shutdown and the plugin. The Store contract itself is checked by the
+//! conformance suite in tests/store_conformance.rs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use mnemo_core::registry::{self, BuildContext, Component, Role};
+use mnemo_core::{
+    ClientKind, CoreError, MemoryId, MemoryKind, Namespace, NewMemory, Provenance, SimClock, Store, Timestamp, WriteOp,
+};
+use rusqlite::Connection;
+
+use super::schema::{known_version, APPLICATION_ID};
+use super::SqliteStore;
+
+fn ns() -> Namespace {
+    Namespace::new("alpha").unwrap()
+}
+
+fn mem(content: &str) -> NewMemory {
+    NewMemory {
+        namespace: ns(),
+        kind: MemoryKind::Semantic,
+        content: content.to_string(),
+        claim: None,
+        entities: vec!["acme".to_string()],
+        importance: 0.5,
+        sources: vec!["user".to_string()],
+        provenance: Provenance { turns: vec![], client: ClientKind::Fake, model: "fake".to_string() },
+        created_at: Timestamp(1_000),
+        pinned: false,
+        embedding: None,
+    }
+}
+
+async fn insert(s: &SqliteStore, content: &str) -> MemoryId {
+    s.apply(&ns(), Timestamp(1_000), vec![WriteOp::Insert { memory: mem(content), turn: None }]).await.unwrap()[0]
+}
+
+fn open_err(path: &Path) -> String {
+    match SqliteStore::open(path) {
+        Ok(_) => panic!("opening {} should fail", path.display()),
+        Err(CoreError::Store(msg)) => msg,
+        Err(other) => panic!("expected a store error, got {other:?}"),
+    }
+}
+
+fn pragma(path: &Path, name: &str) -> i64 {
+    Connection::open(path).unwrap().query_row(&format!("PRAGMA {name}"), [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn a_newer_schema_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    for app_id in [APPLICATION_ID, 0] {
+        let path = dir.path().join(format!("future-{app_id}.db"));
+        let c = Connection::open(&path).unwrap();
+        c.pragma_update(None, "application_id", app_id).unwrap();
+        c.pragma_update(None, "user_version", 99).unwrap();
+        drop(c);
+        let msg = open_err(&path);
+        assert!(msg.contains("schema version 99 is newer"), "{msg}");
+        assert!(msg.contains(&path.display().to_string()), "the error names the file: {msg}");
+        assert_eq!(pragma(&path, "user_version"), 99, "a refused file is left as it was");
+    }
+}
+
+#[test]
+fn a_garbage_file_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("garbage.db");
+    std::fs::write(&big, (0..8192u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<_>>()).unwrap();
+    let small = dir.path().join("notes.db");
+    std::fs::write(&small, "these are my notes, not a database\n").unwrap();
+    for path in [&big, &small] {
+        let msg = open_err(path);
+        assert!(msg.contains("not a SQLite database"), "{msg}");
+        assert!(msg.contains(&path.display().to_string()), "the error names the file: {msg}");
+    }
+}
+
+#[test]
+fn another_applications_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("erp.db");
+    Connection::open(&theirs).unwrap().execute_batch("CREATE TABLE customers (id INTEGER PRIMARY KEY);").unwrap();
+    let msg = open_err(&theirs);
+    assert!(msg.contains("not a Mnemo store"), "{msg}");
+    let tagged = dir.path().join("tagged.db");
+    Connection::open(&tagged).unwrap().pragma_update(None, "application_id", 42).unwrap();
+    assert!(open_err(&tagged).contains("application_id"));
+}
+
+#[tokio::test]
+async fn migrations_run_once_and_data_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/mnemo.db");
+    let (first, rev) = {
+        let s = SqliteStore::open(&path).unwrap();
+        let id = insert(&s, "kept").await;
+        (id, s.max_rev().await.unwrap())
+    };
+    assert_eq!(pragma(&path, "user_version"), known_version());
+    assert_eq!(pragma(&path, "application_id"), APPLICATION_ID);
+    let s = SqliteStore::open(&path).unwrap();
+    assert_eq!(s.get_many(&ns(), &[first]).await.unwrap()[0].content, "kept");
+    assert_eq!(s.max_rev().await.unwrap(), rev, "rev survives a reopen");
+    let second = insert(&s, "new").await;
+    assert!(second > first, "ids keep increasing after a reopen");
+    assert!(s.max_rev().await.unwrap() > rev, "revs keep increasing after a reopen");
+    assert!(s.integrity_check().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_corrupt_row_is_an_error_naming_the_row() {
+    let edits = [
+        ("UPDATE memories SET kind = 'bogus' WHERE id = ?1", "kind"),
+        ("UPDATE memories SET sources = '[not json' WHERE id = ?1", "sources"),
+        ("UPDATE memories SET content = CAST(X'FFFE41' AS TEXT) WHERE id = ?1", "content"),
+        ("UPDATE memories SET embedding = X'010203', embedding_model = 'm' WHERE id = ?1", "embedding"),
+        ("UPDATE memories SET status = 'tombstoned' WHERE id = ?1", "reason"),
+        ("UPDATE memories SET importance = 'high' WHERE id = ?1", "importance"),
+    ];
+    for (sql, column) in edits {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mnemo.db");
+        let id = {
+            let s = SqliteStore::open(&path).unwrap();
+            insert(&s, "fine").await;
+            insert(&s, "damaged").await
+        };
+        Connection::open(&path).unwrap().execute(sql, [id.0]).unwrap();
+        let s = SqliteStore::open(&path).unwrap();
+        for r in [s.get_many(&ns(), &[id]).await, s.all_memories(&ns()).await, s.changed_since(0, 10).await] {
+            match r {
+                Err(CoreError::Store(msg)) => {
+                    assert!(msg.contains(&format!("memories row {id}")), "names the row: {msg}");
+                    assert!(msg.contains(column), "names what is wrong ({column}): {msg}");
+                }
+                other => panic!("{sql}: expected a store error, got {other:?}"),
+            }
+        }
+        // The undamaged row still reads.
+        assert_eq!(s.get_many(&ns(), &[MemoryId(id.0 - 1)]).await.unwrap()[0].content, "fine");
+    }
+}
+
+#[tokio::test]
+async fn a_corrupt_turn_is_an_error_naming_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    {
+        let s = SqliteStore::open(&path).unwrap();
+        let t = mnemo_core::NewTurn { namespace: ns(), source: "u".into(), at: Timestamp(1), text: "hi".into(), external_id: None };
+        s.record_turn(t).await.unwrap();
+    }
+    Connection::open(&path).unwrap().execute("UPDATE turns SET text = CAST(X'C328' AS TEXT)", []).unwrap();
+    let s = SqliteStore::open(&path).unwrap();
+    match s.turns(&ns()).await {
+        Err(CoreError::Store(msg)) => assert!(msg.contains("turns row 1") && msg.contains("text"), "{msg}"),
+        other => panic!("expected a store error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn non_finite_importance_is_invalid_input() {
+    let s = SqliteStore::open_in_memory().unwrap();
+    let m = NewMemory { importance: f32::NAN, ..mem("x") };
+    let r = s.apply(&ns(), Timestamp(1), vec![WriteOp::Insert { memory: m, turn: None }]).await;
+    assert!(matches!(r, Err(CoreError::InvalidInput(ref msg)) if msg.contains("importance")), "{r:?}");
+}
+
+#[tokio::test]
+async fn errors_name_the_memory_and_namespace() {
+    let s = SqliteStore::open_in_memory().unwrap();
+    let id = insert(&s, "x").await;
+    let other = Namespace::new("beta").unwrap();
+    let r = s.apply(&other, Timestamp(2), vec![WriteOp::Confirm { id, source: "erp".into() }]).await;
+    assert!(matches!(&r, Err(CoreError::NotFound(m)) if m.contains(&format!("memory {id}")) && m.contains("beta")), "{r:?}");
+    let tomb = || WriteOp::Tombstone { id, reason: "r".into(), superseded_by: None, turn: None };
+    s.apply(&ns(), Timestamp(3), vec![tomb()]).await.unwrap();
+    let r = s.apply(&ns(), Timestamp(4), vec![tomb()]).await;
+    assert!(matches!(&r, Err(CoreError::InvalidInput(m)) if m.contains(&format!("memory {id} is tombstoned"))), "{r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_get_distinct_ids_and_revs() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Arc::new(SqliteStore::open(&dir.path().join("mnemo.db")).unwrap());
+    let mut tasks = Vec::new();
+    for t in 0..8 {
+        let s = Arc::clone(&s);
+        tasks.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for i in 0..40 {
+                ids.push(insert(&s, &format!("t{t}-{i}")).await);
+                // Reads interleave with writes and always see this task's own writes.
+                assert_eq!(s.get_many(&ns(), &ids[ids.len() - 1..]).await.unwrap().len(), 1);
+            }
+            ids
+        }));
+    }
+    let mut all = HashSet::new();
+    for t in tasks {
+        for id in t.await.unwrap() {
+            assert!(all.insert(id), "id {id} handed out twice");
+        }
+    }
+    assert_eq!(all.len(), 320);
+    let changed = s.changed_since(0, 10_000).await.unwrap();
+    assert_eq!(changed.len(), 320);
+    assert!(changed.windows(2).all(|w| w[0].rev < w[1].rev), "revs distinct and ordered");
+}
+
+#[tokio::test]
+async fn dropping_the_store_stops_the_writer_and_closes_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let s = SqliteStore::open(&path).unwrap();
+    insert(&s, "x").await;
+    let wal = dir.path().join("mnemo.db-wal");
+    assert!(wal.exists(), "WAL mode is on while open");
+    drop(s);
+    // SQLite removes the WAL when the last connection closes: both connections are closed,
+    // so the writer thread has exited.
+    assert!(!wal.exists(), "the WAL is checkpointed and removed on drop");
+    assert_eq!(
+        Connection::open(&path).unwrap().query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0)).unwrap(),
+        "wal"
+    );
+}
+
+fn build(settings: &str, data_dir: &Path) -> mnemo_core::Result<Arc<dyn Store>> {
+    let table: toml::Table = toml::from_str(settings).unwrap();
+    let ctx = BuildContext {
+        settings: &table,
+        origin: "test [store]",
+        data_dir,
+        clock: Arc::new(SimClock::new(Timestamp(0))),
+        store: None,
+        embedder: None,
+        grounders: vec![],
+    };
+    match registry::build(Role::Store, "sqlite", &ctx)? {
+        Component::Store(s) => Ok(s),
+        _ => panic!("the sqlite plugin must build a Store"),
+    }
+}
+
+#[tokio::test]
+async fn the_plugin_builds_from_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = build("", dir.path()).unwrap();
+    s.apply(&ns(), Timestamp(1), vec![WriteOp::Insert { memory: mem("x"), turn: None }]).await.unwrap();
+    assert!(dir.path().join("mnemo.db").exists(), "default path is mnemo.db in the data dir");
+    drop(s);
+
+    let s = build("path = \"stores/other.db\"\nsynchronous = \"full\"", dir.path()).unwrap();
+    assert!(s.active(&ns()).await.unwrap().is_empty());
+    assert!(dir.path().join("stores/other.db").exists());
+
+    let s = build("in_memory = true", dir.path()).unwrap();
+    assert!(s.namespaces().await.unwrap().is_empty());
+
+    let bad = [("colour = \"blue\"", "colour"), ("path = \"../escape.db\"", ".."), ("synchronous = \"sometimes\"", "sometimes")];
+    for (settings, needle) in bad {
+        match build(settings, dir.path()) {
+            Err(CoreError::Config(msg)) => assert!(msg.contains(needle) && msg.contains("test [store]"), "{msg}"),
+            other => panic!("{settings}: expected a config error, got {:?}", other.map(|_| ())),
+        }
+    }
+}

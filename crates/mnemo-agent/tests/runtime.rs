@@ -1,0 +1,132 @@
+//! The wired runtime over the embedded default (SQLite + index + fake model).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use std::sync::Arc;
+
+use mnemo_agent::runtime::answer_of;
+use mnemo_agent::{Config, Runtime};
+use mnemo_core::engine::{OutcomeKind, RecallOptions};
+use mnemo_core::registry::{kinds, Role};
+use mnemo_core::time::DAY_MS;
+use mnemo_core::*;
+use mnemo_tools::TableGrounder;
+
+async fn runtime(dir: &std::path::Path, grounders: Vec<Arc<dyn Grounder>>) -> (Runtime, Arc<SimClock>) {
+    let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
+    let rt = Runtime::build(&Config::embedded_default().unwrap(), dir, clock.clone(), grounders).await.unwrap();
+    (rt, clock)
+}
+
+#[test]
+fn registry_holds_every_expected_kind() {
+    let expect: &[(Role, &[&str])] = &[
+        (Role::Store, &["sqlite"]),
+        (Role::Index, &["brute", "tantivy"]),
+        (Role::Embedder, &["fake"]),
+        (Role::Reasoner, &["llm"]),
+        (Role::Grounder, &["table"]),
+        (Role::Assessor, &["grounding", "provenance"]),
+    ];
+    for (role, want) in expect {
+        let have = kinds(*role);
+        for k in *want {
+            assert!(have.contains(k), "{role}: {k} missing from {have:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_value_stated_again_after_being_superseded_is_a_new_memory() {
+    let d = tempfile::tempdir().unwrap();
+    let (rt, clock) = runtime(d.path(), vec![]).await;
+    let ns = Namespace::new("t").unwrap();
+    let e = rt.engine();
+    let a1 = e.remember(&ns, "user", "[SEM] Ben | channel | email").await.unwrap().outcomes[0].memory.unwrap();
+    clock.advance(DAY_MS);
+    let b = e.remember(&ns, "user", "[SEM] Ben | channel | phone").await.unwrap();
+    assert_eq!(b.outcomes[0].kind, OutcomeKind::Superseded);
+    assert_eq!(b.outcomes[0].tombstoned, vec![a1]);
+    clock.advance(DAY_MS);
+    let a2 = e.remember(&ns, "user", "[SEM] Ben | channel | email").await.unwrap();
+    assert_eq!(a2.outcomes[0].kind, OutcomeKind::Superseded);
+    let a2 = a2.outcomes[0].memory.unwrap();
+    assert_ne!(a1, a2, "a tombstone is never reactivated");
+    let all = e.store().all_memories(&ns).await.unwrap();
+    assert_eq!(all.iter().filter(|m| m.status.is_active()).count(), 1);
+    let pack = e.recall(&ns, "Ben channel", &RecallOptions::default()).await.unwrap();
+    assert_eq!(answer_of(&pack, "ben", "CHANNEL").unwrap().id, a2);
+}
+
+#[tokio::test]
+async fn free_text_forget_takes_only_what_it_designates() {
+    let d = tempfile::tempdir().unwrap();
+    let (rt, _) = runtime(d.path(), vec![]).await;
+    let ns = Namespace::new("t").unwrap();
+    let e = rt.engine();
+    e.remember(&ns, "user", "[EPI] The Friday standup moved to 10am.\n[EPI] The Monday standup is cancelled.\n[PROC] Send the Friday report to Ana.")
+        .await
+        .unwrap();
+    let r = e.forget(&ns, "user", "the Friday standup").await.unwrap();
+    assert_eq!(r.outcomes[0].kind, OutcomeKind::Forgotten);
+    assert_eq!(r.outcomes[0].tombstoned.len(), 1);
+    let active: Vec<String> = e.store().active(&ns).await.unwrap().into_iter().map(|m| m.content).collect();
+    assert_eq!(active.len(), 2);
+    assert!(!active.iter().any(|c| c.contains("moved to 10am")));
+    let why = e.why(&ns, r.outcomes[0].tombstoned[0]).await.unwrap();
+    match why.memory.status {
+        Status::Tombstoned { reason, .. } => assert!(reason.contains("[FORGET] the Friday standup"), "{reason}"),
+        s => panic!("{s:?}"),
+    }
+    let r = e.forget(&ns, "user", "the quarterly budget").await.unwrap();
+    assert_eq!(r.outcomes[0].kind, OutcomeKind::NothingToForget);
+}
+
+#[tokio::test]
+async fn grounding_confirms_and_substitutes() {
+    let d = tempfile::tempdir().unwrap();
+    let erp = TableGrounder::new("erp");
+    let (rt, clock) = runtime(d.path(), vec![Arc::new(erp.clone())]).await;
+    let ns = Namespace::new("t").unwrap();
+    rt.engine().remember(&ns, "user", "[SEM] IC-MC-44 | lead time | 21 days").await.unwrap();
+    erp.set("IC-MC-44", "lead time", "21 days");
+    clock.advance(300 * DAY_MS);
+    let task = Task { query: "lead time of IC-MC-44".into(), about: Some(("IC-MC-44".into(), "lead time".into())) };
+    let t = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
+    // 300 days old and single-source, but confirmed by the system of record: act
+    assert_eq!(t.assessment.decision, Decision::Act);
+    assert!(t.assessment.pack.items[0].memory.sources.contains(&"erp".to_string()));
+    erp.set("IC-MC-44", "lead time", "35 days");
+    let t = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
+    assert_eq!(t.assessment.substitutions.len(), 1);
+    assert_eq!(answer_of(&t.assessment.pack, "IC-MC-44", "lead time").unwrap().claim.as_ref().unwrap().value, "35 days");
+    // the correction was written back: the next plain recall has only the new value
+    let pack = rt.engine().recall(&ns, "IC-MC-44 lead time", &RecallOptions::default()).await.unwrap();
+    let values: Vec<_> = pack.memories().filter_map(|m| m.claim.as_ref()).map(|c| c.value.clone()).collect();
+    assert_eq!(values, vec!["35 days"]);
+}
+
+#[tokio::test]
+async fn stale_single_source_memory_escalates() {
+    let d = tempfile::tempdir().unwrap();
+    let (rt, clock) = runtime(d.path(), vec![]).await;
+    let ns = Namespace::new("t").unwrap();
+    rt.engine().remember(&ns, "user", "[SEM] S-208 | contact | Dana").await.unwrap();
+    let task = Task { query: "contact at S-208".into(), about: Some(("S-208".into(), "contact".into())) };
+    assert_eq!(rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap().assessment.decision, Decision::Act);
+    clock.advance(200 * DAY_MS);
+    let t = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
+    assert!(matches!(t.assessment.decision, Decision::Escalate { .. }), "{:?}", t.assessment);
+}
+
+#[tokio::test]
+async fn index_is_rebuilt_from_the_store_after_reopen() {
+    let d = tempfile::tempdir().unwrap();
+    {
+        let (rt, _) = runtime(d.path(), vec![]).await;
+        let ns = Namespace::new("t").unwrap();
+        rt.engine().remember(&ns, "user", "[SEM] Northwind Labs | owner | Ben").await.unwrap();
+    }
+    let (rt, _) = runtime(d.path(), vec![]).await;
+    let ns = Namespace::new("t").unwrap();
+    let pack = rt.engine().recall(&ns, "Northwind owner", &RecallOptions::default()).await.unwrap();
+    assert_eq!(pack.items.len(), 1);
+}

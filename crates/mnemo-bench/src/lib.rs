@@ -1,0 +1,21 @@
+//! Mnemo benchmarks, as library functions the CLI wires to `mnemo bench locomo` and
+//! `mnemo bench scale`:
+//! - [`locomo`]: retrieval under a token budget on LoCoMo-format data (METRICS.md, "Retrieval
+//!   under a budget"): evidence recall@B, R@k and MRR per category, for BM25, dense, hybrid
+//!   and RecentOnly in one run.
+//! - [`scale`]: synthetic memories with precomputed embeddings: ingest throughput, recall
+//!   latency, index rebuild time, peak RSS and bytes on disk per memory.
+//!
+//! Both return a [`BenchReport`]: `{"provenance": {...}, "rows": [...]}` plus a markdown table.
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod locomo;
+pub mod report;
+pub mod scale;
+pub mod util;
+
+pub use error::{BenchError, Result};
+pub use locomo::{locomo, LocomoArgs};
+pub use report::BenchReport;
+pub use scale::{scale, ScaleArgs};

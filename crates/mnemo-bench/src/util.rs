@@ -1,0 +1,93 @@
+//! Shared pieces: a reasoner that is never called, progress bars, RSS and disk usage.
+use std::path::Path;
+
+use async_trait::async_trait;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mnemo_core::{Candidate, ClientKind, CoreError, Extraction, Memory, MemoryId, ModelInfo, Reasoner, Turn, Verdict};
+
+/// The benchmarks ingest ready-made memories and only recall: a reasoner call is a bug.
+pub struct NoReasoner;
+
+#[async_trait]
+impl Reasoner for NoReasoner {
+    async fn extract(&self, _: &Turn) -> mnemo_core::Result<Extraction> {
+        Err(CoreError::Reasoner("the benchmark reasoner does not extract (memories are ingested directly)".into()))
+    }
+    async fn reconcile(&self, _: &Candidate, _: &[Memory]) -> mnemo_core::Result<Verdict> {
+        Ok(Verdict::Novel)
+    }
+    async fn resolve_forget(&self, _: &str, _: &[Memory]) -> mnemo_core::Result<Vec<MemoryId>> {
+        Ok(vec![])
+    }
+    fn model_info(&self) -> ModelInfo {
+        ModelInfo { client: ClientKind::Rules, model: "bench-none".into() }
+    }
+}
+
+/// A progress bar on stderr (hidden when `quiet`).
+pub fn bar(len: u64, what: &str, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{msg:>18} [{bar:40}] {pos}/{len} {per_sec} eta {eta}") {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(what.to_string());
+    pb
+}
+
+/// Peak resident set size of this process in bytes (`VmHWM`), if the OS says.
+pub fn peak_rss_bytes() -> Option<u64> {
+    proc_status_kb("VmHWM:").map(|kb| kb * 1024)
+}
+
+/// Current resident set size in bytes (`VmRSS`).
+pub fn rss_bytes() -> Option<u64> {
+    proc_status_kb("VmRSS:").map(|kb| kb * 1024)
+}
+
+fn proc_status_kb(key: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Reset the peak RSS counter to the current RSS (Linux `clear_refs` 5); false if refused.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Total bytes of the files under `dir`.
+pub fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(dir) else { return 0 };
+    rd.flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// The p-th percentile (0..=100) of sorted values, nearest rank.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn percentiles_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 50.0), 50.0);
+        assert_eq!(percentile(&v, 99.0), 99.0);
+        assert_eq!(percentile(&v, 100.0), 100.0);
+        assert!(percentile(&[], 50.0).is_nan());
+    }
+}

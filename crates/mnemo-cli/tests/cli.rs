@@ -1,0 +1,153 @@
+//! The `mnemo` binary end to end: separate processes over one data directory.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn mnemo(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env_remove("MNEMO_DATA_DIR")
+        .env_remove("MNEMO_NAMESPACE")
+        .output()
+        .unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "failed: {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn err(o: &Output) -> String {
+    assert!(!o.status.success(), "expected failure, got: {}", String::from_utf8_lossy(&o.stdout));
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+fn recall_json(dir: &Path, q: &str) -> serde_json::Value {
+    serde_json::from_str(&ok(&mnemo(dir, &["recall", q, "--json"]))).unwrap()
+}
+
+#[test]
+fn memory_survives_across_processes_and_corrections_supersede() {
+    let d = tempfile::tempdir().unwrap();
+    let t0 = ["--at", "2026-07-01T09:00:00Z"];
+    ok(&mnemo(d.path(), &[&t0[..], &["remember", "[SEM] Northwind Labs | owner | Ben"]].concat()));
+    ok(&mnemo(d.path(), &[&t0[..], &["remember", "[SEM] Contoso | owner | Alice\n[EPI] Lunch at the harbour."]].concat()));
+    let pack = recall_json(d.path(), "who owns Northwind Labs");
+    let first = &pack["items"][0]["memory"];
+    assert_eq!(first["content"], "Northwind Labs | owner | Ben");
+    let old_id = first["id"].as_i64().unwrap();
+
+    // correction in a third process
+    ok(&mnemo(d.path(), &["--at", "2026-07-05T09:00:00Z", "remember", "[SEM] Northwind Labs | owner | Carla"]));
+    let pack = recall_json(d.path(), "who owns Northwind Labs");
+    let owners: Vec<String> = pack["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["memory"]["claim"]["entity"] == "Northwind Labs")
+        .map(|i| i["memory"]["claim"]["value"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(owners, vec!["Carla"]);
+    let new_id = pack["items"][0]["memory"]["id"].as_i64().unwrap();
+
+    let why: serde_json::Value = serde_json::from_str(&ok(&mnemo(d.path(), &["why", &old_id.to_string(), "--json"]))).unwrap();
+    let status = &why["memory"]["status"];
+    assert_eq!(status["status"], "tombstoned");
+    assert_eq!(status["superseded_by"].as_i64().unwrap(), new_id);
+    assert_eq!(status["at"].as_i64().unwrap(), mnemo_core::Timestamp::parse_rfc3339("2026-07-05T09:00:00Z").unwrap().0);
+    assert!(status["reason"].as_str().unwrap().contains("Carla"));
+    let text = ok(&mnemo(d.path(), &["why", &old_id.to_string()]));
+    assert!(text.contains("superseded by memory") && text.contains("2026-07-05T09:00:00Z"), "{text}");
+}
+
+#[test]
+fn namespaces_are_walls() {
+    let d = tempfile::tempdir().unwrap();
+    ok(&mnemo(d.path(), &["-n", "a", "remember", "[SEM] Northwind Labs | owner | Ben"]));
+    let pack: serde_json::Value = serde_json::from_str(&ok(&mnemo(d.path(), &["-n", "b", "recall", "Northwind Labs owner", "--json"]))).unwrap();
+    assert_eq!(pack["items"].as_array().unwrap().len(), 0);
+    let e = err(&mnemo(d.path(), &["-n", "../etc", "recall", "x"]));
+    assert!(e.contains("namespace"), "{e}");
+}
+
+#[cfg(unix)]
+#[test]
+fn invalid_utf8_turn_is_refused_and_nothing_is_written() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempfile::tempdir().unwrap();
+    let bad = std::ffi::OsStr::from_bytes(b"[SEM] x | y | \xff\xfe");
+    let o = Command::new(env!("CARGO_BIN_EXE_mnemo")).arg("--data-dir").arg(d.path()).arg("remember").arg(bad).output().unwrap();
+    let e = err(&o);
+    assert!(e.contains("UTF-8") && e.contains("byte 14"), "{e}");
+    let pack = recall_json(d.path(), "x y");
+    assert_eq!(pack["items"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn budgets_negative_zero_and_huge() {
+    let d = tempfile::tempdir().unwrap();
+    ok(&mnemo(d.path(), &["remember", "[SEM] Northwind Labs | owner | Ben"]));
+    let e = err(&mnemo(d.path(), &["recall", "owner", "--budget", "-5"]));
+    assert!(e.contains("--budget") && e.contains("-5"), "{e}");
+    let p: serde_json::Value = serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--budget", "0", "--json"]))).unwrap();
+    assert_eq!(p["items"].as_array().unwrap().len(), 0);
+    assert_eq!(p["trace"][0]["reason"], "budget");
+    let p: serde_json::Value =
+        serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--budget", "999999999999", "--json"]))).unwrap();
+    assert_eq!(p["items"].as_array().unwrap().len(), 1);
+    assert!(p["notes"][0].as_str().unwrap().contains("clamped"), "{p}");
+}
+
+#[test]
+fn importance_out_of_range_is_clamped_and_said() {
+    let d = tempfile::tempdir().unwrap();
+    let out = ok(&mnemo(d.path(), &["remember", "[EPI imp=7] Big launch day."]));
+    assert!(out.contains("clamped to 1"), "{out}");
+    let p = recall_json(d.path(), "launch");
+    assert_eq!(p["items"][0]["memory"]["importance"].as_f64().unwrap(), 1.0);
+}
+
+#[test]
+fn bad_config_and_unknown_plugin_kind() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = d.path().join("bad.toml");
+    std::fs::write(&cfg, "[recall]\nbudget = 5\n").unwrap();
+    let e = err(&mnemo(d.path(), &["--config", cfg.to_str().unwrap(), "recall", "x"]));
+    assert!(e.contains("bad.toml") && e.contains("budget"), "{e}");
+    std::fs::write(&cfg, "[index]\nkind = \"faiss\"\n").unwrap();
+    let e = err(&mnemo(d.path(), &["--config", cfg.to_str().unwrap(), "recall", "x"]));
+    assert!(e.contains("faiss") && e.contains("brute") && e.contains("tantivy"), "{e}");
+    std::fs::write(&cfg, "[store]\nkind = \"sqlite\"\npath = \"../escape.db\"\n").unwrap();
+    let e = err(&mnemo(d.path(), &["--config", cfg.to_str().unwrap(), "recall", "x"]));
+    assert!(e.contains("..") && e.contains("bad.toml"), "{e}");
+}
+
+#[test]
+fn forget_is_precise_and_decay_sweeps() {
+    let d = tempfile::tempdir().unwrap();
+    let at = |t: &str| ["--at".to_string(), t.to_string()];
+    let t0 = at("2026-07-01T09:00:00Z");
+    ok(&mnemo(d.path(), &[&t0[0], &t0[1], "remember", "[SEM] Ben | phone | 555-0100\n[SEM] Ben | email | ben@example.com\n[EPI] Standup moved to Friday."]));
+    let out = ok(&mnemo(d.path(), &["forget", "Ben | phone"]));
+    assert!(out.contains("forgotten"), "{out}");
+    let p = recall_json(d.path(), "Ben phone email");
+    let contents: Vec<&str> = p["items"].as_array().unwrap().iter().map(|i| i["memory"]["content"].as_str().unwrap()).collect();
+    assert!(contents.contains(&"Ben | email | ben@example.com"));
+    assert!(!contents.iter().any(|c| c.contains("555-0100")));
+    // 60 days later the episode (importance 0.5) has faded below 0.08
+    let t1 = at("2026-08-30T09:00:00Z");
+    let out = ok(&mnemo(d.path(), &[&t1[0], &t1[1], "decay"]));
+    assert!(out.contains("1 decayed"), "{out}");
+}
+
+#[test]
+fn demo_runs_offline_and_decides() {
+    let d = tempfile::tempdir().unwrap();
+    let out = ok(&Command::new(env!("CARGO_BIN_EXE_mnemo")).args(["demo", "--dir"]).arg(d.path()).output().unwrap());
+    assert!(out.contains("client: fake"), "{out}");
+    assert!(out.contains("ACT: proceed using IC-MC-44 from S-208 | lead time = 35 days"), "{out}");
+    assert!(out.contains("ESCALATE"), "{out}");
+    assert!(out.contains("grounding: memory"), "{out}");
+}

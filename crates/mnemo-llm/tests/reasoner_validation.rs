@@ -1,0 +1,183 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Bad model answers are errors naming the problem (and who answered), never panics.
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use mnemo_core::*;
+use mnemo_llm::{ChatModel, ChatRequest, ChatResponse, LlmError, LlmReasoner};
+
+/// A model that answers whatever it is told to, as "scripted-1" on a live-looking client.
+struct Scripted {
+    answer: Mutex<Result<String, String>>,
+    model: String,
+    seen: Mutex<Vec<ChatRequest>>,
+}
+
+impl Scripted {
+    fn new(answer: &str) -> Arc<Self> {
+        Arc::new(Scripted {
+            answer: Mutex::new(Ok(answer.into())),
+            model: "scripted-1".into(),
+            seen: Mutex::new(vec![]),
+        })
+    }
+    fn failing(msg: &str) -> Arc<Self> {
+        Arc::new(Scripted { answer: Mutex::new(Err(msg.into())), model: "scripted-1".into(), seen: Mutex::new(vec![]) })
+    }
+    fn set(&self, answer: &str) {
+        *self.answer.lock().unwrap() = Ok(answer.into());
+    }
+}
+
+#[async_trait]
+impl ChatModel for Scripted {
+    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.seen.lock().unwrap().push(req.clone());
+        match &*self.answer.lock().unwrap() {
+            Ok(a) => Ok(ChatResponse {
+                content: a.clone(),
+                model: self.model.clone(),
+                client: ClientKind::Live,
+                usage: Some((10, 5)),
+            }),
+            Err(e) => Err(LlmError::Unavailable(e.clone())),
+        }
+    }
+    fn configured(&self) -> ModelInfo {
+        ModelInfo { client: ClientKind::Live, model: "configured-model".into() }
+    }
+}
+
+fn turn(text: &str) -> Turn {
+    Turn {
+        id: TurnId(1),
+        namespace: Namespace::default(),
+        source: "user".into(),
+        at: Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap(),
+        text: text.into(),
+        external_id: None,
+    }
+}
+
+fn mem(id: i64) -> Memory {
+    let at = Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap();
+    Memory {
+        id: MemoryId(id),
+        namespace: Namespace::default(),
+        kind: MemoryKind::Semantic,
+        content: format!("memory {id}"),
+        claim: None,
+        entities: vec![],
+        importance: 0.5,
+        reinforcements: 0,
+        sources: vec![],
+        provenance: Provenance { turns: vec![], client: ClientKind::Fake, model: "fake-qwen".into() },
+        created_at: at,
+        last_confirmed_at: at,
+        last_accessed_at: None,
+        pinned: false,
+        embedding: None,
+        status: Status::Active,
+        rev: 1,
+    }
+}
+
+fn cand() -> Candidate {
+    Candidate {
+        kind: MemoryKind::Semantic,
+        content: "x".into(),
+        claim: None,
+        entities: vec![],
+        importance: None,
+        pinned: false,
+    }
+}
+
+fn reasoner_err(e: CoreError) -> String {
+    match e {
+        CoreError::Reasoner(m) => m,
+        other => panic!("expected a reasoner error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn malformed_json_is_named() {
+    let r = LlmReasoner::new(Scripted::new("Sure! Here are the memories: {candidates: [}"));
+    let e = reasoner_err(r.extract(&turn("hi")).await.unwrap_err());
+    assert!(e.contains("extract") && e.contains("not valid JSON"), "{e}");
+    assert!(e.contains("live") && e.contains("scripted-1"), "names who answered: {e}");
+}
+
+#[tokio::test]
+async fn verdict_id_outside_the_neighbours_is_refused() {
+    let r = LlmReasoner::new(Scripted::new(r#"{"verdict": "contradicts", "ids": [1, 99]}"#));
+    let e = reasoner_err(r.reconcile(&cand(), &[mem(1), mem(2)]).await.unwrap_err());
+    assert!(e.contains("ids[1] = 99") && e.contains("not the id of any given neighbour"), "{e}");
+    assert!(e.contains("scripted-1"), "{e}");
+}
+
+#[tokio::test]
+async fn unknown_kind_is_refused() {
+    let r = LlmReasoner::new(Scripted::new(
+        r#"{"candidates": [{"kind": "fact", "content": "Ana prefers email", "claim": null, "entities": [], "importance": null, "pinned": false}], "forgets": []}"#,
+    ));
+    let e = reasoner_err(r.extract(&turn("Ana prefers email")).await.unwrap_err());
+    assert!(e.contains("candidates[0].kind") && e.contains("unknown kind \"fact\""), "{e}");
+}
+
+#[tokio::test]
+async fn other_bad_answers_are_refused() {
+    let s = Scripted::new("");
+    let r = LlmReasoner::new(s.clone());
+    let cases: [(&str, &str); 7] = [
+        ("", "empty"),
+        ("[]", "must be a JSON object"),
+        (r#"{"verdict": "novel"}"#, "missing key \"ids\""),
+        (r#"{"verdict": "duplicate", "ids": [1, 2]}"#, "exactly one id"),
+        (r#"{"verdict": "maybe", "ids": []}"#, "unknown verdict"),
+        (r#"{"verdict": "novel", "ids": [], "confidence": 0.9}"#, "unknown key \"confidence\""),
+        (r#"{"verdict": "contradicts", "ids": [1.5]}"#, "integer id"),
+    ];
+    for (answer, problem) in cases {
+        s.set(answer);
+        let e = reasoner_err(r.reconcile(&cand(), &[mem(1), mem(2)]).await.unwrap_err());
+        assert!(e.contains(problem), "answer {answer:?}: {e}");
+    }
+    s.set(r#"{"ids": [3]}"#);
+    let e = reasoner_err(r.resolve_forget("memory 3", &[mem(1), mem(2)]).await.unwrap_err());
+    assert!(e.contains("not the id of any given candidate"), "{e}");
+    s.set(r#"{"candidates": [], "forgets": [{"entity": "Ben"}]}"#);
+    let e = reasoner_err(r.extract(&turn("x")).await.unwrap_err());
+    assert!(e.contains("forgets[0]") && e.contains("attribute"), "{e}");
+}
+
+#[tokio::test]
+async fn valid_answers_pass_and_requests_are_well_formed() {
+    let s = Scripted::new("```json\n{\"verdict\": \"duplicate\", \"ids\": [2], \"reason\": \"same fact\"}\n```");
+    let r = LlmReasoner::new(s.clone()).with_model("qwen3-max");
+    assert_eq!(r.reconcile(&cand(), &[mem(1), mem(2)]).await.unwrap(), Verdict::Duplicate(MemoryId(2)));
+    let req = s.seen.lock().unwrap()[0].clone();
+    assert_eq!(req.model, "qwen3-max");
+    assert!(req.json && req.temperature == 0.0);
+    assert!(req.system.starts_with("mnemo-task: reconcile/v1"));
+    let user: serde_json::Value = serde_json::from_str(&req.user).unwrap();
+    assert_eq!(user["neighbours"][1]["id"], 2);
+    assert_eq!(r.model_info(), ModelInfo { client: ClientKind::Live, model: "scripted-1".into() });
+}
+
+#[tokio::test]
+async fn transport_errors_and_missing_provenance_are_errors() {
+    let r = LlmReasoner::new(Scripted::failing("connection refused"));
+    assert_eq!(r.model_info().model, "configured-model", "before any answer: the configured client");
+    let e = reasoner_err(r.extract(&turn("x")).await.unwrap_err());
+    assert!(e.contains("connection refused") && e.contains("configured-model"), "{e}");
+
+    let anonymous = Arc::new(Scripted {
+        answer: Mutex::new(Ok(r#"{"ids": []}"#.into())),
+        model: "  ".into(),
+        seen: Mutex::new(vec![]),
+    });
+    let r = LlmReasoner::new(anonymous);
+    let e = reasoner_err(r.resolve_forget("x", &[mem(1)]).await.unwrap_err());
+    assert!(e.contains("no model string"), "{e}");
+}
