@@ -249,11 +249,18 @@ fn cell_of(o: &SystemOutcome) -> String {
 fn explain(out: &mut String, o: &SystemOutcome, detailed: bool) {
     for p in o.probes.iter().filter(|p| !p.score.correct) {
         let s = &p.score;
-        let expect = p.probe.expect.as_deref().map_or("nothing asserted".to_string(), |e| format!("{e:?}"));
-        let about = p.probe.about.as_ref().map_or(String::new(), |(e, a)| format!(" on {e} | {a}"));
-        let answer = s.answer.as_deref().map_or("nothing".to_string(), |a| format!("{a:?}"));
-        let stale = if s.stale_answer { " (a known stale value)" } else { "" };
-        let _ = writeln!(out, "- {} (line {}, namespace {}){about}: expected {expect}, answered {answer}{stale}", p.probe.label(), p.probe.line, p.probe.namespace);
+        let head = format!("- {} (line {}, namespace {})", p.probe.label(), p.probe.line, p.probe.namespace);
+        match &p.probe.about {
+            Some((e, a)) => {
+                let expect = p.probe.expect.as_deref().map_or("nothing asserted".to_string(), |e| format!("{e:?}"));
+                let answer = s.answer.as_deref().map_or("nothing".to_string(), |a| format!("{a:?}"));
+                let stale = if s.stale_answer { " (a known stale value)" } else { "" };
+                let _ = writeln!(out, "{head} on {e} | {a}: expected {expect}, answered {answer}{stale}");
+            }
+            None => {
+                let _ = writeln!(out, "{head}: the pack's content is not as expected");
+            }
+        }
         if !s.missing_in_pack.is_empty() {
             let _ = writeln!(out, "  - in_pack not found in the pack: {:?}", s.missing_in_pack);
         }
@@ -278,15 +285,18 @@ fn explain(out: &mut String, o: &SystemOutcome, detailed: bool) {
             let _ = writeln!(out, "  - final pack: empty");
         }
     }
-    for m in o.matchers.iter().filter(|m| !m.met) {
+    let unmet: Vec<_> = o.matchers.iter().filter(|m| !m.met).collect();
+    if !detailed && unmet.iter().any(|m| m.list == "forgotten") {
+        let n = unmet.iter().filter(|m| m.list == "forgotten").count();
+        let _ = writeln!(out, "- {n} `forgotten` matcher(s) unmet: this system tombstones nothing");
+    }
+    for m in unmet.iter().filter(|m| detailed || m.list == "kept") {
         let _ = writeln!(out, "- {} matcher unmet: {}", m.list, m.matcher);
-        if detailed || m.list == "kept" {
-            if m.matched.is_empty() {
-                let _ = writeln!(out, "  - matched no memory");
-            }
-            for x in &m.matched {
-                let _ = writeln!(out, "  - matched {x}");
-            }
+        if m.matched.is_empty() {
+            let _ = writeln!(out, "  - matched no memory");
+        }
+        for x in &m.matched {
+            let _ = writeln!(out, "  - matched {x}");
         }
     }
     for c in &o.collateral {

@@ -4,5 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 pub mod embedder;
+pub mod grounder;
 pub mod index;
 pub mod store;

@@ -80,7 +80,13 @@ async fn get(s: &dyn Store, ns: &Namespace, id: MemoryId) -> Memory {
 }
 
 async fn turn(s: &dyn Store, ns: &Namespace, text: &str, when: Timestamp) -> Turn {
-    let t = NewTurn { namespace: ns.clone(), source: "user".to_string(), at: when, text: text.to_string(), external_id: None };
+    let t = NewTurn {
+        namespace: ns.clone(),
+        source: "user".to_string(),
+        at: when,
+        text: text.to_string(),
+        external_id: None,
+    };
     s.record_turn(t).await.unwrap()
 }
 
@@ -181,16 +187,24 @@ pub async fn record_turn_assigns_increasing_ids(s: &dyn Store) {
 pub async fn insert_round_trips_every_field(s: &dyn Store) {
     let a = ns("alpha");
     let t = turn(s, &a, "Northwind's lead time is 21 days", at(1)).await;
-    let vector = vec![0.0f32, -0.0, 1.0 / 3.0, f32::MIN_POSITIVE, 1.0e-45, f32::MAX, -f32::MAX, 0.125, -0.7071068];
+    let vector = vec![0.0f32, -0.0, 1.0 / 3.0, f32::MIN_POSITIVE, 1.0e-45, f32::MAX, -f32::MAX, 0.125, -0.6];
     let full = NewMemory {
         namespace: a.clone(),
         kind: MemoryKind::Procedural,
         content: "Order from Northwind Labs — lead time 21 days 🚚".to_string(),
-        claim: Some(Claim { entity: "Northwind Labs".to_string(), attribute: "Lead Time".to_string(), value: "21 Days".to_string() }),
+        claim: Some(Claim {
+            entity: "Northwind Labs".to_string(),
+            attribute: "Lead Time".to_string(),
+            value: "21 Days".to_string(),
+        }),
         entities: vec!["northwind labs".to_string(), "acme".to_string()],
         importance: 0.8125,
         sources: vec!["user".to_string(), "erp".to_string()],
-        provenance: Provenance { turns: vec![t.id], client: ClientKind::Live, model: "qwen-plus-2025-07-14".to_string() },
+        provenance: Provenance {
+            turns: vec![t.id],
+            client: ClientKind::Live,
+            model: "qwen-plus-2025-07-14".to_string(),
+        },
         created_at: at(5),
         pinned: true,
         embedding: Some(Embedding { model: "fake-embed-64".to_string(), vector: vector.clone() }),
@@ -293,10 +307,18 @@ pub async fn namespace_partition(s: &dyn Store) {
     let foreign_ops: Vec<(&str, WriteOp)> = vec![
         ("reinforce a foreign id", WriteOp::Reinforce { id: mb, source: "x".into(), turn: None }),
         ("confirm a foreign id", WriteOp::Confirm { id: mb, source: "erp".into() }),
-        ("tombstone a foreign id", WriteOp::Tombstone { id: mb, reason: reason.clone(), superseded_by: None, turn: None }),
+        (
+            "tombstone a foreign id",
+            WriteOp::Tombstone { id: mb, reason: reason.clone(), superseded_by: None, turn: None },
+        ),
         (
             "superseded_by a foreign id",
-            WriteOp::Tombstone { id: ma, reason: reason.clone(), superseded_by: Some(MemoryRef::Existing(mb)), turn: None },
+            WriteOp::Tombstone {
+                id: ma,
+                reason: reason.clone(),
+                superseded_by: Some(MemoryRef::Existing(mb)),
+                turn: None,
+            },
         ),
         ("insert a memory of another namespace", ins(mem(&b, "smuggled", &["acme"]))),
         ("insert linked to a foreign turn", WriteOp::Insert { memory: mem(&a, "x", &[]), turn: Some(tb.id) }),
@@ -331,7 +353,8 @@ pub async fn apply_is_atomic(s: &dyn Store) {
         "reinforce of a missing id after valid ops",
     )
     .await;
-    assert_rejected(s, &a, vec![tomb(m, None), tomb(m, None)], &all, "the same memory tombstoned twice in one batch").await;
+    assert_rejected(s, &a, vec![tomb(m, None), tomb(m, None)], &all, "the same memory tombstoned twice in one batch")
+        .await;
     assert_rejected(
         s,
         &a,
@@ -340,12 +363,22 @@ pub async fn apply_is_atomic(s: &dyn Store) {
         "superseded_by New(1) with a single insert",
     )
     .await;
-    assert_rejected(s, &a, vec![WriteOp::Confirm { id: missing, source: "erp".into() }, ins(mem(&a, "new", &[]))], &all, "confirm of a missing id")
-        .await;
+    assert_rejected(
+        s,
+        &a,
+        vec![WriteOp::Confirm { id: missing, source: "erp".into() }, ins(mem(&a, "new", &[]))],
+        &all,
+        "confirm of a missing id",
+    )
+    .await;
     assert!(s.get_many(&a, &[m]).await.unwrap()[0].status.is_active());
     // And a valid batch still goes through afterwards.
     let new_ids = s
-        .apply(&a, at(10), vec![ins(mem(&a, "new", &[])), WriteOp::Reinforce { id: m, source: "bob".into(), turn: None }])
+        .apply(
+            &a,
+            at(10),
+            vec![ins(mem(&a, "new", &[])), WriteOp::Reinforce { id: m, source: "bob".into(), turn: None }],
+        )
         .await
         .unwrap();
     assert_eq!(new_ids.len(), 1);
@@ -391,7 +424,8 @@ pub async fn reinforce_and_confirm(s: &dyn Store) {
     assert_eq!(m.sources.len(), 3, "a known source is not added twice");
     assert_eq!(m.last_confirmed_at, at(40));
     assert!(m.status.is_active());
-    let unchanged = |x: &Memory| (x.content.clone(), x.claim.clone(), x.embedding.clone(), x.importance, x.pinned, x.kind);
+    let unchanged =
+        |x: &Memory| (x.content.clone(), x.claim.clone(), x.embedding.clone(), x.importance, x.pinned, x.kind);
     assert_eq!(unchanged(&m), unchanged(&original), "reinforce/confirm touch nothing else");
 }
 
@@ -415,7 +449,12 @@ pub async fn tombstone_keeps_the_row(s: &dyn Store) {
             at(50),
             vec![
                 ins(mem(&a, "lead time 28 days", &["acme"])),
-                WriteOp::Tombstone { id: old_id, reason: reason.clone(), superseded_by: Some(MemoryRef::New(0)), turn: Some(t.id) },
+                WriteOp::Tombstone {
+                    id: old_id,
+                    reason: reason.clone(),
+                    superseded_by: Some(MemoryRef::New(0)),
+                    turn: Some(t.id),
+                },
             ],
         )
         .await
@@ -424,19 +463,36 @@ pub async fn tombstone_keeps_the_row(s: &dyn Store) {
     let fresh = new_ids[0];
     let m = get(s, &a, old_id).await;
     assert_eq!(m.status, Status::Tombstoned { reason: reason.clone(), at: at(50), superseded_by: Some(fresh) });
-    assert_eq!(Memory { status: Status::Active, rev: before.rev, ..m.clone() }, before, "a tombstone keeps the row as it was");
+    assert_eq!(
+        Memory { status: Status::Active, rev: before.rev, ..m.clone() },
+        before,
+        "a tombstone keeps the row as it was"
+    );
     assert!(m.rev > before.rev, "tombstoning bumps rev");
 
     let acme = vec!["acme".to_string()];
     assert_eq!(id_set(&s.active(&a).await.unwrap()), set(&[other, fresh]), "active leaves tombstones out");
     assert_eq!(id_set(&s.active_by_entities(&a, &acme).await.unwrap()), set(&[other, fresh]));
     assert!(s.pinned(&a).await.unwrap().is_empty(), "a tombstoned pinned memory is not pinned-active");
-    assert_eq!(ids(&s.all_memories(&a).await.unwrap()), vec![old_id, other, fresh], "all_memories keeps tombstones, by id");
+    assert_eq!(
+        ids(&s.all_memories(&a).await.unwrap()),
+        vec![old_id, other, fresh],
+        "all_memories keeps tombstones, by id"
+    );
 
     // An existing successor.
-    s.apply(&a, at(60), vec![WriteOp::Tombstone { id: other, reason: "forget".into(), superseded_by: Some(MemoryRef::Existing(fresh)), turn: None }])
-        .await
-        .unwrap();
+    s.apply(
+        &a,
+        at(60),
+        vec![WriteOp::Tombstone {
+            id: other,
+            reason: "forget".into(),
+            superseded_by: Some(MemoryRef::Existing(fresh)),
+            turn: None,
+        }],
+    )
+    .await
+    .unwrap();
     assert_eq!(
         get(s, &a, other).await.status,
         Status::Tombstoned { reason: "forget".into(), at: at(60), superseded_by: Some(fresh) }
@@ -447,7 +503,12 @@ pub async fn tombstone_keeps_the_row(s: &dyn Store) {
             &a,
             at(70),
             vec![
-                WriteOp::Tombstone { id: fresh, reason: "newer".into(), superseded_by: Some(MemoryRef::New(0)), turn: None },
+                WriteOp::Tombstone {
+                    id: fresh,
+                    reason: "newer".into(),
+                    superseded_by: Some(MemoryRef::New(0)),
+                    turn: None,
+                },
                 ins(mem(&a, "lead time 35 days", &["acme"])),
             ],
         )
@@ -509,7 +570,8 @@ pub async fn rev_increases_on_every_change(s: &dyn Store) {
     step(s, &mut last, &[m1], "reinforce").await;
     s.apply(&b, at(2), vec![WriteOp::Confirm { id: m2, source: "erp".into() }]).await.unwrap();
     step(s, &mut last, &[m2], "confirm").await;
-    let batch = s.apply(&a, at(3), vec![ins(mem(&a, "3", &[])), ins(mem(&a, "4", &[])), ins(mem(&a, "5", &[]))]).await.unwrap();
+    let batch =
+        s.apply(&a, at(3), vec![ins(mem(&a, "3", &[])), ins(mem(&a, "4", &[])), ins(mem(&a, "5", &[]))]).await.unwrap();
     step(s, &mut last, &batch, "a batch of inserts").await;
     s.apply(&a, at(4), vec![WriteOp::Tombstone { id: m1, reason: "r".into(), superseded_by: None, turn: None }])
         .await
@@ -561,14 +623,26 @@ pub async fn history_in_order(s: &dyn Store) {
     let t1 = turn(s, &a, "one", at(0)).await;
     let t2 = turn(s, &a, "two", at(10)).await;
     let t3 = turn(s, &a, "three", at(20)).await;
-    let id = s.apply(&a, at(0), vec![WriteOp::Insert { memory: mem(&a, "fact", &["acme"]), turn: Some(t1.id) }]).await.unwrap()[0];
+    let id = s
+        .apply(&a, at(0), vec![WriteOp::Insert { memory: mem(&a, "fact", &["acme"]), turn: Some(t1.id) }])
+        .await
+        .unwrap()[0];
     let succ = insert(s, mem(&a, "newer fact", &["acme"])).await;
     s.apply(&a, at(10), vec![WriteOp::Reinforce { id, source: "bob".into(), turn: Some(t2.id) }]).await.unwrap();
     s.apply(&a, at(15), vec![WriteOp::Confirm { id, source: "erp".into() }]).await.unwrap();
     let reason = "contradicted by turn three";
-    s.apply(&a, at(20), vec![WriteOp::Tombstone { id, reason: reason.into(), superseded_by: Some(MemoryRef::Existing(succ)), turn: Some(t3.id) }])
-        .await
-        .unwrap();
+    s.apply(
+        &a,
+        at(20),
+        vec![WriteOp::Tombstone {
+            id,
+            reason: reason.into(),
+            superseded_by: Some(MemoryRef::Existing(succ)),
+            turn: Some(t3.id),
+        }],
+    )
+    .await
+    .unwrap();
 
     let h = s.history(&a, id).await.unwrap();
     let kinds: Vec<&str> = h.iter().map(|e| e.event.as_str()).collect();

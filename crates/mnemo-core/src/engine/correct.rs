@@ -31,7 +31,7 @@ impl Corrector for Engine {
         let now = self.clock.now();
         let fresh = Claim::new(&claim.entity, &claim.attribute, fresh_value);
         let content = format!("{} | {} | {}", fresh.entity, fresh.attribute, fresh.value);
-        let vector = self.embedder.embed(&[content.clone()]).await?.into_iter().next();
+        let vector = self.embedder.embed(std::slice::from_ref(&content)).await?.into_iter().next();
         let new = NewMemory {
             namespace: ns.clone(),
             kind: stale.kind,

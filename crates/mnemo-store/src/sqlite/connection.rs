@@ -65,9 +65,7 @@ pub(crate) fn open_writer(path: &Path, sync: Synchronous) -> Result<Connection, 
     let mut conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // The first statement that reads the header is where a garbage file is detected.
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-        .map_err(|e| classify(path, e))?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(|e| classify(path, e))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::Foreign {
             path: path.to_path_buf(),

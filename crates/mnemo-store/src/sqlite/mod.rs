@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mnemo_core::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, NewTurn, Result, Store, Timestamp, Turn, WriteOp};
+use mnemo_core::{
+    CoreError, Memory, MemoryEvent, MemoryId, Namespace, NewTurn, Result, Store, Timestamp, Turn, WriteOp,
+};
 use rusqlite::Connection;
 
 pub use connection::Synchronous;

@@ -8,7 +8,9 @@ use rusqlite::types::Value;
 use rusqlite::{params_from_iter, Connection, Params};
 
 use crate::error::DbResult;
-use crate::sqlite::rows::{event_from_row, memory_from_row, turn_from_row, EVENT_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS};
+use crate::sqlite::rows::{
+    event_from_row, memory_from_row, turn_from_row, EVENT_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS,
+};
 
 /// Bound parameters per `IN (...)` query, well under SQLite's limit.
 const CHUNK: usize = 500;
@@ -49,7 +51,8 @@ pub(crate) fn get_many(conn: &Connection, ns: &Namespace, ids: &[MemoryId]) -> R
     let mut found: HashMap<MemoryId, Memory> = HashMap::new();
     for chunk in ids.chunks(CHUNK) {
         let clause = format!("namespace = ?1 AND id IN ({})", placeholders(chunk.len()));
-        let params = std::iter::once(Value::from(ns.as_str().to_string())).chain(chunk.iter().map(|id| Value::from(id.0)));
+        let params =
+            std::iter::once(Value::from(ns.as_str().to_string())).chain(chunk.iter().map(|id| Value::from(id.0)));
         for m in memories_where(conn, &clause, params_from_iter(params))? {
             found.insert(m.id, m);
         }
@@ -58,14 +61,13 @@ pub(crate) fn get_many(conn: &Connection, ns: &Namespace, ids: &[MemoryId]) -> R
 }
 
 /// Active memories of `ns` mentioning any of `entities` (normalised here too), by id.
-pub(crate) fn active_by_entities(conn: &Connection, ns: &Namespace, entities: &[String]) -> Result<Vec<Memory>, CoreError> {
-    let names: Vec<String> = entities
-        .iter()
-        .map(|e| norm_name(e))
-        .filter(|e| !e.is_empty())
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .collect();
+pub(crate) fn active_by_entities(
+    conn: &Connection,
+    ns: &Namespace,
+    entities: &[String],
+) -> Result<Vec<Memory>, CoreError> {
+    let names: Vec<String> =
+        entities.iter().map(|e| norm_name(e)).filter(|e| !e.is_empty()).collect::<HashSet<_>>().into_iter().collect();
     let mut found: BTreeMap<MemoryId, Memory> = BTreeMap::new();
     for chunk in names.chunks(CHUNK) {
         let clause = format!(
@@ -134,9 +136,8 @@ pub(crate) fn turn_namespace(conn: &Connection, id: i64) -> Result<Option<String
 
 /// Every namespace holding a turn or a memory, sorted.
 pub(crate) fn namespaces(conn: &Connection) -> Result<Vec<Namespace>, CoreError> {
-    let mut stmt = conn
-        .prepare_cached("SELECT namespace FROM turns UNION SELECT namespace FROM memories ORDER BY 1")
-        .db()?;
+    let mut stmt =
+        conn.prepare_cached("SELECT namespace FROM turns UNION SELECT namespace FROM memories ORDER BY 1").db()?;
     let mut rows = stmt.query([]).db()?;
     let mut out = Vec::new();
     while let Some(row) = rows.next().db()? {

@@ -110,10 +110,12 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> Result<Memory, CoreError> {
     let reinforcements = u32::try_from(reinforcements)
         .map_err(|_| c.bad(format!("column reinforcements: {reinforcements} out of range")))?;
     let pinned: i64 = c.get(15, "pinned")?;
-    let embedding = match (c.get::<Option<String>>(16, "embedding_model")?, c.get::<Option<Vec<u8>>>(17, "embedding")?) {
+    let embedding = match (c.get::<Option<String>>(16, "embedding_model")?, c.get::<Option<Vec<u8>>>(17, "embedding")?)
+    {
         (Some(model), Some(bytes)) => {
-            let vector = decode_vector(&bytes)
-                .ok_or_else(|| c.bad(format!("column embedding: {} bytes is not a whole number of f32", bytes.len())))?;
+            let vector = decode_vector(&bytes).ok_or_else(|| {
+                c.bad(format!("column embedding: {} bytes is not a whole number of f32", bytes.len()))
+            })?;
             Some(Embedding { model, vector })
         }
         (None, None) => None,
@@ -126,9 +128,7 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> Result<Memory, CoreError> {
             reason: c
                 .get::<Option<String>>(19, "tombstone_reason")?
                 .ok_or_else(|| c.bad("tombstoned without a reason".to_string()))?,
-            at: c
-                .opt_time(20, "tombstoned_at")?
-                .ok_or_else(|| c.bad("tombstoned without a time".to_string()))?,
+            at: c.opt_time(20, "tombstoned_at")?.ok_or_else(|| c.bad("tombstoned without a time".to_string()))?,
             superseded_by: c.get::<Option<i64>>(21, "superseded_by")?.map(MemoryId),
         },
         other => return Err(c.bad(format!("column status: unknown status {other:?}"))),

@@ -72,7 +72,8 @@ fn a_newer_schema_is_refused_clearly() {
 fn a_garbage_file_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("garbage.db");
-    std::fs::write(&big, (0..8192u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<_>>()).unwrap();
+    std::fs::write(&big, (0..8192u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<_>>())
+        .unwrap();
     let small = dir.path().join("notes.db");
     std::fs::write(&small, "these are my notes, not a database\n").unwrap();
     for path in [&big, &small] {
@@ -154,7 +155,13 @@ async fn a_corrupt_turn_is_an_error_naming_the_row() {
     let path = dir.path().join("mnemo.db");
     {
         let s = SqliteStore::open(&path).unwrap();
-        let t = mnemo_core::NewTurn { namespace: ns(), source: "u".into(), at: Timestamp(1), text: "hi".into(), external_id: None };
+        let t = mnemo_core::NewTurn {
+            namespace: ns(),
+            source: "u".into(),
+            at: Timestamp(1),
+            text: "hi".into(),
+            external_id: None,
+        };
         s.record_turn(t).await.unwrap();
     }
     Connection::open(&path).unwrap().execute("UPDATE turns SET text = CAST(X'C328' AS TEXT)", []).unwrap();
@@ -179,11 +186,17 @@ async fn errors_name_the_memory_and_namespace() {
     let id = insert(&s, "x").await;
     let other = Namespace::new("beta").unwrap();
     let r = s.apply(&other, Timestamp(2), vec![WriteOp::Confirm { id, source: "erp".into() }]).await;
-    assert!(matches!(&r, Err(CoreError::NotFound(m)) if m.contains(&format!("memory {id}")) && m.contains("beta")), "{r:?}");
+    assert!(
+        matches!(&r, Err(CoreError::NotFound(m)) if m.contains(&format!("memory {id}")) && m.contains("beta")),
+        "{r:?}"
+    );
     let tomb = || WriteOp::Tombstone { id, reason: "r".into(), superseded_by: None, turn: None };
     s.apply(&ns(), Timestamp(3), vec![tomb()]).await.unwrap();
     let r = s.apply(&ns(), Timestamp(4), vec![tomb()]).await;
-    assert!(matches!(&r, Err(CoreError::InvalidInput(m)) if m.contains(&format!("memory {id} is tombstoned"))), "{r:?}");
+    assert!(
+        matches!(&r, Err(CoreError::InvalidInput(m)) if m.contains(&format!("memory {id} is tombstoned"))),
+        "{r:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -265,7 +278,11 @@ async fn the_plugin_builds_from_settings() {
     let s = build("in_memory = true", dir.path()).unwrap();
     assert!(s.namespaces().await.unwrap().is_empty());
 
-    let bad = [("colour = \"blue\"", "colour"), ("path = \"../escape.db\"", ".."), ("synchronous = \"sometimes\"", "sometimes")];
+    let bad = [
+        ("colour = \"blue\"", "colour"),
+        ("path = \"../escape.db\"", ".."),
+        ("synchronous = \"sometimes\"", "sometimes"),
+    ];
     for (settings, needle) in bad {
         match build(settings, dir.path()) {
             Err(CoreError::Config(msg)) => assert!(msg.contains(needle) && msg.contains("test [store]"), "{msg}"),

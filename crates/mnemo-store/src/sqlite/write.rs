@@ -47,9 +47,8 @@ pub(crate) fn record_turn(conn: &mut Connection, t: NewTurn) -> Result<Turn> {
 pub(crate) fn touch(conn: &mut Connection, ns: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
     let tx = begin(conn)?;
     {
-        let mut stmt = tx
-            .prepare_cached("UPDATE memories SET last_accessed_at = ?1 WHERE id = ?2 AND namespace = ?3")
-            .db()?;
+        let mut stmt =
+            tx.prepare_cached("UPDATE memories SET last_accessed_at = ?1 WHERE id = ?2 AND namespace = ?3").db()?;
         for id in ids {
             stmt.execute(params![at.0, id.0, ns.as_str()]).db()?;
         }
@@ -99,7 +98,14 @@ pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: V
 }
 
 /// Append an event and make its seq the memory's rev.
-fn event(tx: &Transaction<'_>, id: MemoryId, at: Timestamp, kind: &str, turn: Option<TurnId>, detail: &serde_json::Value) -> Result<()> {
+fn event(
+    tx: &Transaction<'_>,
+    id: MemoryId,
+    at: Timestamp,
+    kind: &str,
+    turn: Option<TurnId>,
+    detail: &serde_json::Value,
+) -> Result<()> {
     tx.prepare_cached("INSERT INTO memory_events (memory_id, at, event, turn_id, detail) VALUES (?1, ?2, ?3, ?4, ?5)")
         .db()?
         .execute(params![id.0, at.0, kind, turn.map(|t| t.0), detail.to_string()])
@@ -184,9 +190,8 @@ fn insert(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, m: NewMemory, tur
     .db()?;
     let id = MemoryId(tx.last_insert_rowid());
     {
-        let mut stmt = tx
-            .prepare_cached("INSERT OR IGNORE INTO memory_entities (memory_id, entity_norm) VALUES (?1, ?2)")
-            .db()?;
+        let mut stmt =
+            tx.prepare_cached("INSERT OR IGNORE INTO memory_entities (memory_id, entity_norm) VALUES (?1, ?2)").db()?;
         for e in m.entities.iter().map(|e| norm_name(e)).filter(|e| !e.is_empty()) {
             stmt.execute(params![id.0, e]).db()?;
         }
@@ -195,7 +200,14 @@ fn insert(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, m: NewMemory, tur
     Ok(id)
 }
 
-fn reinforce(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, id: MemoryId, source: String, turn: Option<TurnId>) -> Result<()> {
+fn reinforce(
+    tx: &Transaction<'_>,
+    ns: &Namespace,
+    at: Timestamp,
+    id: MemoryId,
+    source: String,
+    turn: Option<TurnId>,
+) -> Result<()> {
     let mut m = active_in(tx, ns, id, "reinforce")?;
     check_turn(tx, ns, turn, "reinforce")?;
     m.reinforcements = m
@@ -254,4 +266,3 @@ fn tombstone(
     .db()?;
     event(tx, id, at, "tombstoned", turn, &json!({ "reason": reason, "superseded_by": superseded_by.map(|m| m.0) }))
 }
-

@@ -465,6 +465,8 @@ impl Index for TantivyIndex {
         let g = &mut *g;
         match g.live.as_mut() {
             Some(live) => {
+                // Drop uncommitted documents first: delete_all_documents only covers segments.
+                live.writer.rollback().map_err(|e| terr("cannot roll back", e))?;
                 live.writer.delete_all_documents().map_err(|e| terr("cannot delete all documents", e))?;
             }
             None => {

@@ -1,0 +1,306 @@
+//! `bench scale`: synthetic memories with precomputed embeddings on the embedded default
+//! (SQLite store + tantivy index on disk), at several sizes N. For each N, in a fresh
+//! directory:
+//! - batched ingest: `Store::apply` of `--batch` inserts, then the engine's index sync (what
+//!   every write does), timed without the corpus generation; then a flush;
+//! - one-at-a-time ingest: `--single` more memories, each its own apply + sync (a sample on
+//!   top of N, not N of them);
+//! - recall latency: `--queries` full engine recalls (hybrid search + get_many + pack, budget
+//!   1024, 64 candidates, no_touch) after 20 warm-up queries; and the bare index search per
+//!   mode, to show where the time goes;
+//! - index rebuild: clear the index and replay the whole store into it; reopen: load the
+//!   persisted index (vectors included) without re-embedding;
+//! - peak RSS (`VmHWM`, reset per N where the kernel allows) and bytes on disk per memory.
+pub mod synth;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mnemo_core::engine::{EngineParts, RecallOptions};
+use mnemo_core::report::RunProvenance;
+use mnemo_core::{
+    CharTokenCounter, Clock, ClientKind, Embedding, Engine, EnginePolicy, Index, IndexState, MemoryKind, Namespace, NewMemory, Provenance,
+    SearchMode, SearchQuery, Store, SystemClock, TokenCounter, WriteOp,
+};
+use mnemo_core::time::DAY_MS;
+use mnemo_store::sqlite::SqliteStore;
+use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
+use serde_json::json;
+
+use crate::error::{BenchError, Result};
+use crate::report::{provenance_md, table, BenchReport};
+use crate::util::{bar, dir_bytes, peak_rss_bytes, percentile, reset_peak_rss, NoReasoner};
+use synth::{Corpus, Rng, SynthEmbedder};
+
+/// Arguments of `bench scale`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ScaleArgs {
+    /// Corpus sizes (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000")]
+    pub n: Vec<usize>,
+    /// Embedding dimensions.
+    #[arg(long, default_value_t = 256)]
+    pub dims: usize,
+    /// Namespaces the memories are spread over (1: one big namespace, the worst case for a
+    /// search, which scans only its own namespace).
+    #[arg(long, default_value_t = 1)]
+    pub namespaces: usize,
+    /// Recall queries timed per N.
+    #[arg(long, default_value_t = 300)]
+    pub queries: usize,
+    /// Memories ingested one at a time per N (a sample on top of N).
+    #[arg(long, default_value_t = 1000)]
+    pub single: usize,
+    /// Inserts per batch in the batched ingest.
+    #[arg(long, default_value_t = 5000)]
+    pub batch: usize,
+    /// Where to create the data directories (default: the system temp dir); removed after.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Seed of the synthetic corpus.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// No progress bars.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl Default for ScaleArgs {
+    fn default() -> Self {
+        ScaleArgs { n: vec![10_000, 100_000, 1_000_000], dims: 256, namespaces: 1, queries: 300, single: 1000, batch: 5000, dir: None, seed: 42, quiet: false }
+    }
+}
+
+struct Row {
+    n: usize,
+    metric: &'static str,
+    value: f64,
+    unit: &'static str,
+    note: String,
+}
+
+fn ns_of(i: usize, k: usize) -> Result<Namespace> {
+    Ok(Namespace::new(&format!("scale-{}", i % k.max(1)))?)
+}
+
+fn memory(corpus: &Corpus, i: usize, ns: Namespace, now: mnemo_core::Timestamp, model: &str) -> NewMemory {
+    let mut rng = Rng::new(i as u64 ^ 0xABCD);
+    let content = corpus.memory_text(i as u64);
+    let vector = corpus.embed(&content);
+    let kind = match i % 10 {
+        0..=5 => MemoryKind::Episodic,
+        6..=8 => MemoryKind::Semantic,
+        _ => MemoryKind::Procedural,
+    };
+    NewMemory {
+        namespace: ns,
+        kind,
+        content,
+        claim: None,
+        entities: vec![],
+        importance: if kind == MemoryKind::Episodic { 0.5 } else { 0.8 },
+        sources: vec!["user".into()],
+        provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: "synthetic".into() },
+        created_at: now.plus_millis(-((rng.below(21) as i64) * DAY_MS)),
+        pinned: false,
+        embedding: Some(Embedding { model: model.to_string(), vector }),
+    }
+}
+
+/// Run the scale benchmark (the provenance's `embedder` and `token_counter` are set from what
+/// was used).
+pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance) -> Result<BenchReport> {
+    if args.n.is_empty() || args.n.contains(&0) || args.dims == 0 || args.batch == 0 || args.namespaces == 0 {
+        return Err(BenchError::Arg("--n, --dims, --batch and --namespaces must be positive".into()));
+    }
+    let corpus = Arc::new(Corpus::new(args.seed, args.dims, 20_000, 2_000, 60));
+    let embedder = Arc::new(SynthEmbedder::new(corpus.clone()));
+    provenance.embedder = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
+    provenance.token_counter = CharTokenCounter.name().to_string();
+    let mut rows = Vec::new();
+    for &n in &args.n {
+        rows.extend(one_size(args, n, &corpus, &embedder).await?);
+    }
+    let json_rows = rows
+        .iter()
+        .map(|r| json!({"n": r.n, "metric": r.metric, "value": r.value, "unit": r.unit, "note": r.note}))
+        .collect();
+    let mut md = format!("# Scale\n\n{}\n", provenance_md(&provenance));
+    md.push_str(&format!(
+        "{} dims, {} namespace(s), SQLite store + tantivy index on disk, batch {}, {} recall queries per N, {} one-at-a-time inserts per N.\n\n",
+        args.dims, args.namespaces, args.batch, args.queries, args.single
+    ));
+    let body: Vec<Vec<String>> = rows.iter().map(|r| vec![r.n.to_string(), r.metric.to_string(), fmt(r.value), r.unit.to_string(), r.note.clone()]).collect();
+    md.push_str(&table(&["n", "metric", "value", "unit", "note"], &body));
+    Ok(BenchReport::new(provenance, json_rows, md))
+}
+
+fn fmt(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>, embedder: Arc<SynthEmbedder>) -> Result<Engine> {
+    Ok(Engine::new(EngineParts {
+        store,
+        index,
+        embedder,
+        reasoner: Arc::new(NoReasoner),
+        clock: Arc::new(SystemClock),
+        tokens: Arc::new(CharTokenCounter),
+        policy: EnginePolicy::default(),
+    })?)
+}
+
+async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &Arc<SynthEmbedder>) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let mut push = |metric, value, unit, note: &str| rows.push(Row { n, metric, value, unit, note: note.to_string() });
+    let rss_reset = reset_peak_rss();
+    let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&base).map_err(|e| BenchError::Io { path: base.clone(), source: e })?;
+    let tmp = tempfile::Builder::new().prefix("mnemo-scale-").tempdir_in(&base).map_err(|e| BenchError::Io { path: base.clone(), source: e })?;
+    let store_path = tmp.path().join("store.db");
+    let index_path = tmp.path().join("index");
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let model = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&store_path)?);
+    let index: Arc<dyn Index> = Arc::new(TantivyIndex::open(&index_path, TantivySettings::default(), clock.clone())?);
+    let eng = engine(store.clone(), index.clone(), embedder.clone())?;
+    eng.sync_index(&|_, _| {}).await?;
+    let now = clock.now();
+
+    // Batched ingest.
+    let pb = bar(n as u64, &format!("ingest {n}"), args.quiet);
+    let (mut t_store, mut t_index) = (0.0f64, 0.0f64);
+    let mut i = 0;
+    while i < n {
+        let end = (i + args.batch).min(n);
+        let mut by_ns: BTreeMap<Namespace, Vec<WriteOp>> = BTreeMap::new();
+        for j in i..end {
+            let ns = ns_of(j, args.namespaces)?;
+            let m = memory(corpus, j, ns.clone(), now, &model);
+            by_ns.entry(ns).or_default().push(WriteOp::Insert { memory: m, turn: None });
+        }
+        let t0 = Instant::now();
+        for (ns, ops) in by_ns {
+            store.apply(&ns, now, ops).await?;
+        }
+        let t1 = Instant::now();
+        eng.sync_index(&|_, _| {}).await?;
+        t_index += t1.elapsed().as_secs_f64();
+        t_store += (t1 - t0).as_secs_f64();
+        pb.inc((end - i) as u64);
+        i = end;
+    }
+    let t0 = Instant::now();
+    index.flush().await?;
+    t_index += t0.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    let total = t_store + t_index;
+    push("ingest_batched", n as f64 / total, "memories/s", &format!("store {t_store:.1}s + index {t_index:.1}s, batches of {}", args.batch));
+    push("ingest_batched_store_share", t_store / total, "fraction", "");
+
+    // One at a time.
+    if args.single > 0 {
+        let pb = bar(args.single as u64, "one at a time", args.quiet);
+        let mut secs = 0.0;
+        for k in 0..args.single {
+            let j = n + k;
+            let ns = ns_of(j, args.namespaces)?;
+            let m = memory(corpus, j, ns.clone(), now, &model);
+            let t0 = Instant::now();
+            store.apply(&ns, now, vec![WriteOp::Insert { memory: m, turn: None }]).await?;
+            eng.sync_index(&|_, _| {}).await?;
+            secs += t0.elapsed().as_secs_f64();
+            pb.inc(1);
+        }
+        index.flush().await?;
+        pb.finish_and_clear();
+        push("ingest_one_at_a_time", args.single as f64 / secs, "memories/s", &format!("sample of {} on top of n, apply + index sync each", args.single));
+    }
+
+    // Recall latency.
+    let opts = RecallOptions { no_touch: true, ..Default::default() };
+    for q in 0..20u64 {
+        let ns = ns_of(q as usize, args.namespaces)?;
+        eng.recall(&ns, &corpus.query_text(q + 1_000_000), &opts).await?;
+    }
+    let mut lat = Vec::with_capacity(args.queries);
+    let mut packed = 0usize;
+    for q in 0..args.queries as u64 {
+        let ns = ns_of(q as usize, args.namespaces)?;
+        let text = corpus.query_text(q);
+        let t0 = Instant::now();
+        let pack = eng.recall(&ns, &text, &opts).await?;
+        lat.push(t0.elapsed().as_secs_f64() * 1000.0);
+        packed += pack.items.len();
+    }
+    lat.sort_by(f64::total_cmp);
+    let note = format!("full engine recall, hybrid, budget 1024, 64 candidates; {:.1} memories packed on average", packed as f64 / args.queries.max(1) as f64);
+    push("recall_p50", percentile(&lat, 50.0), "ms", &note);
+    push("recall_p99", percentile(&lat, 99.0), "ms", &note);
+    for (mode, p50, p99) in [
+        (SearchMode::Lexical, "search_lexical_p50", "search_lexical_p99"),
+        (SearchMode::Dense, "search_dense_p50", "search_dense_p99"),
+        (SearchMode::Hybrid, "search_hybrid_p50", "search_hybrid_p99"),
+    ] {
+        let mut lat = Vec::with_capacity(args.queries);
+        for q in 0..args.queries as u64 {
+            let ns = ns_of(q as usize, args.namespaces)?;
+            let text = corpus.query_text(q);
+            let embedding = Some(corpus.embed(&text));
+            let t0 = Instant::now();
+            index.search(&SearchQuery { namespace: ns, text, embedding, limit: 64, mode }).await?;
+            lat.push(t0.elapsed().as_secs_f64() * 1000.0);
+        }
+        lat.sort_by(f64::total_cmp);
+        push(p50, percentile(&lat, 50.0), "ms", "index search only, 64 hits");
+        push(p99, percentile(&lat, 99.0), "ms", "index search only, 64 hits");
+    }
+
+    let total_n = n + args.single;
+    let bytes_store = dir_bytes(tmp.path()) - dir_bytes(&index_path);
+    let bytes_index = dir_bytes(&index_path);
+    push("disk_bytes_per_memory", (bytes_store + bytes_index) as f64 / total_n as f64, "bytes", &format!("store {bytes_store} + index {bytes_index} bytes"));
+
+    // Rebuild: clear the index and replay the store into it.
+    let pb = bar(total_n as u64, "rebuild", args.quiet);
+    let t0 = Instant::now();
+    index.clear().await?;
+    let eng2 = engine(store.clone(), index.clone(), embedder.clone())?;
+    let rep = eng2.sync_index(&|done, _| pb.set_position(done)).await?;
+    index.flush().await?;
+    let secs = t0.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    push("index_rebuild", secs, "s", &format!("{} documents, {:.0} docs/s", rep.upserted, rep.upserted as f64 / secs));
+    drop(eng2);
+    drop(eng);
+
+    // Reopen: the persisted index, vectors included, without re-embedding.
+    drop(index);
+    let t0 = Instant::now();
+    let reopened = TantivyIndex::open(&index_path, TantivySettings::default(), clock.clone())?;
+    let state = reopened.state().await?;
+    let secs = t0.elapsed().as_secs_f64();
+    let vectors = reopened.vector_count()?;
+    let ok = matches!(state, IndexState::UpTo(r) if r > 0) && vectors == total_n;
+    push("index_reopen", secs, "s", &format!("state {state:?}, {vectors} vectors loaded{}", if ok { "" } else { " (UNEXPECTED)" }));
+    drop(reopened);
+
+    let rss = peak_rss_bytes().unwrap_or(0) as f64;
+    push(
+        "peak_rss",
+        rss / (1024.0 * 1024.0),
+        "MiB",
+        if rss_reset { "VmHWM, reset before this N" } else { "VmHWM of the whole process (reset refused)" },
+    );
+    drop(store);
+    Ok(rows)
+}
