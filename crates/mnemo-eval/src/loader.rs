@@ -177,7 +177,7 @@ pub fn parse_scenario(text: &str, file: &Path) -> Result<Scenario> {
     })?;
     let raw: RawScenario = toml::from_str(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
-        src.err(span.clone(), field_at(tree.get_ref(), span.start, e.message()), e.message().to_string())
+        src.err(span.clone(), field_at(tree.get_ref(), &span, e.message()), e.message().to_string())
     })?;
     build(&src, raw, file)
 }
@@ -374,8 +374,9 @@ fn matchers(src: &Src<'_>, field: &str, raw: &[Spanned<RawMatcher>], forgotten: 
 
 /// The field path at byte `offset` of the document (e.g. `probes[2].at`), completed with the
 /// field a "missing field" / "unknown field" message names when the path stops at a table.
-fn field_at(doc: &DeTable<'_>, offset: usize, message: &str) -> String {
-    let path = path_in_table(doc, offset).unwrap_or_default();
+fn field_at(doc: &DeTable<'_>, span: &Range<usize>, message: &str) -> String {
+    // An empty span (a field missing from the whole document) points at no field of its own.
+    let path = if span.is_empty() { Vec::new() } else { path_in_table(doc, span.start).unwrap_or_default() };
     let mut out = String::new();
     for seg in &path {
         if !seg.starts_with('[') && !out.is_empty() {

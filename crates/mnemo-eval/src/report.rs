@@ -275,7 +275,8 @@ fn explain(out: &mut String, o: &SystemOutcome, detailed: bool) {
                 }
             }
             Evidence::Turn { rank, at, text } => {
-                let _ = writeln!(out, "  - from retrieved turn #{rank} said at {at}: {:?}", text.lines().next().unwrap_or(""));
+                let line = asserting_line(text, p.probe.about.as_ref()).unwrap_or_else(|| text.lines().next().unwrap_or("").to_string());
+                let _ = writeln!(out, "  - from retrieved turn #{rank} said at {at}: {line:?}");
             }
             Evidence::None => {}
         }
@@ -302,4 +303,10 @@ fn explain(out: &mut String, o: &SystemOutcome, detailed: bool) {
     for c in &o.collateral {
         let _ = writeln!(out, "- collateral forget (no `forgotten` matcher matches it): {c}");
     }
+}
+
+/// The last line of a turn that asserts a claim on `about` (what the baseline answered from).
+fn asserting_line(text: &str, about: Option<&(String, String)>) -> Option<String> {
+    let (e, a) = about?;
+    text.lines().filter(|l| crate::answer::turn_claim(l, e, a).is_some()).last().map(|l| l.trim().to_string())
 }

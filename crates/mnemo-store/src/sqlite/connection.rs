@@ -47,6 +47,14 @@ fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
     }
 }
 
+/// `classify` a SQLite error coming back as a `StoreError`.
+fn unwrap_sqlite(path: &Path, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Sqlite(e) => classify(path, e),
+        other => other,
+    }
+}
+
 fn open_flags() -> OpenFlags {
     // No URI parsing: the path is a path. NO_MUTEX: each connection is used by one thread at
     // a time (the writer thread, or under the reader's Mutex).
@@ -64,7 +72,9 @@ pub(crate) fn open_writer(path: &Path, sync: Synchronous) -> Result<Connection, 
     }
     let mut conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    // The first statement that reads the header is where a garbage file is detected.
+    // Reading the header is where a garbage file is detected; refusing before the WAL switch
+    // (which is persistent) leaves someone else's file untouched.
+    schema::inspect(&conn, path).map_err(|e| unwrap_sqlite(path, e))?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(|e| classify(path, e))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::Foreign {
@@ -74,10 +84,7 @@ pub(crate) fn open_writer(path: &Path, sync: Synchronous) -> Result<Connection, 
     }
     conn.pragma_update(None, "synchronous", sync.pragma())?;
     conn.pragma_update(None, "foreign_keys", true)?;
-    schema::migrate(&mut conn, path).map_err(|e| match e {
-        StoreError::Sqlite(e) => classify(path, e),
-        other => other,
-    })?;
+    schema::migrate(&mut conn, path).map_err(|e| unwrap_sqlite(path, e))?;
     Ok(conn)
 }
 

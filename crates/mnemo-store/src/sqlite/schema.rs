@@ -86,13 +86,12 @@ CREATE TABLE memory_events (
 CREATE INDEX memory_events_memory ON memory_events(memory_id, seq);
 ";
 
-/// Check that the database is ours (or empty) and bring it to the newest schema.
-/// Runs under `BEGIN IMMEDIATE` so two processes opening the same new file do not both migrate.
-pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let app_id: i64 = tx.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-    let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+/// Refuse a database that is not ours (or not empty) or is newer than this code; returns its
+/// schema version. Read-only, so a refused file is left exactly as it was.
+pub(crate) fn inspect(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let app_id: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let objects: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
     if app_id != 0 && app_id != APPLICATION_ID {
         return Err(StoreError::Foreign {
             path: path.to_path_buf(),
@@ -105,18 +104,27 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     if version < 0 {
         return Err(StoreError::Foreign { path: path.to_path_buf(), detail: format!("user_version is {version}") });
     }
-    if version == 0 && tables > 0 {
+    if version == 0 && objects > 0 {
         return Err(StoreError::Foreign {
             path: path.to_path_buf(),
-            detail: format!("it already has {tables} schema objects but no Mnemo schema version"),
+            detail: format!("it already has {objects} schema objects but no Mnemo schema version"),
         });
     }
+    Ok(version)
+}
+
+/// Bring the database to the newest schema, re-checking under `BEGIN IMMEDIATE` so two
+/// processes opening the same new file do not both migrate.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version = inspect(&tx, path)?;
     for (step, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let target = step as i64 + 1;
         let fail = |source| StoreError::Migration { path: path.to_path_buf(), version: target, source };
         tx.execute_batch(sql).map_err(fail)?;
         tx.pragma_update(None, "user_version", target).map_err(fail)?;
     }
+    let app_id: i64 = tx.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     if app_id == 0 {
         tx.pragma_update(None, "application_id", APPLICATION_ID)?;
     }

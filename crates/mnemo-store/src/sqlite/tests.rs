@@ -52,6 +52,10 @@ fn pragma(path: &Path, name: &str) -> i64 {
     Connection::open(path).unwrap().query_row(&format!("PRAGMA {name}"), [], |r| r.get(0)).unwrap()
 }
 
+fn journal_mode(path: &Path) -> String {
+    Connection::open(path).unwrap().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap()
+}
+
 #[test]
 fn a_newer_schema_is_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
@@ -65,6 +69,7 @@ fn a_newer_schema_is_refused_clearly() {
         assert!(msg.contains("schema version 99 is newer"), "{msg}");
         assert!(msg.contains(&path.display().to_string()), "the error names the file: {msg}");
         assert_eq!(pragma(&path, "user_version"), 99, "a refused file is left as it was");
+        assert_eq!(journal_mode(&path), "delete", "a refused file is not switched to WAL");
     }
 }
 
@@ -90,6 +95,7 @@ fn another_applications_database_is_refused() {
     Connection::open(&theirs).unwrap().execute_batch("CREATE TABLE customers (id INTEGER PRIMARY KEY);").unwrap();
     let msg = open_err(&theirs);
     assert!(msg.contains("not a Mnemo store"), "{msg}");
+    assert_eq!(journal_mode(&theirs), "delete", "someone else's database is left as it was");
     let tagged = dir.path().join("tagged.db");
     Connection::open(&tagged).unwrap().pragma_update(None, "application_id", 42).unwrap();
     assert!(open_err(&tagged).contains("application_id"));
@@ -240,10 +246,7 @@ async fn dropping_the_store_stops_the_writer_and_closes_the_file() {
     // SQLite removes the WAL when the last connection closes: both connections are closed,
     // so the writer thread has exited.
     assert!(!wal.exists(), "the WAL is checkpointed and removed on drop");
-    assert_eq!(
-        Connection::open(&path).unwrap().query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0)).unwrap(),
-        "wal"
-    );
+    assert_eq!(journal_mode(&path), "wal", "WAL mode is persistent");
 }
 
 fn build(settings: &str, data_dir: &Path) -> mnemo_core::Result<Arc<dyn Store>> {
