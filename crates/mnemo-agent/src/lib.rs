@@ -17,10 +17,11 @@ pub use runtime::{AgentTurn, Runtime};
 
 // The linker drops a crate nobody references, and its `inventory` registrations with it.
 use mnemo_llm as _;
+use mnemo_plugin_erp as _;
 use mnemo_store as _;
 use mnemo_tools as _;
 
 /// The plugin crates this runtime links (their registrations are in the registry).
 pub fn linked_plugin_crates() -> &'static [&'static str] {
-    &["mnemo-store", "mnemo-llm", "mnemo-tools", "mnemo-agent"]
+    &["mnemo-store", "mnemo-llm", "mnemo-tools", "mnemo-plugin-erp", "mnemo-agent"]
 }
