@@ -24,9 +24,6 @@ pub struct Cli {
     /// Simulated time (RFC 3339, e.g. 2026-07-01T09:00:00Z) instead of the wall clock.
     #[arg(long, global = true)]
     pub at: Option<String>,
-    /// Machine-readable JSON on stdout.
-    #[arg(long, global = true)]
-    pub json: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -46,9 +43,41 @@ pub enum Command {
     /// Explain a memory: where it came from, what reinforced it, why it was tombstoned.
     Why(WhyArgs),
     /// Run a decay sweep: tombstone decaying memories whose salience fell below the threshold.
-    Decay,
+    Decay(JsonFlag),
     /// List the registered plugin kinds per role.
-    Plugins,
+    Plugins(JsonFlag),
+    /// Run the scenario evaluation: Mnemo vs NaiveRAG vs RecentOnly, metrics per METRICS.md.
+    ///
+    /// Every *.toml scenario in the given directories runs on simulated time through the real
+    /// engine (offline fake model unless a config says otherwise), once per --config file
+    /// (each merged over the embedded default on its own, compared side by side). Exits
+    /// non-zero when Mnemo fails a scenario.
+    Eval(EvalArgs),
+}
+
+/// `--json`: machine-readable output on stdout.
+#[derive(Debug, Args)]
+pub struct JsonFlag {
+    /// Machine-readable JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `mnemo eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Directory of scenario files (repeatable; default: eval/scenarios).
+    #[arg(long = "scenarios")]
+    pub scenarios: Vec<PathBuf>,
+    /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Keep the result under --results-dir (never overwritten) and regenerate LATEST.md there.
+    #[arg(long)]
+    pub publish: bool,
+    /// Where published results go.
+    #[arg(long, default_value = "eval/results")]
+    pub results_dir: PathBuf,
 }
 
 /// `mnemo demo`.
@@ -62,6 +91,9 @@ pub struct DemoArgs {
 /// `mnemo remember`.
 #[derive(Debug, Args)]
 pub struct RememberArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
     /// The turn text; `-` reads it from stdin (bytes must be UTF-8).
     pub text: OsString,
     /// Who said it (a corroboration source).
@@ -72,6 +104,9 @@ pub struct RememberArgs {
 /// `mnemo recall`.
 #[derive(Debug, Args)]
 pub struct RecallArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
     /// The query.
     pub query: String,
     /// Token budget (default from config: 1024). Must be ≥ 0; above 16,000,000 it is clamped.
@@ -88,6 +123,9 @@ pub struct RecallArgs {
 /// `mnemo forget`.
 #[derive(Debug, Args)]
 pub struct ForgetArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
     /// `entity | attribute`, or free text designating the memories.
     pub command: String,
 }
@@ -95,6 +133,9 @@ pub struct ForgetArgs {
 /// `mnemo why`.
 #[derive(Debug, Args)]
 pub struct WhyArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
     /// The memory id.
     pub id: i64,
 }

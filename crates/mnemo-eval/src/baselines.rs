@@ -98,7 +98,7 @@ pub fn naive_rag<'t>(turns: &[&'t ChatTurn], query: &[f32], budget: usize) -> Ve
 /// RecentOnly: newest first while the turns fit `budget`.
 pub fn recent_only<'t>(turns: &[&'t ChatTurn], budget: usize) -> Vec<&'t ChatTurn> {
     let mut by_recency: Vec<&'t ChatTurn> = turns.to_vec();
-    by_recency.sort_by(|a, b| b.seq.cmp(&a.seq));
+    by_recency.sort_by_key(|t| std::cmp::Reverse(t.seq));
     let mut used = 0usize;
     let mut out = Vec::new();
     for t in by_recency {

@@ -14,7 +14,8 @@ pub const LATEST: &str = "LATEST.md";
 /// The file stem `<date>-<run_id>` (characters outside `[A-Za-z0-9_.-]` become `_`).
 pub fn result_stem(started_at: &str, run_id: &str) -> String {
     let date = started_at.get(..10).filter(|d| d.bytes().all(|b| b.is_ascii_digit() || b == b'-')).unwrap_or("undated");
-    let id: String = run_id.chars().map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '_' }).collect();
+    let id: String =
+        run_id.chars().map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '_' }).collect();
     format!("{date}-{}", if id.is_empty() { "run".to_string() } else { id })
 }
 

@@ -47,7 +47,13 @@ pub struct EvalArgs {
 impl EvalArgs {
     /// Scenarios from these directories, the default config, nothing written.
     pub fn new(scenario_dirs: Vec<PathBuf>) -> Self {
-        EvalArgs { scenario_dirs, configs: vec![], json: None, publish: false, results_dir: PathBuf::from("eval/results") }
+        EvalArgs {
+            scenario_dirs,
+            configs: vec![],
+            json: None,
+            publish: false,
+            results_dir: PathBuf::from("eval/results"),
+        }
     }
 }
 
@@ -56,7 +62,10 @@ pub fn load_configs(paths: &[PathBuf]) -> Result<Vec<(ConfigInfo, Config)>> {
     let configs = if paths.is_empty() {
         vec![Config::embedded_default().map_err(|e| EvalError::Config(e.to_string()))?]
     } else {
-        paths.iter().map(|p| Config::load(std::slice::from_ref(p)).map_err(|e| EvalError::Config(e.to_string()))).collect::<Result<Vec<_>>>()?
+        paths
+            .iter()
+            .map(|p| Config::load(std::slice::from_ref(p)).map_err(|e| EvalError::Config(e.to_string())))
+            .collect::<Result<Vec<_>>>()?
     };
     let mut out: Vec<(ConfigInfo, Config)> = Vec::new();
     for c in configs {

@@ -105,6 +105,8 @@ struct RawMatcher {
     reason: Option<Spanned<String>>,
     #[serde(default)]
     namespace: Option<Spanned<String>>,
+    #[serde(default)]
+    count: Option<Spanned<i64>>,
 }
 
 /// A file's text with its name, to turn spans into `file:line: field` errors.
@@ -119,7 +121,12 @@ impl Src<'_> {
         self.text.as_bytes()[..end].iter().filter(|b| **b == b'\n').count() + 1
     }
     fn err(&self, span: Range<usize>, field: impl Into<String>, message: impl Into<String>) -> EvalError {
-        EvalError::Scenario { file: self.file.clone(), line: self.line_of(span.start), field: field.into(), message: message.into() }
+        EvalError::Scenario {
+            file: self.file.clone(),
+            line: self.line_of(span.start),
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -147,7 +154,8 @@ pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<Scenario>> {
 
 /// The `*.toml` files of a directory, sorted by name; an error if there are none.
 fn toml_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(dir).map_err(|e| EvalError::io(dir, format!("cannot read scenario directory: {e}")))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| EvalError::io(dir, format!("cannot read scenario directory: {e}")))?;
     let mut files = Vec::new();
     for entry in entries {
         let path = entry.map_err(|e| EvalError::io(dir, e))?.path();
@@ -232,10 +240,17 @@ fn start_time(src: &Src<'_>, v: &Spanned<toml::Value>) -> Result<Timestamp> {
     let text = match v.get_ref() {
         toml::Value::Datetime(d) => d.to_string(),
         toml::Value::String(s) => s.clone(),
-        other => return Err(src.err(v.span(), "start", format!("must be an RFC 3339 date-time, found a {}", other.type_str()))),
+        other => {
+            return Err(src.err(
+                v.span(),
+                "start",
+                format!("must be an RFC 3339 date-time, found a {}", other.type_str()),
+            ))
+        }
     };
-    Timestamp::parse_rfc3339(&text)
-        .map_err(|e| src.err(v.span(), "start", format!("{e}; write a full date-time with an offset, e.g. 2026-07-01T09:00:00Z")))
+    Timestamp::parse_rfc3339(&text).map_err(|e| {
+        src.err(v.span(), "start", format!("{e}; write a full date-time with an offset, e.g. 2026-07-01T09:00:00Z"))
+    })
 }
 
 fn namespace(src: &Src<'_>, v: &Spanned<String>, field: &str) -> Result<Namespace> {
@@ -255,7 +270,14 @@ fn text(src: &Src<'_>, v: &Spanned<String>, field: &str) -> Result<String> {
     Ok(v.get_ref().clone())
 }
 
-fn event(src: &Src<'_>, i: usize, e: &RawEvent, span: Range<usize>, start: Timestamp, file_ns: &Namespace) -> Result<Event> {
+fn event(
+    src: &Src<'_>,
+    i: usize,
+    e: &RawEvent,
+    span: Range<usize>,
+    start: Timestamp,
+    file_ns: &Namespace,
+) -> Result<Event> {
     let f = |k: &str| format!("events[{i}].{k}");
     let at = offset(src, &e.at, &f("at"), start)?;
     let ns = match &e.namespace {
@@ -272,7 +294,11 @@ fn event(src: &Src<'_>, i: usize, e: &RawEvent, span: Range<usize>, start: Times
         }
         (None, Some(w)) => {
             if let Some(s) = &e.source {
-                return Err(src.err(s.span(), f("source"), "`source` is the speaker of `say`; a world event names its source inside `world`"));
+                return Err(src.err(
+                    s.span(),
+                    f("source"),
+                    "`source` is the speaker of `say`; a world event names its source inside `world`",
+                ));
             }
             let w = w.get_ref();
             Action::World {
@@ -282,13 +308,35 @@ fn event(src: &Src<'_>, i: usize, e: &RawEvent, span: Range<usize>, start: Times
                 value: text(src, &w.value, &f("world.value"))?,
             }
         }
-        (Some(_), Some(w)) => return Err(src.err(w.span(), f("world"), "an event has either `say` or `world`, not both")),
-        (None, None) => return Err(src.err(span, format!("events[{i}]"), "an event needs `say` (a turn) or `world` (a system-of-record change)")),
+        (Some(_), Some(w)) => {
+            return Err(src.err(w.span(), f("world"), "an event has either `say` or `world`, not both"))
+        }
+        (None, None) => {
+            return Err(src.err(
+                span,
+                format!("events[{i}]"),
+                "an event needs `say` (a turn) or `world` (a system-of-record change)",
+            ))
+        }
     };
-    Ok(Event { index: i, line: src.line_of(e.at.span().start), offset: e.at.get_ref().trim().to_string(), at, namespace: ns, action })
+    Ok(Event {
+        index: i,
+        line: src.line_of(e.at.span().start),
+        offset: e.at.get_ref().trim().to_string(),
+        at,
+        namespace: ns,
+        action,
+    })
 }
 
-fn probe(src: &Src<'_>, i: usize, p: &RawProbe, span: Range<usize>, start: Timestamp, file_ns: &Namespace) -> Result<Probe> {
+fn probe(
+    src: &Src<'_>,
+    i: usize,
+    p: &RawProbe,
+    span: Range<usize>,
+    start: Timestamp,
+    file_ns: &Namespace,
+) -> Result<Probe> {
     let f = |k: &str| format!("probes[{i}].{k}");
     let at = offset(src, &p.at, &f("at"), start)?;
     let ns = match &p.namespace {
@@ -297,7 +345,9 @@ fn probe(src: &Src<'_>, i: usize, p: &RawProbe, span: Range<usize>, start: Times
     };
     let about = match (&p.entity, &p.attribute) {
         (Some(e), Some(a)) => Some((text(src, e, &f("entity"))?, text(src, a, &f("attribute"))?)),
-        (Some(e), None) => return Err(src.err(e.span(), f("attribute"), "a probe with `entity` needs `attribute` too")),
+        (Some(e), None) => {
+            return Err(src.err(e.span(), f("attribute"), "a probe with `entity` needs `attribute` too"))
+        }
         (None, Some(a)) => return Err(src.err(a.span(), f("entity"), "a probe with `attribute` needs `entity` too")),
         (None, None) => None,
     };
@@ -309,7 +359,11 @@ fn probe(src: &Src<'_>, i: usize, p: &RawProbe, span: Range<usize>, start: Times
     let stale = list(&p.stale, "stale")?;
     if about.is_none() {
         if in_pack.is_empty() && absent.is_empty() {
-            return Err(src.err(span, format!("probes[{i}]"), "a probe needs `entity` and `attribute`, or `in_pack` (or `absent`)"));
+            return Err(src.err(
+                span,
+                format!("probes[{i}]"),
+                "a probe needs `entity` and `attribute`, or `in_pack` (or `absent`)",
+            ));
         }
         if let Some(v) = &p.expect {
             return Err(src.err(v.span(), f("expect"), "`expect` needs the probe's `entity` and `attribute`"));
@@ -354,6 +408,11 @@ fn matchers(src: &Src<'_>, field: &str, raw: &[Spanned<RawMatcher>], forgotten: 
             value: opt(&m.value, "value")?,
             content: opt(&m.content, "content")?,
             reason: opt(&m.reason, "reason")?,
+            count: match &m.count {
+                Some(c) if *c.get_ref() >= 1 => usize::try_from(*c.get_ref()).ok(),
+                Some(c) => return Err(src.err(c.span(), f("count"), "must be at least 1")),
+                None => None,
+            },
         };
         if matcher.entity.is_some() != matcher.attribute.is_some() {
             return Err(src.err(span, format!("{field}[{i}]"), "a claim matcher needs both `entity` and `attribute`"));
@@ -362,7 +421,11 @@ fn matchers(src: &Src<'_>, field: &str, raw: &[Spanned<RawMatcher>], forgotten: 
             return Err(src.err(span, f("value"), "`value` needs `entity` and `attribute`"));
         }
         if matcher.entity.is_none() && matcher.content.is_none() {
-            return Err(src.err(span, format!("{field}[{i}]"), "a matcher needs `entity` + `attribute` (a claim) or `content` (a substring)"));
+            return Err(src.err(
+                span,
+                format!("{field}[{i}]"),
+                "a matcher needs `entity` + `attribute` (a claim) or `content` (a substring)",
+            ));
         }
         if let (false, Some(r)) = (forgotten, &m.reason) {
             return Err(src.err(r.span(), f("reason"), "`reason` applies to `forgotten` matchers only"));
@@ -384,9 +447,12 @@ fn field_at(doc: &DeTable<'_>, span: &Range<usize>, message: &str) -> String {
         }
         out.push_str(seg);
     }
-    let named = message.split('`').nth(1).filter(|_| message.starts_with("missing field") || message.starts_with("unknown field"));
+    let named = message
+        .split('`')
+        .nth(1)
+        .filter(|_| message.starts_with("missing field") || message.starts_with("unknown field"));
     match named {
-        Some(n) if !path.last().is_some_and(|l| l == n) => {
+        Some(n) if path.last().map(String::as_str) != Some(n) => {
             if out.is_empty() {
                 n.to_string()
             } else {

@@ -80,7 +80,13 @@ pub struct SystemOutcome {
 
 impl SystemOutcome {
     /// Assemble from probe and matcher results; computes pass and counts.
-    pub fn new(system: &str, probes: Vec<ProbeOutcome>, matchers: Vec<MatcherOutcome>, tombstoned: usize, collateral: Vec<String>) -> Self {
+    pub fn new(
+        system: &str,
+        probes: Vec<ProbeOutcome>,
+        matchers: Vec<MatcherOutcome>,
+        tombstoned: usize,
+        collateral: Vec<String>,
+    ) -> Self {
         let count = |l: &str, met_only: bool| matchers.iter().filter(|m| m.list == l && (m.met || !met_only)).count();
         let counts = Counts {
             scenarios: 1,

@@ -86,7 +86,8 @@ impl EvalOutcome {
                     }
                 }
                 let all = self.pooled(system, &c.name);
-                let base = |metric: &str| json!({"system": system, "config": c.name, "scenario": "all", "metric": metric});
+                let base =
+                    |metric: &str| json!({"system": system, "config": c.name, "scenario": "all", "metric": metric});
                 rows.push(rate_row(base("pass"), &all.pass_rate()));
                 for (metric, r) in METRICS.iter().zip(rates(&all)) {
                     rows.push(rate_row(base(metric), &r));
@@ -136,7 +137,8 @@ impl EvalOutcome {
     /// Per scenario: pass, or what failed (w = wrong answers, m = misses, fp/fr = forgetting
     /// precision/recall below 1, k = kept matchers unmet).
     pub fn scenario_markdown(&self) -> String {
-        let cols: Vec<(String, &str)> = self.configs.iter().flat_map(|c| SYSTEMS.iter().map(move |s| (c.name.clone(), *s))).collect();
+        let cols: Vec<(String, &str)> =
+            self.configs.iter().flat_map(|c| SYSTEMS.iter().map(move |s| (c.name.clone(), *s))).collect();
         let mut out = String::from("| scenario |");
         for (c, s) in &cols {
             let _ = write!(out, " {s} ({c}) |");
@@ -178,7 +180,11 @@ impl EvalOutcome {
         let mut out = String::new();
         let _ = writeln!(out, "- run id: `{}`, started {}", p.run_id, p.started_at);
         let _ = writeln!(out, "- git commit: `{}`", p.git_commit);
-        let _ = writeln!(out, "- client: {} (model `{}`, embedder `{}`, offline: {})", p.client, p.model, p.embedder, p.offline);
+        let _ = writeln!(
+            out,
+            "- client: {} (model `{}`, embedder `{}`, offline: {})",
+            p.client, p.model, p.embedder, p.offline
+        );
         if let Some(c) = &p.cassette {
             let _ = writeln!(out, "- cassette: `{c}`");
         }
@@ -204,7 +210,13 @@ impl EvalOutcome {
 fn config_list(configs: &[ConfigInfo]) -> String {
     configs
         .iter()
-        .map(|c| if c.files.is_empty() { format!("{} (`{}`)", c.name, c.hash) } else { format!("{} = {} (`{}`)", c.name, c.files.join(" + "), c.hash) })
+        .map(|c| {
+            if c.files.is_empty() {
+                format!("{} (`{}`)", c.name, c.hash)
+            } else {
+                format!("{} = {} (`{}`)", c.name, c.files.join(" + "), c.hash)
+            }
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -275,7 +287,8 @@ fn explain(out: &mut String, o: &SystemOutcome, detailed: bool) {
                 }
             }
             Evidence::Turn { rank, at, text } => {
-                let line = asserting_line(text, p.probe.about.as_ref()).unwrap_or_else(|| text.lines().next().unwrap_or("").to_string());
+                let line = asserting_line(text, p.probe.about.as_ref())
+                    .unwrap_or_else(|| text.lines().next().unwrap_or("").to_string());
                 let _ = writeln!(out, "  - from retrieved turn #{rank} said at {at}: {line:?}");
             }
             Evidence::None => {}
@@ -308,5 +321,5 @@ fn explain(out: &mut String, o: &SystemOutcome, detailed: bool) {
 /// The last line of a turn that asserts a claim on `about` (what the baseline answered from).
 fn asserting_line(text: &str, about: Option<&(String, String)>) -> Option<String> {
     let (e, a) = about?;
-    text.lines().filter(|l| crate::answer::turn_claim(l, e, a).is_some()).last().map(|l| l.trim().to_string())
+    text.lines().rfind(|l| crate::answer::turn_claim(l, e, a).is_some()).map(|l| l.trim().to_string())
 }

@@ -25,7 +25,8 @@ use crate::scenario::{Action, Matcher, Probe, Scenario};
 type Step = (Timestamp, u8, usize);
 
 fn timeline(s: &Scenario) -> Vec<Step> {
-    let mut steps: Vec<Step> = s.events.iter().map(|e| (e.at, 0, e.index)).chain(s.probes.iter().map(|p| (p.at, 1, p.index))).collect();
+    let mut steps: Vec<Step> =
+        s.events.iter().map(|e| (e.at, 0, e.index)).chain(s.probes.iter().map(|p| (p.at, 1, p.index))).collect();
     steps.sort();
     steps
 }
@@ -61,9 +62,12 @@ pub async fn run_scenario(s: &Scenario, config: &Config, config_name: &str) -> R
     let cfg = scenario_config(s, config)?;
     let dir = tempfile::tempdir().map_err(|e| cx.fail("creating a temporary data directory".into(), e))?;
     let clock = Arc::new(SimClock::new(s.start));
-    let tables: BTreeMap<String, Arc<TableGrounder>> = s.world_sources().into_iter().map(|src| (src.clone(), Arc::new(TableGrounder::new(&src)))).collect();
+    let tables: BTreeMap<String, Arc<TableGrounder>> =
+        s.world_sources().into_iter().map(|src| (src.clone(), Arc::new(TableGrounder::new(&src)))).collect();
     let extra: Vec<Arc<dyn Grounder>> = tables.values().map(|t| t.clone() as Arc<dyn Grounder>).collect();
-    let runtime = Runtime::build(&cfg, dir.path(), clock.clone(), extra).await.map_err(|e| cx.fail("building the runtime".into(), e))?;
+    let runtime = Runtime::build(&cfg, dir.path(), clock.clone(), extra)
+        .await
+        .map_err(|e| cx.fail("building the runtime".into(), e))?;
     let engine = runtime.engine().clone();
     let namespaces = s.namespaces();
     let budget = engine.policy().recall.budget_tokens;
@@ -82,7 +86,7 @@ pub async fn run_scenario(s: &Scenario, config: &Config, config_name: &str) -> R
         }
         if phase == 0 {
             let Some(ev) = s.events.get(i) else { continue };
-            let what = format!("events[{i}] (line {})", ev.line);
+            let what = format!("{}:{}: events[{i}]", s.file.display(), ev.line);
             match &ev.action {
                 Action::Say { source, text } => {
                     engine.remember(&ev.namespace, source, text).await.map_err(|e| cx.fail(what.clone(), e))?;
@@ -105,7 +109,7 @@ pub async fn run_scenario(s: &Scenario, config: &Config, config_name: &str) -> R
             }
         } else {
             let Some(p) = s.probes.get(i) else { continue };
-            let what = format!("probes[{i}] (line {})", p.line);
+            let what = format!("{}:{}: probes[{i}]", s.file.display(), p.line);
             mnemo.push(probe_mnemo(&runtime, p).await.map_err(|e| cx.fail(what.clone(), e))?);
             let query = embed(&engine, &p.query).await.map_err(|e| cx.fail(what, e))?;
             let turns: Vec<&ChatTurn> = transcript.iter().filter(|t| t.namespace == p.namespace).collect();
@@ -118,7 +122,9 @@ pub async fn run_scenario(s: &Scenario, config: &Config, config_name: &str) -> R
 
     let mut memories: Vec<Memory> = Vec::new();
     for ns in &namespaces {
-        memories.extend(engine.store().all_memories(ns).await.map_err(|e| cx.fail(format!("listing memories of {ns}"), e))?);
+        memories.extend(
+            engine.store().all_memories(ns).await.map_err(|e| cx.fail(format!("listing memories of {ns}"), e))?,
+        );
     }
     let mut systems = vec![mnemo_outcome(s, mnemo, &memories)];
     for b in Baseline::ALL {
@@ -189,12 +195,19 @@ fn mnemo_outcome(s: &Scenario, probes: Vec<ProbeOutcome>, memories: &[Memory]) -
     for (list, ms, want_active) in [("forgotten", &s.expect.forgotten, false), ("kept", &s.expect.kept, true)] {
         for matcher in ms {
             let hits: Vec<&Memory> = memories.iter().filter(|m| matcher.matches(m)).collect();
-            let met = hits.iter().any(|m| m.status.is_active() == want_active);
-            matchers.push(MatcherOutcome { list, matcher: matcher.describe(), met, matched: hits.iter().map(|m| describe(m)).collect() });
+            let met = hits.iter().any(|m| m.status.is_active() == want_active)
+                && !matches!(matcher.count, Some(n) if n != hits.len());
+            matchers.push(MatcherOutcome {
+                list,
+                matcher: matcher.describe(),
+                met,
+                matched: hits.iter().map(|m| describe(m)).collect(),
+            });
         }
     }
     let tombstoned: Vec<&Memory> = memories.iter().filter(|m| !m.status.is_active()).collect();
-    let collateral = tombstoned.iter().filter(|m| !s.expect.forgotten.iter().any(|f| f.matches(m))).map(|m| describe(m)).collect();
+    let collateral =
+        tombstoned.iter().filter(|m| !s.expect.forgotten.iter().any(|f| f.matches(m))).map(|m| describe(m)).collect();
     SystemOutcome::new(MNEMO, probes, matchers, tombstoned.len(), collateral)
 }
 
@@ -215,11 +228,17 @@ fn baseline_outcome(s: &Scenario, b: Baseline, probes: Vec<ProbeOutcome>, transc
     };
     let mut matchers = Vec::new();
     for m in &s.expect.forgotten {
-        matchers.push(MatcherOutcome { list: "forgotten", matcher: m.describe(), met: false, matched: vec!["baselines tombstone nothing".into()] });
+        matchers.push(MatcherOutcome {
+            list: "forgotten",
+            matcher: m.describe(),
+            met: false,
+            matched: vec!["baselines tombstone nothing".into()],
+        });
     }
     for m in &s.expect.kept {
         let hits = kept_hits(m);
-        matchers.push(MatcherOutcome { list: "kept", matcher: m.describe(), met: !hits.is_empty(), matched: hits });
+        let met = !hits.is_empty() && !matches!(m.count, Some(n) if n != hits.len());
+        matchers.push(MatcherOutcome { list: "kept", matcher: m.describe(), met, matched: hits });
     }
     SystemOutcome::new(b.as_str(), probes, matchers, 0, vec![])
 }

@@ -158,6 +158,9 @@ pub struct Matcher {
     pub content: Option<String>,
     /// Substring of the tombstone reason (`forgotten` only): e.g. "decayed".
     pub reason: Option<String>,
+    /// Extension: the matcher is met only if exactly this many memories match it (whatever
+    /// their status), e.g. 1 to check that restatements were merged into one memory.
+    pub count: Option<usize>,
 }
 
 impl Matcher {
@@ -173,7 +176,13 @@ impl Matcher {
 
     /// The same test on the parts of a memory (baselines match the tagged lines of raw turns);
     /// `tombstone_reason` is None for something active.
-    pub fn matches_parts(&self, ns: &Namespace, claim: Option<&Claim>, content: &str, tombstone_reason: Option<&str>) -> bool {
+    pub fn matches_parts(
+        &self,
+        ns: &Namespace,
+        claim: Option<&Claim>,
+        content: &str,
+        tombstone_reason: Option<&str>,
+    ) -> bool {
         if self.namespace.as_ref().is_some_and(|n| n != ns) {
             return false;
         }
@@ -210,6 +219,9 @@ impl Matcher {
         }
         if let Some(ns) = &self.namespace {
             parts.push(format!("namespace {ns}"));
+        }
+        if let Some(n) = self.count {
+            parts.push(format!("exactly {n} memor{}", if n == 1 { "y" } else { "ies" }));
         }
         format!("{} (line {})", parts.join(", "), self.line)
     }

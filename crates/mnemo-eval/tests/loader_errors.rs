@@ -57,7 +57,11 @@ fn unknown_keys_anywhere() {
         5,
         "events[0].world.valu",
     );
-    expect_err(&format!("{HEAD}[[events]]\nat = \"1d\"\nsay = \"x\"\n[expect]\nkept = [\n  {{ contnt = \"x\" }},\n]\n"), 8, "expect.kept[0].contnt");
+    expect_err(
+        &format!("{HEAD}[[events]]\nat = \"1d\"\nsay = \"x\"\n[expect]\nkept = [\n  {{ contnt = \"x\" }},\n]\n"),
+        8,
+        "expect.kept[0].contnt",
+    );
 }
 
 #[test]
@@ -70,7 +74,11 @@ fn wrong_types_and_missing_fields() {
 
 #[test]
 fn bad_offsets() {
-    let s = expect_err(&format!("{HEAD}[[events]]\nat = \"0d\"\nsay = \"x\"\n[[probes]]\nat = \"3y\"\nin_pack = [\"x\"]\n"), 7, "probes[0].at");
+    let s = expect_err(
+        &format!("{HEAD}[[events]]\nat = \"0d\"\nsay = \"x\"\n[[probes]]\nat = \"3y\"\nin_pack = [\"x\"]\n"),
+        7,
+        "probes[0].at",
+    );
     assert!(s.contains("3y"), "{s}");
     expect_err(&format!("{HEAD}[[events]]\nat = \"-2d\"\nsay = \"x\"\n"), 4, "events[0].at");
     expect_err(&format!("{HEAD}[[events]]\nat = \"d\"\nsay = \"x\"\n"), 4, "events[0].at");
@@ -78,12 +86,20 @@ fn bad_offsets() {
 
 #[test]
 fn probes_need_something_to_check() {
-    let s = expect_err(&format!("{HEAD}[[events]]\nat = \"0d\"\nsay = \"x\"\n\n[[probes]]\nat = \"1d\"\nquery = \"q\"\n"), 7, "probes[0]");
+    let s = expect_err(
+        &format!("{HEAD}[[events]]\nat = \"0d\"\nsay = \"x\"\n\n[[probes]]\nat = \"1d\"\nquery = \"q\"\n"),
+        7,
+        "probes[0]",
+    );
     assert!(s.contains("entity") && s.contains("in_pack"), "{s}");
     expect_err(&format!("{HEAD}[[probes]]\nat = \"1d\"\nquery = \"q\"\nentity = \"A\"\n"), 6, "probes[0].attribute");
     expect_err(&format!("{HEAD}[[probes]]\nat = \"1d\"\nin_pack = [\"x\"]\nexpect = \"v\"\n"), 6, "probes[0].expect");
     expect_err(&format!("{HEAD}[[probes]]\nat = \"1d\"\nin_pack = [\"\"]\n"), 5, "probes[0].in_pack[0]");
-    expect_err(&format!("{HEAD}[[probes]]\nat = \"1d\"\nentity = \"A\"\nattribute = \"b\"\nnamespace = \"a b\"\n"), 7, "probes[0].namespace");
+    expect_err(
+        &format!("{HEAD}[[probes]]\nat = \"1d\"\nentity = \"A\"\nattribute = \"b\"\nnamespace = \"a b\"\n"),
+        7,
+        "probes[0].namespace",
+    );
 }
 
 #[test]
@@ -101,14 +117,28 @@ fn events_need_say_or_world() {
 fn matchers_are_checked() {
     let ev = "[[events]]\nat = \"0d\"\nsay = \"x\"\n";
     expect_err(&format!("{HEAD}{ev}[expect]\nforgotten = [ {{ entity = \"A\" }} ]\n"), 7, "expect.forgotten[0]");
-    expect_err(&format!("{HEAD}{ev}[expect]\nkept = [ {{ content = \"x\", reason = \"decayed\" }} ]\n"), 7, "expect.kept[0].reason");
-    expect_err(&format!("{HEAD}{ev}[expect]\nkept = [ {{ value = \"x\", content = \"y\" }} ]\n"), 7, "expect.kept[0].value");
+    expect_err(
+        &format!("{HEAD}{ev}[expect]\nkept = [ {{ content = \"x\", reason = \"decayed\" }} ]\n"),
+        7,
+        "expect.kept[0].reason",
+    );
+    expect_err(
+        &format!("{HEAD}{ev}[expect]\nkept = [ {{ value = \"x\", content = \"y\" }} ]\n"),
+        7,
+        "expect.kept[0].value",
+    );
+    expect_err(
+        &format!("{HEAD}{ev}[expect]\nkept = [ {{ content = \"y\", count = 0 }} ]\n"),
+        7,
+        "expect.kept[0].count",
+    );
 }
 
 #[test]
 fn directories_load_sorted_and_never_skip_a_broken_file() {
     let dir = tempfile::tempdir().unwrap();
-    let good = |name: &str| format!("name = \"{name}\"\nstart = 2026-07-01T09:00:00Z\n[[events]]\nat = \"0d\"\nsay = \"x\"\n");
+    let good =
+        |name: &str| format!("name = \"{name}\"\nstart = 2026-07-01T09:00:00Z\n[[events]]\nat = \"0d\"\nsay = \"x\"\n");
     std::fs::write(dir.path().join("b.toml"), good("bee")).unwrap();
     std::fs::write(dir.path().join("a.toml"), good("ay")).unwrap();
     std::fs::write(dir.path().join("notes.txt"), "not a scenario").unwrap();
@@ -119,7 +149,11 @@ fn directories_load_sorted_and_never_skip_a_broken_file() {
     let err = load_dirs(&[dir.path().to_path_buf()]).unwrap_err().to_string();
     assert!(err.contains("c.toml:1: field `name`") && err.contains("already used"), "{err}");
 
-    std::fs::write(dir.path().join("c.toml"), "name = \"c\"\nstart = 2026-07-01T09:00:00Z\n[[events]]\nat = \"soon\"\nsay = \"x\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("c.toml"),
+        "name = \"c\"\nstart = 2026-07-01T09:00:00Z\n[[events]]\nat = \"soon\"\nsay = \"x\"\n",
+    )
+    .unwrap();
     let err = load_dirs(&[dir.path().to_path_buf()]).unwrap_err().to_string();
     assert!(err.contains("c.toml:4: field `events[0].at`"), "{err}");
 

@@ -70,7 +70,18 @@ fn probe_scoring_follows_metrics_md() {
 #[test]
 fn pooling_adds_counts_never_averages_rates() {
     let a = Counts { scenarios: 1, passed: 1, probes: 1, wrong: 1, ..Counts::default() };
-    let b = Counts { scenarios: 1, passed: 0, probes: 9, wrong: 0, missed: 3, tombstoned: 4, tombstoned_matched: 3, forgotten_matchers: 2, forgotten_met: 1, ..Counts::default() };
+    let b = Counts {
+        scenarios: 1,
+        passed: 0,
+        probes: 9,
+        wrong: 0,
+        missed: 3,
+        tombstoned: 4,
+        tombstoned_matched: 3,
+        forgotten_matchers: 2,
+        forgotten_met: 1,
+        ..Counts::default()
+    };
     let all = Counts::pooled([&a, &b]);
     // The average of the two rates would be 0.5; pooled it is 1/10.
     assert!(close(all.wrong_fact_rate().value, 0.1));
@@ -91,16 +102,37 @@ fn matcher_outcome(list: &'static str, met: bool) -> MatcherOutcome {
 #[test]
 fn a_scenario_passes_only_when_everything_holds() {
     let p = probe(Some(("A", "b")), Some("c"), &[], &[]);
-    let good = mnemo_eval::outcome::ProbeOutcome { probe: p.clone(), score: score_probe(&p, Some("c"), &[]), evidence: mnemo_eval::outcome::Evidence::None, pack: vec![] };
-    let ok = SystemOutcome::new("mnemo", vec![good.clone()], vec![matcher_outcome("forgotten", true), matcher_outcome("kept", true)], 1, vec![]);
+    let good = mnemo_eval::outcome::ProbeOutcome {
+        probe: p.clone(),
+        score: score_probe(&p, Some("c"), &[]),
+        evidence: mnemo_eval::outcome::Evidence::None,
+        pack: vec![],
+    };
+    let ok = SystemOutcome::new(
+        "mnemo",
+        vec![good.clone()],
+        vec![matcher_outcome("forgotten", true), matcher_outcome("kept", true)],
+        1,
+        vec![],
+    );
     assert!(ok.pass && ok.counts.passed == 1);
-    let collateral = SystemOutcome::new("mnemo", vec![good.clone()], vec![matcher_outcome("forgotten", true)], 2, vec!["memory 9".into()]);
+    let collateral = SystemOutcome::new(
+        "mnemo",
+        vec![good.clone()],
+        vec![matcher_outcome("forgotten", true)],
+        2,
+        vec!["memory 9".into()],
+    );
     assert!(!collateral.pass);
     assert!(close(collateral.counts.forgetting_precision().value, 0.5));
     let unkept = SystemOutcome::new("mnemo", vec![good.clone()], vec![matcher_outcome("kept", false)], 0, vec![]);
     assert!(!unkept.pass);
     let unforgotten = SystemOutcome::new("naive_rag", vec![good], vec![matcher_outcome("forgotten", false)], 0, vec![]);
-    assert!(!unforgotten.pass && unforgotten.counts.forgetting_precision().value == 1.0 && unforgotten.counts.forgetting_recall().value == 0.0);
+    assert!(
+        !unforgotten.pass
+            && unforgotten.counts.forgetting_precision().value == 1.0
+            && unforgotten.counts.forgetting_recall().value == 0.0
+    );
 }
 
 fn memory(ns: &str, content: &str, claim: Option<Claim>, status: Status) -> Memory {
@@ -127,9 +159,23 @@ fn memory(ns: &str, content: &str, claim: Option<Claim>, status: Status) -> Memo
 
 #[test]
 fn matchers_select_by_claim_content_reason_and_namespace() {
-    let decayed = Status::Tombstoned { reason: "decayed: salience 0.06 < threshold 0.08".into(), at: Timestamp(1), superseded_by: None };
-    let m = memory("acme", "S-208 | lead time | 21 days", Some(Claim::new("S-208", "lead time", "21 days")), Status::Active);
-    let by_claim = Matcher { entity: Some(" s-208 ".into()), attribute: Some("LEAD  time".into()), value: Some("21  days".into()), ..Matcher::default() };
+    let decayed = Status::Tombstoned {
+        reason: "decayed: salience 0.06 < threshold 0.08".into(),
+        at: Timestamp(1),
+        superseded_by: None,
+    };
+    let m = memory(
+        "acme",
+        "S-208 | lead time | 21 days",
+        Some(Claim::new("S-208", "lead time", "21 days")),
+        Status::Active,
+    );
+    let by_claim = Matcher {
+        entity: Some(" s-208 ".into()),
+        attribute: Some("LEAD  time".into()),
+        value: Some("21  days".into()),
+        ..Matcher::default()
+    };
     assert!(by_claim.matches(&m));
     let other_value = Matcher { value: Some("21 Days".into()), ..by_claim.clone() };
     assert!(!other_value.matches(&m), "values are case-sensitive");
@@ -145,11 +191,22 @@ fn matchers_select_by_claim_content_reason_and_namespace() {
     assert!(reason.matches(&episode));
     let other_reason = Matcher { reason: Some("forgotten on command".into()), ..by_content };
     assert!(!other_reason.matches(&episode));
-    assert!(!reason.matches(&memory("acme", "The dock is closed for repairs.", None, Status::Active)), "a reason needs a tombstone");
+    assert!(
+        !reason.matches(&memory("acme", "The dock is closed for repairs.", None, Status::Active)),
+        "a reason needs a tombstone"
+    );
 }
 
 fn turn(seq: usize, text: &str, tokens: usize, vector: Vec<f32>) -> ChatTurn {
-    ChatTurn { seq, namespace: Namespace::default(), at: Timestamp(seq as i64), source: "user".into(), text: text.into(), tokens, vector }
+    ChatTurn {
+        seq,
+        namespace: Namespace::default(),
+        at: Timestamp(seq as i64),
+        source: "user".into(),
+        text: text.into(),
+        tokens,
+        vector,
+    }
 }
 
 #[test]

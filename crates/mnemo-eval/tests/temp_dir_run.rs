@@ -47,6 +47,7 @@ expect = "blue"
 
 [expect]
 forgotten = [ { entity = "Widget", attribute = "colour", value = "red" } ]
+kept = [ { entity = "Widget", attribute = "colour", count = 2 } ]
 "#;
 
 const FORGET: &str = r#"
@@ -103,7 +104,13 @@ async fn a_new_scenario_directory_runs_under_two_configs() {
     std::fs::write(&big, "[recall]\nbudget_tokens = 4096\n").unwrap();
     let json = tmp.path().join("out.json");
     let results = tmp.path().join("results");
-    let args = EvalArgs { scenario_dirs: vec![scen.clone()], configs: vec![small, big], json: Some(json.clone()), publish: true, results_dir: results.clone() };
+    let args = EvalArgs {
+        scenario_dirs: vec![scen.clone()],
+        configs: vec![small, big],
+        json: Some(json.clone()),
+        publish: true,
+        results_dir: results.clone(),
+    };
 
     let out = run_eval(&args, provenance()).await.unwrap();
     assert_eq!(out.scenarios, vec!["tiny-correction", "tiny-forget"]);
@@ -118,7 +125,11 @@ async fn a_new_scenario_directory_runs_under_two_configs() {
     assert_eq!(row(&v, "mnemo", "small", "tiny-forget", "pass")["value"], true);
     assert_eq!(row(&v, "naive_rag", "big", "tiny-forget", "pass")["value"], false);
     let wrong = row(&v, "naive_rag", "big", "all", "wrong_fact_rate");
-    assert_eq!((wrong["k"].as_u64(), wrong["n"].as_u64()), (Some(1), Some(2)), "NaiveRAG still asserts the forgotten size");
+    assert_eq!(
+        (wrong["k"].as_u64(), wrong["n"].as_u64()),
+        (Some(1), Some(2)),
+        "NaiveRAG still asserts the forgotten size"
+    );
     let recall = row(&v, "recent_only", "small", "all", "forgetting_recall");
     assert_eq!((recall["value"].as_f64(), recall["n"].as_u64()), (Some(0.0), Some(2)));
     let precision = row(&v, "mnemo", "big", "all", "forgetting_precision");
@@ -137,14 +148,23 @@ async fn a_new_scenario_directory_runs_under_two_configs() {
     assert_eq!(again.published.as_deref(), Some(results.join("2026-02-03-r1-2.json").as_path()));
     assert_eq!(std::fs::read_to_string(&first).unwrap(), before);
     let latest = std::fs::read_to_string(results.join("LATEST.md")).unwrap();
-    assert!(latest.contains("2026-02-03-r1-2.json") && latest.contains("| mnemo | small |") && latest.contains("run id: `r1`"), "{latest}");
+    assert!(
+        latest.contains("2026-02-03-r1-2.json")
+            && latest.contains("| mnemo | small |")
+            && latest.contains("run id: `r1`"),
+        "{latest}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_scenario_says_why() {
     let tmp = tempfile::tempdir().unwrap();
     // The expectation is wrong on purpose: Mnemo answers "blue" from its memory.
-    write(tmp.path(), "a.toml", &CORRECTION.replace("expect = \"blue\"", "expect = \"green\"").replace("value = \"red\"", "value = \"purple\""));
+    let text = CORRECTION
+        .replace("expect = \"blue\"", "expect = \"green\"")
+        .replace("value = \"red\"", "value = \"purple\"")
+        .replace("count = 2", "count = 1");
+    write(tmp.path(), "a.toml", &text);
     let out = run_eval(&EvalArgs::new(vec![tmp.path().to_path_buf()]), provenance()).await.unwrap();
     assert!(!out.mnemo_passed_all());
     let why = out.failures_markdown();
@@ -153,7 +173,14 @@ async fn a_failing_scenario_says_why() {
     assert!(why.contains("from memory") && why.contains("Widget | colour | blue"), "the memory and its content: {why}");
     assert!(why.contains("created"), "its why history: {why}");
     assert!(why.contains("forgotten matcher unmet: claim Widget | colour | purple"), "{why}");
-    assert!(why.contains("collateral forget") && why.contains("superseded"), "the red memory was tombstoned without a matcher: {why}");
+    assert!(
+        why.contains("kept matcher unmet: claim Widget | colour | *, exactly 1 memory"),
+        "two memories match: {why}"
+    );
+    assert!(
+        why.contains("collateral forget") && why.contains("superseded"),
+        "the red memory was tombstoned without a matcher: {why}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

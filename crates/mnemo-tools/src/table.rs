@@ -9,12 +9,15 @@ use mnemo_core::registry::{BuildContext, Component, Role};
 use mnemo_core::text::{norm_name, norm_value};
 use mnemo_core::{CoreError, GroundedValue, Grounder, Result, Timestamp};
 
+/// `(entity, attribute)` normalised → (value, as of).
+type Rows = HashMap<(String, String), (String, Option<Timestamp>)>;
+
 /// An in-memory system of record. Cloning shares the table (the harness updates it as the
 /// simulated world changes; the grounder only reads it).
 #[derive(Clone, Debug)]
 pub struct TableGrounder {
     source: String,
-    rows: Arc<RwLock<HashMap<(String, String), (String, Option<Timestamp>)>>>,
+    rows: Arc<RwLock<Rows>>,
 }
 
 impl TableGrounder {

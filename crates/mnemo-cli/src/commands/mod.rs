@@ -10,12 +10,14 @@ use crate::cli::{Cli, Command};
 use crate::{context, print};
 
 mod demo;
+mod eval;
 
 /// Run one command.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     match &cli.command {
         Command::Demo(args) => demo::run(&cli, args).await,
-        Command::Plugins => plugins(&cli),
+        Command::Plugins(j) => plugins(j.json),
+        Command::Eval(args) => eval::run(&cli, args).await,
         _ => engine_command(&cli).await,
     }
 }
@@ -25,17 +27,17 @@ fn emit_json<T: serde::Serialize>(v: &T) -> Result<()> {
     Ok(())
 }
 
-fn plugins(cli: &Cli) -> Result<ExitCode> {
+fn plugins(json: bool) -> Result<ExitCode> {
     let mut rows = Vec::new();
     for role in Role::ALL {
         for p in registry::plugins().filter(|p| p.role == role) {
             rows.push(serde_json::json!({"role": role.as_str(), "kind": p.kind, "about": p.about}));
-            if !cli.json {
+            if !json {
                 println!("{:<9} {:<12} {}", role.as_str(), p.kind, p.about);
             }
         }
     }
-    if cli.json {
+    if json {
         emit_json(&rows)?;
     }
     Ok(ExitCode::SUCCESS)
@@ -65,7 +67,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 os_bytes(&a.text)
             };
             let r = engine.remember_bytes(&ns, &a.source, &bytes).await?;
-            if cli.json { emit_json(&r)? } else { print::remember(&r) }
+            if a.out.json { emit_json(&r)? } else { print::remember(&r) }
         }
         Command::Recall(a) => {
             let budget = match a.budget {
@@ -85,25 +87,25 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 Some(about) => {
                     let task = Task { query: a.query.clone(), about: Some(parse_about(about)?) };
                     let t = rt.turn(&ns, &task, &opts).await?;
-                    if cli.json { emit_json(&t)? } else { print::agent_turn(&t) }
+                    if a.out.json { emit_json(&t)? } else { print::agent_turn(&t) }
                 }
                 None => {
                     let p = engine.recall(&ns, &a.query, &opts).await?;
-                    if cli.json { emit_json(&p)? } else { print::pack(&p) }
+                    if a.out.json { emit_json(&p)? } else { print::pack(&p) }
                 }
             }
         }
         Command::Forget(a) => {
             let r = engine.forget(&ns, "user", &a.command).await?;
-            if cli.json { emit_json(&r)? } else { print::remember(&r) }
+            if a.out.json { emit_json(&r)? } else { print::remember(&r) }
         }
         Command::Why(a) => {
             let w = engine.why(&ns, MemoryId(a.id)).await?;
-            if cli.json { emit_json(&w)? } else { print::why(&w) }
+            if a.out.json { emit_json(&w)? } else { print::why(&w) }
         }
-        Command::Decay => {
+        Command::Decay(j) => {
             let r = engine.decay_sweep(&ns).await?;
-            if cli.json {
+            if j.json {
                 emit_json(&r)?
             } else {
                 println!("examined {} active memories; {} decayed", r.examined, r.decayed.len());
@@ -112,7 +114,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 }
             }
         }
-        Command::Demo(_) | Command::Plugins => {}
+        Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) => {}
     }
     engine.index().flush().await?;
     Ok(ExitCode::SUCCESS)
