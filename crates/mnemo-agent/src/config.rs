@@ -40,7 +40,7 @@ impl Config {
     pub fn load(files: &[PathBuf]) -> Result<Config, AgentError> {
         let mut c = Config::embedded_default()?;
         for f in files {
-            let text = std::fs::read(f).map_err(|e| AgentError::Io { file: f.display().to_string(), source: e })?;
+            let text = std::fs::read(f).map_err(|e| AgentError::Io { action: "read", file: f.display().to_string(), error: e })?;
             let text = String::from_utf8(text).map_err(|e| AgentError::Config {
                 file: f.display().to_string(),
                 message: format!("not UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()),
@@ -122,7 +122,7 @@ impl Config {
         }
         let p: EnginePolicy = t.try_into().map_err(|e: toml::de::Error| AgentError::Config {
             file: origin.to_string(),
-            message: format!("in [recall]/[decay]/[kinds]: {}", e.message()),
+            message: format!("in [recall]/[decay]/[kinds]: {}", e.to_string().trim_end()),
         })?;
         p.validate().map_err(|e| AgentError::Config { file: origin.to_string(), message: e.to_string() })?;
         Ok(p)

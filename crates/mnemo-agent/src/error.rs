@@ -12,13 +12,15 @@ pub enum AgentError {
         /// What is wrong.
         message: String,
     },
-    /// A file could not be read.
-    #[error("cannot read {file}: {source}")]
+    /// A file or directory could not be used.
+    #[error("cannot {action} {file}: {error}")]
     Io {
-        /// The file.
+        /// What was being done ("read", "create the data directory").
+        action: &'static str,
+        /// The path.
         file: String,
-        /// Why.
-        source: std::io::Error,
+        /// Why (kept out of the error chain so it prints once).
+        error: std::io::Error,
     },
     /// The core (or a plugin) failed.
     #[error(transparent)]

@@ -17,6 +17,18 @@ pub struct Runtime {
     grounders: Vec<Arc<dyn Grounder>>,
     config: Config,
     model: ModelInfo,
+    /// Held for the runtime's life: one process writes a data directory at a time (the
+    /// reconcile read-then-write and the index writer both need it).
+    _lock: std::fs::File,
+}
+
+/// Take the data directory's lock, waiting for another process that holds it.
+fn lock_data_dir(data_dir: &Path) -> Result<std::fs::File, AgentError> {
+    let path = data_dir.join("mnemo.lock");
+    let io = |action, error| AgentError::Io { action, file: path.display().to_string(), error };
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| io("open the lock file", e))?;
+    file.lock().map_err(|e| io("lock", e))?;
+    Ok(file)
 }
 
 /// One agent turn: what was recalled, how it was assessed, what the agent does.
@@ -51,7 +63,12 @@ impl Runtime {
         extra_grounders: Vec<Arc<dyn Grounder>>,
         progress: &(dyn Fn(u64, u64) + Send + Sync),
     ) -> Result<Runtime, AgentError> {
-        std::fs::create_dir_all(data_dir).map_err(|e| AgentError::Io { file: data_dir.display().to_string(), source: e })?;
+        std::fs::create_dir_all(data_dir).map_err(|e| AgentError::Io {
+            action: "create the data directory",
+            file: data_dir.display().to_string(),
+            error: e,
+        })?;
+        let lock = lock_data_dir(data_dir)?;
         let mut ctx_store: Option<Arc<dyn Store>> = None;
         let mut ctx_embedder: Option<Arc<dyn Embedder>> = None;
         let mut grounders: Vec<Arc<dyn Grounder>> = Vec::new();
@@ -112,7 +129,7 @@ impl Runtime {
             policy: config.policy().clone(),
         })?;
         engine.sync_index(progress).await?;
-        Ok(Runtime { engine: Arc::new(engine), assessor, grounders, config: config.clone(), model })
+        Ok(Runtime { engine: Arc::new(engine), assessor, grounders, config: config.clone(), model, _lock: lock })
     }
 
     /// The engine.
@@ -167,19 +184,9 @@ impl Runtime {
 /// The value the planner would use for `(entity, attribute)`: the highest-ranked memory in the
 /// pack asserting a claim on it (rank = position; ties to the newest confirmation).
 pub fn answer_of<'a>(pack: &'a Pack, entity: &str, attribute: &str) -> Option<&'a Memory> {
-    let mut best: Option<&PackItem> = None;
-    for item in &pack.items {
-        if !item.memory.claim.as_ref().is_some_and(|c| c.is_on(entity, attribute)) {
-            continue;
-        }
-        best = match best {
-            None => Some(item),
-            // equal rank score: the newest confirmation wins
-            Some(b) if item.score == b.score && item.memory.last_confirmed_at > b.memory.last_confirmed_at => Some(item),
-            keep => keep,
-        };
-    }
-    best.map(|i| &i.memory)
+    // The planner already orders the pack: pinned first, then score, ties to the newest
+    // confirmation — so the first claim on it is the highest-ranked.
+    pack.items.iter().map(|i| &i.memory).find(|m| m.claim.as_ref().is_some_and(|c| c.is_on(entity, attribute)))
 }
 
 fn action_text(task: &Task, a: &Assessment) -> String {

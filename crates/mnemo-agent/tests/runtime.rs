@@ -130,3 +130,72 @@ async fn index_is_rebuilt_from_the_store_after_reopen() {
     let pack = rt.engine().recall(&ns, "Northwind owner", &RecallOptions::default()).await.unwrap();
     assert_eq!(pack.items.len(), 1);
 }
+
+#[tokio::test]
+async fn concurrent_contradicting_writes_leave_one_active_value() {
+    let d = tempfile::tempdir().unwrap();
+    let (rt, _) = runtime(d.path(), vec![]).await;
+    let ns = Namespace::new("t").unwrap();
+    for round in 0..8 {
+        let (a, b) = (format!("[SEM] Race{round} | v | a"), format!("[SEM] Race{round} | v | b"));
+        let e1 = rt.engine().clone();
+        let e2 = rt.engine().clone();
+        let (n1, n2) = (ns.clone(), ns.clone());
+        let t1 = tokio::spawn(async move { e1.remember(&n1, "user", &a).await.unwrap() });
+        let t2 = tokio::spawn(async move { e2.remember(&n2, "user", &b).await.unwrap() });
+        t1.await.unwrap();
+        t2.await.unwrap();
+        let active: Vec<_> = rt
+            .engine()
+            .store()
+            .active(&ns)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.claim.as_ref().is_some_and(|c| c.entity == format!("Race{round}")))
+            .collect();
+        assert_eq!(active.len(), 1, "round {round}: {active:?}");
+    }
+}
+
+#[tokio::test]
+async fn items_apply_in_turn_order() {
+    let d = tempfile::tempdir().unwrap();
+    let (rt, _) = runtime(d.path(), vec![]).await;
+    let ns = Namespace::new("t").unwrap();
+    let e = rt.engine();
+    let r = e.remember(&ns, "user", "[SEM] Ben | phone | 555-0100\n[FORGET] Ben | phone").await.unwrap();
+    assert_eq!(r.outcomes[1].kind, OutcomeKind::Forgotten);
+    assert!(e.store().active(&ns).await.unwrap().is_empty());
+    let r = e.remember(&ns, "user", "[FORGET] Ana | phone\n[SEM] Ana | phone | 555-0199").await.unwrap();
+    assert_eq!(r.outcomes[0].kind, OutcomeKind::NothingToForget);
+    assert_eq!(e.store().active(&ns).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn time_only_moves_forward_and_bad_forgets_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let (rt, clock) = runtime(d.path(), vec![]).await;
+    let ns = Namespace::new("t").unwrap();
+    let e = rt.engine();
+    e.remember(&ns, "user", "[SEM] Ben | phone | 1").await.unwrap();
+    clock.advance(-DAY_MS);
+    let err = e.remember(&ns, "user", "[SEM] Ben | phone | 2").await.unwrap_err().to_string();
+    assert!(err.contains("time only moves forward"), "{err}");
+    clock.advance(2 * DAY_MS);
+    for bad in ["[FORGET]", "[FORGETTABLE] x", "[SEM] Ben | phone | 3"] {
+        let err = e.forget(&ns, "user", bad).await.unwrap_err().to_string();
+        assert!(err.contains("not a forget command"), "{bad}: {err}");
+    }
+    assert_eq!(e.store().turns(&ns).await.unwrap().len(), 1, "a refused command records nothing");
+}
+
+#[tokio::test]
+async fn too_many_items_in_one_turn_is_an_error_not_a_stall() {
+    let d = tempfile::tempdir().unwrap();
+    let (rt, _) = runtime(d.path(), vec![]).await;
+    let ns = Namespace::new("t").unwrap();
+    let text: String = (0..300).map(|i| format!("[EPI] event {i}\n")).collect();
+    let err = rt.engine().remember(&ns, "user", &text).await.unwrap_err().to_string();
+    assert!(err.contains("300") && err.contains("at most 256"), "{err}");
+}

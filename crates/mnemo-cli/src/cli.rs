@@ -44,6 +44,8 @@ pub enum Command {
     Why(WhyArgs),
     /// Run a decay sweep: tombstone decaying memories whose salience fell below the threshold.
     Decay(JsonFlag),
+    /// Rebuild the index from the store (after changing the index or the embedder).
+    Reindex,
     /// List the registered plugin kinds per role.
     Plugins(JsonFlag),
     /// Run the scenario evaluation: Mnemo vs NaiveRAG vs RecentOnly, metrics per METRICS.md.
@@ -109,9 +111,10 @@ pub struct RecallArgs {
     pub out: JsonFlag,
     /// The query.
     pub query: String,
-    /// Token budget (default from config: 1024). Must be ≥ 0; above 16,000,000 it is clamped.
+    /// Token budget (default from config: 1024). Must be ≥ 0; above 16,000,000 it is clamped
+    /// (and the pack's notes say so).
     #[arg(long, allow_negative_numbers = true)]
-    pub budget: Option<i64>,
+    pub budget: Option<String>,
     /// Retrieval signals: lexical, dense or hybrid.
     #[arg(long)]
     pub mode: Option<String>,

@@ -1,4 +1,13 @@
 //! `mnemo`: the command line of the Mnemo memory engine.
+
+/// `println!` that ends quietly when stdout is closed (`mnemo recall … | head -1`).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
 mod cli;
 mod commands;
 mod context;

@@ -14,16 +14,16 @@ fn clip(s: &str, n: usize) -> String {
 
 /// The write report.
 pub fn remember(r: &RememberReport) {
-    println!("recorded turn {} at {} (extraction by {} / {})", r.turn.id, r.turn.at, r.model.client.as_str(), r.model.model);
+    out!("recorded turn {} at {} (extraction by {} / {})", r.turn.id, r.turn.at, r.model.client.as_str(), r.model.model);
     if r.outcomes.is_empty() {
-        println!("  nothing to remember (no tagged lines; the offline model reads only [SEM]/[PROC]/[EPI]/[FORGET] lines)");
+        out!("  nothing to remember (no tagged lines; the offline model reads only [SEM]/[PROC]/[EPI]/[FORGET] lines)");
     }
     for o in &r.outcomes {
         let id = o.memory.map(|i| i.to_string()).unwrap_or_else(|| "-".into());
-        println!("  {:<18} memory {:<6} {}", format!("{:?}", o.kind).to_lowercase(), id, o.detail);
+        out!("  {:<18} memory {:<6} {}", format!("{:?}", o.kind).to_lowercase(), id, o.detail);
     }
     for n in &r.notes {
-        println!("  note: {n}");
+        out!("  note: {n}");
     }
 }
 
@@ -33,14 +33,14 @@ fn reason_name(r: TraceReason) -> String {
 
 /// The pack and its full trace.
 pub fn pack(p: &Pack) {
-    println!("pack: {} memories, {}/{} tokens", p.items.len(), p.used, p.budget);
+    out!("pack: {} memories, {}/{} tokens", p.items.len(), p.used, p.budget);
     for n in &p.notes {
-        println!("  note: {n}");
+        out!("  note: {n}");
     }
-    println!("  {:<3} {:<6} {:<10} {:>6} {:>6} {:>6} {:>5}  {:<15} content / why excluded", "", "id", "kind", "rel", "sal", "score", "tok", "decision");
+    out!("  {:<3} {:<6} {:<10} {:>6} {:>6} {:>6} {:>5}  {:<15} content / why excluded", "", "id", "kind", "rel", "sal", "score", "tok", "decision");
     for t in &p.trace {
         let content = p.items.iter().find(|i| i.memory.id == t.id).map(|i| i.memory.content.as_str()).unwrap_or("");
-        println!(
+        out!(
             "  {:<3} {:<6} {:<10} {:>6.3} {:>6.3} {:>6.3} {:>5}  {:<15} {}",
             if t.included { "IN" } else { "out" },
             t.id,
@@ -60,12 +60,12 @@ pub fn agent_turn(t: &AgentTurn) {
     pack(&t.pack);
     let a = &t.assessment;
     for s in &a.substitutions {
-        println!("  grounding: memory {} said {:?}; {} holds {:?} → substituted by memory {}", s.stale, s.old_value, s.source, s.new_value, s.fresh);
+        out!("  grounding: memory {} said {:?}; {} holds {:?} → substituted by memory {}", s.stale, s.old_value, s.source, s.new_value, s.fresh);
     }
-    println!("  grades:");
+    out!("  grades:");
     for g in &a.grades {
         let content = a.pack.items.iter().find(|i| i.memory.id == g.id).map(|i| i.memory.content.as_str()).unwrap_or("");
-        println!(
+        out!(
             "    memory {:<5} trust {:.2} {:<13} {} — {}",
             g.id,
             g.trust,
@@ -74,26 +74,26 @@ pub fn agent_turn(t: &AgentTurn) {
             clip(content, 50)
         );
     }
-    println!("  pack trust {:.2} (threshold {:.2})", a.trust, a.threshold);
-    println!("  {}", t.action);
+    out!("  pack trust {:.2} (threshold {:.2})", a.trust, a.threshold);
+    out!("  {}", t.action);
 }
 
 /// A memory's history.
 pub fn why(w: &WhyReport) {
     let m = &w.memory;
-    println!("memory {} [{}] in {}: {}", m.id, m.kind, m.namespace, m.content);
+    out!("memory {} [{}] in {}: {}", m.id, m.kind, m.namespace, m.content);
     match &m.status {
-        Status::Active => println!("  status: active"),
+        Status::Active => out!("  status: active"),
         Status::Tombstoned { reason, at, superseded_by } => {
-            println!("  status: TOMBSTONED at {at}");
-            println!("  reason: {reason}");
+            out!("  status: TOMBSTONED at {at}");
+            out!("  reason: {reason}");
             if let Some(s) = superseded_by {
                 let by = w.superseded_by.as_ref().map(|m| m.content.as_str()).unwrap_or("?");
-                println!("  superseded by memory {s}: {by}");
+                out!("  superseded by memory {s}: {by}");
             }
         }
     }
-    println!(
+    out!(
         "  importance {:.2}, reinforcements {}, sources [{}], created {}, last confirmed {}",
         m.importance,
         m.reinforcements,
@@ -101,13 +101,13 @@ pub fn why(w: &WhyReport) {
         m.created_at,
         m.last_confirmed_at
     );
-    println!("  extracted by {} / {}", m.provenance.client.as_str(), m.provenance.model);
-    println!("  history:");
+    out!("  extracted by {} / {}", m.provenance.client.as_str(), m.provenance.model);
+    out!("  history:");
     for e in &w.events {
         let turn = e.turn.map(|t| format!(" (turn {t})")).unwrap_or_default();
-        println!("    {}  {:<11}{} {}", e.at, e.event, turn, e.detail);
+        out!("    {}  {:<11}{} {}", e.at, e.event, turn, e.detail);
     }
     for t in &w.turns {
-        println!("  turn {} at {} by {}: {}", t.id, t.at, t.source, clip(&t.text, 80));
+        out!("  turn {} at {} by {}: {}", t.id, t.at, t.source, clip(&t.text, 80));
     }
 }

@@ -23,8 +23,10 @@ pub enum CoreError {
     #[error("config error: {0}")]
     Config(String),
     /// No plugin of that kind is registered for the role.
-    #[error("unknown {role} kind {kind:?}; known kinds: {known}")]
+    #[error("{origin}: unknown {role} kind {kind:?}; known kinds: {known}")]
     UnknownKind {
+        /// Where it was asked for (file and section).
+        origin: String,
         /// The role (store, index, embedder, ...).
         role: String,
         /// The kind asked for.
@@ -50,6 +52,16 @@ pub enum CoreError {
     /// A grounder failed.
     #[error("grounder error: {0}")]
     Grounder(String),
+    /// A turn was recorded and some of its items applied before one failed; says which.
+    #[error("turn {turn}: items 1..{applied} applied, item {} failed: {source}", applied + 1)]
+    PartiallyApplied {
+        /// The recorded turn's id.
+        turn: i64,
+        /// Items applied before the failure.
+        applied: usize,
+        /// What failed.
+        source: Box<CoreError>,
+    },
     /// The assessor failed.
     #[error("assessor error: {0}")]
     Assessor(String),

@@ -72,7 +72,8 @@ pub fn parse(text: &str) -> Parsed {
                 pinned = true;
             } else if let Some(v) = m.strip_prefix("imp=") {
                 match v.parse::<f64>() {
-                    Ok(x) if x.is_finite() => importance = Some(x),
+                    // ±inf is a number out of range: the engine clamps it and says so
+                    Ok(x) if !x.is_nan() => importance = Some(x),
                     _ => out.notes.push(format!("line {}: imp={v:?} is not a number; ignored", n + 1)),
                 }
             } else {
@@ -97,6 +98,12 @@ pub fn parse(text: &str) -> Parsed {
             }
         };
         let claim = if kind == MemoryKind::Semantic { parse_claim(body) } else { None };
+        if kind == MemoryKind::Semantic && claim.is_none() && body.contains('|') {
+            out.notes.push(format!(
+                "line {}: looks like a claim but is not `entity | attribute | value` with three non-empty parts; kept as free text",
+                n + 1
+            ));
+        }
         let entities = match &claim {
             Some(c) => vec![c.entity.clone()],
             None => guess_entities(body),

@@ -2,7 +2,8 @@
 //! quotas, pinned first, and a trace entry for every candidate.
 //!
 //! Algorithm:
-//! 1. Candidates that are tombstoned or whose salience is below the threshold are excluded.
+//! 1. Candidates that are tombstoned, or of a decaying kind with salience below the decay
+//!    threshold (faded, not yet swept), are excluded.
 //! 2. Rank: pinned first, then score = relevance × salience (descending), ties to the newest
 //!    `last_confirmed_at`, then the higher id.
 //! 3. Pinned memories are packed first, counted against the global budget.
@@ -29,6 +30,8 @@ pub struct PlanCandidate {
     pub salience: f64,
     /// Its token cost.
     pub tokens: usize,
+    /// Whether its kind decays (only decaying kinds are cut below the salience threshold).
+    pub decays: bool,
 }
 
 impl PlanCandidate {
@@ -159,7 +162,7 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
     for (i, c) in candidates.iter().enumerate() {
         if !c.memory.status.is_active() {
             reasons[i] = Some((TraceReason::Tombstoned, "tombstoned before recall".into()));
-        } else if !c.memory.pinned && c.salience < salience_threshold {
+        } else if c.decays && !c.memory.pinned && c.salience < salience_threshold {
             reasons[i] = Some((
                 TraceReason::BelowThreshold,
                 format!("salience {:.3} < threshold {:.3}", c.salience, salience_threshold),

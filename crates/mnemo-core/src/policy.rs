@@ -138,6 +138,14 @@ impl EnginePolicy {
         if !(self.decay.half_life_days.is_finite() && self.decay.half_life_days > 0.0) {
             return bad("decay.half_life_days", "must be a positive number");
         }
+        for (k, w) in [
+            ("decay.reinforcement_weight", self.decay.reinforcement_weight),
+            ("decay.corroboration_weight", self.decay.corroboration_weight),
+        ] {
+            if !(w.is_finite() && (0.0..=10.0).contains(&w)) {
+                return bad(k, "must be a number within 0..=10");
+            }
+        }
         if !(0.0..=1.0).contains(&self.decay.threshold) {
             return bad("decay.threshold", "must be within 0..=1");
         }

@@ -91,7 +91,7 @@ impl BuildContext<'_> {
     /// origin and the key.
     pub fn settings<T: DeserializeOwned>(&self) -> Result<T> {
         toml::Table::try_into::<T>(self.settings.clone())
-            .map_err(|e| CoreError::Config(format!("{}: {}", self.origin, e.message())))
+            .map_err(|e| CoreError::Config(format!("{}: {}", self.origin, e.to_string().trim_end())))
     }
     /// Resolve a relative path inside the data directory; absolute paths and `..` are refused.
     pub fn data_path(&self, rel: &str) -> Result<PathBuf> {
@@ -142,6 +142,7 @@ pub fn build(role: Role, kind: &str, ctx: &BuildContext<'_>) -> Result<Component
     match plugins().find(|p| p.role == role && p.kind == kind) {
         Some(p) => (p.build)(ctx),
         None => Err(CoreError::UnknownKind {
+            origin: format!("{} kind", ctx.origin),
             role: role.to_string(),
             kind: kind.to_string(),
             known: {

@@ -31,3 +31,54 @@ pub fn salience(m: &Memory, now: Timestamp, policy: &EnginePolicy) -> f64 {
 pub fn has_decayed(m: &Memory, now: Timestamp, policy: &EnginePolicy) -> bool {
     policy.kinds.of(m.kind).decays && salience(m, now, policy) < policy.decay.threshold
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::*;
+    use crate::time::DAY_MS;
+
+    fn episode(importance: f32) -> Memory {
+        Memory {
+            id: MemoryId(1),
+            namespace: Namespace::default(),
+            kind: MemoryKind::Episodic,
+            content: "e".into(),
+            claim: None,
+            entities: vec![],
+            importance,
+            reinforcements: 0,
+            sources: vec!["user".into()],
+            provenance: Provenance { turns: vec![], client: ClientKind::Fake, model: "f".into() },
+            created_at: Timestamp(0),
+            last_confirmed_at: Timestamp(0),
+            last_accessed_at: None,
+            pinned: false,
+            embedding: None,
+            status: Status::Active,
+            rev: 1,
+        }
+    }
+
+    /// METRICS.md: an untouched episode of importance 0.5 fades after about 37 days, one of
+    /// importance 0.1 after about 5; facts and procedures do not decay by default.
+    #[test]
+    fn metrics_md_anchor_points() {
+        let p = EnginePolicy::default();
+        let day = |d: f64| Timestamp((d * DAY_MS as f64) as i64);
+        let half = episode(0.5);
+        assert!(!has_decayed(&half, day(36.0), &p));
+        assert!(has_decayed(&half, day(38.0), &p));
+        let low = episode(0.1);
+        assert!(!has_decayed(&low, day(4.0), &p));
+        assert!(has_decayed(&low, day(6.0), &p));
+        let mut fact = episode(0.1);
+        fact.kind = MemoryKind::Semantic;
+        assert!(!has_decayed(&fact, day(10_000.0), &p));
+        // reinforcement and corroboration slow the fade
+        let mut held = episode(0.5);
+        held.reinforcements = 3;
+        held.sources.push("erp".into());
+        assert!(!has_decayed(&held, day(40.0), &p));
+    }
+}

@@ -60,7 +60,8 @@ impl fmt::Display for Timestamp {
 /// into milliseconds. Negative offsets are rejected: time only moves forward.
 pub fn parse_offset(s: &str) -> Result<i64> {
     let s = s.trim();
-    let (num, unit) = s.split_at(s.len().saturating_sub(1));
+    let unit_at = s.char_indices().last().map(|(i, _)| i).unwrap_or(0);
+    let (num, unit) = s.split_at(unit_at);
     let mult: f64 = match unit {
         "s" => 1_000.0,
         "m" => 60_000.0,
@@ -106,5 +107,7 @@ mod tests {
         assert!(parse_offset("3y").is_err());
         assert!(parse_offset("d").is_err());
         assert!(parse_offset("").is_err());
+        assert!(parse_offset("3é").is_err());
+        assert!(parse_offset("é").is_err());
     }
 }

@@ -37,6 +37,8 @@ pub trait Store: Send + Sync {
     async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>>;
     /// The turns of a namespace, oldest first.
     async fn turns(&self, namespace: &Namespace) -> Result<Vec<Turn>>;
+    /// The time of the namespace's most recent turn (by id), if any.
+    async fn latest_turn_at(&self, namespace: &Namespace) -> Result<Option<Timestamp>>;
     /// Mark memories as recalled at `at` (does not change `rev`).
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()>;
     /// The namespaces that hold anything.
@@ -193,15 +195,31 @@ pub struct ModelInfo {
     pub model: String,
 }
 
-/// The result of extraction.
+/// The result of extraction: memories and forget commands in the order the turn gives them
+/// (a forget after a statement in the same turn forgets it; one before it does not).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Extraction {
-    /// Candidate memories.
-    pub candidates: Vec<Candidate>,
-    /// Forget commands.
-    pub forgets: Vec<ForgetCommand>,
+    /// Candidate memories and forget commands, in turn order.
+    pub items: Vec<crate::grammar::TaggedLine>,
     /// Who answered.
     pub model: ModelInfo,
+}
+
+impl Extraction {
+    /// The candidate memories, in order.
+    pub fn candidates(&self) -> impl Iterator<Item = &Candidate> {
+        self.items.iter().filter_map(|l| match l {
+            crate::grammar::TaggedLine::Memory(c) => Some(c),
+            crate::grammar::TaggedLine::Forget(_) => None,
+        })
+    }
+    /// The forget commands, in order.
+    pub fn forgets(&self) -> impl Iterator<Item = &ForgetCommand> {
+        self.items.iter().filter_map(|l| match l {
+            crate::grammar::TaggedLine::Forget(f) => Some(f),
+            crate::grammar::TaggedLine::Memory(_) => None,
+        })
+    }
 }
 
 /// How a candidate relates to its active neighbours.

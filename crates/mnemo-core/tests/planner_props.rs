@@ -33,7 +33,7 @@ fn kind_of(k: u8) -> MemoryKind {
 prop_compose! {
     fn candidate(id: i64)(k in 0u8..3, pinned in prop::bool::weighted(0.1), rel in 0.0f64..1.0, sal in 0.0f64..1.5, tokens in 0usize..300, t in 0i64..1000)
         -> PlanCandidate {
-        PlanCandidate { memory: memory(id, kind_of(k), pinned, t), relevance: rel, salience: sal, tokens }
+        PlanCandidate { memory: memory(id, kind_of(k), pinned, t), relevance: rel, salience: sal, tokens, decays: k % 3 == 2 }
     }
 }
 
@@ -77,17 +77,19 @@ proptest! {
 
     #[test]
     fn quotas_hold_when_every_kind_has_candidates(c in candidates(), budget in 1usize..3000) {
-        let c: Vec<_> = c.into_iter().map(|mut x| { x.memory.pinned = false; x.salience = x.salience.max(0.1); x }).collect();
+        let c: Vec<_> = c.into_iter().map(|mut x| { x.salience = x.salience.max(0.1); x }).collect();
         for k in MemoryKind::ALL {
-            prop_assume!(c.iter().any(|x| x.memory.kind == k));
+            prop_assume!(c.iter().any(|x| x.memory.kind == k && !x.memory.pinned));
         }
         let p = plan(c.clone(), budget, Q, 0.08);
+        let pinned_used: usize = p.items.iter().filter(|x| x.memory.pinned).map(|x| x.tokens).sum();
+        let rest = budget - pinned_used;
         for (i, k) in MemoryKind::ALL.iter().enumerate() {
-            let quota = (budget as f64 * Q.shares[i]).floor() as usize;
-            let of_kind: Vec<_> = c.iter().filter(|x| x.memory.kind == *k).collect();
+            let quota = (rest as f64 * Q.shares[i]).floor() as usize;
+            let of_kind: Vec<_> = c.iter().filter(|x| x.memory.kind == *k && !x.memory.pinned).collect();
             let total: usize = of_kind.iter().map(|x| x.tokens).sum();
             let largest = of_kind.iter().map(|x| x.tokens).max().unwrap_or(0);
-            let used: usize = p.items.iter().filter(|x| x.memory.kind == *k).map(|x| x.tokens).sum();
+            let used: usize = p.items.iter().filter(|x| x.memory.kind == *k && !x.memory.pinned).map(|x| x.tokens).sum();
             // no kind is starved by the others below its quota (less one item that did not fit)
             prop_assert!(used >= total.min(quota.saturating_sub(largest)), "{k}: used {used}, quota {quota}, total {total}, largest {largest}");
         }
@@ -112,8 +114,8 @@ fn below_threshold_and_tombstoned_are_traced() {
     dead.status = Status::Tombstoned { reason: "x".into(), at: Timestamp(1), superseded_by: None };
     let faded = memory(2, MemoryKind::Episodic, false, 0);
     let c = vec![
-        PlanCandidate { memory: dead, relevance: 1.0, salience: 1.0, tokens: 1 },
-        PlanCandidate { memory: faded, relevance: 1.0, salience: 0.01, tokens: 1 },
+        PlanCandidate { memory: dead, relevance: 1.0, salience: 1.0, tokens: 1, decays: false },
+        PlanCandidate { memory: faded, relevance: 1.0, salience: 0.01, tokens: 1, decays: true },
     ];
     let p = plan(c, 100, Q, 0.08);
     assert!(p.items.is_empty());
@@ -123,10 +125,18 @@ fn below_threshold_and_tombstoned_are_traced() {
 }
 
 #[test]
+fn only_decaying_kinds_are_cut_below_the_threshold() {
+    // a low-importance fact does not decay: it is recalled however small its salience
+    let fact = memory(1, MemoryKind::Semantic, false, 0);
+    let p = plan(vec![PlanCandidate { memory: fact, relevance: 1.0, salience: 0.05, tokens: 1, decays: false }], 100, Q, 0.08);
+    assert_eq!(p.items.len(), 1);
+}
+
+#[test]
 fn unused_quota_flows_to_other_kinds() {
     // only episodic candidates: they may use the whole budget, not just 30 %
     let c: Vec<_> = (0..10)
-        .map(|i| PlanCandidate { memory: memory(i, MemoryKind::Episodic, false, 0), relevance: 1.0, salience: 1.0, tokens: 10 })
+        .map(|i| PlanCandidate { memory: memory(i, MemoryKind::Episodic, false, 0), relevance: 1.0, salience: 1.0, tokens: 10, decays: true })
         .collect();
     let p = plan(c, 100, Q, 0.08);
     assert_eq!(p.used, 100);

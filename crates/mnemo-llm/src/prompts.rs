@@ -77,13 +77,14 @@ Tag modifiers: "pin" sets pinned = true; "imp=X" sets importance = X. Untagged p
 only durable, useful memories; small talk yields nothing.
 
 Answer with ONE JSON object and nothing else, exactly this schema (no other keys):
-{"candidates": [{"kind": "semantic" | "procedural" | "episodic",
-                 "content": string (non-empty, self-contained),
-                 "claim": null | {"entity": string, "attribute": string, "value": string},
-                 "entities": [string],
-                 "importance": null | number,
-                 "pinned": boolean}],
- "forgets": [{"entity": string, "attribute": string} | {"text": string}]}
+{"items": [ {"memory": {"kind": "semantic" | "procedural" | "episodic",
+                       "content": string (non-empty, self-contained),
+                       "claim": null | {"entity": string, "attribute": string, "value": string},
+                       "entities": [string],
+                       "importance": null | number,
+                       "pinned": boolean}}
+          | {"forget": {"entity": string, "attribute": string} | {"text": string}} ]}
+Items come in the order the turn states them (a forget applies to what was said before it).
 Rules: a claim only on a semantic memory; "entities" lists the names of things the memory is
 about (the claim's entity included); importance null unless the turn states one."#;
 

@@ -115,8 +115,8 @@ impl Reasoner for LlmReasoner {
     async fn extract(&self, turn: &Turn) -> mnemo_core::Result<Extraction> {
         let task = Task::Extract;
         let (v, info, raw) = self.ask(task, &ExtractInput::of(turn)).await?;
-        let (candidates, forgets) = validate::extraction(&v).map_err(|p| invalid(task, &info, &p, &raw))?;
-        Ok(Extraction { candidates, forgets, model: info })
+        let items = validate::extraction(&v).map_err(|p| invalid(task, &info, &p, &raw))?;
+        Ok(Extraction { items, model: info })
     }
 
     async fn reconcile(&self, candidate: &Candidate, neighbours: &[Memory]) -> mnemo_core::Result<Verdict> {

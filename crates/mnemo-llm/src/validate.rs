@@ -3,6 +3,7 @@
 //! here panics on any input.
 use std::collections::HashSet;
 
+use mnemo_core::grammar::TaggedLine;
 use mnemo_core::{Candidate, Claim, ForgetCommand, MemoryId, MemoryKind, Verdict};
 use serde_json::{Map, Value};
 
@@ -101,18 +102,20 @@ fn check_reason(m: &Map<String, Value>) -> Result<(), String> {
     }
 }
 
-/// An extraction answer: `{"candidates": [...], "forgets": [...]}`.
-pub fn extraction(v: &Value) -> Result<(Vec<Candidate>, Vec<ForgetCommand>), String> {
-    let m = object(v, "answer", &["candidates", "forgets"], &[])?;
-    let mut candidates = Vec::new();
-    for (i, c) in array(&m["candidates"], "candidates")?.iter().enumerate() {
-        candidates.push(candidate(c, &format!("candidates[{i}]"))?);
+/// An extraction answer: `{"items": [{"memory": {...}} | {"forget": {...}}, ...]}`, in order.
+pub fn extraction(v: &Value) -> Result<Vec<TaggedLine>, String> {
+    let m = object(v, "answer", &["items"], &[])?;
+    let mut items = Vec::new();
+    for (i, item) in array(&m["items"], "items")?.iter().enumerate() {
+        let path = format!("items[{i}]");
+        let obj = item.as_object().ok_or_else(|| format!("{path} must be an object, got {}", type_name(item)))?;
+        match (obj.get("memory"), obj.get("forget"), obj.len()) {
+            (Some(c), None, 1) => items.push(TaggedLine::Memory(candidate(c, &join(&path, "memory"))?)),
+            (None, Some(f), 1) => items.push(TaggedLine::Forget(forget(f, &join(&path, "forget"))?)),
+            _ => return Err(format!("{path} must be exactly one of {{\"memory\": …}} or {{\"forget\": …}}")),
+        }
     }
-    let mut forgets = Vec::new();
-    for (i, f) in array(&m["forgets"], "forgets")?.iter().enumerate() {
-        forgets.push(forget(f, &format!("forgets[{i}]"))?);
-    }
-    Ok((candidates, forgets))
+    Ok(items)
 }
 
 fn candidate(v: &Value, path: &str) -> Result<Candidate, String> {
@@ -228,9 +231,9 @@ mod tests {
 
     #[test]
     fn candidate_fields_are_checked() {
-        let bad = |c: Value| extraction(&json!({"candidates": [c], "forgets": []})).unwrap_err();
+        let bad = |c: Value| extraction(&json!({"items": [{"memory": c}]})).unwrap_err();
         assert!(bad(json!({"kind": "semantic"})).contains("missing key \"content\""));
-        assert!(bad(json!({"kind": "semantic", "content": " "})).contains("candidates[0].content must not be empty"));
+        assert!(bad(json!({"kind": "semantic", "content": " "})).contains("items[0].memory.content must not be empty"));
         assert!(bad(json!({"kind": "semantic", "content": "x", "colour": 1})).contains("unknown key \"colour\""));
         assert!(bad(
             json!({"kind": "episodic", "content": "x", "claim": {"entity": "a", "attribute": "b", "value": "c"}})
@@ -245,17 +248,39 @@ mod tests {
 
     #[test]
     fn claim_entity_is_added_and_importance_passed_through() {
-        let (c, _) = extraction(&json!({"candidates": [{"kind": "semantic", "content": "x", "importance": 1.7,
-            "claim": {"entity": "Ben", "attribute": "phone", "value": "555"}}], "forgets": []}))
+        let items = extraction(&json!({"items": [{"memory": {"kind": "semantic", "content": "x", "importance": 1.7,
+            "claim": {"entity": "Ben", "attribute": "phone", "value": "555"}}}]}))
         .unwrap();
+        let c: Vec<Candidate> = items
+            .into_iter()
+            .filter_map(|i| match i {
+                TaggedLine::Memory(c) => Some(c),
+                TaggedLine::Forget(_) => None,
+            })
+            .collect();
         assert_eq!(c[0].entities, vec!["Ben"]);
         assert_eq!(c[0].importance, Some(1.7));
         assert!(!c[0].pinned);
     }
 
     #[test]
+    fn items_keep_order_and_shape() {
+        let items = extraction(&json!({"items": [
+            {"memory": {"kind": "semantic", "content": "x"}},
+            {"forget": {"text": "x"}},
+            {"memory": {"kind": "episodic", "content": "y"}}]}))
+        .unwrap();
+        assert!(matches!(items[1], TaggedLine::Forget(_)));
+        assert!(matches!(&items[2], TaggedLine::Memory(c) if c.content == "y"));
+        let e = extraction(&json!({"items": [{"memory": {"kind": "semantic", "content": "x"}, "forget": {"text": "x"}}]}))
+            .unwrap_err();
+        assert!(e.contains("exactly one"), "{e}");
+        assert!(extraction(&json!({"candidates": []})).is_err());
+    }
+
+    #[test]
     fn forgets_are_checked() {
-        let bad = |f: Value| extraction(&json!({"candidates": [], "forgets": [f]})).unwrap_err();
+        let bad = |f: Value| extraction(&json!({"items": [{"forget": f}]})).unwrap_err();
         assert!(bad(json!({"entity": "Ben"})).contains("missing key \"attribute\""));
         assert!(bad(json!({"text": "x", "entity": "Ben"})).contains("unknown key \"entity\""));
         assert!(bad(json!("Ben")).contains("must be an object"));

@@ -66,11 +66,13 @@ async fn extract_equals_the_grammar() {
     let x = r.extract(&turn(text)).await.unwrap();
     let parsed = grammar::parse(text);
     let expected: Vec<Candidate> = parsed.candidates().cloned().collect();
-    assert_eq!(x.candidates, expected);
-    assert_eq!(x.candidates.len(), 4);
-    assert_eq!(x.candidates[3].importance, Some(1.5), "importance passes through unclamped");
+    let got: Vec<Candidate> = x.candidates().cloned().collect();
+    assert_eq!(got, expected);
+    assert_eq!(x.items, parsed.lines, "items keep the turn order");
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[3].importance, Some(1.5), "importance passes through unclamped");
     assert_eq!(
-        x.forgets,
+        x.forgets().cloned().collect::<Vec<_>>(),
         vec![
             ForgetCommand::Claim { entity: "Ben".into(), attribute: "phone".into() },
             ForgetCommand::Text("the note about the standup".into()),
@@ -82,7 +84,7 @@ async fn extract_equals_the_grammar() {
 #[tokio::test]
 async fn untagged_prose_yields_nothing_offline() {
     let x = reasoner().extract(&turn("Our lead time from S-208 is now 35 days.")).await.unwrap();
-    assert!(x.candidates.is_empty() && x.forgets.is_empty());
+    assert!(x.items.is_empty());
 }
 
 #[tokio::test]

@@ -119,10 +119,10 @@ async fn verdict_id_outside_the_neighbours_is_refused() {
 #[tokio::test]
 async fn unknown_kind_is_refused() {
     let r = LlmReasoner::new(Scripted::new(
-        r#"{"candidates": [{"kind": "fact", "content": "Ana prefers email", "claim": null, "entities": [], "importance": null, "pinned": false}], "forgets": []}"#,
+        r#"{"items": [{"memory": {"kind": "fact", "content": "Ana prefers email", "claim": null, "entities": [], "importance": null, "pinned": false}}]}"#,
     ));
     let e = reasoner_err(r.extract(&turn("Ana prefers email")).await.unwrap_err());
-    assert!(e.contains("candidates[0].kind") && e.contains("unknown kind \"fact\""), "{e}");
+    assert!(e.contains("items[0].memory.kind") && e.contains("unknown kind \"fact\""), "{e}");
 }
 
 #[tokio::test]
@@ -146,9 +146,9 @@ async fn other_bad_answers_are_refused() {
     s.set(r#"{"ids": [3]}"#);
     let e = reasoner_err(r.resolve_forget("memory 3", &[mem(1), mem(2)]).await.unwrap_err());
     assert!(e.contains("not the id of any given candidate"), "{e}");
-    s.set(r#"{"candidates": [], "forgets": [{"entity": "Ben"}]}"#);
+    s.set(r#"{"items": [{"forget": {"entity": "Ben"}}]}"#);
     let e = reasoner_err(r.extract(&turn("x")).await.unwrap_err());
-    assert!(e.contains("forgets[0]") && e.contains("attribute"), "{e}");
+    assert!(e.contains("items[0].forget") && e.contains("attribute"), "{e}");
 }
 
 #[tokio::test]

@@ -171,7 +171,8 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let model = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&store_path)?);
-    let index: Arc<dyn Index> = Arc::new(TantivyIndex::open(&index_path, TantivySettings::default(), clock.clone())?);
+    let tindex = Arc::new(TantivyIndex::open(&index_path, TantivySettings::default(), clock.clone())?);
+    let index: Arc<dyn Index> = tindex.clone();
     let eng = engine(store.clone(), index.clone(), embedder.clone())?;
     eng.sync_index(&|_, _| {}).await?;
     let now = clock.now();
@@ -265,6 +266,44 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
         push(p99, percentile(&lat, 99.0), "ms", "index search only, 64 hits");
     }
 
+    // What the dense search's sign-code shortcut loses against the exact scan.
+    let (mut same, mut total) = (0usize, 0usize);
+    let mut exact_lat = Vec::new();
+    for q in 0..args.queries.min(100) as u64 {
+        let ns = ns_of(q as usize, args.namespaces)?;
+        let text = corpus.query_text(q);
+        let e = corpus.embed(&text);
+        let t0 = Instant::now();
+        let exact = tindex.dense_exact(&ns, &e, 64)?;
+        exact_lat.push(t0.elapsed().as_secs_f64() * 1000.0);
+        let got = index.search(&SearchQuery { namespace: ns, text, embedding: Some(e), limit: 64, mode: SearchMode::Dense }).await?;
+        same += got.iter().filter(|h| exact.contains(&h.id)).count();
+        total += exact.len();
+    }
+    push("dense_overlap_vs_exact", same as f64 / total.max(1) as f64, "fraction", "share of the exact dense top 64 that the dense search returns");
+    exact_lat.sort_by(f64::total_cmp);
+    push("search_dense_exact_p50", percentile(&exact_lat, 50.0), "ms", "exact f32 scan of the namespace, 64 hits (for comparison)");
+
+    // The store's share of a recall: fetching the hits, and the pinned memories.
+    let mut get_lat = Vec::with_capacity(args.queries);
+    let mut pin_lat = Vec::with_capacity(args.queries);
+    for q in 0..args.queries as u64 {
+        let ns = ns_of(q as usize, args.namespaces)?;
+        let text = corpus.query_text(q);
+        let hits = index.search(&SearchQuery { namespace: ns.clone(), text, embedding: Some(corpus.embed(&corpus.query_text(q))), limit: 64, mode: SearchMode::Hybrid }).await?;
+        let ids: Vec<_> = hits.iter().map(|h| h.id).collect();
+        let t0 = Instant::now();
+        store.get_many(&ns, &ids).await?;
+        get_lat.push(t0.elapsed().as_secs_f64() * 1000.0);
+        let t0 = Instant::now();
+        store.pinned(&ns).await?;
+        pin_lat.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    get_lat.sort_by(f64::total_cmp);
+    pin_lat.sort_by(f64::total_cmp);
+    push("store_get_many_p50", percentile(&get_lat, 50.0), "ms", "Store::get_many of the 64 hybrid hits");
+    push("store_pinned_p50", percentile(&pin_lat, 50.0), "ms", "Store::pinned of the namespace (none are pinned)");
+
     let total_n = n + args.single;
     let bytes_store = dir_bytes(tmp.path()) - dir_bytes(&index_path);
     let bytes_index = dir_bytes(&index_path);
@@ -285,6 +324,7 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
 
     // Reopen: the persisted index, vectors included, without re-embedding.
     drop(index);
+    drop(tindex);
     let t0 = Instant::now();
     let reopened = TantivyIndex::open(&index_path, TantivySettings::default(), clock.clone())?;
     let state = reopened.state().await?;

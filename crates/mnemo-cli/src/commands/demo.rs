@@ -39,29 +39,29 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
     let rt = Runtime::build(&config, &dir, clock.clone(), vec![Arc::new(erp.clone())]).await?;
     let ns = Namespace::new("supply-chain")?;
     let model = rt.model_info();
-    println!("Mnemo demo — offline (client: {}, model: {}), store in {}", model.client.as_str(), model.model, dir.display());
-    println!("\n== The conversation so far ==");
+    out!("Mnemo demo — offline (client: {}, model: {}), store in {}", model.client.as_str(), model.model, dir.display());
+    out!("\n== The conversation so far ==");
     for (day, who, text) in HISTORY {
         clock.set(start.plus_millis(day * DAY_MS));
-        println!("\nday {day}, {who} says:\n  {}", text.replace('\n', "\n  "));
+        out!("\nday {day}, {who} says:\n  {}", text.replace('\n', "\n  "));
         let r = rt.engine().remember(&ns, who, text).await?;
         print::remember(&r);
     }
     clock.set(start.plus_millis(20 * DAY_MS));
     erp.set("IC-MC-44 from S-208", "lead time", "35 days");
-    println!("\nday 20: the ERP now says the lead time of IC-MC-44 from S-208 is 35 days (nobody told the agent)");
+    out!("\nday 20: the ERP now says the lead time of IC-MC-44 from S-208 is 35 days (nobody told the agent)");
 
     let turns = [
         ("Reorder IC-MC-44 from S-208: when will it arrive?", ("IC-MC-44 from S-208", "lead time")),
         ("Who signs off purchase orders at Northwind Labs?", ("Northwind Labs", "approver")),
     ];
     for (query, (e, a)) in turns {
-        println!("\n== Agent turn (day 20): {query:?} — about {e} | {a} ==");
+        out!("\n== Agent turn (day 20): {query:?} — about {e} | {a} ==");
         let task = Task { query: query.to_string(), about: Some((e.to_string(), a.to_string())) };
         let t = rt.turn(&ns, &task, &RecallOptions { budget: Some(64), ..RecallOptions::default() }).await?;
         print::agent_turn(&t);
     }
-    println!("\n== Why is the 21-day lead time gone? ==");
+    out!("\n== Why is the 21-day lead time gone? ==");
     let all = rt.engine().store().all_memories(&ns).await?;
     if let Some(old) = all.iter().find(|m| m.claim.as_ref().is_some_and(|c| c.value == "21 days")) {
         print::why(&rt.engine().why(&ns, old.id).await?);

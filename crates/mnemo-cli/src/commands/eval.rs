@@ -36,9 +36,9 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
     };
     let outcome = mnemo_eval::run_eval_with_progress(&eval_args, provenance, &progress).await?;
     if args.json.as_deref() == Some(std::path::Path::new("-")) {
-        println!("{}", outcome.json_string());
+        out!("{}", outcome.json_string());
     } else {
-        println!("{}", outcome.markdown());
+        out!("{}", outcome.markdown());
     }
     if let Some(p) = &outcome.published {
         eprintln!("published {}", p.display());

@@ -23,7 +23,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn emit_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
+    out!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
 }
 
@@ -33,7 +33,7 @@ fn plugins(json: bool) -> Result<ExitCode> {
         for p in registry::plugins().filter(|p| p.role == role) {
             rows.push(serde_json::json!({"role": role.as_str(), "kind": p.kind, "about": p.about}));
             if !json {
-                println!("{:<9} {:<12} {}", role.as_str(), p.kind, p.about);
+                out!("{:<9} {:<12} {}", role.as_str(), p.kind, p.about);
             }
         }
     }
@@ -70,11 +70,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             if a.out.json { emit_json(&r)? } else { print::remember(&r) }
         }
         Command::Recall(a) => {
-            let budget = match a.budget {
-                Some(b) if b < 0 => bail!("--budget must be 0 or more tokens, got {b}"),
-                Some(b) => Some(usize::try_from(b).unwrap_or(usize::MAX)),
-                None => None,
-            };
+            let budget = a.budget.as_deref().map(parse_budget).transpose()?;
             let mode = match a.mode.as_deref() {
                 None => None,
                 Some("lexical") | Some("bm25") => Some(SearchMode::Lexical),
@@ -108,16 +104,41 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             if j.json {
                 emit_json(&r)?
             } else {
-                println!("examined {} active memories; {} decayed", r.examined, r.decayed.len());
+                out!("examined {} active memories; {} decayed", r.examined, r.decayed.len());
                 for (id, s) in &r.decayed {
-                    println!("  memory {id}: salience {s:.4} → tombstoned (decayed)");
+                    out!("  memory {id}: salience {s:.4} → tombstoned (decayed)");
                 }
             }
+        }
+        Command::Reindex => {
+            let bar = indicatif::ProgressBar::new(0);
+            let b = bar.clone();
+            let r = engine
+                .rebuild_index(&move |done, total| {
+                    b.set_length(total);
+                    b.set_position(done);
+                })
+                .await?;
+            bar.finish_and_clear();
+            out!("index rebuilt from the store: {} memories indexed, at store revision {}", r.upserted, r.rev);
         }
         Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) => {}
     }
     engine.index().flush().await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A budget: a whole number of tokens ≥ 0; numbers too large for the machine are clamped by
+/// the engine like any budget above its maximum.
+fn parse_budget(s: &str) -> Result<usize> {
+    let t = s.trim();
+    if t.starts_with('-') && t.len() > 1 && t[1..].chars().all(|c| c.is_ascii_digit()) {
+        bail!("--budget must be 0 or more tokens, got {t}");
+    }
+    if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit()) {
+        bail!("--budget must be a whole number of tokens, got {t:?}");
+    }
+    Ok(t.parse::<usize>().unwrap_or(usize::MAX))
 }
 
 #[cfg(unix)]

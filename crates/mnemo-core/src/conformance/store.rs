@@ -180,6 +180,9 @@ pub async fn record_turn_assigns_increasing_ids(s: &dyn Store) {
     assert_eq!(s.turns(&a).await.unwrap(), vec![got[0].clone(), got[2].clone()], "turns of alpha, oldest first");
     assert_eq!(s.turns(&b).await.unwrap(), vec![got[1].clone()], "turns of beta");
     assert!(s.turns(&ns("gamma")).await.unwrap().is_empty());
+    assert_eq!(s.latest_turn_at(&a).await.unwrap(), Some(at(30)), "latest turn of alpha");
+    assert_eq!(s.latest_turn_at(&b).await.unwrap(), Some(at(20)), "latest turn of beta");
+    assert_eq!(s.latest_turn_at(&ns("gamma")).await.unwrap(), None);
     assert_eq!(s.namespaces().await.unwrap(), vec![a, b], "namespaces holding turns");
 }
 

@@ -4,7 +4,7 @@
 use super::write::{join_ids, Outcome, OutcomeKind};
 use super::Engine;
 use crate::error::{CoreError, Result};
-use crate::grammar::guess_entities;
+use crate::grammar::{self, guess_entities};
 use crate::model::*;
 use crate::text::norm_name;
 use crate::traits::{ForgetCommand, SearchMode, SearchQuery};
@@ -23,7 +23,16 @@ impl Engine {
         if c.contains('\n') {
             return Err(CoreError::InvalidInput("a forget command is one line".into()));
         }
-        let text = if c.to_ascii_uppercase().starts_with("[FORGET") { c.to_string() } else { format!("[FORGET] {c}") };
+        let text = if c.starts_with('[') { c.to_string() } else { format!("[FORGET] {c}") };
+        // Refuse before recording anything unless the command is exactly one forget line.
+        let parsed = grammar::parse(&text);
+        let is_one_forget = parsed.lines.len() == 1 && matches!(parsed.lines[0], grammar::TaggedLine::Forget(_));
+        if !is_one_forget {
+            return Err(CoreError::InvalidInput(format!(
+                "{c:?} is not a forget command: give `entity | attribute` or free text (optionally prefixed [FORGET]){}",
+                parsed.notes.first().map(|n| format!("; {n}")).unwrap_or_default()
+            )));
+        }
         self.remember(ns, source, &text).await
     }
 

@@ -57,6 +57,10 @@ pub struct Engine {
     /// The store rev up to which the index has been brought; held while syncing so that two
     /// syncs never interleave (an older state must never overwrite a newer one).
     applied_rev: Mutex<Option<u64>>,
+    /// Serialises writes in this process: reconcile reads neighbours, then writes; two writers
+    /// interleaving there could both insert contradicting values. (Across processes the data
+    /// directory lock of the runtime serialises them.)
+    write_lock: Mutex<()>,
 }
 
 /// What `sync_index` did.
@@ -88,6 +92,7 @@ impl Engine {
             tokens: parts.tokens,
             policy: parts.policy,
             applied_rev: Mutex::new(None),
+            write_lock: Mutex::new(()),
         })
     }
 
@@ -144,15 +149,16 @@ impl Engine {
             let batch = self.store.changed_since(at, SYNC_BATCH).await?;
             let Some(last) = batch.last() else { break };
             at = last.rev;
-            let mut docs = Vec::new();
+            let mut live = Vec::new();
             let mut gone: Vec<(crate::model::Namespace, crate::model::MemoryId)> = Vec::new();
-            for m in &batch {
+            for m in batch {
                 if m.status.is_active() {
-                    docs.push(IndexDoc::of(m));
+                    live.push(m);
                 } else {
                     gone.push((m.namespace.clone(), m.id));
                 }
             }
+            let docs = self.index_docs(&live).await?;
             report.upserted += docs.len();
             report.removed += gone.len();
             if !docs.is_empty() {
@@ -169,6 +175,46 @@ impl Engine {
         *applied = Some(at.max(from));
         report.rev = at.max(from);
         Ok(report)
+    }
+
+    /// Clear the index and rebuild it from the store (vectors of another embedder are
+    /// re-embedded with the current one for the index).
+    pub async fn rebuild_index(&self, progress: &(dyn Fn(u64, u64) + Send + Sync)) -> Result<SyncReport> {
+        {
+            let mut applied = self.applied_rev.lock().await;
+            self.index.clear().await?;
+            *applied = Some(0);
+        }
+        let mut r = self.sync_index(progress).await?;
+        self.index.flush().await?;
+        r.rebuilt = true;
+        Ok(r)
+    }
+
+    /// Documents for the index; a memory without a vector of the current embedder's model is
+    /// embedded again for the index (the store keeps what it has).
+    async fn index_docs(&self, memories: &[crate::model::Memory]) -> Result<Vec<IndexDoc>> {
+        let model = self.embedder.model_id();
+        let mut docs: Vec<IndexDoc> = memories.iter().map(IndexDoc::of).collect();
+        let stale: Vec<usize> = memories
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.embedding.as_ref().is_none_or(|e| e.model != model))
+            .map(|(i, _)| i)
+            .collect();
+        if !stale.is_empty() {
+            let texts: Vec<String> = stale.iter().map(|i| memories[*i].content.clone()).collect();
+            let vectors = self.embedder.embed(&texts).await?;
+            for (i, v) in stale.into_iter().zip(vectors) {
+                docs[i].embedding = Some(v);
+            }
+        }
+        Ok(docs)
+    }
+
+    /// Hold the write lock (one writer at a time in this engine).
+    pub(crate) async fn write_guard(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.write_lock.lock().await
     }
 
     /// `sync_index` without progress reporting.

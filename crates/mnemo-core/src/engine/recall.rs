@@ -60,6 +60,7 @@ impl Engine {
                 relevance: f64::from(relevance.get(&m.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
                 salience: salience(&m, now, &self.policy),
                 tokens: self.tokens.count(&m.content),
+                decays: self.policy.kinds.of(m.kind).decays,
                 memory: m,
             })
             .collect();

@@ -4,13 +4,16 @@ use serde::{Deserialize, Serialize};
 
 use super::Engine;
 use crate::error::{CoreError, Result};
-use crate::grammar;
+use crate::grammar::{self, TaggedLine};
 use crate::model::*;
 use crate::text::norm_name;
 use crate::traits::{Candidate, ModelInfo, SearchMode, SearchQuery, Verdict};
 
 /// Largest turn accepted, in bytes.
 pub const MAX_TURN_BYTES: usize = 1 << 20;
+
+/// Most memories + forget commands extracted from one turn (each reconciles separately).
+pub const MAX_ITEMS_PER_TURN: usize = 256;
 
 /// What happened to one candidate or command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +71,10 @@ impl Engine {
     }
 
     /// Remember a turn with an external id (e.g. a benchmark's dialogue id).
+    ///
+    /// The raw turn is recorded first; extraction and embedding happen before any memory is
+    /// written; then the items apply in turn order, each atomically. If an item fails after
+    /// others were applied, the error says which (`PartiallyApplied`).
     pub async fn remember_turn(&self, ns: &Namespace, source: &str, text: &str, external_id: Option<String>) -> Result<RememberReport> {
         if text.trim().is_empty() {
             return Err(CoreError::InvalidInput("turn text is empty".into()));
@@ -79,7 +86,15 @@ impl Engine {
             )));
         }
         let source = if source.trim().is_empty() { "user" } else { source.trim() };
+        let _write = self.write_guard().await;
         let now = self.clock.now();
+        if let Some(last) = self.store.latest_turn_at(ns).await? {
+            if now < last {
+                return Err(CoreError::InvalidInput(format!(
+                    "time only moves forward: this turn is at {now}, before the last turn of namespace {ns} at {last}"
+                )));
+            }
+        }
         // Durable first: the raw turn is recorded before anything is derived from it.
         let turn = self
             .store
@@ -87,19 +102,35 @@ impl Engine {
             .await?;
         let mut notes = grammar::parse(text).notes;
         let extraction = self.reasoner.extract(&turn).await?;
-        let mut outcomes = Vec::new();
-        for cmd in &extraction.forgets {
-            outcomes.push(self.apply_forget(ns, &turn, cmd).await?);
+        if extraction.items.len() > MAX_ITEMS_PER_TURN {
+            return Err(CoreError::InvalidInput(format!(
+                "turn {} was recorded but holds {} memories/commands; at most {MAX_ITEMS_PER_TURN} per turn are extracted — split it",
+                turn.id,
+                extraction.items.len()
+            )));
         }
-        let contents: Vec<String> = extraction.candidates.iter().map(|c| c.content.clone()).collect();
+        let contents: Vec<String> = extraction.candidates().map(|c| c.content.clone()).collect();
         let vectors = if contents.is_empty() { Vec::new() } else { self.embedder.embed(&contents).await? };
         if vectors.len() != contents.len() {
             return Err(CoreError::Embedder(format!("asked for {} vectors, got {}", contents.len(), vectors.len())));
         }
-        for (cand, vector) in extraction.candidates.iter().zip(vectors) {
-            let importance = self.importance_of(cand, &mut notes);
-            let new = self.new_memory(ns, cand, importance, vector, &turn, &extraction.model);
-            outcomes.push(self.reconcile_and_apply(ns, &turn, cand, new).await?);
+        let mut vectors = vectors.into_iter();
+        let mut outcomes = Vec::new();
+        for (i, item) in extraction.items.iter().enumerate() {
+            let result = match item {
+                TaggedLine::Forget(cmd) => self.apply_forget(ns, &turn, cmd).await,
+                TaggedLine::Memory(cand) => {
+                    let vector = vectors.next().unwrap_or_default();
+                    let importance = self.importance_of(cand, &mut notes);
+                    let new = self.new_memory(ns, cand, importance, vector, &turn, &extraction.model);
+                    self.reconcile_and_apply(ns, &turn, cand, new, &mut notes).await
+                }
+            };
+            match result {
+                Ok(o) => outcomes.push(o),
+                Err(e) if i == 0 => return Err(e),
+                Err(e) => return Err(CoreError::PartiallyApplied { turn: turn.id.0, applied: i, source: Box::new(e) }),
+            }
         }
         Ok(RememberReport { turn, outcomes, notes, model: extraction.model })
     }
@@ -162,7 +193,14 @@ impl Engine {
         Ok(found)
     }
 
-    async fn reconcile_and_apply(&self, ns: &Namespace, turn: &Turn, cand: &Candidate, new: NewMemory) -> Result<Outcome> {
+    async fn reconcile_and_apply(
+        &self,
+        ns: &Namespace,
+        turn: &Turn,
+        cand: &Candidate,
+        new: NewMemory,
+        notes: &mut Vec<String>,
+    ) -> Result<Outcome> {
         let neighbours = self.neighbours(ns, cand, &new).await?;
         let verdict = match &cand.claim {
             // Claims reconcile by rule: deterministic, free, and the same for every model.
@@ -173,6 +211,14 @@ impl Engine {
         let known = |id: &MemoryId| neighbours.iter().any(|m| m.id == *id);
         match verdict {
             Verdict::Duplicate(id) if known(&id) => {
+                if let Some(old) = neighbours.iter().find(|m| m.id == id) {
+                    if cand.pinned != old.pinned || cand.importance.is_some() {
+                        notes.push(format!(
+                            "{:?} restates memory {id}: a restatement reinforces it; its pin/importance are not changed",
+                            cand.content
+                        ));
+                    }
+                }
                 self.store
                     .apply(ns, turn.at, vec![WriteOp::Reinforce { id, source: turn.source.clone(), turn: Some(turn.id) }])
                     .await?;

@@ -35,25 +35,24 @@ fn input<T: DeserializeOwned>(task: Task, user: &str) -> Result<T, LlmError> {
 pub fn extract(user: &str) -> Result<String, LlmError> {
     let inp: ExtractInput = input(Task::Extract, user)?;
     let parsed = grammar::parse(&inp.turn.text);
-    let mut candidates = Vec::new();
-    let mut forgets = Vec::new();
+    let mut items = Vec::new();
     for line in &parsed.lines {
         match line {
-            TaggedLine::Memory(c) => candidates.push(json!({
+            TaggedLine::Memory(c) => items.push(json!({"memory": {
                 "kind": c.kind.as_str(),
                 "content": c.content,
                 "claim": c.claim.as_ref().map(|k| json!({"entity": k.entity, "attribute": k.attribute, "value": k.value})),
                 "entities": c.entities,
                 "importance": c.importance,
                 "pinned": c.pinned,
-            })),
+            }})),
             TaggedLine::Forget(ForgetCommand::Claim { entity, attribute }) => {
-                forgets.push(json!({"entity": entity, "attribute": attribute}))
+                items.push(json!({"forget": {"entity": entity, "attribute": attribute}}))
             }
-            TaggedLine::Forget(ForgetCommand::Text(t)) => forgets.push(json!({"text": t})),
+            TaggedLine::Forget(ForgetCommand::Text(t)) => items.push(json!({"forget": {"text": t}})),
         }
     }
-    Ok(json!({"candidates": candidates, "forgets": forgets}).to_string())
+    Ok(json!({"items": items}).to_string())
 }
 
 /// Content normalised for duplicate detection: lower-cased, punctuation stripped, white space

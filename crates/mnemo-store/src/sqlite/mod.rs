@@ -147,6 +147,10 @@ impl Store for SqliteStore {
         self.read(|c| read::turns(c, namespace))
     }
 
+    async fn latest_turn_at(&self, namespace: &Namespace) -> Result<Option<Timestamp>> {
+        self.read(|c| read::latest_turn_at(c, namespace))
+    }
+
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
         let ns = namespace.clone();
         let ids = ids.to_vec();

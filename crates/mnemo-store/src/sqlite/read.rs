@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use mnemo_core::text::norm_name;
-use mnemo_core::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Turn};
+use mnemo_core::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Timestamp, Turn};
 use rusqlite::types::Value;
 use rusqlite::{params_from_iter, Connection, Params};
 
@@ -126,6 +126,15 @@ pub(crate) fn history(conn: &Connection, ns: &Namespace, id: MemoryId) -> Result
 pub(crate) fn turns(conn: &Connection, ns: &Namespace) -> Result<Vec<Turn>, CoreError> {
     let sql = format!("SELECT {TURN_COLUMNS} FROM turns WHERE namespace = ?1 ORDER BY id");
     collect(conn, &sql, [ns.as_str()], turn_from_row)
+}
+
+/// The time of the namespace's newest turn.
+pub(crate) fn latest_turn_at(conn: &Connection, ns: &Namespace) -> Result<Option<Timestamp>, CoreError> {
+    use rusqlite::OptionalExtension;
+    conn.query_row("SELECT at FROM turns WHERE namespace = ?1 ORDER BY id DESC LIMIT 1", [ns.as_str()], |r| r.get(0))
+        .optional()
+        .db()
+        .map(|o| o.map(Timestamp))
 }
 
 /// The namespace of a turn, if it exists.

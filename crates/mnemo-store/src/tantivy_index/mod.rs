@@ -316,6 +316,12 @@ impl TantivyIndex {
         Ok(g.vectors.search(&q.namespace, e, limit)?.into_iter().map(|(id, s)| Hit { id, score: s.clamp(0.0, 1.0) }).collect())
     }
 
+    /// The exact dense top `k` of `ns` (full f32 scan), to measure what the dense search's
+    /// sign-code shortcut on large namespaces loses.
+    pub fn dense_exact(&self, ns: &Namespace, q: &[f32], k: usize) -> Result<Vec<MemoryId>> {
+        Ok(self.read()?.vectors.search_exact(ns, q, k)?.into_iter().map(|(id, _)| id).collect())
+    }
+
     /// Vectors held (for tests and reports).
     pub fn vector_count(&self) -> Result<usize> {
         Ok(self.read()?.vectors.len())
