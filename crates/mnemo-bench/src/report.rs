@@ -21,7 +21,8 @@ impl BenchReport {
 
     /// Pretty JSON.
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(&self.report).unwrap_or_else(|e| format!("{{\"error\": \"cannot encode report: {e}\"}}"))
+        serde_json::to_string_pretty(&self.report)
+            .unwrap_or_else(|e| format!("{{\"error\": \"cannot encode report: {e}\"}}"))
     }
 }
 

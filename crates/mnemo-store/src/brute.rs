@@ -82,7 +82,8 @@ impl NsLex {
         if max <= 0.0 {
             return vec![];
         }
-        let mut hits: Vec<Hit> = scores.into_iter().map(|(id, s)| Hit { id, score: (s / max).clamp(0.0, 1.0) }).collect();
+        let mut hits: Vec<Hit> =
+            scores.into_iter().map(|(id, s)| Hit { id, score: (s / max).clamp(0.0, 1.0) }).collect();
         sort_hits(&mut hits);
         hits.truncate(limit);
         hits

@@ -36,7 +36,9 @@ impl FusionSettings {
     pub fn validate(&self) -> Result<()> {
         let ok = |x: f32| x.is_finite() && x >= 0.0;
         if !ok(self.lexical_weight) || !ok(self.dense_weight) {
-            return Err(CoreError::Config("index.lexical_weight and index.dense_weight must be finite and >= 0".into()));
+            return Err(CoreError::Config(
+                "index.lexical_weight and index.dense_weight must be finite and >= 0".into(),
+            ));
         }
         if self.lexical_weight + self.dense_weight <= 0.0 {
             return Err(CoreError::Config("index.lexical_weight + index.dense_weight must be > 0".into()));

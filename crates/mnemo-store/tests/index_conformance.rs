@@ -21,7 +21,9 @@ async fn brute_force_conforms() {
 #[tokio::test]
 async fn tantivy_in_ram_conforms() {
     suite::run_all(
-        |_slot: usize| Arc::new(TantivyIndex::in_memory(TantivySettings::default(), clock()).unwrap()) as Arc<dyn Index>,
+        |_slot: usize| {
+            Arc::new(TantivyIndex::in_memory(TantivySettings::default(), clock()).unwrap()) as Arc<dyn Index>
+        },
         false,
     )
     .await;
@@ -33,7 +35,8 @@ async fn tantivy_on_disk_conforms() {
     let root = dir.path().to_path_buf();
     suite::run_all(
         move |slot: usize| {
-            Arc::new(TantivyIndex::open(&root.join(format!("s{slot}")), TantivySettings::default(), clock()).unwrap()) as Arc<dyn Index>
+            Arc::new(TantivyIndex::open(&root.join(format!("s{slot}")), TantivySettings::default(), clock()).unwrap())
+                as Arc<dyn Index>
         },
         true,
     )
@@ -51,7 +54,11 @@ async fn tantivy_on_disk_commits_in_batches_and_on_drop() {
         idx.clear().await.unwrap();
         idx.upsert(vec![doc(1, "a", "alpha one", Some(axis(0, 1, 0.0)))]).await.unwrap();
         idx.set_watermark(1).await.unwrap();
-        assert_eq!(idx.state().await.unwrap(), IndexState::UpTo(0), "nothing committed yet: the durable watermark is 0");
+        assert_eq!(
+            idx.state().await.unwrap(),
+            IndexState::UpTo(0),
+            "nothing committed yet: the durable watermark is 0"
+        );
         idx.upsert(vec![doc(2, "a", "alpha two", None), doc(3, "a", "alpha three", None)]).await.unwrap();
         // Three pending documents reached commit_every_docs: committed with watermark 1.
         assert_eq!(idx.state().await.unwrap(), IndexState::UpTo(1));
@@ -100,7 +107,10 @@ async fn tantivy_other_schema_or_corrupt_is_stale_and_clear_recovers() {
     std::fs::write(dir.path().join("tantivy").join("meta.json"), b"{ not json").unwrap();
     let idx = TantivyIndex::open(dir.path(), TantivySettings::default(), c.clone()).unwrap();
     assert!(matches!(idx.state().await.unwrap(), IndexState::Stale(_)));
-    assert!(idx.search(&query("a", "kept", None, SearchMode::Lexical, 5)).await.is_err(), "a corrupt index refuses searches");
+    assert!(
+        idx.search(&query("a", "kept", None, SearchMode::Lexical, 5)).await.is_err(),
+        "a corrupt index refuses searches"
+    );
     idx.clear().await.unwrap();
     assert_eq!(idx.state().await.unwrap(), IndexState::UpTo(0));
     idx.upsert(vec![doc(2, "a", "fresh words", None)]).await.unwrap();

@@ -65,7 +65,8 @@ fn err(file: &Path, what: String) -> BenchError {
 /// Parse the text of a LoCoMo-format file (`file` names it in errors).
 pub fn parse(text: &str, file: &Path) -> Result<Vec<Conversation>> {
     let v: Value = serde_json::from_str(text).map_err(|e| err(file, format!("not JSON: {e}")))?;
-    let list = v.as_array().ok_or_else(|| err(file, "expected a JSON list of conversations at the top level".into()))?;
+    let list =
+        v.as_array().ok_or_else(|| err(file, "expected a JSON list of conversations at the top level".into()))?;
     if list.is_empty() {
         return Err(err(file, "the list of conversations is empty".into()));
     }
@@ -75,23 +76,29 @@ pub fn parse(text: &str, file: &Path) -> Result<Vec<Conversation>> {
 fn conversation(c: &Value, i: usize, file: &Path) -> Result<Conversation> {
     let id = c.get("sample_id").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("#{i}"));
     let here = |what: String| err(file, format!("conversation {i} ({id}): {what}"));
-    let conv = c.get("conversation").and_then(Value::as_object).ok_or_else(|| here("missing the 'conversation' object".into()))?;
-    let mut sessions: Vec<u32> = conv
-        .keys()
-        .filter_map(|k| k.strip_prefix("session_").and_then(|n| n.parse::<u32>().ok()))
-        .collect();
+    let conv = c
+        .get("conversation")
+        .and_then(Value::as_object)
+        .ok_or_else(|| here("missing the 'conversation' object".into()))?;
+    let mut sessions: Vec<u32> =
+        conv.keys().filter_map(|k| k.strip_prefix("session_").and_then(|n| n.parse::<u32>().ok())).collect();
     sessions.sort_unstable();
     if sessions.is_empty() {
         return Err(here("no session_N lists in 'conversation'".into()));
     }
     let mut turns = Vec::new();
     for s in sessions {
-        let list = conv[&format!("session_{s}")].as_array().ok_or_else(|| here(format!("session_{s} is not a list of turns")))?;
+        let list = conv[&format!("session_{s}")]
+            .as_array()
+            .ok_or_else(|| here(format!("session_{s} is not a list of turns")))?;
         if list.is_empty() {
             continue;
         }
         let date_key = format!("session_{s}_date_time");
-        let date = conv.get(&date_key).and_then(Value::as_str).ok_or_else(|| here(format!("session_{s} has turns but no {date_key}")))?;
+        let date = conv
+            .get(&date_key)
+            .and_then(Value::as_str)
+            .ok_or_else(|| here(format!("session_{s} has turns but no {date_key}")))?;
         let at = parse_date(date).map_err(|e| here(format!("{date_key}: {e}")))?;
         for (j, t) in list.iter().enumerate() {
             let at_turn = |what: &str| here(format!("session_{s} turn {j}: {what}"));
@@ -116,7 +123,8 @@ fn conversation(c: &Value, i: usize, file: &Path) -> Result<Conversation> {
     for (j, q) in qa.iter().enumerate() {
         let at_q = |what: &str| here(format!("qa[{j}]: {what}"));
         let question = q.get("question").and_then(Value::as_str).ok_or_else(|| at_q("missing 'question'"))?;
-        let category = q.get("category").and_then(Value::as_u64).ok_or_else(|| at_q("missing or non-integer 'category'"))?;
+        let category =
+            q.get("category").and_then(Value::as_u64).ok_or_else(|| at_q("missing or non-integer 'category'"))?;
         if !(1..=5).contains(&category) {
             return Err(at_q(&format!("category {category} is not within 1..=5")));
         }
@@ -198,14 +206,27 @@ pub fn parse_date(s: &str) -> std::result::Result<Timestamp, String> {
         .ok_or_else(|| bad("has an unknown month"))?;
     let year: i32 = dp.next().and_then(|y| y.parse().ok()).ok_or_else(|| bad("has a bad year"))?;
     let month = time::Month::try_from(month as u8 + 1).map_err(|_| bad("has an unknown month"))?;
-    let d = time::Date::from_calendar_date(year, month, day).map_err(|e| bad(&format!("is not a calendar date ({e})")))?;
+    let d =
+        time::Date::from_calendar_date(year, month, day).map_err(|e| bad(&format!("is not a calendar date ({e})")))?;
     let t = time::Time::from_hms(h24, m, 0).map_err(|e| bad(&format!("has a bad time ({e})")))?;
     let ms = time::PrimitiveDateTime::new(d, t).assume_utc().unix_timestamp() * 1000;
     Ok(Timestamp::from_millis(ms))
 }
 
-const MONTHS: [&str; 12] =
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
 
 #[cfg(test)]
 mod tests {

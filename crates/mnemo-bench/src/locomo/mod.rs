@@ -16,8 +16,8 @@ use std::sync::Arc;
 use mnemo_core::engine::{EngineParts, RecallOptions};
 use mnemo_core::report::RunProvenance;
 use mnemo_core::{
-    CharTokenCounter, ClientKind, Embedder, Engine, EnginePolicy, Index, MemoryId, MemoryKind, Namespace, NewMemory, NewTurn,
-    Provenance, SearchMode, SearchQuery, SimClock, TokenCounter,
+    CharTokenCounter, ClientKind, Embedder, Engine, EnginePolicy, Index, MemoryId, MemoryKind, Namespace, NewMemory,
+    NewTurn, Provenance, SearchMode, SearchQuery, SimClock, TokenCounter,
 };
 use mnemo_store::brute::BruteForceIndex;
 use mnemo_store::fusion::FusionSettings;
@@ -99,13 +99,25 @@ impl LocomoArgs {
     fn index(&self, clock: Arc<SimClock>) -> Result<(Arc<dyn Index>, String)> {
         let f = self.fusion();
         match self.index.as_str() {
-            "brute" => Ok((Arc::new(BruteForceIndex::with_fusion(f.clone())?), format!("brute (lexical {} dense {} k {})", f.lexical_weight, f.dense_weight, f.rrf_k))),
+            "brute" => Ok((
+                Arc::new(BruteForceIndex::with_fusion(f.clone())?),
+                format!("brute (lexical {} dense {} k {})", f.lexical_weight, f.dense_weight, f.rrf_k),
+            )),
             "tantivy" => {
-                let mut s = TantivySettings { lexical_weight: f.lexical_weight, dense_weight: f.dense_weight, rrf_k: f.rrf_k, in_memory: true, ..Default::default() };
+                let mut s = TantivySettings {
+                    lexical_weight: f.lexical_weight,
+                    dense_weight: f.dense_weight,
+                    rrf_k: f.rrf_k,
+                    in_memory: true,
+                    ..Default::default()
+                };
                 if let Some(st) = self.stemming {
                     s.stemming = st;
                 }
-                let desc = format!("tantivy in RAM (lexical {} dense {} k {} stemming {})", s.lexical_weight, s.dense_weight, s.rrf_k, s.stemming);
+                let desc = format!(
+                    "tantivy in RAM (lexical {} dense {} k {} stemming {})",
+                    s.lexical_weight, s.dense_weight, s.rrf_k, s.stemming
+                );
                 Ok((Arc::new(TantivyIndex::in_memory(s, clock)?), desc))
             }
             other => Err(BenchError::Arg(format!("--index {other:?}: expected tantivy or brute"))),
@@ -114,12 +126,20 @@ impl LocomoArgs {
 }
 
 /// The methods compared, with the engine's search mode (None: RecentOnly).
-const METHODS: [(&str, Option<SearchMode>); 4] =
-    [("bm25", Some(SearchMode::Lexical)), ("dense", Some(SearchMode::Dense)), ("hybrid", Some(SearchMode::Hybrid)), ("recent_only", None)];
+const METHODS: [(&str, Option<SearchMode>); 4] = [
+    ("bm25", Some(SearchMode::Lexical)),
+    ("dense", Some(SearchMode::Dense)),
+    ("hybrid", Some(SearchMode::Hybrid)),
+    ("recent_only", None),
+];
 
 /// Run the LoCoMo retrieval benchmark with `embedder` (the provenance's `embedder` and
 /// `token_counter` are set from what was used).
-pub async fn locomo(args: &LocomoArgs, mut provenance: RunProvenance, embedder: Arc<dyn Embedder>) -> Result<BenchReport> {
+pub async fn locomo(
+    args: &LocomoArgs,
+    mut provenance: RunProvenance,
+    embedder: Arc<dyn Embedder>,
+) -> Result<BenchReport> {
     if args.budgets.is_empty() || args.ks.is_empty() || args.candidates == 0 {
         return Err(BenchError::Arg("--budgets, --ks and --candidates must be non-empty / positive".into()));
     }
@@ -155,7 +175,13 @@ pub async fn locomo(args: &LocomoArgs, mut provenance: RunProvenance, embedder: 
             .turns
             .iter()
             .map(|t| {
-                let turn = NewTurn { namespace: ns.clone(), source: t.speaker.clone(), at: t.at, text: t.content.clone(), external_id: Some(t.dia_id.clone()) };
+                let turn = NewTurn {
+                    namespace: ns.clone(),
+                    source: t.speaker.clone(),
+                    at: t.at,
+                    text: t.content.clone(),
+                    external_id: Some(t.dia_id.clone()),
+                };
                 let mem = NewMemory {
                     namespace: ns.clone(),
                     kind: MemoryKind::Episodic,
@@ -208,10 +234,12 @@ pub async fn locomo(args: &LocomoArgs, mut provenance: RunProvenance, embedder: 
                 u.1 += evidence.len();
                 u.2 += usize::from(missing > 0);
             }
-            let qvec = embedder.embed(&[q.question.clone()]).await?.into_iter().next();
+            let qvec = embedder.embed(std::slice::from_ref(&q.question)).await?.into_iter().next();
             for (method, mode) in METHODS {
                 let (packed, ranking) = match mode {
-                    None => (args.budgets.iter().map(|b| (*b, recent.pack(*b))).collect(), recent.ranking(args.candidates)),
+                    None => {
+                        (args.budgets.iter().map(|b| (*b, recent.pack(*b))).collect(), recent.ranking(args.candidates))
+                    }
                     Some(mode) => {
                         let hits = engine
                             .index()
@@ -226,9 +254,17 @@ pub async fn locomo(args: &LocomoArgs, mut provenance: RunProvenance, embedder: 
                         let ranking: Vec<usize> = hits.iter().filter_map(|h| ids.get(&h.id).copied()).collect();
                         let mut packed = Vec::with_capacity(args.budgets.len());
                         for b in &args.budgets {
-                            let opts = RecallOptions { budget: Some(*b), mode: Some(mode), candidates: Some(args.candidates), no_touch: true };
+                            let opts = RecallOptions {
+                                budget: Some(*b),
+                                mode: Some(mode),
+                                candidates: Some(args.candidates),
+                                no_touch: true,
+                            };
                             let pack = engine.recall(&ns, &q.question, &opts).await?;
-                            packed.push((*b, pack.memories().filter_map(|m| ids.get(&m.id).copied()).collect::<HashSet<usize>>()));
+                            packed.push((
+                                *b,
+                                pack.memories().filter_map(|m| ids.get(&m.id).copied()).collect::<HashSet<usize>>(),
+                            ));
                         }
                         (packed, ranking)
                     }
@@ -240,13 +276,18 @@ pub async fn locomo(args: &LocomoArgs, mut provenance: RunProvenance, embedder: 
     pb.finish();
 
     let rows = rows(&tab, args, &unreachable, &no_evidence);
-    let md = markdown(&tab, args, &provenance, &index_desc, &unreachable, &no_evidence, convs.len(), total_turns, total_q);
+    let md =
+        markdown(&tab, args, &provenance, &index_desc, &unreachable, &no_evidence, convs.len(), total_turns, total_q);
     Ok(BenchReport::new(provenance, rows, md))
 }
 
 /// The namespace of a conversation: `locomo-<sample_id>` (sanitised).
 fn namespace_of(c: &Conversation) -> Result<Namespace> {
-    let id: String = c.id.chars().map(|ch| if ch.is_ascii_alphanumeric() || "_.:-".contains(ch) { ch } else { '_' }).take(100).collect();
+    let id: String =
+        c.id.chars()
+            .map(|ch| if ch.is_ascii_alphanumeric() || "_.:-".contains(ch) { ch } else { '_' })
+            .take(100)
+            .collect();
     Ok(Namespace::new(&format!("locomo-{id}"))?)
 }
 
@@ -321,7 +362,9 @@ fn rows(
             out.push(json!({"method": "all", "category": cat, "metric": "unreachable_evidence", "value": ids, "n": total, "questions_affected": qs}));
         }
         if let Some(n) = no_evidence.get(cat) {
-            out.push(json!({"method": "all", "category": cat, "metric": "questions_without_evidence", "value": n, "n": n}));
+            out.push(
+                json!({"method": "all", "category": cat, "metric": "questions_without_evidence", "value": n, "n": n}),
+            );
         }
     }
     out
@@ -361,7 +404,9 @@ fn markdown(
                 continue;
             }
             let mut r = vec![method.to_string(), n.to_string()];
-            r.extend(metrics.iter().map(|m| tab.get(method, cat, *m).map_or("-".into(), |x| format!("{:.3}", x.value()))));
+            r.extend(
+                metrics.iter().map(|m| tab.get(method, cat, *m).map_or("-".into(), |x| format!("{:.3}", x.value()))),
+            );
             body.push(r);
         }
         if body.is_empty() {

@@ -20,11 +20,11 @@ use std::time::Instant;
 
 use mnemo_core::engine::{EngineParts, RecallOptions};
 use mnemo_core::report::RunProvenance;
-use mnemo_core::{
-    CharTokenCounter, Clock, ClientKind, Embedding, Engine, EnginePolicy, Index, IndexState, MemoryKind, Namespace, NewMemory, Provenance,
-    SearchMode, SearchQuery, Store, SystemClock, TokenCounter, WriteOp,
-};
 use mnemo_core::time::DAY_MS;
+use mnemo_core::{
+    CharTokenCounter, ClientKind, Clock, Embedding, Engine, EnginePolicy, Index, IndexState, MemoryKind, Namespace,
+    NewMemory, Provenance, SearchMode, SearchQuery, Store, SystemClock, TokenCounter, WriteOp,
+};
 use mnemo_store::sqlite::SqliteStore;
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 use serde_json::json;
@@ -69,7 +69,17 @@ pub struct ScaleArgs {
 
 impl Default for ScaleArgs {
     fn default() -> Self {
-        ScaleArgs { n: vec![10_000, 100_000, 1_000_000], dims: 256, namespaces: 1, queries: 300, single: 1000, batch: 5000, dir: None, seed: 42, quiet: false }
+        ScaleArgs {
+            n: vec![10_000, 100_000, 1_000_000],
+            dims: 256,
+            namespaces: 1,
+            queries: 300,
+            single: 1000,
+            batch: 5000,
+            dir: None,
+            seed: 42,
+            quiet: false,
+        }
     }
 }
 
@@ -132,7 +142,10 @@ pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance) -> Result<Be
         "{} dims, {} namespace(s), SQLite store + tantivy index on disk, batch {}, {} recall queries per N, {} one-at-a-time inserts per N.\n\n",
         args.dims, args.namespaces, args.batch, args.queries, args.single
     ));
-    let body: Vec<Vec<String>> = rows.iter().map(|r| vec![r.n.to_string(), r.metric.to_string(), fmt(r.value), r.unit.to_string(), r.note.clone()]).collect();
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| vec![r.n.to_string(), r.metric.to_string(), fmt(r.value), r.unit.to_string(), r.note.clone()])
+        .collect();
     md.push_str(&table(&["n", "metric", "value", "unit", "note"], &body));
     Ok(BenchReport::new(provenance, json_rows, md))
 }
@@ -165,14 +178,16 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
     let rss_reset = reset_peak_rss();
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     std::fs::create_dir_all(&base).map_err(|e| BenchError::Io { path: base.clone(), source: e })?;
-    let tmp = tempfile::Builder::new().prefix("mnemo-scale-").tempdir_in(&base).map_err(|e| BenchError::Io { path: base.clone(), source: e })?;
+    let tmp = tempfile::Builder::new()
+        .prefix("mnemo-scale-")
+        .tempdir_in(&base)
+        .map_err(|e| BenchError::Io { path: base.clone(), source: e })?;
     let store_path = tmp.path().join("store.db");
     let index_path = tmp.path().join("index");
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let model = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&store_path)?);
-    let tindex = Arc::new(TantivyIndex::open(&index_path, TantivySettings::default(), clock.clone())?);
-    let index: Arc<dyn Index> = tindex.clone();
+    let index: Arc<dyn Index> = Arc::new(TantivyIndex::open(&index_path, TantivySettings::default(), clock.clone())?);
     let eng = engine(store.clone(), index.clone(), embedder.clone())?;
     eng.sync_index(&|_, _| {}).await?;
     let now = clock.now();
@@ -205,7 +220,12 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
     t_index += t0.elapsed().as_secs_f64();
     pb.finish_and_clear();
     let total = t_store + t_index;
-    push("ingest_batched", n as f64 / total, "memories/s", &format!("store {t_store:.1}s + index {t_index:.1}s, batches of {}", args.batch));
+    push(
+        "ingest_batched",
+        n as f64 / total,
+        "memories/s",
+        &format!("store {t_store:.1}s + index {t_index:.1}s, batches of {}", args.batch),
+    );
     push("ingest_batched_store_share", t_store / total, "fraction", "");
 
     // One at a time.
@@ -224,7 +244,12 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
         }
         index.flush().await?;
         pb.finish_and_clear();
-        push("ingest_one_at_a_time", args.single as f64 / secs, "memories/s", &format!("sample of {} on top of n, apply + index sync each", args.single));
+        push(
+            "ingest_one_at_a_time",
+            args.single as f64 / secs,
+            "memories/s",
+            &format!("sample of {} on top of n, apply + index sync each", args.single),
+        );
     }
 
     // Recall latency.
@@ -244,7 +269,10 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
         packed += pack.items.len();
     }
     lat.sort_by(f64::total_cmp);
-    let note = format!("full engine recall, hybrid, budget 1024, 64 candidates; {:.1} memories packed on average", packed as f64 / args.queries.max(1) as f64);
+    let note = format!(
+        "full engine recall, hybrid, budget 1024, 64 candidates; {:.1} memories packed on average",
+        packed as f64 / args.queries.max(1) as f64
+    );
     push("recall_p50", percentile(&lat, 50.0), "ms", &note);
     push("recall_p99", percentile(&lat, 99.0), "ms", &note);
     for (mode, p50, p99) in [
@@ -266,31 +294,21 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
         push(p99, percentile(&lat, 99.0), "ms", "index search only, 64 hits");
     }
 
-    // What the dense search's sign-code shortcut loses against the exact scan.
-    let (mut same, mut total) = (0usize, 0usize);
-    let mut exact_lat = Vec::new();
-    for q in 0..args.queries.min(100) as u64 {
-        let ns = ns_of(q as usize, args.namespaces)?;
-        let text = corpus.query_text(q);
-        let e = corpus.embed(&text);
-        let t0 = Instant::now();
-        let exact = tindex.dense_exact(&ns, &e, 64)?;
-        exact_lat.push(t0.elapsed().as_secs_f64() * 1000.0);
-        let got = index.search(&SearchQuery { namespace: ns, text, embedding: Some(e), limit: 64, mode: SearchMode::Dense }).await?;
-        same += got.iter().filter(|h| exact.contains(&h.id)).count();
-        total += exact.len();
-    }
-    push("dense_overlap_vs_exact", same as f64 / total.max(1) as f64, "fraction", "share of the exact dense top 64 that the dense search returns");
-    exact_lat.sort_by(f64::total_cmp);
-    push("search_dense_exact_p50", percentile(&exact_lat, 50.0), "ms", "exact f32 scan of the namespace, 64 hits (for comparison)");
-
     // The store's share of a recall: fetching the hits, and the pinned memories.
     let mut get_lat = Vec::with_capacity(args.queries);
     let mut pin_lat = Vec::with_capacity(args.queries);
     for q in 0..args.queries as u64 {
         let ns = ns_of(q as usize, args.namespaces)?;
         let text = corpus.query_text(q);
-        let hits = index.search(&SearchQuery { namespace: ns.clone(), text, embedding: Some(corpus.embed(&corpus.query_text(q))), limit: 64, mode: SearchMode::Hybrid }).await?;
+        let hits = index
+            .search(&SearchQuery {
+                namespace: ns.clone(),
+                text,
+                embedding: Some(corpus.embed(&corpus.query_text(q))),
+                limit: 64,
+                mode: SearchMode::Hybrid,
+            })
+            .await?;
         let ids: Vec<_> = hits.iter().map(|h| h.id).collect();
         let t0 = Instant::now();
         store.get_many(&ns, &ids).await?;
@@ -307,7 +325,12 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
     let total_n = n + args.single;
     let bytes_store = dir_bytes(tmp.path()) - dir_bytes(&index_path);
     let bytes_index = dir_bytes(&index_path);
-    push("disk_bytes_per_memory", (bytes_store + bytes_index) as f64 / total_n as f64, "bytes", &format!("store {bytes_store} + index {bytes_index} bytes"));
+    push(
+        "disk_bytes_per_memory",
+        (bytes_store + bytes_index) as f64 / total_n as f64,
+        "bytes",
+        &format!("store {bytes_store} + index {bytes_index} bytes"),
+    );
 
     // Rebuild: clear the index and replay the store into it.
     let pb = bar(total_n as u64, "rebuild", args.quiet);
@@ -324,14 +347,18 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
 
     // Reopen: the persisted index, vectors included, without re-embedding.
     drop(index);
-    drop(tindex);
     let t0 = Instant::now();
     let reopened = TantivyIndex::open(&index_path, TantivySettings::default(), clock.clone())?;
     let state = reopened.state().await?;
     let secs = t0.elapsed().as_secs_f64();
     let vectors = reopened.vector_count()?;
     let ok = matches!(state, IndexState::UpTo(r) if r > 0) && vectors == total_n;
-    push("index_reopen", secs, "s", &format!("state {state:?}, {vectors} vectors loaded{}", if ok { "" } else { " (UNEXPECTED)" }));
+    push(
+        "index_reopen",
+        secs,
+        "s",
+        &format!("state {state:?}, {vectors} vectors loaded{}", if ok { "" } else { " (UNEXPECTED)" }),
+    );
     drop(reopened);
 
     let rss = peak_rss_bytes().unwrap_or(0) as f64;

@@ -31,7 +31,7 @@ impl Rng {
     }
     /// Uniform in 0..n.
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
     /// Roughly normal (sum of uniforms), mean 0, variance 1.
     pub fn normalish(&mut self) -> f32 {
@@ -39,8 +39,10 @@ impl Rng {
     }
 }
 
-const SYLLABLES: [&str; 24] =
-    ["ka", "lo", "mi", "ne", "su", "ra", "to", "vi", "pe", "zu", "an", "or", "el", "is", "um", "ba", "de", "fo", "gi", "hu", "ja", "ke", "ly", "wo"];
+const SYLLABLES: [&str; 24] = [
+    "ka", "lo", "mi", "ne", "su", "ra", "to", "vi", "pe", "zu", "an", "or", "el", "is", "um", "ba", "de", "fo", "gi",
+    "hu", "ja", "ke", "ly", "wo",
+];
 
 /// The corpus model.
 pub struct Corpus {

@@ -55,7 +55,7 @@ pub fn ns(s: &str) -> Namespace {
 
 /// A unit vector along axis `i` (mod DIMS), tilted slightly toward axis `j`.
 pub fn axis(i: usize, j: usize, tilt: f32) -> Vec<f32> {
-    let mut v = vec![0.0; DIMS];
+    let mut v = [0.0f32; DIMS];
     v[i % DIMS] = 1.0;
     v[j % DIMS] += tilt;
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -64,7 +64,14 @@ pub fn axis(i: usize, j: usize, tilt: f32) -> Vec<f32> {
 
 /// A document.
 pub fn doc(id: i64, namespace: &str, content: &str, embedding: Option<Vec<f32>>) -> IndexDoc {
-    IndexDoc { id: MemoryId(id), namespace: ns(namespace), content: content.to_string(), entities: vec![], embedding, rev: id as u64 }
+    IndexDoc {
+        id: MemoryId(id),
+        namespace: ns(namespace),
+        content: content.to_string(),
+        entities: vec![],
+        embedding,
+        rev: id as u64,
+    }
 }
 
 /// A query.
@@ -134,8 +141,14 @@ pub async fn remove_is_final<M: IndexMaker>(make: &M, persists: bool) {
         let idx = idx.clone();
         async move {
             for mode in [SearchMode::Lexical, SearchMode::Dense, SearchMode::Hybrid] {
-                let h = idx.search(&query("a", "ancient mariner albatross soup", Some(axis(4, 5, 0.0)), mode, 10)).await.unwrap();
-                assert!(!ids(&h).contains(&20) && !ids(&h).contains(&23), "{when}, {mode:?}: removed documents came back: {h:?}");
+                let h = idx
+                    .search(&query("a", "ancient mariner albatross soup", Some(axis(4, 5, 0.0)), mode, 10))
+                    .await
+                    .unwrap();
+                assert!(
+                    !ids(&h).contains(&20) && !ids(&h).contains(&23),
+                    "{when}, {mode:?}: removed documents came back: {h:?}"
+                );
                 assert!(ids(&h).contains(&21), "{when}, {mode:?}: a kept document went missing: {h:?}");
             }
         }
@@ -147,8 +160,14 @@ pub async fn remove_is_final<M: IndexMaker>(make: &M, persists: bool) {
         drop(idx);
         let idx = make.open(s);
         for mode in [SearchMode::Lexical, SearchMode::Dense, SearchMode::Hybrid] {
-            let h = idx.search(&query("a", "ancient mariner albatross soup", Some(axis(4, 5, 0.0)), mode, 10)).await.unwrap();
-            assert!(!ids(&h).contains(&20) && !ids(&h).contains(&23), "after reopen, {mode:?}: removed documents came back: {h:?}");
+            let h = idx
+                .search(&query("a", "ancient mariner albatross soup", Some(axis(4, 5, 0.0)), mode, 10))
+                .await
+                .unwrap();
+            assert!(
+                !ids(&h).contains(&20) && !ids(&h).contains(&23),
+                "after reopen, {mode:?}: removed documents came back: {h:?}"
+            );
             assert!(ids(&h).contains(&21), "after reopen, {mode:?}: a kept document went missing: {h:?}");
         }
     }
@@ -172,7 +191,8 @@ pub async fn upsert_replaces(idx: &dyn Index) {
 
 /// A rare word ranks its document first lexically.
 pub async fn lexical_rare_word_first(idx: &dyn Index) {
-    let mut docs: Vec<IndexDoc> = (0..30).map(|i| doc(100 + i, "a", &format!("we talked about the weather again, day {i}"), None)).collect();
+    let mut docs: Vec<IndexDoc> =
+        (0..30).map(|i| doc(100 + i, "a", &format!("we talked about the weather again, day {i}"), None)).collect();
     docs.push(doc(200, "a", "we talked about the weather and the quokka", None));
     idx.upsert(docs).await.unwrap();
     let h = idx.search(&query("a", "what about the quokka weather", None, SearchMode::Lexical, 10)).await.unwrap();
@@ -202,11 +222,18 @@ pub async fn dense_nearest_first(idx: &dyn Index) {
 
 /// Hybrid search works when a document (or the query) has no embedding.
 pub async fn hybrid_without_embedding(idx: &dyn Index) {
-    idx.upsert(vec![doc(400, "a", "the capybara sleeps", None), doc(401, "a", "the heron fishes", Some(axis(2, 0, 0.0)))])
-        .await
-        .unwrap();
+    idx.upsert(vec![
+        doc(400, "a", "the capybara sleeps", None),
+        doc(401, "a", "the heron fishes", Some(axis(2, 0, 0.0))),
+    ])
+    .await
+    .unwrap();
     let h = idx.search(&query("a", "capybara", Some(axis(5, 0, 0.0)), SearchMode::Hybrid, 10)).await.unwrap();
-    assert_eq!(h.first().map(|h| h.id.0), Some(400), "hybrid must find a document without a vector by its words: {h:?}");
+    assert_eq!(
+        h.first().map(|h| h.id.0),
+        Some(400),
+        "hybrid must find a document without a vector by its words: {h:?}"
+    );
     let h = idx.search(&query("a", "heron", None, SearchMode::Hybrid, 10)).await.unwrap();
     assert_eq!(ids(&h), vec![401], "hybrid with no query vector falls back to the words: {h:?}");
 }
@@ -215,7 +242,11 @@ pub async fn hybrid_without_embedding(idx: &dyn Index) {
 pub async fn scores_in_range_and_sorted(idx: &dyn Index) {
     let docs: Vec<IndexDoc> = (0..40)
         .map(|i| {
-            let text = format!("note {i} about apples {} pears {}", "apples ".repeat(i as usize % 5), "pears ".repeat(i as usize % 3));
+            let text = format!(
+                "note {i} about apples {} pears {}",
+                "apples ".repeat(i as usize % 5),
+                "pears ".repeat(i as usize % 3)
+            );
             doc(500 + i, "a", &text, Some(axis(i as usize, i as usize + 1, 0.3)))
         })
         .collect();
@@ -234,7 +265,8 @@ pub async fn scores_in_range_and_sorted(idx: &dyn Index) {
 
 /// `limit` caps the hits.
 pub async fn limit_respected(idx: &dyn Index) {
-    let docs: Vec<IndexDoc> = (0..25).map(|i| doc(600 + i, "a", "limit test words", Some(axis(1, i as usize, 0.5)))).collect();
+    let docs: Vec<IndexDoc> =
+        (0..25).map(|i| doc(600 + i, "a", "limit test words", Some(axis(1, i as usize, 0.5)))).collect();
     idx.upsert(docs).await.unwrap();
     for mode in [SearchMode::Lexical, SearchMode::Dense, SearchMode::Hybrid] {
         for limit in [0, 1, 7] {

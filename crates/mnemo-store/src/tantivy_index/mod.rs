@@ -22,7 +22,9 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
 use mnemo_core::registry::{BuildContext, Component, Role};
-use mnemo_core::{Clock, CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery, Timestamp};
+use mnemo_core::{
+    Clock, CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery, Timestamp,
+};
 use tantivy::collector::TopDocs;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
@@ -90,7 +92,9 @@ impl TantivyIndex {
     pub fn open(dir: &Path, settings: TantivySettings, clock: Arc<dyn Clock>) -> Result<Self> {
         settings.validate()?;
         let tdir = dir.join("tantivy");
-        let fresh = |why: String, s: &TantivySettings| -> Result<(Option<Live>, Option<String>, Option<(Payload, FlatVectors)>)> {
+        let fresh = |why: String,
+                     s: &TantivySettings|
+         -> Result<Opened> {
             std::fs::create_dir_all(&tdir).map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
             Ok((Some(Self::create_live(Some(&tdir), s)?), Some(why), None))
         };
@@ -140,7 +144,8 @@ impl TantivyIndex {
         let (sch, fields) = schema::schema();
         let index = match tdir {
             None => tantivy::Index::create_in_ram(sch),
-            Some(d) => tantivy::Index::create_in_dir(d, sch).map_err(|e| terr(&format!("cannot create index in {}", d.display()), e))?,
+            Some(d) => tantivy::Index::create_in_dir(d, sch)
+                .map_err(|e| terr(&format!("cannot create index in {}", d.display()), e))?,
         };
         Self::live_of(index, fields, s)
     }
@@ -151,17 +156,28 @@ impl TantivyIndex {
         let writer = index
             .writer_with_num_threads(1, s.writer_memory_mb * 1024 * 1024)
             .map_err(|e| terr("cannot open the index writer (is another process using this index?)", e))?;
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| terr("cannot open a reader", e))?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| terr("cannot open a reader", e))?;
         Ok(Live { writer, reader, fields, analyzer })
     }
 
     /// Open an existing index: the live parts, and either its payload + vectors or why it is
     /// stale.
-    #[allow(clippy::type_complexity)]
-    fn open_live(dir: &Path, tdir: &Path, s: &TantivySettings) -> std::result::Result<(Live, std::result::Result<(Payload, FlatVectors), String>), OpenError> {
-        let index = tantivy::Index::open_in_dir(tdir).map_err(|e| OpenError::Corrupt(format!("cannot open the index in {}: {e}", tdir.display())))?;
-        let fields = schema::fields_of(&index.schema()).map_err(|e| OpenError::Corrupt(format!("{}: {e}", tdir.display())))?;
-        let metas = index.load_metas().map_err(|e| OpenError::Corrupt(format!("{}: cannot read meta.json: {e}", tdir.display())))?;
+    fn open_live(
+        dir: &Path,
+        tdir: &Path,
+        s: &TantivySettings,
+    ) -> std::result::Result<OpenedLive, OpenError> {
+        let index = tantivy::Index::open_in_dir(tdir)
+            .map_err(|e| OpenError::Corrupt(format!("cannot open the index in {}: {e}", tdir.display())))?;
+        let fields =
+            schema::fields_of(&index.schema()).map_err(|e| OpenError::Corrupt(format!("{}: {e}", tdir.display())))?;
+        let metas = index
+            .load_metas()
+            .map_err(|e| OpenError::Corrupt(format!("{}: cannot read meta.json: {e}", tdir.display())))?;
         let live = Self::live_of(index, fields, s).map_err(OpenError::Fatal)?;
         let payload: Payload = match metas.payload.as_deref().map(serde_json::from_str::<Payload>) {
             Some(Ok(p)) => p,
@@ -169,10 +185,25 @@ impl TantivyIndex {
             None => return Ok((live, Err(format!("{}: no Mnemo commit payload", tdir.display())))),
         };
         if payload.schema != SCHEMA_VERSION {
-            return Ok((live, Err(format!("{}: schema version {} (this build writes {SCHEMA_VERSION})", tdir.display(), payload.schema))));
+            return Ok((
+                live,
+                Err(format!(
+                    "{}: schema version {} (this build writes {SCHEMA_VERSION})",
+                    tdir.display(),
+                    payload.schema
+                )),
+            ));
         }
         if payload.stemming != s.stemming {
-            return Ok((live, Err(format!("{}: built with stemming = {}, configured {}", tdir.display(), payload.stemming, s.stemming))));
+            return Ok((
+                live,
+                Err(format!(
+                    "{}: built with stemming = {}, configured {}",
+                    tdir.display(),
+                    payload.stemming,
+                    s.stemming
+                )),
+            ));
         }
         let mut vectors = FlatVectors::new();
         if payload.vectors_len > 0 {
@@ -209,11 +240,20 @@ impl TantivyIndex {
                 } else if g.pending_vectors.is_empty() {
                     (g.vectors_generation, g.vectors_len)
                 } else {
-                    (g.vectors_generation, vector_log::append(dir, g.vectors_generation, g.vectors_len, &g.pending_vectors)?)
+                    (
+                        g.vectors_generation,
+                        vector_log::append(dir, g.vectors_generation, g.vectors_len, &g.pending_vectors)?,
+                    )
                 }
             }
         };
-        let payload = Payload { schema: SCHEMA_VERSION, stemming: self.settings.stemming, watermark: g.watermark, vectors_generation: generation, vectors_len: len };
+        let payload = Payload {
+            schema: SCHEMA_VERSION,
+            stemming: self.settings.stemming,
+            watermark: g.watermark,
+            vectors_generation: generation,
+            vectors_len: len,
+        };
         let text = serde_json::to_string(&payload).map_err(|e| terr("cannot encode the commit payload", e))?;
         let mut prepared = live.writer.prepare_commit().map_err(|e| terr("cannot prepare a commit", e))?;
         prepared.set_payload(&text);
@@ -236,7 +276,8 @@ impl TantivyIndex {
     fn maybe_commit(&self, g: &mut Inner) -> Result<()> {
         let pending = g.overlay.pending;
         let age = self.clock.now().millis().saturating_sub(g.last_commit.millis());
-        if pending >= self.settings.commit_every_docs || (pending > 0 && age >= self.settings.commit_interval_ms as i64) {
+        if pending >= self.settings.commit_every_docs || (pending > 0 && age >= self.settings.commit_interval_ms as i64)
+        {
             self.commit(g)?;
         }
         Ok(())
@@ -272,19 +313,25 @@ impl TantivyIndex {
         if weights.is_empty() || max <= 0.0 {
             return Ok(vec![]);
         }
-        let mut hits: Vec<Hit> = g.overlay.score(&q.namespace, &weights).into_iter().map(|(id, s)| Hit { id, score: s }).collect();
+        let mut hits: Vec<Hit> =
+            g.overlay.score(&q.namespace, &weights).into_iter().map(|(id, s)| Hit { id, score: s }).collect();
         let should: Vec<(Occur, Box<dyn Query>)> = weights
             .iter()
             .map(|(t, _)| {
-                let tq: Box<dyn Query> = Box::new(TermQuery::new(Term::from_field_text(live.fields.text, t), IndexRecordOption::WithFreqs));
+                let tq: Box<dyn Query> =
+                    Box::new(TermQuery::new(Term::from_field_text(live.fields.text, t), IndexRecordOption::WithFreqs));
                 (Occur::Should, tq)
             })
             .collect();
         let ns_filter: Box<dyn Query> = Box::new(ConstScoreQuery::new(
-            Box::new(TermQuery::new(Term::from_field_text(live.fields.ns, q.namespace.as_str()), IndexRecordOption::Basic)),
+            Box::new(TermQuery::new(
+                Term::from_field_text(live.fields.ns, q.namespace.as_str()),
+                IndexRecordOption::Basic,
+            )),
             0.0,
         ));
-        let query = BooleanQuery::new(vec![(Occur::Must, ns_filter), (Occur::Must, Box::new(BooleanQuery::new(should)))]);
+        let query =
+            BooleanQuery::new(vec![(Occur::Must, ns_filter), (Occur::Must, Box::new(BooleanQuery::new(should)))]);
         let want = limit + g.overlay.hidden_bound(&q.namespace);
         let top = searcher
             .search_with_statistics_provider(&query, &TopDocs::with_limit(want).order_by_score(), &stats)
@@ -294,7 +341,11 @@ impl TantivyIndex {
             let col = match columns.entry(addr.segment_ord) {
                 std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
                 std::collections::hash_map::Entry::Vacant(v) => v.insert(
-                    searcher.segment_reader(addr.segment_ord).fast_fields().i64("id").map_err(|e| terr("id column", e))?,
+                    searcher
+                        .segment_reader(addr.segment_ord)
+                        .fast_fields()
+                        .i64("id")
+                        .map_err(|e| terr("id column", e))?,
                 ),
             };
             let Some(id) = col.first(addr.doc_id) else { continue };
@@ -313,13 +364,11 @@ impl TantivyIndex {
 
     fn dense(g: &Inner, q: &SearchQuery, limit: usize) -> Result<Vec<Hit>> {
         let Some(e) = &q.embedding else { return Ok(vec![]) };
-        Ok(g.vectors.search(&q.namespace, e, limit)?.into_iter().map(|(id, s)| Hit { id, score: s.clamp(0.0, 1.0) }).collect())
-    }
-
-    /// The exact dense top `k` of `ns` (full f32 scan), to measure what the dense search's
-    /// sign-code shortcut on large namespaces loses.
-    pub fn dense_exact(&self, ns: &Namespace, q: &[f32], k: usize) -> Result<Vec<MemoryId>> {
-        Ok(self.read()?.vectors.search_exact(ns, q, k)?.into_iter().map(|(id, _)| id).collect())
+        Ok(g.vectors
+            .search(&q.namespace, e, limit)?
+            .into_iter()
+            .map(|(id, s)| Hit { id, score: s.clamp(0.0, 1.0) })
+            .collect())
     }
 
     /// Vectors held (for tests and reports).
@@ -327,6 +376,13 @@ impl TantivyIndex {
         Ok(self.read()?.vectors.len())
     }
 }
+
+/// What opening found: the live index (None when corrupt), why it is stale, and the committed
+/// payload with its vectors (None when stale).
+type Opened = (Option<Live>, Option<String>, Option<(Payload, FlatVectors)>);
+
+/// An opened index and either its payload + vectors or why it is stale.
+type OpenedLive = (Live, std::result::Result<(Payload, FlatVectors), String>);
 
 enum OpenError {
     /// The index cannot be used as it is: rebuild.
@@ -398,8 +454,18 @@ impl Index for TantivyIndex {
         for id in ids {
             // Delete only within the namespace asked: the partition holds for removals too.
             let q = BooleanQuery::new(vec![
-                (Occur::Must, Box::new(TermQuery::new(Term::from_field_i64(live.fields.id, id.0), IndexRecordOption::Basic)) as Box<dyn Query>),
-                (Occur::Must, Box::new(TermQuery::new(Term::from_field_text(live.fields.ns, namespace.as_str()), IndexRecordOption::Basic))),
+                (
+                    Occur::Must,
+                    Box::new(TermQuery::new(Term::from_field_i64(live.fields.id, id.0), IndexRecordOption::Basic))
+                        as Box<dyn Query>,
+                ),
+                (
+                    Occur::Must,
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(live.fields.ns, namespace.as_str()),
+                        IndexRecordOption::Basic,
+                    )),
+                ),
             ]);
             live.writer.delete_query(Box::new(q)).map_err(|e| terr("cannot delete", e))?;
             g.overlay.remove(namespace, *id);
@@ -433,7 +499,8 @@ impl Index for TantivyIndex {
                 let depth = fusion_depth(q.limit);
                 let l: Vec<MemoryId> = self.lexical(&g, q, depth)?.into_iter().map(|h| h.id).collect();
                 // A vector at or below 0 cosine shares nothing with the query: it does not vote.
-                let d: Vec<MemoryId> = Self::dense(&g, q, depth)?.into_iter().filter(|h| h.score > 0.0).map(|h| h.id).collect();
+                let d: Vec<MemoryId> =
+                    Self::dense(&g, q, depth)?.into_iter().filter(|h| h.score > 0.0).map(|h| h.id).collect();
                 let f = &self.fusion;
                 Ok(rrf(&[(f.lexical_weight, &l), (f.dense_weight, &d)], f.rrf_k, q.limit))
             }
@@ -480,9 +547,11 @@ impl Index for TantivyIndex {
                 if let Some(dir) = &self.dir {
                     let tdir = dir.join("tantivy");
                     if tdir.exists() {
-                        std::fs::remove_dir_all(&tdir).map_err(|e| terr(&format!("cannot remove {}", tdir.display()), e))?;
+                        std::fs::remove_dir_all(&tdir)
+                            .map_err(|e| terr(&format!("cannot remove {}", tdir.display()), e))?;
                     }
-                    std::fs::create_dir_all(&tdir).map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
+                    std::fs::create_dir_all(&tdir)
+                        .map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
                     g.live = Some(Self::create_live(Some(&tdir), &self.settings)?);
                 }
             }
@@ -502,7 +571,8 @@ impl Drop for TantivyIndex {
     fn drop(&mut self) {
         // Best effort: a crash instead of a drop loses only what the Store replays anyway.
         if let Ok(mut g) = self.inner.write() {
-            let dirty = g.live.is_some() && g.stale.is_none() && (g.overlay.pending > 0 || g.watermark != g.durable_watermark);
+            let dirty =
+                g.live.is_some() && g.stale.is_none() && (g.overlay.pending > 0 || g.watermark != g.durable_watermark);
             if dirty {
                 let _ = self.commit(&mut g);
             }

@@ -26,6 +26,9 @@ pub struct Overlay {
     tokens: u64,
     /// Ids upserted since the commit: any committed version of them is stale.
     hidden: HashSet<MemoryId>,
+    /// How many of `hidden` were upserted into each namespace (ids never change namespace, so
+    /// this bounds the committed hits of a namespace that the overlay can hide).
+    hidden_in: HashMap<Namespace, usize>,
     /// Ids removed from a namespace since the commit.
     removed: HashMap<Namespace, HashSet<MemoryId>>,
     /// Changes since the commit (upserts + removals).
@@ -46,7 +49,9 @@ impl Overlay {
         self.tokens += tokens.len() as u64;
         let tf = tf.into_iter().map(|(t, f)| (t.to_string(), f)).collect();
         self.docs.insert(id, ODoc { ns: ns.clone(), tf, len: tokens.len() as u32 });
-        self.hidden.insert(id);
+        if self.hidden.insert(id) {
+            *self.hidden_in.entry(ns.clone()).or_default() += 1;
+        }
         if let Some(r) = self.removed.get_mut(ns) {
             r.remove(&id);
         }
@@ -82,7 +87,7 @@ impl Overlay {
 
     /// How many committed hits of `ns` the overlay may hide at most.
     pub fn hidden_bound(&self, ns: &Namespace) -> usize {
-        self.hidden.len() + self.removed.get(ns).map_or(0, |r| r.len())
+        self.hidden_in.get(ns).copied().unwrap_or(0) + self.removed.get(ns).map_or(0, |r| r.len())
     }
 
     /// Forget everything (after a commit made it durable, or a clear).

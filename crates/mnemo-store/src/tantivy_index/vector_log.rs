@@ -115,13 +115,22 @@ pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut FlatVectors) ->
     while at < data.len() {
         let start = at;
         let op = take(&mut at, 1).ok_or_else(|| bad(start, "truncated"))?[0];
-        let id = take(&mut at, 8).and_then(|b| b.try_into().ok()).map(i64::from_le_bytes).ok_or_else(|| bad(start, "truncated id"))?;
+        let id = take(&mut at, 8)
+            .and_then(|b| b.try_into().ok())
+            .map(i64::from_le_bytes)
+            .ok_or_else(|| bad(start, "truncated id"))?;
         match op {
             OP_UPSERT => {
                 let n = take(&mut at, 1).ok_or_else(|| bad(start, "truncated namespace"))?[0] as usize;
                 let nsb = take(&mut at, n).ok_or_else(|| bad(start, "truncated namespace"))?;
-                let ns = std::str::from_utf8(nsb).ok().and_then(|s| Namespace::new(s).ok()).ok_or_else(|| bad(start, "bad namespace"))?;
-                let dims = take(&mut at, 4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes).ok_or_else(|| bad(start, "truncated dims"))? as usize;
+                let ns = std::str::from_utf8(nsb)
+                    .ok()
+                    .and_then(|s| Namespace::new(s).ok())
+                    .ok_or_else(|| bad(start, "bad namespace"))?;
+                let dims = take(&mut at, 4)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u32::from_le_bytes)
+                    .ok_or_else(|| bad(start, "truncated dims"))? as usize;
                 let raw = take(&mut at, dims * 4).ok_or_else(|| bad(start, "truncated vector"))?;
                 let v: Vec<f32> = raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
                 vectors.upsert(&ns, MemoryId(id), &v).map_err(|e| bad(start, &e.to_string()))?;
@@ -141,7 +150,8 @@ pub fn remove_other_generations(dir: &Path, keep: Option<u64>) {
     for e in rd.flatten() {
         let name = e.file_name();
         let Some(name) = name.to_str() else { continue };
-        let generation = name.strip_prefix("vectors-").and_then(|s| s.strip_suffix(".log")).and_then(|s| s.parse::<u64>().ok());
+        let generation =
+            name.strip_prefix("vectors-").and_then(|s| s.strip_suffix(".log")).and_then(|s| s.parse::<u64>().ok());
         if let Some(g) = generation {
             if Some(g) != keep {
                 // Best effort: a leftover file is ignored on load and removed next time.
@@ -163,7 +173,13 @@ mod tests {
         let mut v = FlatVectors::new();
         v.upsert(&ns, MemoryId(1), &[1.0, 0.0]).unwrap();
         let len = write_generation(dir.path(), 3, &v).unwrap();
-        let len2 = append(dir.path(), 3, len, &[VecOp::Upsert(ns.clone(), MemoryId(2), vec![0.0, 1.0]), VecOp::Remove(MemoryId(1))]).unwrap();
+        let len2 = append(
+            dir.path(),
+            3,
+            len,
+            &[VecOp::Upsert(ns.clone(), MemoryId(2), vec![0.0, 1.0]), VecOp::Remove(MemoryId(1))],
+        )
+        .unwrap();
         // An append never committed: ignored by a load of len2.
         append(dir.path(), 3, len2, &[VecOp::Remove(MemoryId(2))]).unwrap();
         let mut back = FlatVectors::new();
