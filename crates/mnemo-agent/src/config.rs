@@ -31,7 +31,12 @@ pub struct Config {
 impl Config {
     /// The embedded default.
     pub fn embedded_default() -> Result<Config, AgentError> {
-        let mut c = Config { table: toml::Table::new(), origins: BTreeMap::new(), files: vec![], policy: EnginePolicy::default() };
+        let mut c = Config {
+            table: toml::Table::new(),
+            origins: BTreeMap::new(),
+            files: vec![],
+            policy: EnginePolicy::default(),
+        };
         c.merge_text(DEFAULT_TOML, "embedded default config")?;
         Ok(c)
     }
@@ -40,7 +45,11 @@ impl Config {
     pub fn load(files: &[PathBuf]) -> Result<Config, AgentError> {
         let mut c = Config::embedded_default()?;
         for f in files {
-            let text = std::fs::read(f).map_err(|e| AgentError::Io { action: "read", file: f.display().to_string(), error: e })?;
+            let text = std::fs::read(f).map_err(|e| AgentError::Io {
+                action: "read",
+                file: f.display().to_string(),
+                error: e,
+            })?;
             let text = String::from_utf8(text).map_err(|e| AgentError::Config {
                 file: f.display().to_string(),
                 message: format!("not UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()),
@@ -69,7 +78,8 @@ impl Config {
     fn merge_table(&mut self, table: toml::Table, origin: &str) -> Result<(), AgentError> {
         let err = |m: String| AgentError::Config { file: origin.to_string(), message: m };
         for (key, value) in table {
-            let known = PLUGIN_SECTIONS.contains(&key.as_str()) || POLICY_SECTIONS.contains(&key.as_str()) || key == GROUNDERS;
+            let known =
+                PLUGIN_SECTIONS.contains(&key.as_str()) || POLICY_SECTIONS.contains(&key.as_str()) || key == GROUNDERS;
             if !known {
                 return Err(err(format!(
                     "unknown key `{key}`; known: {}, {}, {GROUNDERS}",
@@ -78,7 +88,9 @@ impl Config {
                 )));
             }
             if key == GROUNDERS {
-                let arr = value.as_array().ok_or_else(|| err(format!("`{GROUNDERS}` must be an array of tables ([[grounders]])")))?;
+                let arr = value
+                    .as_array()
+                    .ok_or_else(|| err(format!("`{GROUNDERS}` must be an array of tables ([[grounders]])")))?;
                 for (i, g) in arr.iter().enumerate() {
                     let t = g.as_table().ok_or_else(|| err(format!("{GROUNDERS}[{i}] must be a table")))?;
                     if !t.get("kind").is_some_and(|k| k.is_str()) {
@@ -96,7 +108,8 @@ impl Config {
                         return Err(err(format!("{key}.kind must be a string")));
                     }
                 }
-                let old_kind = self.table.get(&key).and_then(|t| t.get("kind")).and_then(|k| k.as_str()).map(str::to_string);
+                let old_kind =
+                    self.table.get(&key).and_then(|t| t.get("kind")).and_then(|k| k.as_str()).map(str::to_string);
                 let new_kind = new.get("kind").and_then(|k| k.as_str()).map(str::to_string);
                 if new_kind.is_some() && new_kind != old_kind {
                     // another implementation: its settings start from nothing
@@ -136,11 +149,10 @@ impl Config {
     /// A plugin section: its kind and its settings without `kind`, and where it came from.
     pub fn plugin(&self, section: &str) -> Result<(String, toml::Table, String), AgentError> {
         let origin = self.origins.get(section).cloned().unwrap_or_else(|| "embedded default config".into());
-        let t = self
-            .table
-            .get(section)
-            .and_then(|v| v.as_table())
-            .ok_or_else(|| AgentError::Config { file: origin.clone(), message: format!("missing [{section}] section") })?;
+        let t = self.table.get(section).and_then(|v| v.as_table()).ok_or_else(|| AgentError::Config {
+            file: origin.clone(),
+            message: format!("missing [{section}] section"),
+        })?;
         split_kind(t, section, &origin)
     }
 
@@ -151,7 +163,10 @@ impl Config {
         arr.iter()
             .enumerate()
             .map(|(i, g)| {
-                let t = g.as_table().ok_or_else(|| AgentError::Config { file: origin.clone(), message: format!("grounders[{i}] must be a table") })?;
+                let t = g.as_table().ok_or_else(|| AgentError::Config {
+                    file: origin.clone(),
+                    message: format!("grounders[{i}] must be a table"),
+                })?;
                 split_kind(t, &format!("grounders[{i}]"), &origin)
             })
             .collect()
@@ -196,7 +211,10 @@ fn split_kind(t: &toml::Table, section: &str, origin: &str) -> Result<(String, t
     let kind = t
         .get("kind")
         .and_then(|k| k.as_str())
-        .ok_or_else(|| AgentError::Config { file: origin.to_string(), message: format!("[{section}] needs kind = \"…\"") })?
+        .ok_or_else(|| AgentError::Config {
+            file: origin.to_string(),
+            message: format!("[{section}] needs kind = \"…\""),
+        })?
         .to_string();
     let mut settings = t.clone();
     settings.remove("kind");

@@ -26,7 +26,12 @@ pub struct Runtime {
 fn lock_data_dir(data_dir: &Path) -> Result<std::fs::File, AgentError> {
     let path = data_dir.join("mnemo.lock");
     let io = |action, error| AgentError::Io { action, file: path.display().to_string(), error };
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| io("open the lock file", e))?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io("open the lock file", e))?;
     file.lock().map_err(|e| io("lock", e))?;
     Ok(file)
 }
@@ -51,7 +56,12 @@ fn wrong_component(role: Role) -> AgentError {
 impl Runtime {
     /// Build from `config`, with the data directory, the clock, and extra grounders (e.g. a
     /// scenario's world tables) added to those in config. The index is brought up to the store.
-    pub async fn build(config: &Config, data_dir: &Path, clock: Arc<dyn Clock>, extra_grounders: Vec<Arc<dyn Grounder>>) -> Result<Runtime, AgentError> {
+    pub async fn build(
+        config: &Config,
+        data_dir: &Path,
+        clock: Arc<dyn Clock>,
+        extra_grounders: Vec<Arc<dyn Grounder>>,
+    ) -> Result<Runtime, AgentError> {
         Self::build_with_progress(config, data_dir, clock, extra_grounders, &|_, _| {}).await
     }
 
@@ -72,7 +82,13 @@ impl Runtime {
         let mut ctx_store: Option<Arc<dyn Store>> = None;
         let mut ctx_embedder: Option<Arc<dyn Embedder>> = None;
         let mut grounders: Vec<Arc<dyn Grounder>> = Vec::new();
-        let build = |role: Role, kind: &str, settings: &toml::Table, origin: &str, store: &Option<Arc<dyn Store>>, embedder: &Option<Arc<dyn Embedder>>, grounders: &[Arc<dyn Grounder>]| {
+        let build = |role: Role,
+                     kind: &str,
+                     settings: &toml::Table,
+                     origin: &str,
+                     store: &Option<Arc<dyn Store>>,
+                     embedder: &Option<Arc<dyn Embedder>>,
+                     grounders: &[Arc<dyn Grounder>]| {
             let ctx = BuildContext {
                 settings,
                 origin,
@@ -167,7 +183,14 @@ impl Runtime {
     }
 
     /// The full agent turn: remember the message (said by `source`), then `turn`.
-    pub async fn handle(&self, ns: &Namespace, source: &str, message: &str, about: Option<(String, String)>, opts: &RecallOptions) -> Result<AgentTurn, AgentError> {
+    pub async fn handle(
+        &self,
+        ns: &Namespace,
+        source: &str,
+        message: &str,
+        about: Option<(String, String)>,
+        opts: &RecallOptions,
+    ) -> Result<AgentTurn, AgentError> {
         let remembered = self.engine.remember(ns, source, message).await?;
         let task = Task { query: message.to_string(), about };
         let mut turn = self.turn(ns, &task, opts).await?;
@@ -192,9 +215,16 @@ pub fn answer_of<'a>(pack: &'a Pack, entity: &str, attribute: &str) -> Option<&'
 fn action_text(task: &Task, a: &Assessment) -> String {
     match &a.decision {
         Decision::Act => {
-            let value = task.about.as_ref().and_then(|(e, at)| answer_of(&a.pack, e, at)).and_then(|m| m.claim.as_ref()).map(|c| c.value.clone());
+            let value = task
+                .about
+                .as_ref()
+                .and_then(|(e, at)| answer_of(&a.pack, e, at))
+                .and_then(|m| m.claim.as_ref())
+                .map(|c| c.value.clone());
             match (value, &task.about) {
-                (Some(v), Some((e, at))) => format!("ACT: proceed using {e} | {at} = {v} (pack trust {:.2} ≥ {:.2})", a.trust, a.threshold),
+                (Some(v), Some((e, at))) => {
+                    format!("ACT: proceed using {e} | {at} = {v} (pack trust {:.2} ≥ {:.2})", a.trust, a.threshold)
+                }
                 _ => format!("ACT: proceed with the recalled context (pack trust {:.2} ≥ {:.2})", a.trust, a.threshold),
             }
         }

@@ -97,7 +97,10 @@ async fn grounding_confirms_and_substitutes() {
     erp.set("IC-MC-44", "lead time", "35 days");
     let t = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
     assert_eq!(t.assessment.substitutions.len(), 1);
-    assert_eq!(answer_of(&t.assessment.pack, "IC-MC-44", "lead time").unwrap().claim.as_ref().unwrap().value, "35 days");
+    assert_eq!(
+        answer_of(&t.assessment.pack, "IC-MC-44", "lead time").unwrap().claim.as_ref().unwrap().value,
+        "35 days"
+    );
     // the correction was written back: the next plain recall has only the new value
     let pack = rt.engine().recall(&ns, "IC-MC-44 lead time", &RecallOptions::default()).await.unwrap();
     let values: Vec<_> = pack.memories().filter_map(|m| m.claim.as_ref()).map(|c| c.value.clone()).collect();

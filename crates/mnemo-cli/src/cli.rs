@@ -55,6 +55,38 @@ pub enum Command {
     /// (each merged over the embedded default on its own, compared side by side). Exits
     /// non-zero when Mnemo fails a scenario.
     Eval(EvalArgs),
+    /// Benchmarks: retrieval under a budget on LoCoMo, and ingest/recall/RSS at scale.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// `mnemo bench …`.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Evidence recall@budget, R@k and MRR per category for BM25, dense, hybrid and RecentOnly.
+    ///
+    /// Each conversation goes into its own namespace, one episodic memory per turn (keeping its
+    /// dia_id, speaker and session date); every question is recalled under each budget. The
+    /// embedder is the configured one ([embedder], offline fake by default); the index is an
+    /// in-RAM tantivy (or brute) index with the fusion settings below.
+    Locomo {
+        /// Benchmark settings.
+        #[command(flatten)]
+        args: mnemo_bench::LocomoArgs,
+        /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Synthetic memories with precomputed embeddings: ingest throughput, recall p50/p99,
+    /// rebuild time, peak RSS and bytes on disk per memory, at each N. Use a release build.
+    Scale {
+        /// Benchmark settings.
+        #[command(flatten)]
+        args: mnemo_bench::ScaleArgs,
+        /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
 }
 
 /// `--json`: machine-readable output on stdout.

@@ -14,7 +14,13 @@ fn clip(s: &str, n: usize) -> String {
 
 /// The write report.
 pub fn remember(r: &RememberReport) {
-    out!("recorded turn {} at {} (extraction by {} / {})", r.turn.id, r.turn.at, r.model.client.as_str(), r.model.model);
+    out!(
+        "recorded turn {} at {} (extraction by {} / {})",
+        r.turn.id,
+        r.turn.at,
+        r.model.client.as_str(),
+        r.model.model
+    );
     if r.outcomes.is_empty() {
         out!("  nothing to remember (no tagged lines; the offline model reads only [SEM]/[PROC]/[EPI]/[FORGET] lines)");
     }
@@ -37,7 +43,17 @@ pub fn pack(p: &Pack) {
     for n in &p.notes {
         out!("  note: {n}");
     }
-    out!("  {:<3} {:<6} {:<10} {:>6} {:>6} {:>6} {:>5}  {:<15} content / why excluded", "", "id", "kind", "rel", "sal", "score", "tok", "decision");
+    out!(
+        "  {:<3} {:<6} {:<10} {:>6} {:>6} {:>6} {:>5}  {:<15} content / why excluded",
+        "",
+        "id",
+        "kind",
+        "rel",
+        "sal",
+        "score",
+        "tok",
+        "decision"
+    );
     for t in &p.trace {
         let content = p.items.iter().find(|i| i.memory.id == t.id).map(|i| i.memory.content.as_str()).unwrap_or("");
         out!(
@@ -60,11 +76,19 @@ pub fn agent_turn(t: &AgentTurn) {
     pack(&t.pack);
     let a = &t.assessment;
     for s in &a.substitutions {
-        out!("  grounding: memory {} said {:?}; {} holds {:?} → substituted by memory {}", s.stale, s.old_value, s.source, s.new_value, s.fresh);
+        out!(
+            "  grounding: memory {} said {:?}; {} holds {:?} → substituted by memory {}",
+            s.stale,
+            s.old_value,
+            s.source,
+            s.new_value,
+            s.fresh
+        );
     }
     out!("  grades:");
     for g in &a.grades {
-        let content = a.pack.items.iter().find(|i| i.memory.id == g.id).map(|i| i.memory.content.as_str()).unwrap_or("");
+        let content =
+            a.pack.items.iter().find(|i| i.memory.id == g.id).map(|i| i.memory.content.as_str()).unwrap_or("");
         out!(
             "    memory {:<5} trust {:.2} {:<13} {} — {}",
             g.id,

@@ -15,7 +15,11 @@ pub fn git_commit() -> String {
     match run(&["rev-parse", "HEAD"]) {
         Some(h) if !h.is_empty() => {
             let dirty = run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-            if dirty { format!("{h}-dirty") } else { h }
+            if dirty {
+                format!("{h}-dirty")
+            } else {
+                h
+            }
         }
         _ => "unknown".to_string(),
     }

@@ -15,7 +15,12 @@ fn mnemo(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "failed: {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
@@ -33,7 +38,10 @@ fn memory_survives_across_processes_and_corrections_supersede() {
     let d = tempfile::tempdir().unwrap();
     let t0 = ["--at", "2026-07-01T09:00:00Z"];
     ok(&mnemo(d.path(), &[&t0[..], &["remember", "[SEM] Northwind Labs | owner | Ben"]].concat()));
-    ok(&mnemo(d.path(), &[&t0[..], &["remember", "[SEM] Contoso | owner | Alice\n[EPI] Lunch at the harbour."]].concat()));
+    ok(&mnemo(
+        d.path(),
+        &[&t0[..], &["remember", "[SEM] Contoso | owner | Alice\n[EPI] Lunch at the harbour."]].concat(),
+    ));
     let pack = recall_json(d.path(), "who owns Northwind Labs");
     let first = &pack["items"][0]["memory"];
     assert_eq!(first["content"], "Northwind Labs | owner | Ben");
@@ -52,7 +60,8 @@ fn memory_survives_across_processes_and_corrections_supersede() {
     assert_eq!(owners, vec!["Carla"]);
     let new_id = pack["items"][0]["memory"]["id"].as_i64().unwrap();
 
-    let why: serde_json::Value = serde_json::from_str(&ok(&mnemo(d.path(), &["why", &old_id.to_string(), "--json"]))).unwrap();
+    let why: serde_json::Value =
+        serde_json::from_str(&ok(&mnemo(d.path(), &["why", &old_id.to_string(), "--json"]))).unwrap();
     let status = &why["memory"]["status"];
     assert_eq!(status["status"], "tombstoned");
     assert_eq!(status["superseded_by"].as_i64().unwrap(), new_id);
@@ -66,7 +75,8 @@ fn memory_survives_across_processes_and_corrections_supersede() {
 fn namespaces_are_walls() {
     let d = tempfile::tempdir().unwrap();
     ok(&mnemo(d.path(), &["-n", "a", "remember", "[SEM] Northwind Labs | owner | Ben"]));
-    let pack: serde_json::Value = serde_json::from_str(&ok(&mnemo(d.path(), &["-n", "b", "recall", "Northwind Labs owner", "--json"]))).unwrap();
+    let pack: serde_json::Value =
+        serde_json::from_str(&ok(&mnemo(d.path(), &["-n", "b", "recall", "Northwind Labs owner", "--json"]))).unwrap();
     assert_eq!(pack["items"].as_array().unwrap().len(), 0);
     let e = err(&mnemo(d.path(), &["-n", "../etc", "recall", "x"]));
     assert!(e.contains("namespace"), "{e}");
@@ -78,7 +88,13 @@ fn invalid_utf8_turn_is_refused_and_nothing_is_written() {
     use std::os::unix::ffi::OsStrExt;
     let d = tempfile::tempdir().unwrap();
     let bad = std::ffi::OsStr::from_bytes(b"[SEM] x | y | \xff\xfe");
-    let o = Command::new(env!("CARGO_BIN_EXE_mnemo")).arg("--data-dir").arg(d.path()).arg("remember").arg(bad).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .arg("--data-dir")
+        .arg(d.path())
+        .arg("remember")
+        .arg(bad)
+        .output()
+        .unwrap();
     let e = err(&o);
     assert!(e.contains("UTF-8") && e.contains("byte 14"), "{e}");
     let pack = recall_json(d.path(), "x y");
@@ -91,11 +107,13 @@ fn budgets_negative_zero_and_huge() {
     ok(&mnemo(d.path(), &["remember", "[SEM] Northwind Labs | owner | Ben"]));
     let e = err(&mnemo(d.path(), &["recall", "owner", "--budget", "-5"]));
     assert!(e.contains("--budget") && e.contains("-5"), "{e}");
-    let p: serde_json::Value = serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--budget", "0", "--json"]))).unwrap();
+    let p: serde_json::Value =
+        serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--budget", "0", "--json"]))).unwrap();
     assert_eq!(p["items"].as_array().unwrap().len(), 0);
     assert_eq!(p["trace"][0]["reason"], "budget");
     let p: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--budget", "999999999999", "--json"]))).unwrap();
+        serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--budget", "999999999999", "--json"])))
+            .unwrap();
     assert_eq!(p["items"].as_array().unwrap().len(), 1);
     assert!(p["notes"][0].as_str().unwrap().contains("clamped"), "{p}");
 }
@@ -129,11 +147,20 @@ fn forget_is_precise_and_decay_sweeps() {
     let d = tempfile::tempdir().unwrap();
     let at = |t: &str| ["--at".to_string(), t.to_string()];
     let t0 = at("2026-07-01T09:00:00Z");
-    ok(&mnemo(d.path(), &[&t0[0], &t0[1], "remember", "[SEM] Ben | phone | 555-0100\n[SEM] Ben | email | ben@example.com\n[EPI] Standup moved to Friday."]));
+    ok(&mnemo(
+        d.path(),
+        &[
+            &t0[0],
+            &t0[1],
+            "remember",
+            "[SEM] Ben | phone | 555-0100\n[SEM] Ben | email | ben@example.com\n[EPI] Standup moved to Friday.",
+        ],
+    ));
     let out = ok(&mnemo(d.path(), &["forget", "Ben | phone"]));
     assert!(out.contains("forgotten"), "{out}");
     let p = recall_json(d.path(), "Ben phone email");
-    let contents: Vec<&str> = p["items"].as_array().unwrap().iter().map(|i| i["memory"]["content"].as_str().unwrap()).collect();
+    let contents: Vec<&str> =
+        p["items"].as_array().unwrap().iter().map(|i| i["memory"]["content"].as_str().unwrap()).collect();
     assert!(contents.contains(&"Ben | email | ben@example.com"));
     assert!(!contents.iter().any(|c| c.contains("555-0100")));
     // 60 days later the episode (importance 0.5) has faded below 0.08

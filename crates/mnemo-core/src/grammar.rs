@@ -190,7 +190,9 @@ mod tests {
 
     #[test]
     fn modifiers_and_kinds() {
-        let p = parse("hello\n[EPI imp=0.2] Met Ana at the fair.\n[PROC pin] Always add a 5-day buffer for S-208.\n[SEM weird] x");
+        let p = parse(
+            "hello\n[EPI imp=0.2] Met Ana at the fair.\n[PROC pin] Always add a 5-day buffer for S-208.\n[SEM weird] x",
+        );
         let c: Vec<_> = p.candidates().collect();
         assert_eq!(c.len(), 3);
         assert_eq!(c[0].kind, MemoryKind::Episodic);

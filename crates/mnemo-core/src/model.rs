@@ -14,9 +14,7 @@ pub struct Namespace(String);
 impl Namespace {
     /// A validated namespace: 1 to 128 characters of `[A-Za-z0-9_.:-]`.
     pub fn new(s: &str) -> Result<Self> {
-        let ok = !s.is_empty()
-            && s.len() <= 128
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.:-".contains(c));
+        let ok = !s.is_empty() && s.len() <= 128 && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.:-".contains(c));
         if ok {
             Ok(Namespace(s.to_string()))
         } else {

@@ -178,15 +178,14 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
             used += c.tokens;
             reasons[i] = Some((TraceReason::Pinned, format!("pinned; {used}/{budget} tokens")));
         } else {
-            reasons[i] = Some((
-                TraceReason::Budget,
-                format!("pinned but {} tokens do not fit: {used}/{budget} used", c.tokens),
-            ));
+            reasons[i] =
+                Some((TraceReason::Budget, format!("pinned but {} tokens do not fit: {used}/{budget} used", c.tokens)));
         }
     }
     // 3. pass 1: per-kind quotas of what is left
     let rest = budget - used;
-    let quota: Vec<usize> = quotas.shares.iter().map(|s| ((rest as f64) * s.clamp(0.0, 1.0)).floor() as usize).collect();
+    let quota: Vec<usize> =
+        quotas.shares.iter().map(|s| ((rest as f64) * s.clamp(0.0, 1.0)).floor() as usize).collect();
     let mut kind_used = [0usize; 3];
     let mut deferred = Vec::new();
     for (i, c) in candidates.iter().enumerate() {
@@ -214,7 +213,10 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
             kind_used[k] += c.tokens;
             reasons[i] = Some((
                 TraceReason::QuotaFlow,
-                format!("over {} quota ({} tokens), packed from unused quota; {used}/{budget}", c.memory.kind, quota[k]),
+                format!(
+                    "over {} quota ({} tokens), packed from unused quota; {used}/{budget}",
+                    c.memory.kind, quota[k]
+                ),
             ));
         } else {
             // Bigger than the whole budget, or its kind had room: the budget is what binds.

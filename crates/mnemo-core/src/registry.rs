@@ -31,7 +31,8 @@ pub enum Role {
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 6] = [Role::Store, Role::Index, Role::Embedder, Role::Reasoner, Role::Grounder, Role::Assessor];
+    pub const ALL: [Role; 6] =
+        [Role::Store, Role::Index, Role::Embedder, Role::Reasoner, Role::Grounder, Role::Assessor];
     /// Lower-case name (also the config section).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -102,7 +103,10 @@ impl BuildContext<'_> {
 /// `base/rel`, refusing a `rel` that is absolute or climbs out with `..`.
 pub fn resolve_inside(base: &Path, rel: &str) -> Result<PathBuf> {
     let p = Path::new(rel);
-    if rel.is_empty() || p.is_absolute() || p.components().any(|c| !matches!(c, PathComponent::Normal(_) | PathComponent::CurDir)) {
+    if rel.is_empty()
+        || p.is_absolute()
+        || p.components().any(|c| !matches!(c, PathComponent::Normal(_) | PathComponent::CurDir))
+    {
         return Err(CoreError::InvalidInput(format!(
             "path {rel:?} must be relative to the data directory and must not contain '..'"
         )));
@@ -147,7 +151,11 @@ pub fn build(role: Role, kind: &str, ctx: &BuildContext<'_>) -> Result<Component
             kind: kind.to_string(),
             known: {
                 let k = kinds(role);
-                if k.is_empty() { "(none linked)".to_string() } else { k.join(", ") }
+                if k.is_empty() {
+                    "(none linked)".to_string()
+                } else {
+                    k.join(", ")
+                }
             },
         }),
     }

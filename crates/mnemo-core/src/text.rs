@@ -18,19 +18,16 @@ pub fn fold_ws(s: &str) -> String {
 
 /// Lower-cased alphanumeric words (a word is a maximal run of alphanumeric characters).
 pub fn words(s: &str) -> impl Iterator<Item = String> + '_ {
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| w.to_lowercase())
+    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.to_lowercase())
 }
 
 /// Common English function words, ignored when matching free text.
 pub const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "has",
-    "have", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "that", "the",
-    "their", "this", "to", "was", "we", "what", "when", "where", "which", "who", "whom", "why",
-    "will", "with", "you", "your", "about", "all", "any", "can", "should", "would", "there", "them",
-    "they", "he", "she", "his", "her", "so", "if", "then", "than", "but", "not", "no", "yes", "also",
-    "just", "please", "note", "memory", "memories", "forget",
+    "a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "has", "have", "how", "i",
+    "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "that", "the", "their", "this", "to", "was", "we",
+    "what", "when", "where", "which", "who", "whom", "why", "will", "with", "you", "your", "about", "all", "any",
+    "can", "should", "would", "there", "them", "they", "he", "she", "his", "her", "so", "if", "then", "than", "but",
+    "not", "no", "yes", "also", "just", "please", "note", "memory", "memories", "forget",
 ];
 
 /// Whether `w` (lower-case) is a stop word.

@@ -26,9 +26,7 @@ impl Timestamp {
         let t = ::time::OffsetDateTime::parse(s.trim(), &::time::format_description::well_known::Rfc3339)
             .map_err(|e| CoreError::InvalidInput(format!("not an RFC 3339 time {s:?}: {e}")))?;
         let ms = t.unix_timestamp_nanos() / 1_000_000;
-        i64::try_from(ms)
-            .map(Timestamp)
-            .map_err(|_| CoreError::InvalidInput(format!("time out of range: {s:?}")))
+        i64::try_from(ms).map(Timestamp).map_err(|_| CoreError::InvalidInput(format!("time out of range: {s:?}")))
     }
     /// Add a (possibly negative) number of milliseconds, saturating.
     pub fn plus_millis(self, ms: i64) -> Self {
@@ -42,9 +40,9 @@ impl Timestamp {
     pub fn to_rfc3339(self) -> String {
         let nanos = i128::from(self.0) * 1_000_000;
         match ::time::OffsetDateTime::from_unix_timestamp_nanos(nanos) {
-            Ok(t) => t
-                .format(&::time::format_description::well_known::Rfc3339)
-                .unwrap_or_else(|_| format!("@{}ms", self.0)),
+            Ok(t) => {
+                t.format(&::time::format_description::well_known::Rfc3339).unwrap_or_else(|_| format!("@{}ms", self.0))
+            }
             Err(_) => format!("@{}ms", self.0),
         }
     }
@@ -74,10 +72,8 @@ pub fn parse_offset(s: &str) -> Result<i64> {
             )))
         }
     };
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| CoreError::InvalidInput(format!("offset {s:?}: {num:?} is not a number")))?;
+    let n: f64 =
+        num.trim().parse().map_err(|_| CoreError::InvalidInput(format!("offset {s:?}: {num:?} is not a number")))?;
     if !n.is_finite() || n < 0.0 {
         return Err(CoreError::InvalidInput(format!("offset {s:?} must be a non-negative number")));
     }

@@ -128,7 +128,12 @@ fn below_threshold_and_tombstoned_are_traced() {
 fn only_decaying_kinds_are_cut_below_the_threshold() {
     // a low-importance fact does not decay: it is recalled however small its salience
     let fact = memory(1, MemoryKind::Semantic, false, 0);
-    let p = plan(vec![PlanCandidate { memory: fact, relevance: 1.0, salience: 0.05, tokens: 1, decays: false }], 100, Q, 0.08);
+    let p = plan(
+        vec![PlanCandidate { memory: fact, relevance: 1.0, salience: 0.05, tokens: 1, decays: false }],
+        100,
+        Q,
+        0.08,
+    );
     assert_eq!(p.items.len(), 1);
 }
 
@@ -136,7 +141,13 @@ fn only_decaying_kinds_are_cut_below_the_threshold() {
 fn unused_quota_flows_to_other_kinds() {
     // only episodic candidates: they may use the whole budget, not just 30 %
     let c: Vec<_> = (0..10)
-        .map(|i| PlanCandidate { memory: memory(i, MemoryKind::Episodic, false, 0), relevance: 1.0, salience: 1.0, tokens: 10, decays: true })
+        .map(|i| PlanCandidate {
+            memory: memory(i, MemoryKind::Episodic, false, 0),
+            relevance: 1.0,
+            salience: 1.0,
+            tokens: 10,
+            decays: true,
+        })
         .collect();
     let p = plan(c, 100, Q, 0.08);
     assert_eq!(p.used, 100);

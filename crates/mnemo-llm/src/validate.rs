@@ -272,8 +272,9 @@ mod tests {
         .unwrap();
         assert!(matches!(items[1], TaggedLine::Forget(_)));
         assert!(matches!(&items[2], TaggedLine::Memory(c) if c.content == "y"));
-        let e = extraction(&json!({"items": [{"memory": {"kind": "semantic", "content": "x"}, "forget": {"text": "x"}}]}))
-            .unwrap_err();
+        let e =
+            extraction(&json!({"items": [{"memory": {"kind": "semantic", "content": "x"}, "forget": {"text": "x"}}]}))
+                .unwrap_err();
         assert!(e.contains("exactly one"), "{e}");
         assert!(extraction(&json!({"candidates": []})).is_err());
     }

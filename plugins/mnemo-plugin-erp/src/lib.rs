@@ -52,7 +52,8 @@ impl CsvGrounder {
             }
         }
         let bytes = std::fs::read(&self.path).map_err(|e| err(e.to_string()))?;
-        let text = String::from_utf8(bytes).map_err(|e| err(format!("not UTF-8 at byte {}", e.utf8_error().valid_up_to())))?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| err(format!("not UTF-8 at byte {}", e.utf8_error().valid_up_to())))?;
         let rows = Arc::new(parse(&text).map_err(err)?);
         *cache = Some((modified, rows.clone()));
         Ok(rows)
@@ -84,9 +85,11 @@ impl Grounder for CsvGrounder {
     }
     async fn lookup(&self, entity: &str, attribute: &str) -> Result<Option<GroundedValue>> {
         let rows = self.rows()?;
-        Ok(rows
-            .get(&(norm_name(entity), norm_name(attribute)))
-            .map(|v| GroundedValue { value: v.clone(), source: self.source.clone(), as_of: None }))
+        Ok(rows.get(&(norm_name(entity), norm_name(attribute))).map(|v| GroundedValue {
+            value: v.clone(),
+            source: self.source.clone(),
+            as_of: None,
+        }))
     }
 }
 
@@ -106,7 +109,12 @@ fn build(ctx: &BuildContext<'_>) -> Result<Component> {
     Ok(Component::Grounder(Arc::new(g)))
 }
 
-mnemo_core::register_plugin!(Role::Grounder, "erp_csv", "example plugin: ERP/inventory CSV export (entity,attribute,value)", build);
+mnemo_core::register_plugin!(
+    Role::Grounder,
+    "erp_csv",
+    "example plugin: ERP/inventory CSV export (entity,attribute,value)",
+    build
+);
 
 #[cfg(test)]
 mod tests {

@@ -62,7 +62,13 @@ impl GroundingAssessor {
 
 #[async_trait]
 impl Assessor for GroundingAssessor {
-    async fn assess(&self, task: &Task, mut pack: Pack, now: Timestamp, corrector: &dyn Corrector) -> Result<Assessment> {
+    async fn assess(
+        &self,
+        task: &Task,
+        mut pack: Pack,
+        now: Timestamp,
+        corrector: &dyn Corrector,
+    ) -> Result<Assessment> {
         let mut grades = Vec::new();
         let mut substitutions = Vec::new();
         for item in pack.items.iter_mut() {
@@ -76,7 +82,8 @@ impl Assessor for GroundingAssessor {
                 None => None,
             };
             let verifiable = grounded.is_some();
-            let load_bearing = about_task || verifiable || f64::from(m.importance) >= self.settings.load_bearing_importance;
+            let load_bearing =
+                about_task || verifiable || f64::from(m.importance) >= self.settings.load_bearing_importance;
             let (trust, basis) = match (grounded, &m.claim) {
                 (Some(g), Some(c)) if c.same_value(&g.value) => {
                     item.memory = corrector.confirm(m, &g.source).await?;
@@ -129,7 +136,10 @@ impl Assessor for GroundingAssessor {
             Decision::Act
         } else {
             for g in bearing.iter().filter(|g| g.trust < self.settings.threshold) {
-                reasons.push(format!("memory {} trust {:.2} < {:.2} ({})", g.id, g.trust, self.settings.threshold, g.basis));
+                reasons.push(format!(
+                    "memory {} trust {:.2} < {:.2} ({})",
+                    g.id, g.trust, self.settings.threshold, g.basis
+                ));
             }
             Decision::Escalate { reasons }
         };
@@ -155,4 +165,9 @@ mnemo_core::register_plugin!(
     "re-grounds verifiable claims through the grounders, scores the rest from provenance",
     build_grounding
 );
-mnemo_core::register_plugin!(Role::Assessor, "provenance", "scores every memory from provenance only", build_provenance);
+mnemo_core::register_plugin!(
+    Role::Assessor,
+    "provenance",
+    "scores every memory from provenance only",
+    build_provenance
+);

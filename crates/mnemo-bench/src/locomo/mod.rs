@@ -34,8 +34,8 @@ use metrics::{question_figures, Metric, Table};
 /// Arguments of `bench locomo`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct LocomoArgs {
-    /// A LoCoMo-format JSON file.
-    #[arg(long)]
+    /// A LoCoMo-format JSON file (e.g. ../shared/data/locomo/locomo-dev.json).
+    #[arg(long = "data", alias = "file", value_name = "FILE")]
     pub file: PathBuf,
     /// Token budgets (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048")]

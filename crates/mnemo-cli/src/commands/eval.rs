@@ -27,7 +27,9 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
     }
     clients.dedup();
     embedders.dedup();
-    let hash = mnemo_core::report::fnv1a_hex(configs.iter().map(|(i, _)| i.hash.as_str()).collect::<Vec<_>>().join(",").as_bytes());
+    let hash = mnemo_core::report::fnv1a_hex(
+        configs.iter().map(|(i, _)| i.hash.as_str()).collect::<Vec<_>>().join(",").as_bytes(),
+    );
     let provenance = run_provenance(&clients.join(","), "fake-qwen", &embedders.join(","), &hash);
     let progress = |run: &mnemo_eval::ScenarioRun| {
         let verdicts: Vec<String> =

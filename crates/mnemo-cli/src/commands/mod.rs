@@ -9,6 +9,7 @@ use mnemo_core::{MemoryId, SearchMode, Task};
 use crate::cli::{Cli, Command};
 use crate::{context, print};
 
+mod bench;
 mod demo;
 mod eval;
 
@@ -18,6 +19,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Demo(args) => demo::run(&cli, args).await,
         Command::Plugins(j) => plugins(j.json),
         Command::Eval(args) => eval::run(&cli, args).await,
+        Command::Bench(b) => bench::run(&cli, b).await,
         _ => engine_command(&cli).await,
     }
 }
@@ -46,7 +48,9 @@ fn plugins(json: bool) -> Result<ExitCode> {
 /// Parse `entity | attribute`.
 pub fn parse_about(s: &str) -> Result<(String, String)> {
     match s.split_once('|') {
-        Some((e, a)) if !e.trim().is_empty() && !a.trim().is_empty() => Ok((e.trim().to_string(), a.trim().to_string())),
+        Some((e, a)) if !e.trim().is_empty() && !a.trim().is_empty() => {
+            Ok((e.trim().to_string(), a.trim().to_string()))
+        }
         _ => bail!("--about must be `entity | attribute`, got {s:?}"),
     }
 }
@@ -67,7 +71,11 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 os_bytes(&a.text)
             };
             let r = engine.remember_bytes(&ns, &a.source, &bytes).await?;
-            if a.out.json { emit_json(&r)? } else { print::remember(&r) }
+            if a.out.json {
+                emit_json(&r)?
+            } else {
+                print::remember(&r)
+            }
         }
         Command::Recall(a) => {
             let budget = a.budget.as_deref().map(parse_budget).transpose()?;
@@ -83,21 +91,37 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 Some(about) => {
                     let task = Task { query: a.query.clone(), about: Some(parse_about(about)?) };
                     let t = rt.turn(&ns, &task, &opts).await?;
-                    if a.out.json { emit_json(&t)? } else { print::agent_turn(&t) }
+                    if a.out.json {
+                        emit_json(&t)?
+                    } else {
+                        print::agent_turn(&t)
+                    }
                 }
                 None => {
                     let p = engine.recall(&ns, &a.query, &opts).await?;
-                    if a.out.json { emit_json(&p)? } else { print::pack(&p) }
+                    if a.out.json {
+                        emit_json(&p)?
+                    } else {
+                        print::pack(&p)
+                    }
                 }
             }
         }
         Command::Forget(a) => {
             let r = engine.forget(&ns, "user", &a.command).await?;
-            if a.out.json { emit_json(&r)? } else { print::remember(&r) }
+            if a.out.json {
+                emit_json(&r)?
+            } else {
+                print::remember(&r)
+            }
         }
         Command::Why(a) => {
             let w = engine.why(&ns, MemoryId(a.id)).await?;
-            if a.out.json { emit_json(&w)? } else { print::why(&w) }
+            if a.out.json {
+                emit_json(&w)?
+            } else {
+                print::why(&w)
+            }
         }
         Command::Decay(j) => {
             let r = engine.decay_sweep(&ns).await?;
@@ -122,7 +146,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             bar.finish_and_clear();
             out!("index rebuilt from the store: {} memories indexed, at store revision {}", r.upserted, r.rev);
         }
-        Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) => {}
+        Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) | Command::Bench(_) => {}
     }
     engine.index().flush().await?;
     Ok(ExitCode::SUCCESS)

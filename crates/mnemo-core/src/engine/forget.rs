@@ -80,10 +80,17 @@ impl Engine {
         let embedding = self.embedder.embed(&[text.to_string()]).await?.into_iter().next();
         let hits = self
             .index
-            .search(&SearchQuery { namespace: ns.clone(), text: text.to_string(), embedding, limit: FORGET_CANDIDATES, mode: SearchMode::Hybrid })
+            .search(&SearchQuery {
+                namespace: ns.clone(),
+                text: text.to_string(),
+                embedding,
+                limit: FORGET_CANDIDATES,
+                mode: SearchMode::Hybrid,
+            })
             .await?;
         let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
-        let mut candidates: Vec<Memory> = self.store.get_many(ns, &ids).await?.into_iter().filter(|m| m.status.is_active()).collect();
+        let mut candidates: Vec<Memory> =
+            self.store.get_many(ns, &ids).await?.into_iter().filter(|m| m.status.is_active()).collect();
         let entities: Vec<String> = guess_entities(text).iter().map(|e| norm_name(e)).collect();
         if !entities.is_empty() {
             for m in self.store.active_by_entities(ns, &entities).await? {
@@ -97,7 +104,9 @@ impl Engine {
         }
         let chosen = self.reasoner.resolve_forget(text, &candidates).await?;
         if let Some(bad) = chosen.iter().find(|id| !candidates.iter().any(|m| m.id == **id)) {
-            return Err(CoreError::Reasoner(format!("forget resolution named memory {bad}, which was not among the candidates")));
+            return Err(CoreError::Reasoner(format!(
+                "forget resolution named memory {bad}, which was not among the candidates"
+            )));
         }
         let mut chosen = chosen;
         chosen.sort();

@@ -9,9 +9,9 @@ use tokio::sync::Mutex;
 
 use crate::clock::Clock;
 use crate::error::Result;
-use crate::traits::IndexState;
 use crate::policy::EnginePolicy;
 use crate::tokens::TokenCounter;
+use crate::traits::IndexState;
 use crate::traits::{Embedder, Index, IndexDoc, Reasoner, Store};
 
 mod correct;

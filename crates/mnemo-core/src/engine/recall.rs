@@ -64,11 +64,8 @@ impl Engine {
                 memory: m,
             })
             .collect();
-        let shares = [
-            self.policy.kinds.semantic.quota,
-            self.policy.kinds.procedural.quota,
-            self.policy.kinds.episodic.quota,
-        ];
+        let shares =
+            [self.policy.kinds.semantic.quota, self.policy.kinds.procedural.quota, self.policy.kinds.episodic.quota];
         let mut pack = plan(candidates, budget, Quotas { shares }, self.policy.decay.threshold);
         pack.notes.extend(notes);
         if !opts.no_touch && !pack.items.is_empty() {

@@ -31,7 +31,9 @@ impl Engine {
             .ok_or_else(|| CoreError::NotFound(format!("memory {id} in namespace {ns}")))?;
         let events = self.store.history(ns, id).await?;
         let superseded_by = match &memory.status {
-            Status::Tombstoned { superseded_by: Some(s), .. } => self.store.get_many(ns, &[*s]).await?.into_iter().next(),
+            Status::Tombstoned { superseded_by: Some(s), .. } => {
+                self.store.get_many(ns, &[*s]).await?.into_iter().next()
+            }
             _ => None,
         };
         let mut turn_ids: Vec<TurnId> = memory.provenance.turns.clone();

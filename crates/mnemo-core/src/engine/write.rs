@@ -75,7 +75,13 @@ impl Engine {
     /// The raw turn is recorded first; extraction and embedding happen before any memory is
     /// written; then the items apply in turn order, each atomically. If an item fails after
     /// others were applied, the error says which (`PartiallyApplied`).
-    pub async fn remember_turn(&self, ns: &Namespace, source: &str, text: &str, external_id: Option<String>) -> Result<RememberReport> {
+    pub async fn remember_turn(
+        &self,
+        ns: &Namespace,
+        source: &str,
+        text: &str,
+        external_id: Option<String>,
+    ) -> Result<RememberReport> {
         if text.trim().is_empty() {
             return Err(CoreError::InvalidInput("turn text is empty".into()));
         }
@@ -98,7 +104,13 @@ impl Engine {
         // Durable first: the raw turn is recorded before anything is derived from it.
         let turn = self
             .store
-            .record_turn(NewTurn { namespace: ns.clone(), source: source.to_string(), at: now, text: text.to_string(), external_id })
+            .record_turn(NewTurn {
+                namespace: ns.clone(),
+                source: source.to_string(),
+                at: now,
+                text: text.to_string(),
+                external_id,
+            })
             .await?;
         let mut notes = grammar::parse(text).notes;
         let extraction = self.reasoner.extract(&turn).await?;
@@ -148,7 +160,15 @@ impl Engine {
         }
     }
 
-    fn new_memory(&self, ns: &Namespace, cand: &Candidate, importance: f32, vector: Vec<f32>, turn: &Turn, model: &ModelInfo) -> NewMemory {
+    fn new_memory(
+        &self,
+        ns: &Namespace,
+        cand: &Candidate,
+        importance: f32,
+        vector: Vec<f32>,
+        turn: &Turn,
+        model: &ModelInfo,
+    ) -> NewMemory {
         let mut entities: Vec<String> = cand.entities.iter().map(|e| norm_name(e)).filter(|e| !e.is_empty()).collect();
         if let Some(c) = &cand.claim {
             entities.push(norm_name(&c.entity));
@@ -173,7 +193,8 @@ impl Engine {
     /// Active neighbours of a candidate: memories sharing an entity, plus (for candidates
     /// without a claim) the closest memories by content, so paraphrases can be recognised.
     async fn neighbours(&self, ns: &Namespace, cand: &Candidate, new: &NewMemory) -> Result<Vec<Memory>> {
-        let mut found = if new.entities.is_empty() { Vec::new() } else { self.store.active_by_entities(ns, &new.entities).await? };
+        let mut found =
+            if new.entities.is_empty() { Vec::new() } else { self.store.active_by_entities(ns, &new.entities).await? };
         if cand.claim.is_none() {
             let hits = self
                 .index
@@ -185,7 +206,8 @@ impl Engine {
                     mode: SearchMode::Hybrid,
                 })
                 .await?;
-            let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).filter(|id| !found.iter().any(|m| m.id == *id)).collect();
+            let ids: Vec<MemoryId> =
+                hits.iter().map(|h| h.id).filter(|id| !found.iter().any(|m| m.id == *id)).collect();
             if !ids.is_empty() {
                 found.extend(self.store.get_many(ns, &ids).await?.into_iter().filter(|m| m.status.is_active()));
             }
@@ -220,10 +242,19 @@ impl Engine {
                     }
                 }
                 self.store
-                    .apply(ns, turn.at, vec![WriteOp::Reinforce { id, source: turn.source.clone(), turn: Some(turn.id) }])
+                    .apply(
+                        ns,
+                        turn.at,
+                        vec![WriteOp::Reinforce { id, source: turn.source.clone(), turn: Some(turn.id) }],
+                    )
                     .await?;
                 self.sync().await?;
-                Ok(Outcome { kind: OutcomeKind::Reinforced, memory: Some(id), tombstoned: vec![], detail: format!("duplicate of memory {id}: reinforced") })
+                Ok(Outcome {
+                    kind: OutcomeKind::Reinforced,
+                    memory: Some(id),
+                    tombstoned: vec![],
+                    detail: format!("duplicate of memory {id}: reinforced"),
+                })
             }
             Verdict::Contradicts(ids) if !ids.is_empty() && ids.iter().all(known) => {
                 let mut ops = vec![WriteOp::Insert { memory: new, turn: Some(turn.id) }];
@@ -247,9 +278,15 @@ impl Engine {
                 })
             }
             Verdict::Novel => {
-                let inserted = self.store.apply(ns, turn.at, vec![WriteOp::Insert { memory: new, turn: Some(turn.id) }]).await?;
+                let inserted =
+                    self.store.apply(ns, turn.at, vec![WriteOp::Insert { memory: new, turn: Some(turn.id) }]).await?;
                 self.sync().await?;
-                Ok(Outcome { kind: OutcomeKind::Inserted, memory: inserted.first().copied(), tombstoned: vec![], detail: "novel".into() })
+                Ok(Outcome {
+                    kind: OutcomeKind::Inserted,
+                    memory: inserted.first().copied(),
+                    tombstoned: vec![],
+                    detail: "novel".into(),
+                })
             }
             other => Err(CoreError::Reasoner(format!(
                 "reconcile verdict {other:?} names memories that are not among the neighbours {}",

@@ -50,7 +50,9 @@ pub(crate) fn memory(conn: &Connection, id: MemoryId) -> Result<Option<Memory>, 
 pub(crate) fn get_many(conn: &Connection, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>, CoreError> {
     let mut found: HashMap<MemoryId, Memory> = HashMap::new();
     for chunk in ids.chunks(CHUNK) {
-        let clause = format!("namespace = ?1 AND id IN ({})", placeholders(chunk.len()));
+        // `+namespace`: look rows up by primary key and filter the namespace after; without
+        // the `+` SQLite may pick the (namespace, status) index and scan the whole namespace.
+        let clause = format!("+namespace = ?1 AND id IN ({})", placeholders(chunk.len()));
         let params =
             std::iter::once(Value::from(ns.as_str().to_string())).chain(chunk.iter().map(|id| Value::from(id.0)));
         for m in memories_where(conn, &clause, params_from_iter(params))? {

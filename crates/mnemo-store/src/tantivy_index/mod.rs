@@ -92,9 +92,7 @@ impl TantivyIndex {
     pub fn open(dir: &Path, settings: TantivySettings, clock: Arc<dyn Clock>) -> Result<Self> {
         settings.validate()?;
         let tdir = dir.join("tantivy");
-        let fresh = |why: String,
-                     s: &TantivySettings|
-         -> Result<Opened> {
+        let fresh = |why: String, s: &TantivySettings| -> Result<Opened> {
             std::fs::create_dir_all(&tdir).map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
             Ok((Some(Self::create_live(Some(&tdir), s)?), Some(why), None))
         };
@@ -166,11 +164,7 @@ impl TantivyIndex {
 
     /// Open an existing index: the live parts, and either its payload + vectors or why it is
     /// stale.
-    fn open_live(
-        dir: &Path,
-        tdir: &Path,
-        s: &TantivySettings,
-    ) -> std::result::Result<OpenedLive, OpenError> {
+    fn open_live(dir: &Path, tdir: &Path, s: &TantivySettings) -> std::result::Result<OpenedLive, OpenError> {
         let index = tantivy::Index::open_in_dir(tdir)
             .map_err(|e| OpenError::Corrupt(format!("cannot open the index in {}: {e}", tdir.display())))?;
         let fields =
