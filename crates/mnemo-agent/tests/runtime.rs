@@ -202,3 +202,29 @@ async fn too_many_items_in_one_turn_is_an_error_not_a_stall() {
     let err = rt.engine().remember(&ns, "user", &text).await.unwrap_err().to_string();
     assert!(err.contains("300") && err.contains("at most 256"), "{err}");
 }
+
+#[tokio::test]
+async fn a_deleted_or_foreign_index_is_rebuilt_from_the_store() {
+    let d = tempfile::tempdir().unwrap();
+    let ns = Namespace::new("t").unwrap();
+    {
+        let (rt, _) = runtime(d.path(), vec![]).await;
+        rt.engine().remember(&ns, "user", "[SEM] Northwind Labs | owner | Ben\n[EPI] Met Ana.").await.unwrap();
+        rt.engine().remember(&ns, "user", "[SEM] Northwind Labs | owner | Carla").await.unwrap();
+    }
+    let index_dir = d.path().join("index");
+    assert!(index_dir.exists(), "the default index persists under the data dir");
+    std::fs::remove_dir_all(&index_dir).unwrap();
+    let (rt, _) = runtime(d.path(), vec![]).await;
+    let pack = rt.engine().recall(&ns, "Northwind owner", &RecallOptions::default()).await.unwrap();
+    let values: Vec<_> = pack.memories().filter_map(|m| m.claim.as_ref()).map(|c| c.value.clone()).collect();
+    assert_eq!(values, vec!["Carla"], "rebuilt, and the tombstoned value does not come back");
+    drop(rt);
+    // garbage where the index should be: stale, rebuilt
+    std::fs::remove_dir_all(&index_dir).unwrap();
+    std::fs::create_dir_all(&index_dir).unwrap();
+    std::fs::write(index_dir.join("meta.json"), b"not json").unwrap();
+    let (rt, _) = runtime(d.path(), vec![]).await;
+    let pack = rt.engine().recall(&ns, "Met Ana", &RecallOptions::default()).await.unwrap();
+    assert!(pack.memories().any(|m| m.content == "Met Ana."));
+}
