@@ -10,7 +10,13 @@
 //!   mode, to show where the time goes;
 //! - index rebuild: clear the index and replay the whole store into it; reopen: load the
 //!   persisted index (vectors included) without re-embedding;
+//! - dense quality: recall@10 (and @128, the depth hybrid fusion takes) of the index's dense
+//!   search against the exact scan, so that speed is never bought silently with quality; and
+//!   the time of one IVF training at N;
 //! - peak RSS (`VmHWM`, reset per N where the kernel allows) and bytes on disk per memory.
+//!
+//! `--dense-only` measures the dense side alone (see [`dense`]).
+mod dense;
 pub mod synth;
 
 use std::collections::BTreeMap;
@@ -27,6 +33,7 @@ use mnemo_core::{
 };
 use mnemo_store::sqlite::SqliteStore;
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
+use mnemo_store::vector::AnnKind;
 use serde_json::json;
 
 use crate::error::{BenchError, Result};
@@ -65,6 +72,50 @@ pub struct ScaleArgs {
     /// No progress bars.
     #[arg(long)]
     pub quiet: bool,
+    /// `[index] ann`: "ivf" or "exact" (default: the index's default).
+    #[arg(long)]
+    pub ann: Option<String>,
+    /// `[index] ann_min_vectors` (default: the index's default).
+    #[arg(long)]
+    pub ann_min_vectors: Option<usize>,
+    /// `[index] ivf_lists`, 0 = automatic (default: the index's default).
+    #[arg(long)]
+    pub ivf_lists: Option<usize>,
+    /// `[index] ivf_nprobe` (default: the index's default).
+    #[arg(long)]
+    pub ivf_nprobe: Option<usize>,
+    /// Queries whose dense top 10 / 128 are compared with the exact scan's.
+    #[arg(long, default_value_t = 200)]
+    pub recall_queries: usize,
+    /// Measure the dense side alone: vectors in one namespace, no store, no tantivy.
+    #[arg(long)]
+    pub dense_only: bool,
+    /// With --dense-only: uniformly random unit vectors instead of the topic corpus's.
+    #[arg(long)]
+    pub uniform: bool,
+    /// How much the corpus's word vectors lean towards their topics' directions (0: the
+    /// nearly structureless vectors of earlier runs; see `synth`).
+    #[arg(long, default_value_t = 0.6)]
+    pub topic_weight: f32,
+}
+
+impl ScaleArgs {
+    /// The index settings: the defaults with the ANN overrides given.
+    pub fn index_settings(&self) -> Result<TantivySettings> {
+        let mut s = TantivySettings::default();
+        if let Some(a) = &self.ann {
+            s.ann = match a.as_str() {
+                "ivf" => AnnKind::Ivf,
+                "exact" => AnnKind::Exact,
+                other => return Err(BenchError::Arg(format!("--ann must be ivf or exact, not {other:?}"))),
+            };
+        }
+        s.ann_min_vectors = self.ann_min_vectors.unwrap_or(s.ann_min_vectors);
+        s.ivf_lists = self.ivf_lists.unwrap_or(s.ivf_lists);
+        s.ivf_nprobe = self.ivf_nprobe.unwrap_or(s.ivf_nprobe);
+        s.validate()?;
+        Ok(s)
+    }
 }
 
 impl Default for ScaleArgs {
@@ -79,6 +130,14 @@ impl Default for ScaleArgs {
             dir: None,
             seed: 42,
             quiet: false,
+            ann: None,
+            ann_min_vectors: None,
+            ivf_lists: None,
+            ivf_nprobe: None,
+            recall_queries: 200,
+            dense_only: false,
+            uniform: false,
+            topic_weight: 0.6,
         }
     }
 }
@@ -125,23 +184,42 @@ pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance) -> Result<Be
     if args.n.is_empty() || args.n.contains(&0) || args.dims == 0 || args.batch == 0 || args.namespaces == 0 {
         return Err(BenchError::Arg("--n, --dims, --batch and --namespaces must be positive".into()));
     }
-    let corpus = Arc::new(Corpus::new(args.seed, args.dims, 20_000, 2_000, 60));
+    let corpus = Arc::new(Corpus::with_topic_weight(args.seed, args.dims, 20_000, 2_000, 60, args.topic_weight));
     let embedder = Arc::new(SynthEmbedder::new(corpus.clone()));
     provenance.embedder = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
     provenance.token_counter = CharTokenCounter.name().to_string();
+    let settings = args.index_settings()?;
     let mut rows = Vec::new();
     for &n in &args.n {
-        rows.extend(one_size(args, n, &corpus, &embedder).await?);
+        if args.dense_only {
+            rows.extend(dense::dense_only(args, n, &corpus, &settings.ann())?);
+        } else {
+            rows.extend(one_size(args, n, &corpus, &embedder, &settings).await?);
+        }
     }
     let json_rows = rows
         .iter()
         .map(|r| json!({"n": r.n, "metric": r.metric, "value": r.value, "unit": r.unit, "note": r.note}))
         .collect();
     let mut md = format!("# Scale\n\n{}\n", provenance_md(&provenance));
-    md.push_str(&format!(
-        "{} dims, {} namespace(s), SQLite store + tantivy index on disk, batch {}, {} recall queries per N, {} one-at-a-time inserts per N.\n\n",
-        args.dims, args.namespaces, args.batch, args.queries, args.single
-    ));
+    let a = settings.ann();
+    let ann = format!(
+        "corpus topic weight {}; dense: ann = {:?}, ann_min_vectors = {}, ivf_lists = {} (0 = auto), ivf_nprobe = {}",
+        args.topic_weight, a.kind, a.min_vectors, a.lists, a.nprobe
+    );
+    if args.dense_only {
+        md.push_str(&format!(
+            "Dense side only: {} dims, one namespace, {} vectors, {} queries per N; {ann}.\n\n",
+            args.dims,
+            if args.uniform { "uniformly random" } else { "topic-corpus" },
+            args.queries
+        ));
+    } else {
+        md.push_str(&format!(
+            "{} dims, {} namespace(s), SQLite store + tantivy index on disk, batch {}, {} recall queries per N, {} one-at-a-time inserts per N; {ann}.\n\n",
+            args.dims, args.namespaces, args.batch, args.queries, args.single
+        ));
+    }
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| vec![r.n.to_string(), r.metric.to_string(), fmt(r.value), r.unit.to_string(), r.note.clone()])
@@ -172,7 +250,13 @@ fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>, embedder: Arc<SynthEmbed
     })?)
 }
 
-async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &Arc<SynthEmbedder>) -> Result<Vec<Row>> {
+async fn one_size(
+    args: &ScaleArgs,
+    n: usize,
+    corpus: &Arc<Corpus>,
+    embedder: &Arc<SynthEmbedder>,
+    settings: &TantivySettings,
+) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let mut push = |metric, value, unit, note: &str| rows.push(Row { n, metric, value, unit, note: note.to_string() });
     let rss_reset = reset_peak_rss();
@@ -187,7 +271,8 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let model = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&store_path)?);
-    let index: Arc<dyn Index> = Arc::new(TantivyIndex::open(&index_path, TantivySettings::default(), clock.clone())?);
+    let tantivy = Arc::new(TantivyIndex::open(&index_path, settings.clone(), clock.clone())?);
+    let index: Arc<dyn Index> = tantivy.clone();
     let eng = engine(store.clone(), index.clone(), embedder.clone())?;
     eng.sync_index(&|_, _| {}).await?;
     let now = clock.now();
@@ -322,6 +407,45 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
     push("store_get_many_p50", percentile(&get_lat, 50.0), "ms", "Store::get_many of the 64 hybrid hits");
     push("store_pinned_p50", percentile(&pin_lat, 50.0), "ms", "Store::pinned of the namespace (none are pinned)");
 
+    // Dense quality: the index's dense top k against the exact scan of the same vectors.
+    let ns0 = ns_of(0, args.namespaces)?;
+    let lists = tantivy.dense_ivf_lists(&ns0)?;
+    for (k, metric) in [(10usize, "dense_recall_at_10_vs_exact"), (128, "dense_recall_at_128_vs_exact")] {
+        let mut recall = 0.0;
+        for q in 0..args.recall_queries as u64 {
+            let ns = ns_of(q as usize, args.namespaces)?;
+            let text = corpus.query_text(q);
+            let e = corpus.embed(&text);
+            let got = index
+                .search(&SearchQuery {
+                    namespace: ns.clone(),
+                    text,
+                    embedding: Some(e.clone()),
+                    limit: k,
+                    mode: SearchMode::Dense,
+                })
+                .await?;
+            let exact = tantivy.dense_exact(&ns, &e, k)?;
+            let pairs = |h: &[mnemo_core::Hit]| h.iter().map(|h| (h.id, h.score)).collect::<Vec<_>>();
+            recall += dense::overlap(&pairs(&got), &pairs(&exact));
+        }
+        let note = match lists {
+            Some(l) => format!("IVF, {l} lists, nprobe {}; {} queries", settings.ivf_nprobe, args.recall_queries),
+            None => format!("exact (below ann_min_vectors, or ann = exact); {} queries", args.recall_queries),
+        };
+        push(metric, recall / args.recall_queries.max(1) as f64, "fraction", &note);
+    }
+    if lists.is_some() {
+        let t0 = Instant::now();
+        tantivy.retrain_dense(&ns0)?;
+        push(
+            "ivf_train",
+            t0.elapsed().as_secs_f64(),
+            "s",
+            "one training of the namespace's IVF at n (k-means + filing)",
+        );
+    }
+
     let total_n = n + args.single;
     let bytes_store = dir_bytes(tmp.path()) - dir_bytes(&index_path);
     let bytes_index = dir_bytes(&index_path);
@@ -345,19 +469,24 @@ async fn one_size(args: &ScaleArgs, n: usize, corpus: &Arc<Corpus>, embedder: &A
     drop(eng2);
     drop(eng);
 
-    // Reopen: the persisted index, vectors included, without re-embedding.
+    // Reopen: the persisted index, vectors (and IVF lists) included, without re-embedding.
     drop(index);
+    drop(tantivy);
     let t0 = Instant::now();
-    let reopened = TantivyIndex::open(&index_path, TantivySettings::default(), clock.clone())?;
+    let reopened = TantivyIndex::open(&index_path, settings.clone(), clock.clone())?;
     let state = reopened.state().await?;
     let secs = t0.elapsed().as_secs_f64();
     let vectors = reopened.vector_count()?;
     let ok = matches!(state, IndexState::UpTo(r) if r > 0) && vectors == total_n;
+    let ivf = match reopened.dense_ivf_lists(&ns0)? {
+        Some(l) => format!(", IVF of {l} lists restored"),
+        None => String::new(),
+    };
     push(
         "index_reopen",
         secs,
         "s",
-        &format!("state {state:?}, {vectors} vectors loaded{}", if ok { "" } else { " (UNEXPECTED)" }),
+        &format!("state {state:?}, {vectors} vectors loaded{ivf}{}", if ok { "" } else { " (UNEXPECTED)" }),
     );
     drop(reopened);
 

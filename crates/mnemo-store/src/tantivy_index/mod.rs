@@ -1,5 +1,6 @@
-//! `TantivyIndex`: BM25 over content + entities (tantivy) and exact dense vectors (a
-//! [`VectorIndex`](crate::vector::VectorIndex)), fused by weighted reciprocal rank.
+//! `TantivyIndex`: BM25 over content + entities (tantivy) and dense vectors (an
+//! [`AnnVectors`]: exact scan in small namespaces, IVF in big ones), fused by weighted
+//! reciprocal rank.
 //!
 //! - ONE long-lived `IndexWriter`; commits are batched by size (`commit_every_docs`) and by
 //!   age (`commit_interval_ms`, judged by the injected clock at the next write), on `flush()`
@@ -8,7 +9,7 @@
 //! - The namespace is a raw term filter inside the tantivy query; vectors are partitioned by
 //!   namespace, so a search scans only its own.
 //! - On disk: `<path>/tantivy/` (tantivy's files) and `<path>/vectors-<gen>.log` (see
-//!   [`vector_log`]). Each commit's payload records the schema version, the Store watermark
+//!   [`vector_log`], which also holds each big namespace's IVF). Each commit's payload records the schema version, the Store watermark
 //!   it covers and the vector log's valid length, so the watermark is never ahead of the
 //!   documents. A missing, corrupt or other-version index reports `IndexState::Stale` and is
 //!   wiped by `clear()` before the engine rebuilds it from the Store.
@@ -33,7 +34,7 @@ use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::brute::indexed_text;
 use crate::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
-use crate::vector::{FlatVectors, VectorIndex};
+use crate::vector::{AnnVectors, VectorIndex};
 use overlay::{Overlay, Stats};
 use schema::{Fields, Payload, SCHEMA_VERSION, TOKENIZER};
 pub use settings::TantivySettings;
@@ -56,7 +57,7 @@ struct Inner {
     /// Why the index must be rebuilt (cleared by `clear()`).
     stale: Option<String>,
     overlay: Overlay,
-    vectors: FlatVectors,
+    vectors: AnnVectors,
     pending_vectors: Vec<VecOp>,
     /// Watermark set by the engine (durable at the next commit).
     watermark: u64,
@@ -83,7 +84,8 @@ impl TantivyIndex {
     pub fn in_memory(settings: TantivySettings, clock: Arc<dyn Clock>) -> Result<Self> {
         settings.validate()?;
         let live = Self::create_live(None, &settings)?;
-        Ok(Self::assemble(Some(live), None, settings, clock, None, None))
+        let vectors = AnnVectors::new(settings.ann());
+        Ok(Self::assemble(Some(live), None, settings, clock, None, None, vectors))
     }
 
     /// Open the index in `dir`, creating it when missing. A missing, corrupt or other-version
@@ -106,7 +108,8 @@ impl TantivyIndex {
                 Err(OpenError::Corrupt(why)) => (None, Some(why), None),
             }
         };
-        Ok(Self::assemble(live, stale, settings, clock, Some(dir.to_path_buf()), loaded))
+        let vectors = AnnVectors::new(settings.ann());
+        Ok(Self::assemble(live, stale, settings, clock, Some(dir.to_path_buf()), loaded, vectors))
     }
 
     fn assemble(
@@ -115,14 +118,15 @@ impl TantivyIndex {
         settings: TantivySettings,
         clock: Arc<dyn Clock>,
         dir: Option<PathBuf>,
-        loaded: Option<(Payload, FlatVectors)>,
+        loaded: Option<(Payload, AnnVectors)>,
+        empty: AnnVectors,
     ) -> Self {
         let now = clock.now();
         let (watermark, generation, len, vectors) = match loaded {
             Some((p, v)) => (p.watermark, p.vectors_generation, p.vectors_len, v),
-            None => (0, 0, 0, FlatVectors::new()),
+            None => (0, 0, 0, empty),
         };
-        let inner = Inner {
+        let mut inner = Inner {
             live,
             stale,
             overlay: Overlay::default(),
@@ -134,6 +138,8 @@ impl TantivyIndex {
             vectors_len: len,
             last_commit: now,
         };
+        // What the settle after loading changed (an IVF trained or dropped) goes to the log.
+        queue_ivf_changes(&mut inner.vectors, &mut inner.pending_vectors, dir.is_some());
         let fusion = settings.fusion();
         TantivyIndex { inner: RwLock::new(inner), settings, fusion, clock, dir }
     }
@@ -199,12 +205,14 @@ impl TantivyIndex {
                 )),
             ));
         }
-        let mut vectors = FlatVectors::new();
+        let mut vectors = AnnVectors::new(s.ann());
         if payload.vectors_len > 0 {
             if let Err(why) = vector_log::load(dir, payload.vectors_generation, payload.vectors_len, &mut vectors) {
                 return Ok((live, Err(why)));
             }
         }
+        // The log restores each IVF as it was; train or drop where the settings now differ.
+        vectors.settle();
         Ok((live, Ok((payload, vectors))))
     }
 
@@ -369,14 +377,52 @@ impl TantivyIndex {
     pub fn vector_count(&self) -> Result<usize> {
         Ok(self.read()?.vectors.len())
     }
+
+    /// The exact `limit` nearest vectors of `ns` to `embedding`, best first (what the dense
+    /// search approximates once a namespace has an IVF; for benchmarks and tests).
+    pub fn dense_exact(&self, ns: &Namespace, embedding: &[f32], limit: usize) -> Result<Vec<Hit>> {
+        let g = self.read()?;
+        Ok(g.vectors
+            .search_exact(ns, embedding, limit)?
+            .into_iter()
+            .map(|(id, s)| Hit { id, score: s.clamp(0.0, 1.0) })
+            .collect())
+    }
+
+    /// Lists of `ns`'s IVF (None: its dense search is exact).
+    pub fn dense_ivf_lists(&self, ns: &Namespace) -> Result<Option<usize>> {
+        Ok(self.read()?.vectors.ivf_lists(ns))
+    }
+
+    /// Train `ns`'s IVF anew now (persisted at the next commit); false when `ann = "exact"` or
+    /// the namespace holds fewer than 2 vectors. The index trains on its own as namespaces
+    /// grow: this is for benchmarks (timing a training) and tests.
+    pub fn retrain_dense(&self, ns: &Namespace) -> Result<bool> {
+        let mut g = self.write()?;
+        let g = &mut *g;
+        let done = g.vectors.retrain(ns);
+        queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
+        Ok(done)
+    }
 }
 
 /// What opening found: the live index (None when corrupt), why it is stale, and the committed
 /// payload with its vectors (None when stale).
-type Opened = (Option<Live>, Option<String>, Option<(Payload, FlatVectors)>);
+type Opened = (Option<Live>, Option<String>, Option<(Payload, AnnVectors)>);
 
 /// An opened index and either its payload + vectors or why it is stale.
-type OpenedLive = (Live, std::result::Result<(Payload, FlatVectors), String>);
+type OpenedLive = (Live, std::result::Result<(Payload, AnnVectors), String>);
+
+/// Queue for the vector log the IVFs that changed wholesale (trained, dropped) in the last
+/// vector operation; in RAM (`persist` false) they are only forgotten.
+fn queue_ivf_changes(vectors: &mut AnnVectors, pending: &mut Vec<VecOp>, persist: bool) {
+    for ns in vectors.take_ivf_changes() {
+        if persist {
+            let snap = vectors.ivf_snapshot(&ns);
+            pending.push(VecOp::Ivf(ns, snap));
+        }
+    }
+}
 
 enum OpenError {
     /// The index cannot be used as it is: rebuild.
@@ -428,7 +474,10 @@ impl Index for TantivyIndex {
                 Some(v) => {
                     g.vectors.upsert(&d.namespace, d.id, &v)?;
                     if self.dir.is_some() {
-                        g.pending_vectors.push(VecOp::Upsert(d.namespace, d.id, v));
+                        // The list it was filed under, so a reopen need not reassign it; an
+                        // IVF (re)trained by this insert is queued after it.
+                        let list = g.vectors.list_of(d.id);
+                        g.pending_vectors.push(VecOp::Upsert(d.namespace, d.id, v, list));
                     }
                 }
                 None => {
@@ -437,6 +486,7 @@ impl Index for TantivyIndex {
                     }
                 }
             }
+            queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
         }
         self.maybe_commit(g)
     }
@@ -468,6 +518,7 @@ impl Index for TantivyIndex {
                 if self.dir.is_some() {
                     g.pending_vectors.push(VecOp::Remove(*id));
                 }
+                queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
             }
         }
         self.maybe_commit(g)
@@ -565,8 +616,9 @@ impl Drop for TantivyIndex {
     fn drop(&mut self) {
         // Best effort: a crash instead of a drop loses only what the Store replays anyway.
         if let Ok(mut g) = self.inner.write() {
-            let dirty =
-                g.live.is_some() && g.stale.is_none() && (g.overlay.pending > 0 || g.watermark != g.durable_watermark);
+            let dirty = g.live.is_some()
+                && g.stale.is_none()
+                && (g.overlay.pending > 0 || g.watermark != g.durable_watermark || !g.pending_vectors.is_empty());
             if dirty {
                 let _ = self.commit(&mut g);
             }
@@ -588,6 +640,6 @@ fn build(ctx: &BuildContext<'_>) -> Result<Component> {
 mnemo_core::register_plugin!(
     Role::Index,
     "tantivy",
-    "tantivy BM25 + exact dense vectors, weighted rank fusion; persistent (or in RAM)",
+    "tantivy BM25 + dense vectors (exact; IVF in big namespaces), weighted rank fusion; persistent (or in RAM)",
     build
 );

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use mnemo_core::{CoreError, Result};
 
 use crate::fusion::FusionSettings;
+use crate::vector::{AnnKind, AnnSettings};
 
 /// Settings of the tantivy index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -27,11 +28,22 @@ pub struct TantivySettings {
     pub writer_memory_mb: usize,
     /// English stemming of words (part of the on-disk format: changing it rebuilds the index).
     pub stemming: bool,
+    /// Dense search: "ivf" (an IVF index for each namespace of at least `ann_min_vectors`
+    /// vectors, exact below) or "exact" (always scan every vector of the namespace).
+    pub ann: AnnKind,
+    /// Vectors a namespace must hold before it gets an IVF (retrained each time it has grown
+    /// 4× since its last training; dropped under half of this).
+    pub ann_min_vectors: usize,
+    /// Lists (centroids) of an IVF; 0 = automatic, √(vectors at training), at least 16.
+    pub ivf_lists: usize,
+    /// IVF lists scanned per search (more: closer to exact, slower).
+    pub ivf_nprobe: usize,
 }
 
 impl Default for TantivySettings {
     fn default() -> Self {
         let f = FusionSettings::default();
+        let a = AnnSettings::default();
         TantivySettings {
             path: "index".into(),
             in_memory: false,
@@ -42,6 +54,10 @@ impl Default for TantivySettings {
             commit_interval_ms: 1_000,
             writer_memory_mb: 64,
             stemming: true,
+            ann: a.kind,
+            ann_min_vectors: a.min_vectors,
+            ivf_lists: a.lists,
+            ivf_nprobe: a.nprobe,
         }
     }
 }
@@ -52,9 +68,20 @@ impl TantivySettings {
         FusionSettings { lexical_weight: self.lexical_weight, dense_weight: self.dense_weight, rrf_k: self.rrf_k }
     }
 
+    /// The dense-search part.
+    pub fn ann(&self) -> AnnSettings {
+        AnnSettings {
+            kind: self.ann,
+            min_vectors: self.ann_min_vectors,
+            lists: self.ivf_lists,
+            nprobe: self.ivf_nprobe,
+        }
+    }
+
     /// Check ranges; the error names the key.
     pub fn validate(&self) -> Result<()> {
         self.fusion().validate()?;
+        self.ann().validate()?;
         if self.commit_every_docs == 0 {
             return Err(CoreError::Config("index.commit_every_docs must be at least 1".into()));
         }

@@ -4,25 +4,35 @@
 //! and records the file name and its valid length in the tantivy commit payload; bytes past
 //! that length (a crash between the append and the commit) are ignored on load. When the log
 //! holds mostly dead entries it is rewritten as a new generation, named by the next commit.
+//!
+//! The IVF of a big namespace persists in the same log, so a reopen neither retrains nor
+//! reassigns: a training writes the centroids and every vector's list (`OP_IVF`), each later
+//! upsert into that namespace carries its list (`OP_UPSERT_LISTED`), and dropping the IVF is
+//! `OP_IVF_DROP`. Ops 1 and 2 are the original format, so older logs still load.
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use mnemo_core::{CoreError, MemoryId, Namespace, Result};
 
-use crate::vector::{FlatVectors, VectorIndex};
+use crate::vector::{AnnVectors, IvfSnapshot, VectorIndex};
 
 const MAGIC: &[u8; 8] = b"MNVEC1\n\0";
 const OP_UPSERT: u8 = 1;
 const OP_REMOVE: u8 = 2;
+const OP_UPSERT_LISTED: u8 = 3;
+const OP_IVF: u8 = 4;
+const OP_IVF_DROP: u8 = 5;
 
 /// One change to the vectors, pending until the next commit.
 #[derive(Clone, Debug, PartialEq)]
 pub enum VecOp {
-    /// Set the vector of an id.
-    Upsert(Namespace, MemoryId, Vec<f32>),
+    /// Set the vector of an id; with its IVF list when its namespace has an IVF.
+    Upsert(Namespace, MemoryId, Vec<f32>, Option<u32>),
     /// Drop the vector of an id.
     Remove(MemoryId),
+    /// Set (Some) or drop (None) the IVF of a namespace.
+    Ivf(Namespace, Option<IvfSnapshot>),
 }
 
 /// The file name of a generation.
@@ -34,38 +44,83 @@ fn io(path: &Path, what: &str, e: std::io::Error) -> CoreError {
     CoreError::Index(format!("{}: {what}: {e}", path.display()))
 }
 
+fn put_ns(ns: &Namespace, out: &mut Vec<u8>) {
+    let nb = ns.as_str().as_bytes();
+    // Namespaces are at most 128 bytes (validated by Namespace::new).
+    out.push(nb.len() as u8);
+    out.extend_from_slice(nb);
+}
+
+fn put_floats(v: &[f32], out: &mut Vec<u8>) {
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+fn encode_upsert(ns: &Namespace, id: MemoryId, v: &[f32], list: Option<u32>, out: &mut Vec<u8>) {
+    out.push(if list.is_some() { OP_UPSERT_LISTED } else { OP_UPSERT });
+    out.extend_from_slice(&id.0.to_le_bytes());
+    put_ns(ns, out);
+    if let Some(l) = list {
+        out.extend_from_slice(&l.to_le_bytes());
+    }
+    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    put_floats(v, out);
+}
+
+fn encode_ivf(ns: &Namespace, snap: Option<&IvfSnapshot>, out: &mut Vec<u8>) {
+    let Some(s) = snap else {
+        out.push(OP_IVF_DROP);
+        put_ns(ns, out);
+        return;
+    };
+    out.push(OP_IVF);
+    put_ns(ns, out);
+    let lists = s.centroids.len() / (s.dims.max(1) as usize);
+    out.extend_from_slice(&s.dims.to_le_bytes());
+    out.extend_from_slice(&(lists as u32).to_le_bytes());
+    out.extend_from_slice(&s.trained_rows.to_le_bytes());
+    put_floats(&s.centroids, out);
+    out.extend_from_slice(&(s.assignment.len() as u64).to_le_bytes());
+    for (id, l) in &s.assignment {
+        out.extend_from_slice(&id.0.to_le_bytes());
+        out.extend_from_slice(&l.to_le_bytes());
+    }
+}
+
 fn encode(op: &VecOp, out: &mut Vec<u8>) {
     match op {
-        VecOp::Upsert(ns, id, v) => {
-            out.push(OP_UPSERT);
-            out.extend_from_slice(&id.0.to_le_bytes());
-            let nb = ns.as_str().as_bytes();
-            // Namespaces are at most 128 bytes (validated by Namespace::new).
-            out.push(nb.len() as u8);
-            out.extend_from_slice(nb);
-            out.extend_from_slice(&(v.len() as u32).to_le_bytes());
-            for x in v {
-                out.extend_from_slice(&x.to_le_bytes());
-            }
-        }
+        VecOp::Upsert(ns, id, v, list) => encode_upsert(ns, *id, v, *list, out),
         VecOp::Remove(id) => {
             out.push(OP_REMOVE);
             out.extend_from_slice(&id.0.to_le_bytes());
         }
+        VecOp::Ivf(ns, snap) => encode_ivf(ns, snap.as_ref(), out),
     }
 }
 
-/// Create a new generation holding every vector of `vectors`; returns its length in bytes.
-pub fn write_generation(dir: &Path, generation: u64, vectors: &FlatVectors) -> Result<u64> {
+/// Create a new generation holding every vector of `vectors` (and each namespace's IVF
+/// centroids before its vectors, each vector with its list); returns its length in bytes.
+pub fn write_generation(dir: &Path, generation: u64, vectors: &AnnVectors) -> Result<u64> {
     let path = dir.join(file_name(generation));
     let f = File::create(&path).map_err(|e| io(&path, "cannot create", e))?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
     let mut len = MAGIC.len() as u64;
     w.write_all(MAGIC).map_err(|e| io(&path, "cannot write", e))?;
     let mut buf = Vec::new();
-    for (ns, id, v) in vectors.iter() {
+    for ns in vectors.namespaces() {
         buf.clear();
-        encode(&VecOp::Upsert(ns.clone(), id, v.to_vec()), &mut buf);
+        if let Some(header) = vectors.ivf_header(ns) {
+            encode_ivf(ns, Some(&header), &mut buf);
+        }
+        for (id, v, list) in vectors.vectors_of(ns) {
+            encode_upsert(ns, id, v, list, &mut buf);
+            if buf.len() >= 1 << 16 {
+                w.write_all(&buf).map_err(|e| io(&path, "cannot write", e))?;
+                len += buf.len() as u64;
+                buf.clear();
+            }
+        }
         w.write_all(&buf).map_err(|e| io(&path, "cannot write", e))?;
         len += buf.len() as u64;
     }
@@ -92,8 +147,43 @@ pub fn append(dir: &Path, generation: u64, len: u64, ops: &[VecOp]) -> Result<u6
     Ok(len + buf.len() as u64)
 }
 
-/// Replay the first `len` bytes of a generation into `vectors`.
-pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut FlatVectors) -> std::result::Result<(), String> {
+/// A cursor over the log's bytes.
+struct Reader<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.data.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(s)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        self.take(8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes)
+    }
+    fn id(&mut self) -> Option<MemoryId> {
+        self.take(8).and_then(|b| b.try_into().ok()).map(|b| MemoryId(i64::from_le_bytes(b)))
+    }
+    fn ns(&mut self) -> Option<Namespace> {
+        let n = self.u8()? as usize;
+        std::str::from_utf8(self.take(n)?).ok().and_then(|s| Namespace::new(s).ok())
+    }
+    fn floats(&mut self, n: usize) -> Option<Vec<f32>> {
+        let raw = self.take(n.checked_mul(4)?)?;
+        Some(raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+}
+
+/// Replay the first `len` bytes of a generation into `vectors` (the caller settles the IVF
+/// policy afterwards: see `AnnVectors::settle`).
+pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut AnnVectors) -> std::result::Result<(), String> {
     let path: PathBuf = dir.join(file_name(generation));
     let mut f = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut data = Vec::new();
@@ -106,37 +196,44 @@ pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut FlatVectors) ->
         return Err(format!("{}: not a Mnemo vector log", path.display()));
     }
     let bad = |at: usize, what: &str| format!("{}: corrupt at byte {at}: {what}", path.display());
-    let mut at = MAGIC.len();
-    let take = |at: &mut usize, n: usize| -> Option<&[u8]> {
-        let s = data.get(*at..*at + n)?;
-        *at += n;
-        Some(s)
-    };
-    while at < data.len() {
-        let start = at;
-        let op = take(&mut at, 1).ok_or_else(|| bad(start, "truncated"))?[0];
-        let id = take(&mut at, 8)
-            .and_then(|b| b.try_into().ok())
-            .map(i64::from_le_bytes)
-            .ok_or_else(|| bad(start, "truncated id"))?;
-        match op {
-            OP_UPSERT => {
-                let n = take(&mut at, 1).ok_or_else(|| bad(start, "truncated namespace"))?[0] as usize;
-                let nsb = take(&mut at, n).ok_or_else(|| bad(start, "truncated namespace"))?;
-                let ns = std::str::from_utf8(nsb)
-                    .ok()
-                    .and_then(|s| Namespace::new(s).ok())
-                    .ok_or_else(|| bad(start, "bad namespace"))?;
-                let dims = take(&mut at, 4)
-                    .and_then(|b| b.try_into().ok())
-                    .map(u32::from_le_bytes)
-                    .ok_or_else(|| bad(start, "truncated dims"))? as usize;
-                let raw = take(&mut at, dims * 4).ok_or_else(|| bad(start, "truncated vector"))?;
-                let v: Vec<f32> = raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-                vectors.upsert(&ns, MemoryId(id), &v).map_err(|e| bad(start, &e.to_string()))?;
+    let mut r = Reader { data: &data, at: MAGIC.len() };
+    while r.at < data.len() {
+        let start = r.at;
+        let truncated = || bad(start, "truncated entry");
+        match r.u8().ok_or_else(truncated)? {
+            op @ (OP_UPSERT | OP_UPSERT_LISTED) => {
+                let id = r.id().ok_or_else(truncated)?;
+                let ns = r.ns().ok_or_else(|| bad(start, "bad namespace"))?;
+                let list = if op == OP_UPSERT_LISTED { Some(r.u32().ok_or_else(truncated)?) } else { None };
+                let dims = r.u32().ok_or_else(truncated)? as usize;
+                let v = r.floats(dims).ok_or_else(truncated)?;
+                vectors.replay_upsert(&ns, id, &v, list).map_err(|e| bad(start, &e.to_string()))?;
             }
             OP_REMOVE => {
-                vectors.remove(MemoryId(id));
+                let id = r.id().ok_or_else(truncated)?;
+                vectors.remove(id);
+            }
+            OP_IVF => {
+                let ns = r.ns().ok_or_else(|| bad(start, "bad namespace"))?;
+                let dims = r.u32().ok_or_else(truncated)?;
+                let lists = r.u32().ok_or_else(truncated)? as usize;
+                let trained_rows = r.u64().ok_or_else(truncated)?;
+                let centroids = r.floats(lists.saturating_mul(dims as usize)).ok_or_else(truncated)?;
+                let count = r.u64().ok_or_else(truncated)? as usize;
+                if count.saturating_mul(12) > data.len() - r.at {
+                    return Err(truncated());
+                }
+                let mut assignment = Vec::with_capacity(count);
+                for _ in 0..count {
+                    let id = r.id().ok_or_else(truncated)?;
+                    assignment.push((id, r.u32().ok_or_else(truncated)?));
+                }
+                let snap = IvfSnapshot { trained_rows, dims, centroids, assignment };
+                vectors.restore_ivf(&ns, Some(snap)).map_err(|e| bad(start, &e.to_string()))?;
+            }
+            OP_IVF_DROP => {
+                let ns = r.ns().ok_or_else(|| bad(start, "bad namespace"))?;
+                vectors.restore_ivf(&ns, None).map_err(|e| bad(start, &e.to_string()))?;
             }
             other => return Err(bad(start, &format!("unknown op {other}"))),
         }
@@ -165,28 +262,29 @@ pub fn remove_other_generations(dir: &Path, keep: Option<u64>) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::vector::AnnSettings;
 
     #[test]
     fn round_trip_ignores_bytes_past_the_commit_and_rejects_corruption() {
         let dir = tempfile::tempdir().unwrap();
         let ns = Namespace::new("a").unwrap();
-        let mut v = FlatVectors::new();
+        let mut v = AnnVectors::new(AnnSettings::default());
         v.upsert(&ns, MemoryId(1), &[1.0, 0.0]).unwrap();
         let len = write_generation(dir.path(), 3, &v).unwrap();
         let len2 = append(
             dir.path(),
             3,
             len,
-            &[VecOp::Upsert(ns.clone(), MemoryId(2), vec![0.0, 1.0]), VecOp::Remove(MemoryId(1))],
+            &[VecOp::Upsert(ns.clone(), MemoryId(2), vec![0.0, 1.0], None), VecOp::Remove(MemoryId(1))],
         )
         .unwrap();
         // An append never committed: ignored by a load of len2.
         append(dir.path(), 3, len2, &[VecOp::Remove(MemoryId(2))]).unwrap();
-        let mut back = FlatVectors::new();
+        let mut back = AnnVectors::new(AnnSettings::default());
         load(dir.path(), 3, len2, &mut back).unwrap();
         assert_eq!(back.len(), 1);
         assert!(back.contains(MemoryId(2)) && !back.contains(MemoryId(1)));
-        let mut short = FlatVectors::new();
+        let mut short = AnnVectors::new(AnnSettings::default());
         assert!(load(dir.path(), 3, len2 + 10_000, &mut short).unwrap_err().contains("covers"));
         std::fs::write(dir.path().join(file_name(4)), b"garbage!garbage").unwrap();
         assert!(load(dir.path(), 4, 15, &mut short).unwrap_err().contains("not a Mnemo vector log"));

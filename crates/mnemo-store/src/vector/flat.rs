@@ -1,42 +1,10 @@
-//! Dense vectors behind a small seam: exact nearest neighbours by dot product (the vectors are
-//! unit vectors, so this is cosine) over one contiguous `f32` matrix per namespace, so a search
-//! scans only its own namespace's rows.
-//!
-//! The inner loop works on chunks of 8 lanes with independent accumulators, which the compiler
-//! turns into SIMD code without any `unsafe`; a partition of many rows is split over the cores.
-//!
-//! Why exact: on this 2-core x86-64 baseline (SSE2, no POPCNT/AVX2 at compile time) a 1-bit
-//! sign-code pre-scan with exact re-scoring of the best 4096 rows was no faster at 100k × 256
-//! (3.1 ms vs 3.3 ms, returning 92% of the exact top 64), and an int8 pre-scan only 1.4× faster;
-//! the memory-bound f32 scan is the simplest exact baseline. Past ~1M rows in ONE namespace an
-//! ANN (IVF or HNSW) behind this same trait is the next step (see mnemo-bench RESULTS.md).
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+//! Exact nearest neighbours over one contiguous `f32` matrix per namespace (the brute-force
+//! index's dense side; `AnnVectors` keeps the same layout for its small namespaces).
+use std::collections::HashMap;
 
 use mnemo_core::{CoreError, MemoryId, Namespace, Result};
 
-/// Rows above which one search is split over threads (below, thread start-up costs more).
-const PARALLEL_ROWS: usize = 64_000;
-
-/// A store of vectors that answers nearest-neighbour queries within one namespace.
-pub trait VectorIndex: Send + Sync {
-    /// Add or replace the vector of `id` (in `ns`).
-    fn upsert(&mut self, ns: &Namespace, id: MemoryId, v: &[f32]) -> Result<()>;
-    /// Remove the vector of `id` wherever it is; true if there was one.
-    fn remove(&mut self, id: MemoryId) -> bool;
-    /// The `k` nearest rows of `ns` to `q`, best first, as (id, dot product).
-    fn search(&self, ns: &Namespace, q: &[f32], k: usize) -> Result<Vec<(MemoryId, f32)>>;
-    /// Whether `id` has a vector.
-    fn contains(&self, id: MemoryId) -> bool;
-    /// Vectors held.
-    fn len(&self) -> usize;
-    /// Whether none are held.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Drop every vector.
-    fn clear(&mut self);
-}
+use super::{best_first, split, top_k, VectorIndex, PARALLEL_ROWS};
 
 /// One namespace's rows: `data[i*dims..(i+1)*dims]` is the vector of `ids[i]`.
 #[derive(Default)]
@@ -162,11 +130,9 @@ impl VectorIndex for FlatVectors {
         }
         self.check_dims("the query embedding", q.len())?;
         let d = self.dims;
-        let rows = p.ids.len();
-        let mut best = scan(rows, k, |lo, hi, want| top_k(&p.data[lo * d..hi * d], d, q, want, lo));
-        best.sort_by(|a, b| b.cmp(a));
-        best.truncate(k);
-        Ok(best.into_iter().map(|s| (p.ids[s.row], s.score)).collect())
+        let best: Vec<_> =
+            split(p.ids.len(), PARALLEL_ROWS, |lo, hi| top_k(&p.data[lo * d..hi * d], d, q, k, lo)).concat();
+        Ok(best_first(best, k).into_iter().map(|s| (p.ids[s.row as usize], s.score)).collect())
     }
 
     fn contains(&self, id: MemoryId) -> bool {
@@ -184,101 +150,11 @@ impl VectorIndex for FlatVectors {
     }
 }
 
-/// A row and its score; ordered by score, then by lower row (so results are deterministic).
-#[derive(Clone, Copy, Debug)]
-struct Scored {
-    score: f32,
-    row: usize,
-}
-
-impl PartialEq for Scored {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Scored {}
-impl PartialOrd for Scored {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scored {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.score.total_cmp(&o.score).then_with(|| o.row.cmp(&self.row))
-    }
-}
-
-/// The best `k` of `rows` rows by `part(lo, hi, k)` (which scans rows lo..hi), split over the
-/// cores when there are many rows.
-fn scan<F>(rows: usize, k: usize, part: F) -> Vec<Scored>
-where
-    F: Fn(usize, usize, usize) -> Vec<Scored> + Sync,
-{
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    if rows < PARALLEL_ROWS || threads < 2 {
-        return part(0, rows, k);
-    }
-    let per = rows.div_ceil(threads);
-    let part = &part;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let lo = (t * per).min(rows);
-                let hi = ((t + 1) * per).min(rows);
-                s.spawn(move || part(lo, hi, k))
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-    })
-}
-
-/// The best `k` rows of `data` (rows of `d` floats), with row numbers offset by `base`.
-fn top_k(data: &[f32], d: usize, q: &[f32], k: usize, base: usize) -> Vec<Scored> {
-    // A min-heap of the k best so far: the root is the weakest, replaced when beaten.
-    let mut heap: BinaryHeap<std::cmp::Reverse<Scored>> = BinaryHeap::with_capacity(k + 1);
-    for (i, row) in data.chunks_exact(d).enumerate() {
-        let s = Scored { score: dot(row, q), row: base + i };
-        if heap.len() < k {
-            heap.push(std::cmp::Reverse(s));
-        } else if let Some(mut weakest) = heap.peek_mut() {
-            if s > weakest.0 {
-                *weakest = std::cmp::Reverse(s);
-            }
-        }
-    }
-    heap.into_iter().map(|r| r.0).collect()
-}
-
-/// Dot product over chunks of 8 lanes (vectorised by the compiler).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let ca = a.chunks_exact(8);
-    let cb = b.chunks_exact(8);
-    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use super::super::{pseudo, test_ns as ns};
     use super::*;
-
-    fn ns(s: &str) -> Namespace {
-        Namespace::new(s).unwrap()
-    }
-
-    #[test]
-    fn dot_matches_naive() {
-        let a: Vec<f32> = (0..19).map(|i| i as f32 * 0.5).collect();
-        let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.1).collect();
-        let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-        assert!((dot(&a, &b) - naive).abs() < 1e-3);
-    }
 
     #[test]
     fn nearest_first_partitioned_and_removal_keeps_rows_contiguous() {
@@ -298,21 +174,6 @@ mod tests {
         assert_eq!(v.len(), 3);
     }
 
-    /// A deterministic pseudo-random unit vector.
-    fn pseudo(i: u64, d: usize) -> Vec<f32> {
-        let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let v: Vec<f32> = (0..d)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-            })
-            .collect();
-        let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
-        v.iter().map(|a| a / n).collect()
-    }
-
     #[test]
     fn parallel_scan_agrees_with_serial_after_removals() {
         let mut v = FlatVectors::new();
@@ -328,9 +189,8 @@ mod tests {
             let q = pseudo(1_000_000 + qi, 32);
             let hits = v.search(&ns("a"), &q, 10).unwrap();
             let p = &v.parts[&ns("a")];
-            let mut serial = top_k(&p.data, 32, &q, 10, 0);
-            serial.sort_by(|a, b| b.cmp(a));
-            let ids: Vec<_> = serial.iter().map(|s| p.ids[s.row]).collect();
+            let serial = best_first(top_k(&p.data, 32, &q, 10, 0), 10);
+            let ids: Vec<_> = serial.iter().map(|s| p.ids[s.row as usize]).collect();
             assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), ids, "query {qi}");
         }
         // Removed rows are gone from the matrix: every hit is a live id.

@@ -1,0 +1,129 @@
+//! The dense side alone (`bench scale --dense-only`): N vectors in one namespace of an
+//! [`AnnVectors`] with the configured `[index]` ANN settings, no store and no tantivy, to
+//! measure what the IVF buys and costs: insert rate (trainings included), the time of one
+//! training at N, search latency against the exact scan, and recall against the exact scan.
+//! `--uniform` swaps the topic-structured corpus vectors for uniformly random unit vectors,
+//! the worst case for IVF (no cluster structure at all).
+use std::time::Instant;
+
+use mnemo_core::{MemoryId, Namespace};
+use mnemo_store::vector::{AnnSettings, AnnVectors, VectorIndex};
+
+use super::synth::{Corpus, Rng};
+use super::{Row, ScaleArgs};
+use crate::error::Result;
+use crate::util::{bar, peak_rss_bytes, percentile, reset_peak_rss};
+
+/// The dense-side rows of N vectors.
+pub(super) fn dense_only(args: &ScaleArgs, n: usize, corpus: &Corpus, settings: &AnnSettings) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let mut push = |metric, value, unit, note: &str| rows.push(Row { n, metric, value, unit, note: note.to_string() });
+    let rss_reset = reset_peak_rss();
+    let ns = Namespace::new("dense")?;
+    let kind = if args.uniform { "uniform random" } else { "topic-structured corpus" };
+    let memory_vec = |i: usize| {
+        if args.uniform {
+            uniform(i as u64, args.dims)
+        } else {
+            corpus.embed(&corpus.memory_text(i as u64))
+        }
+    };
+    let query_vec = |q: usize| {
+        if args.uniform {
+            uniform(q as u64 | (1 << 62), args.dims)
+        } else {
+            corpus.embed(&corpus.query_text(q as u64))
+        }
+    };
+
+    let pb = bar(n as u64, &format!("vectors {n}"), args.quiet);
+    let mut ann = AnnVectors::new(settings.clone());
+    let mut secs = 0.0;
+    for i in 0..n {
+        let v = memory_vec(i);
+        let t0 = Instant::now();
+        ann.upsert(&ns, MemoryId(i as i64), &v)?;
+        secs += t0.elapsed().as_secs_f64();
+        if i % 10_000 == 0 {
+            pb.set_position(i as u64);
+        }
+    }
+    pb.finish_and_clear();
+    let lists = ann.ivf_lists(&ns);
+    push(
+        "dense_insert",
+        n as f64 / secs,
+        "vectors/s",
+        &format!("{kind} vectors, one namespace, trainings included ({secs:.1}s)"),
+    );
+    let sizes = match ann.ivf_list_sizes(&ns) {
+        Some(mut s) => {
+            s.sort_unstable();
+            format!("IVF; rows per list: median {}, largest {}", s[s.len() / 2], s[s.len() - 1])
+        }
+        None => "exact (below ann_min_vectors, or ann = exact)".to_string(),
+    };
+    push("dense_ivf_lists", lists.unwrap_or(0) as f64, "lists", &sizes);
+
+    let queries: Vec<Vec<f32>> = (0..args.queries).map(query_vec).collect();
+    for k in [10usize, 128] {
+        let (mut ann_ms, mut exact_ms, mut recall) = (Vec::new(), Vec::new(), 0.0);
+        for q in &queries {
+            let t0 = Instant::now();
+            let got = ann.search(&ns, q, k)?;
+            ann_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
+            let t0 = Instant::now();
+            let exact = ann.search_exact(&ns, q, k)?;
+            exact_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
+            recall += overlap(&got, &exact);
+        }
+        ann_ms.sort_by(f64::total_cmp);
+        exact_ms.sort_by(f64::total_cmp);
+        let note = format!("{kind}, {} queries, k = {k}", queries.len());
+        let (p50, p99, ex, rec) = if k == 10 {
+            ("dense_search_p50", "dense_search_p99", "dense_exact_p50", "dense_recall_at_10_vs_exact")
+        } else {
+            ("dense_search_k128_p50", "dense_search_k128_p99", "dense_exact_k128_p50", "dense_recall_at_128_vs_exact")
+        };
+        push(p50, percentile(&ann_ms, 50.0), "ms", &note);
+        push(p99, percentile(&ann_ms, 99.0), "ms", &note);
+        push(ex, percentile(&exact_ms, 50.0), "ms", &note);
+        push(rec, recall / queries.len().max(1) as f64, "fraction", &note);
+    }
+
+    if lists.is_some() {
+        let t0 = Instant::now();
+        ann.retrain(&ns);
+        push(
+            "ivf_train",
+            t0.elapsed().as_secs_f64(),
+            "s",
+            "one training at n: k-means on a sample + filing every vector",
+        );
+    }
+    let rss = peak_rss_bytes().unwrap_or(0) as f64;
+    push(
+        "peak_rss",
+        rss / (1024.0 * 1024.0),
+        "MiB",
+        if rss_reset { "VmHWM, reset before this N" } else { "VmHWM of the whole process (reset refused)" },
+    );
+    Ok(rows)
+}
+
+/// Share of `exact`'s ids that `got` holds (1 when `exact` is empty).
+pub(super) fn overlap<T>(got: &[(MemoryId, T)], exact: &[(MemoryId, T)]) -> f64 {
+    if exact.is_empty() {
+        return 1.0;
+    }
+    let hit = exact.iter().filter(|e| got.iter().any(|g| g.0 == e.0)).count();
+    hit as f64 / exact.len() as f64
+}
+
+/// A uniformly random unit vector (a normal vector, normalised), seeded by `i`.
+fn uniform(i: u64, dims: usize) -> Vec<f32> {
+    let mut rng = Rng::new(i.wrapping_mul(0x2545_F491_4F6C_DD1D));
+    let v: Vec<f32> = (0..dims).map(|_| rng.normalish()).collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.into_iter().map(|x| x / norm).collect()
+}

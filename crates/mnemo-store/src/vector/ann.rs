@@ -1,0 +1,536 @@
+//! [`AnnVectors`]: vectors partitioned by namespace, each namespace a [`Space`]: one block
+//! scanned exactly, or, once it holds `min_vectors` vectors, an IVF whose lists are blocks of
+//! their own. Below the threshold the exact scan answers (exact is best where it is cheap).
+//!
+//! Life of a namespace's IVF (all deterministic: seeded k-means, no clock):
+//! - trained when an insert brings the namespace to `min_vectors` rows, and trained again
+//!   when it has grown [`RETRAIN_GROWTH`]× since the last training;
+//! - an insert between trainings is filed under its nearest centroid; a changed vector is
+//!   refiled; a removal leaves its list at once (a removed id is never returned);
+//! - dropped (exact again) when removals bring the namespace under half of `min_vectors`.
+//!
+//! Every wholesale change of a namespace's IVF (trained, dropped) is recorded for the owner
+//! ([`AnnVectors::take_ivf_changes`]), which persists it ([`AnnVectors::ivf_snapshot`]) so a
+//! reopen restores the lists without retraining or reassigning
+//! ([`AnnVectors::restore_ivf`], [`AnnVectors::replay_upsert`]).
+use std::collections::{BTreeSet, HashMap};
+
+use mnemo_core::{CoreError, MemoryId, Namespace, Result};
+
+use super::kmeans::{train, Quantizer};
+use super::space::{Coarse, Space};
+use super::{AnnKind, VectorIndex};
+
+/// Retrain a namespace's IVF when it holds this many times the rows it was trained on.
+pub const RETRAIN_GROWTH: usize = 4;
+/// The most lists the automatic choice gives: each insert compares its vector with every
+/// centroid, so lists cost ingest time (~24 µs per insert at 1,024 × 256 here).
+pub const AUTO_MAX_LISTS: usize = 1024;
+/// The most lists an IVF may have.
+pub const MAX_LISTS: usize = 65_536;
+/// Seed of the k-means (mixed with the row count, so each training is reproducible).
+const SEED: u64 = 0x6d6e_656d_6f49_5646;
+
+/// How the dense side is searched (from the `[index]` settings `ann`, `ann_min_vectors`,
+/// `ivf_lists`, `ivf_nprobe`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnnSettings {
+    /// IVF above the threshold, or always exact.
+    pub kind: AnnKind,
+    /// Vectors a namespace must hold before it gets an IVF.
+    pub min_vectors: usize,
+    /// Lists of an IVF; 0 = automatic (4·√rows at training, within 16..=1024).
+    pub lists: usize,
+    /// Lists scanned per search.
+    pub nprobe: usize,
+}
+
+impl Default for AnnSettings {
+    fn default() -> Self {
+        AnnSettings { kind: AnnKind::Ivf, min_vectors: 20_000, lists: 0, nprobe: 48 }
+    }
+}
+
+impl AnnSettings {
+    /// Check ranges; the error names the `[index]` key.
+    pub fn validate(&self) -> Result<()> {
+        if self.min_vectors < 2 {
+            return Err(CoreError::Config("index.ann_min_vectors must be at least 2".into()));
+        }
+        if self.lists > MAX_LISTS {
+            return Err(CoreError::Config(format!("index.ivf_lists must be at most {MAX_LISTS} (0 = automatic)")));
+        }
+        if self.nprobe == 0 {
+            return Err(CoreError::Config("index.ivf_nprobe must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    /// Lists for an IVF trained on `rows` rows.
+    pub fn lists_for(&self, rows: usize) -> usize {
+        let auto = ((4.0 * (rows as f64).sqrt()).round() as usize).clamp(16, AUTO_MAX_LISTS);
+        let n = if self.lists > 0 { self.lists } else { auto };
+        n.clamp(1, rows.max(1)).min(MAX_LISTS)
+    }
+}
+
+/// A namespace's IVF as persisted: its centroids, and the list of each vector it held when
+/// the snapshot was taken (vectors added later carry their list in their own log entry).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IvfSnapshot {
+    /// Rows when the centroids were trained.
+    pub trained_rows: u64,
+    /// Dimensions of the centroids.
+    pub dims: u32,
+    /// `lists × dims` floats.
+    pub centroids: Vec<f32>,
+    /// (id, list) of the vectors filed at snapshot time.
+    pub assignment: Vec<(MemoryId, u32)>,
+}
+
+/// Vectors with exact search for small namespaces and IVF for big ones (see the module docs).
+pub struct AnnVectors {
+    /// Dimensions, fixed by the first vector (0: none yet).
+    dims: usize,
+    spaces: HashMap<Namespace, Space>,
+    /// Where each id lives: namespace, list (0 when exact) and row in that list.
+    pos: HashMap<MemoryId, (Namespace, u32, u32)>,
+    settings: AnnSettings,
+    /// Namespaces whose IVF was trained or dropped since the last take.
+    changed: BTreeSet<Namespace>,
+}
+
+impl AnnVectors {
+    /// An empty store (settings validated by the caller).
+    pub fn new(settings: AnnSettings) -> Self {
+        AnnVectors { dims: 0, spaces: HashMap::new(), pos: HashMap::new(), settings, changed: BTreeSet::new() }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &AnnSettings {
+        &self.settings
+    }
+
+    /// Dimensions of the stored vectors (0 when empty and never set).
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// The namespace of `id`'s vector, if it has one.
+    pub fn namespace_of(&self, id: MemoryId) -> Option<&Namespace> {
+        self.pos.get(&id).map(|p| &p.0)
+    }
+
+    /// The namespaces holding vectors, sorted.
+    pub fn namespaces(&self) -> Vec<&Namespace> {
+        let mut v: Vec<&Namespace> = self.spaces.keys().collect();
+        v.sort();
+        v
+    }
+
+    /// Vectors held by `ns`.
+    pub fn count(&self, ns: &Namespace) -> usize {
+        self.spaces.get(ns).map_or(0, |s| s.rows)
+    }
+
+    /// Every (id, vector, IVF list) of `ns`, list by list (the list is None when `ns` is
+    /// searched exactly).
+    pub fn vectors_of<'a>(&'a self, ns: &Namespace) -> impl Iterator<Item = (MemoryId, &'a [f32], Option<u32>)> + 'a {
+        let d = self.dims.max(1);
+        let space = self.spaces.get(ns);
+        let ivf = space.is_some_and(|s| s.coarse.is_some());
+        space.into_iter().flat_map(move |s| {
+            s.blocks.iter().enumerate().flat_map(move |(l, b)| {
+                b.ids.iter().zip(b.data.chunks_exact(d)).map(move |(id, v)| (*id, v, ivf.then_some(l as u32)))
+            })
+        })
+    }
+
+    /// Lists of `ns`'s IVF (None: searched exactly).
+    pub fn ivf_lists(&self, ns: &Namespace) -> Option<usize> {
+        self.spaces.get(ns).filter(|s| s.coarse.is_some()).map(|s| s.blocks.len())
+    }
+
+    /// Rows in each list of `ns`'s IVF (None: searched exactly).
+    pub fn ivf_list_sizes(&self, ns: &Namespace) -> Option<Vec<usize>> {
+        self.spaces.get(ns).filter(|s| s.coarse.is_some()).map(|s| s.blocks.iter().map(|b| b.len()).collect())
+    }
+
+    /// The IVF list of `id`'s vector (None when its namespace is searched exactly).
+    pub fn list_of(&self, id: MemoryId) -> Option<u32> {
+        let (ns, l, _) = self.pos.get(&id)?;
+        self.spaces.get(ns)?.coarse.as_ref().map(|_| *l)
+    }
+
+    /// Namespaces whose IVF changed wholesale since the last call (to persist), sorted.
+    pub fn take_ivf_changes(&mut self) -> Vec<Namespace> {
+        std::mem::take(&mut self.changed).into_iter().collect()
+    }
+
+    /// `ns`'s IVF with the list of every vector it holds now (None: searched exactly).
+    pub fn ivf_snapshot(&self, ns: &Namespace) -> Option<IvfSnapshot> {
+        let mut s = self.ivf_header(ns)?;
+        s.assignment = self.vectors_of(ns).filter_map(|(id, _, l)| Some((id, l?))).collect();
+        Some(s)
+    }
+
+    /// `ns`'s IVF without the assignment (for a log that writes each vector's list with it).
+    pub fn ivf_header(&self, ns: &Namespace) -> Option<IvfSnapshot> {
+        let c = self.spaces.get(ns)?.coarse.as_ref()?;
+        Some(IvfSnapshot {
+            trained_rows: c.trained_rows as u64,
+            dims: self.dims as u32,
+            centroids: c.quantizer.centroids().to_vec(),
+            assignment: vec![],
+        })
+    }
+
+    /// Replay: set (Some) or drop (None) `ns`'s IVF as persisted. Vectors of `ns` already held
+    /// are filed as the snapshot says, or under their nearest centroid when it does not name
+    /// them. Ignored when the settings say `exact` (the settle after loading records that).
+    pub fn restore_ivf(&mut self, ns: &Namespace, snap: Option<IvfSnapshot>) -> Result<()> {
+        let Some(s) = snap else {
+            self.regroup(ns, None);
+            return Ok(());
+        };
+        if self.settings.kind == AnnKind::Exact {
+            return Ok(());
+        }
+        let d = s.dims as usize;
+        if d == 0 || s.centroids.is_empty() || s.centroids.len() % d != 0 || s.centroids.len() / d > MAX_LISTS {
+            return Err(CoreError::InvalidInput(format!(
+                "IVF of namespace {ns}: {} centroid floats do not make lists of {d} dimensions",
+                s.centroids.len()
+            )));
+        }
+        self.check_dims(&format!("the IVF of namespace {ns}"), d)?;
+        self.dims = d;
+        let lists = s.centroids.len() / d;
+        let coarse = Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows: s.trained_rows as usize };
+        let space = self.spaces.entry(ns.clone()).or_insert_with(Space::exact);
+        if space.rows == 0 {
+            space.blocks = (0..lists).map(|_| Default::default()).collect();
+            space.coarse = Some(coarse);
+            return Ok(());
+        }
+        // Rows already held: file them as named (a full snapshot names them all).
+        let named: HashMap<MemoryId, u32> = s.assignment.into_iter().filter(|(_, l)| (*l as usize) < lists).collect();
+        let mut old = Space { blocks: (0..lists).map(|_| Default::default()).collect(), coarse: Some(coarse), rows: 0 };
+        std::mem::swap(space, &mut old);
+        for b in old.blocks {
+            for (id, v) in b.ids.iter().zip(b.data.chunks_exact(d)) {
+                let l = named.get(id).copied().unwrap_or_else(|| space.nearest_list(v, d));
+                space.push(l, *id, v);
+            }
+        }
+        self.reindex(ns);
+        Ok(())
+    }
+
+    /// Replay: add or replace a vector, filed under `list` when its namespace has an IVF and
+    /// the list exists (else under its nearest centroid). Never trains: the log says when.
+    pub fn replay_upsert(&mut self, ns: &Namespace, id: MemoryId, v: &[f32], list: Option<u32>) -> Result<()> {
+        self.put(ns, id, v, list)
+    }
+
+    /// Apply the policy to every namespace (after loading a log, or after the settings
+    /// changed): train where an IVF is due, drop where it is not wanted.
+    pub fn settle(&mut self) {
+        let all: Vec<Namespace> = self.spaces.keys().cloned().collect();
+        for ns in &all {
+            self.maintain(ns);
+        }
+    }
+
+    /// Train `ns`'s IVF anew now (when `ann = "ivf"` and it holds at least 2 vectors); true if
+    /// it did. For benchmarks and tests: the policy trains on its own.
+    pub fn retrain(&mut self, ns: &Namespace) -> bool {
+        if self.settings.kind == AnnKind::Exact || self.count(ns) < 2 {
+            return false;
+        }
+        self.train(ns);
+        true
+    }
+
+    /// The exact `k` nearest of `ns` (what an IVF search approximates), best first.
+    pub fn search_exact(&self, ns: &Namespace, q: &[f32], k: usize) -> Result<Vec<(MemoryId, f32)>> {
+        self.search_with(ns, q, k, None)
+    }
+
+    fn search_with(&self, ns: &Namespace, q: &[f32], k: usize, nprobe: Option<usize>) -> Result<Vec<(MemoryId, f32)>> {
+        let Some(space) = self.spaces.get(ns) else { return Ok(vec![]) };
+        if k == 0 {
+            return Ok(vec![]);
+        }
+        self.check_dims("the query embedding", q.len())?;
+        Ok(space.search(self.dims, q, k, nprobe))
+    }
+
+    fn check_dims(&self, what: &str, n: usize) -> Result<()> {
+        if self.dims != 0 && n != self.dims {
+            return Err(CoreError::InvalidInput(format!(
+                "{what} has {n} dimensions but the index holds {}-dimensional vectors (rebuild the index after changing the embedder)",
+                self.dims
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_vector(&self, id: MemoryId, v: &[f32]) -> Result<()> {
+        if v.is_empty() {
+            return Err(CoreError::InvalidInput(format!("memory {id}: embedding is empty")));
+        }
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(CoreError::InvalidInput(format!("memory {id}: embedding has a non-finite value")));
+        }
+        self.check_dims(&format!("memory {id}'s embedding"), v.len())
+    }
+
+    /// Record every row's position in `ns` anew (after its rows were regrouped).
+    fn reindex(&mut self, ns: &Namespace) {
+        let Some(space) = self.spaces.get(ns) else { return };
+        for (l, b) in space.blocks.iter().enumerate() {
+            for (r, id) in b.ids.iter().enumerate() {
+                if let Some(p) = self.pos.get_mut(id) {
+                    p.1 = l as u32;
+                    p.2 = r as u32;
+                }
+            }
+        }
+    }
+
+    /// Regroup `ns` under new centroids (None: one exact block), recording the change.
+    fn regroup(&mut self, ns: &Namespace, coarse: Option<Coarse>) {
+        let d = self.dims;
+        let Some(space) = self.spaces.get_mut(ns) else { return };
+        if coarse.is_none() && space.coarse.is_none() {
+            return;
+        }
+        space.regroup(d, coarse);
+        self.changed.insert(ns.clone());
+        self.reindex(ns);
+    }
+
+    fn train(&mut self, ns: &Namespace) {
+        let d = self.dims;
+        let Some(space) = self.spaces.get(ns) else { return };
+        let rows = space.rows;
+        let blocks: Vec<&[f32]> = space.blocks.iter().map(|b| b.data.as_slice()).collect();
+        let centroids = train(&blocks, d, self.settings.lists_for(rows), SEED ^ rows as u64);
+        if centroids.is_empty() {
+            return;
+        }
+        self.regroup(ns, Some(Coarse { quantizer: Quantizer::new(centroids, d), trained_rows: rows }));
+    }
+
+    /// Train, retrain or drop `ns`'s IVF as the policy says.
+    fn maintain(&mut self, ns: &Namespace) {
+        let Some(space) = self.spaces.get(ns) else { return };
+        let rows = space.rows;
+        if self.settings.kind == AnnKind::Exact || rows < self.settings.min_vectors / 2 || rows < 2 {
+            self.regroup(ns, None);
+            return;
+        }
+        let due = match &space.coarse {
+            None => rows >= self.settings.min_vectors,
+            Some(c) => rows >= c.trained_rows.saturating_mul(RETRAIN_GROWTH),
+        };
+        if due {
+            self.train(ns);
+        }
+    }
+
+    /// Add or replace without training; `list` as in `replay_upsert`.
+    fn put(&mut self, ns: &Namespace, id: MemoryId, v: &[f32], list: Option<u32>) -> Result<()> {
+        self.check_vector(id, v)?;
+        let d = v.len();
+        if let Some((old_ns, l, r)) = self.pos.get(&id).cloned() {
+            if &old_ns == ns {
+                let Some(space) = self.spaces.get_mut(ns) else { return Ok(()) };
+                let target = match list.filter(|l| (*l as usize) < space.blocks.len()) {
+                    Some(t) => t,
+                    None => space.nearest_list(v, d),
+                };
+                if target == l {
+                    space.set(l, r as usize, v);
+                    return Ok(());
+                }
+            }
+            self.remove_quietly(id);
+        }
+        self.dims = d;
+        let space = self.spaces.entry(ns.clone()).or_insert_with(Space::exact);
+        let l = match list.filter(|l| space.coarse.is_some() && (*l as usize) < space.blocks.len()) {
+            Some(l) => l,
+            None => space.nearest_list(v, d),
+        };
+        let r = space.push(l, id, v);
+        self.pos.insert(id, (ns.clone(), l, r as u32));
+        Ok(())
+    }
+
+    /// Remove `id`'s row without applying the policy; the namespace it was in, if any.
+    fn remove_quietly(&mut self, id: MemoryId) -> Option<Namespace> {
+        let (ns, l, r) = self.pos.remove(&id)?;
+        let d = self.dims;
+        let space = self.spaces.get_mut(&ns)?;
+        if let Some(moved) = space.remove(l, r as usize, d) {
+            if let Some(p) = self.pos.get_mut(&moved) {
+                p.2 = r;
+            }
+        }
+        if space.rows == 0 {
+            if space.coarse.is_some() {
+                self.changed.insert(ns.clone());
+            }
+            self.spaces.remove(&ns);
+        }
+        Some(ns)
+    }
+
+    #[cfg(test)]
+    fn check(&self) {
+        let mut n = 0;
+        for (ns, s) in &self.spaces {
+            assert_eq!(s.rows, s.blocks.iter().map(|b| b.len()).sum::<usize>(), "{ns}");
+            for (l, b) in s.blocks.iter().enumerate() {
+                for (r, id) in b.ids.iter().enumerate() {
+                    assert_eq!(self.pos[id], (ns.clone(), l as u32, r as u32), "{id}");
+                    n += 1;
+                }
+            }
+        }
+        assert_eq!(n, self.pos.len());
+    }
+}
+
+impl VectorIndex for AnnVectors {
+    fn upsert(&mut self, ns: &Namespace, id: MemoryId, v: &[f32]) -> Result<()> {
+        let old = self.pos.get(&id).map(|p| p.0.clone());
+        self.put(ns, id, v, None)?;
+        if let Some(old) = old.filter(|o| o != ns) {
+            self.maintain(&old);
+        }
+        self.maintain(ns);
+        Ok(())
+    }
+
+    fn remove(&mut self, id: MemoryId) -> bool {
+        let Some(ns) = self.remove_quietly(id) else { return false };
+        if self.spaces.get(&ns).is_some_and(|s| s.coarse.is_some()) {
+            self.maintain(&ns);
+        }
+        true
+    }
+
+    fn search(&self, ns: &Namespace, q: &[f32], k: usize) -> Result<Vec<(MemoryId, f32)>> {
+        self.search_with(ns, q, k, Some(self.settings.nprobe))
+    }
+
+    fn contains(&self, id: MemoryId) -> bool {
+        self.pos.contains_key(&id)
+    }
+
+    fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    fn clear(&mut self) {
+        self.spaces.clear();
+        self.pos.clear();
+        self.changed.clear();
+        self.dims = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::super::{pseudo, test_ns as ns};
+    use super::*;
+
+    fn small(min: usize) -> AnnSettings {
+        AnnSettings { kind: AnnKind::Ivf, min_vectors: min, lists: 8, nprobe: 2 }
+    }
+
+    #[test]
+    fn trains_at_the_threshold_follows_removals_and_drops_when_small() {
+        let mut v = AnnVectors::new(small(100));
+        let a = ns("a");
+        for i in 0..99 {
+            v.upsert(&a, MemoryId(i), &pseudo(i as u64, 16)).unwrap();
+        }
+        assert_eq!(v.ivf_lists(&a), None, "below the threshold: exact");
+        v.upsert(&a, MemoryId(99), &pseudo(99, 16)).unwrap();
+        assert_eq!(v.ivf_lists(&a), Some(8));
+        assert_eq!(v.take_ivf_changes(), vec![a.clone()]);
+        // Removals, replacements and moves keep the lists in step with the rows.
+        for i in (0..100).step_by(3) {
+            assert!(v.remove(MemoryId(i)));
+        }
+        v.upsert(&a, MemoryId(1), &pseudo(1_000, 16)).unwrap();
+        v.upsert(&ns("b"), MemoryId(2), &pseudo(2, 16)).unwrap();
+        v.check();
+        for q in 0..20 {
+            let hits = v.search(&a, &pseudo(5_000 + q, 16), 100).unwrap();
+            assert!(hits.iter().all(|h| h.0 .0 % 3 != 0 && h.0 != MemoryId(2)), "a removed id came back");
+        }
+        // Under half the threshold: exact again, and the change is recorded.
+        for i in 0..100 {
+            v.remove(MemoryId(i));
+            if v.count(&a) < 50 {
+                break;
+            }
+        }
+        v.check();
+        assert_eq!(v.ivf_lists(&a), None);
+        assert_eq!(v.take_ivf_changes(), vec![a]);
+    }
+
+    #[test]
+    fn retrains_after_growth_and_restores_from_a_snapshot() {
+        let mut v = AnnVectors::new(small(50));
+        let a = ns("a");
+        for i in 0..199 {
+            v.upsert(&a, MemoryId(i), &pseudo(i as u64, 16)).unwrap();
+        }
+        assert_eq!(v.spaces[&a].coarse.as_ref().unwrap().trained_rows, 50);
+        v.upsert(&a, MemoryId(199), &pseudo(199, 16)).unwrap();
+        assert_eq!(v.spaces[&a].coarse.as_ref().unwrap().trained_rows, 200, "retrained at 4× the rows");
+        // Restore: same lists from the snapshot, nothing retrained.
+        let snap = v.ivf_snapshot(&a).unwrap();
+        let mut w = AnnVectors::new(small(50));
+        for (id, x, _) in v.vectors_of(&a) {
+            w.replay_upsert(&a, id, x, None).unwrap();
+        }
+        w.restore_ivf(&a, Some(snap)).unwrap();
+        w.settle();
+        assert!(w.take_ivf_changes().is_empty(), "a restored IVF is not retrained");
+        for id in 0..200 {
+            assert_eq!(w.list_of(MemoryId(id)), v.list_of(MemoryId(id)));
+        }
+        let q = pseudo(77, 16);
+        assert_eq!(w.search(&a, &q, 10).unwrap(), v.search(&a, &q, 10).unwrap());
+        // `exact` drops it at the settle.
+        let mut x = AnnVectors::new(AnnSettings { kind: AnnKind::Exact, ..small(50) });
+        x.replay_upsert(&a, MemoryId(1), &pseudo(1, 16), Some(3)).unwrap();
+        x.restore_ivf(&a, v.ivf_snapshot(&a)).unwrap();
+        x.settle();
+        assert_eq!(x.ivf_lists(&a), None);
+        assert!(AnnSettings { nprobe: 0, ..small(50) }.validate().unwrap_err().to_string().contains("ivf_nprobe"));
+    }
+
+    #[test]
+    fn probing_every_list_is_exact() {
+        let mut v = AnnVectors::new(AnnSettings { nprobe: 8, ..small(10) });
+        let a = ns("a");
+        for i in 0..500 {
+            v.upsert(&a, MemoryId(i), &pseudo(i as u64, 16)).unwrap();
+        }
+        assert!(v.ivf_lists(&a).is_some());
+        for q in 0..10 {
+            let q = pseudo(9_000 + q, 16);
+            assert_eq!(v.search(&a, &q, 20).unwrap(), v.search_exact(&a, &q, 20).unwrap());
+        }
+    }
+}
