@@ -161,21 +161,7 @@ impl Index for BruteForceIndex {
         let mut g = self.write()?;
         // Validate every vector first: a bad batch changes nothing.
         let dims = g.vectors.dims();
-        let mut batch_dims = dims;
-        for d in &docs {
-            if let Some(v) = &d.embedding {
-                if batch_dims == 0 {
-                    batch_dims = v.len();
-                }
-                if v.len() != batch_dims || v.is_empty() || v.iter().any(|x| !x.is_finite()) {
-                    return Err(CoreError::InvalidInput(format!(
-                        "memory {}: embedding of {} dimensions does not fit the index's {batch_dims} (or is empty / not finite)",
-                        d.id,
-                        v.len()
-                    )));
-                }
-            }
-        }
+        crate::vector::check_batch(&docs, dims)?;
         for d in docs {
             g.remove_id(d.id);
             g.lex.entry(d.namespace.clone()).or_default().add(d.id, &indexed_text(&d));

@@ -445,21 +445,7 @@ impl Index for TantivyIndex {
         let g = &mut *g;
         let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
         let dims = g.vectors.dims();
-        let mut batch_dims = dims;
-        for d in &docs {
-            if let Some(v) = &d.embedding {
-                if batch_dims == 0 {
-                    batch_dims = v.len();
-                }
-                if v.len() != batch_dims || v.is_empty() || v.iter().any(|x| !x.is_finite()) {
-                    return Err(CoreError::InvalidInput(format!(
-                        "memory {}: embedding of {} dimensions does not fit the index's {batch_dims} (or is empty / not finite)",
-                        d.id,
-                        v.len()
-                    )));
-                }
-            }
-        }
+        crate::vector::check_batch(&docs, dims)?;
         for d in docs {
             let text = indexed_text(&d);
             live.writer.delete_term(Term::from_field_i64(live.fields.id, d.id.0));

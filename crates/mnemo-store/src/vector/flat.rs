@@ -61,7 +61,7 @@ impl FlatVectors {
     fn check_dims(&self, what: &str, n: usize) -> Result<()> {
         if self.dims != 0 && n != self.dims {
             return Err(CoreError::InvalidInput(format!(
-                "{what} has {n} dimensions but the index holds {}-dimensional vectors (rebuild the index after changing the embedder)",
+                "{what} has {n} dimensions but the index holds {}-dimensional vectors (after changing the embedder, rebuild the index: `mnemo reindex`)",
                 self.dims
             )));
         }

@@ -115,6 +115,28 @@ impl TopK {
 }
 
 /// Sort best first and keep `k`.
+/// Check every vector of a batch before applying any (a bad batch changes nothing): the same
+/// dimensions as the index (`dims`, 0 when empty) and each other, non-empty, finite.
+pub(crate) fn check_batch(docs: &[mnemo_core::IndexDoc], dims: usize) -> mnemo_core::Result<()> {
+    let mut batch_dims = dims;
+    for d in docs {
+        if let Some(v) = &d.embedding {
+            if batch_dims == 0 {
+                batch_dims = v.len();
+            }
+            if v.len() != batch_dims || v.is_empty() || v.iter().any(|x| !x.is_finite()) {
+                return Err(mnemo_core::CoreError::InvalidInput(format!(
+                    "memory {}: embedding of {} dimensions does not fit the index's {batch_dims} (or is empty / not finite); \
+                     after changing the embedder run `mnemo reindex`",
+                    d.id,
+                    v.len()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn best_first(mut v: Vec<Scored>, k: usize) -> Vec<Scored> {
     v.sort_by(|a, b| b.cmp(a));
     v.truncate(k);
