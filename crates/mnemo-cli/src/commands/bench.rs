@@ -1,10 +1,7 @@
 //! `mnemo bench locomo | scale`: figures come from a benchmark program, never a timed test.
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::path::Path;
 use std::process::ExitCode;
-
-use mnemo_core::registry::{self, BuildContext, Component, Role};
-use mnemo_core::SystemClock;
 
 use crate::cli::{BenchCommand, Cli};
 use crate::context;
@@ -14,20 +11,7 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
     let config = context::config(cli)?;
     let (report, json) = match cmd {
         BenchCommand::Locomo { args, json } => {
-            let (kind, settings, origin) = config.plugin("embedder")?;
-            let data_dir = tempfile::tempdir()?;
-            let ctx = BuildContext {
-                settings: &settings,
-                origin: &origin,
-                data_dir: data_dir.path(),
-                clock: std::sync::Arc::new(SystemClock),
-                store: None,
-                embedder: None,
-                grounders: vec![],
-            };
-            let Component::Embedder(embedder) = registry::build(Role::Embedder, &kind, &ctx)? else {
-                bail!("{origin}: the {kind} factory did not build an embedder");
-            };
+            let embedder = context::embedder(&config)?;
             let provenance =
                 run_provenance("none (retrieval only: no model call)", "none", embedder.model_id(), &config.hash());
             (mnemo_bench::locomo(args, provenance, embedder).await?, json)
