@@ -52,16 +52,6 @@ pub enum CoreError {
     /// A grounder failed.
     #[error("grounder error: {0}")]
     Grounder(String),
-    /// A turn was recorded and some of its items applied before one failed; says which.
-    #[error("turn {turn}: items 1..{applied} applied, item {} failed: {source}", applied + 1)]
-    PartiallyApplied {
-        /// The recorded turn's id.
-        turn: i64,
-        /// Items applied before the failure.
-        applied: usize,
-        /// What failed.
-        source: Box<CoreError>,
-    },
     /// The assessor failed.
     #[error("assessor error: {0}")]
     Assessor(String),

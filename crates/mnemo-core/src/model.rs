@@ -344,6 +344,18 @@ pub enum WriteOp {
         /// The grounder's source name.
         source: String,
     },
+    /// Tombstone the n-th `Insert` of this same batch (a turn that states a value and, later in
+    /// the same turn, contradicts or forgets it).
+    TombstoneNew {
+        /// The insert's position among the batch's inserts (0-based).
+        index: usize,
+        /// Why.
+        reason: String,
+        /// What superseded it.
+        superseded_by: Option<MemoryRef>,
+        /// The turn that caused it, if any.
+        turn: Option<TurnId>,
+    },
     /// Tombstone a memory (only if active; a tombstone is never reactivated).
     Tombstone {
         /// Which memory.

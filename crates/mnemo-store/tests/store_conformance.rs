@@ -49,6 +49,7 @@ conformance!(
     apply_is_atomic,
     reinforce_and_confirm,
     tombstone_keeps_the_row,
+    tombstone_new_within_a_batch,
     tombstone_is_final,
     rev_increases_on_every_change,
     changed_since_pages_by_rev,

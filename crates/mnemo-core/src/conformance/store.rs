@@ -26,6 +26,7 @@ where
     apply_is_atomic(&*make().await).await;
     reinforce_and_confirm(&*make().await).await;
     tombstone_keeps_the_row(&*make().await).await;
+    tombstone_new_within_a_batch(&*make().await).await;
     tombstone_is_final(&*make().await).await;
     rev_increases_on_every_change(&*make().await).await;
     changed_since_pages_by_rev(&*make().await).await;
@@ -430,6 +431,49 @@ pub async fn reinforce_and_confirm(s: &dyn Store) {
     let unchanged =
         |x: &Memory| (x.content.clone(), x.claim.clone(), x.embedding.clone(), x.importance, x.pinned, x.kind);
     assert_eq!(unchanged(&m), unchanged(&original), "reinforce/confirm touch nothing else");
+}
+
+/// `TombstoneNew` tombstones an insert of the same batch (stated, then contradicted in one
+/// turn), with `superseded_by` resolved; an out-of-range index fails the whole batch.
+pub async fn tombstone_new_within_a_batch(s: &dyn Store) {
+    let a = ns("alpha");
+    let new = s
+        .apply(
+            &a,
+            at(10),
+            vec![
+                ins(mem(&a, "lead time 21 days", &["acme"])),
+                ins(mem(&a, "lead time 28 days", &["acme"])),
+                WriteOp::TombstoneNew {
+                    index: 0,
+                    reason: "contradicted in the same turn".into(),
+                    superseded_by: Some(MemoryRef::New(1)),
+                    turn: None,
+                },
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(new.len(), 2);
+    let first = get(s, &a, new[0]).await;
+    assert_eq!(
+        first.status,
+        Status::Tombstoned { reason: "contradicted in the same turn".into(), at: at(10), superseded_by: Some(new[1]) }
+    );
+    assert_eq!(ids(&s.active(&a).await.unwrap()), vec![new[1]]);
+    let before = s.max_rev().await.unwrap();
+    let bad = s
+        .apply(
+            &a,
+            at(20),
+            vec![
+                ins(mem(&a, "x", &[])),
+                WriteOp::TombstoneNew { index: 1, reason: "r".into(), superseded_by: None, turn: None },
+            ],
+        )
+        .await;
+    assert!(bad.is_err(), "a TombstoneNew past the batch's inserts must fail");
+    assert_eq!(s.max_rev().await.unwrap(), before, "and change nothing");
 }
 
 /// A tombstone keeps the row with reason, time and successor (`MemoryRef::New` resolved,

@@ -1,7 +1,8 @@
 //! Explicit forgetting: resolve exactly the designated memories and tombstone them with the
 //! command as the reason. No collateral: a claim command touches only that claim; a free-text
 //! command only what the reasoner designates among the candidates it was shown.
-use super::write::{join_ids, Outcome, OutcomeKind};
+use super::plan::TurnPlan;
+use super::write::{Outcome, OutcomeKind};
 use super::Engine;
 use crate::error::{CoreError, Result};
 use crate::grammar::{self, guess_entities};
@@ -36,18 +37,27 @@ impl Engine {
         self.remember(ns, source, &text).await
     }
 
-    pub(crate) async fn apply_forget(&self, ns: &Namespace, turn: &Turn, cmd: &ForgetCommand) -> Result<Outcome> {
+    /// Plan a forget command: exactly the designated memories, stored or pending in this turn.
+    pub(crate) async fn plan_forget(
+        &self,
+        ns: &Namespace,
+        turn: &Turn,
+        cmd: &ForgetCommand,
+        plan: &mut TurnPlan,
+    ) -> Result<Outcome> {
         let (targets, said) = match cmd {
             ForgetCommand::Claim { entity, attribute } => {
-                let found = self.store.active_by_entities(ns, &[norm_name(entity)]).await?;
-                let ids: Vec<MemoryId> = found
+                let on_it = |m: &Memory| m.claim.as_ref().is_some_and(|c| c.is_on(entity, attribute));
+                let mut ids: Vec<MemoryId> = plan
+                    .live(self.store.active_by_entities(ns, &[norm_name(entity)]).await?)
                     .iter()
-                    .filter(|m| m.claim.as_ref().is_some_and(|c| c.is_on(entity, attribute)))
+                    .filter(|m| on_it(m))
                     .map(|m| m.id)
                     .collect();
+                ids.extend(plan.pending().filter(|m| on_it(m)).map(|m| m.id));
                 (ids, format!("{entity} | {attribute}"))
             }
-            ForgetCommand::Text(text) => (self.resolve_text_forget(ns, text).await?, text.clone()),
+            ForgetCommand::Text(text) => (self.resolve_text_forget(ns, text, plan).await?, text.clone()),
         };
         if targets.is_empty() {
             return Ok(Outcome {
@@ -57,26 +67,23 @@ impl Engine {
                 detail: format!("[FORGET] {said}: no active memory matched"),
             });
         }
-        let ops = targets
-            .iter()
-            .map(|id| WriteOp::Tombstone {
-                id: *id,
-                reason: format!("forgotten on command: [FORGET] {said} (turn {})", turn.id),
-                superseded_by: None,
-                turn: Some(turn.id),
-            })
-            .collect();
-        self.store.apply(ns, turn.at, ops).await?;
-        self.sync().await?;
+        for id in &targets {
+            plan.tombstone(
+                *id,
+                format!("forgotten on command: [FORGET] {said} (turn {})", turn.id),
+                None,
+                Some(turn.id),
+            );
+        }
         Ok(Outcome {
             kind: OutcomeKind::Forgotten,
             memory: targets.first().copied(),
-            tombstoned: targets.clone(),
-            detail: format!("[FORGET] {said}: tombstoned {}", join_ids(&targets)),
+            tombstoned: targets,
+            detail: format!("[FORGET] {said}: tombstoned {{tombstoned}}"),
         })
     }
 
-    async fn resolve_text_forget(&self, ns: &Namespace, text: &str) -> Result<Vec<MemoryId>> {
+    async fn resolve_text_forget(&self, ns: &Namespace, text: &str, plan: &TurnPlan) -> Result<Vec<MemoryId>> {
         let embedding = self.embedder.embed(&[text.to_string()]).await?.into_iter().next();
         let hits = self
             .index
@@ -89,16 +96,16 @@ impl Engine {
             })
             .await?;
         let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
-        let mut candidates: Vec<Memory> =
-            self.store.get_many(ns, &ids).await?.into_iter().filter(|m| m.status.is_active()).collect();
+        let mut candidates: Vec<Memory> = plan.live(self.store.get_many(ns, &ids).await?);
         let entities: Vec<String> = guess_entities(text).iter().map(|e| norm_name(e)).collect();
         if !entities.is_empty() {
-            for m in self.store.active_by_entities(ns, &entities).await? {
+            for m in plan.live(self.store.active_by_entities(ns, &entities).await?) {
                 if !candidates.iter().any(|c| c.id == m.id) {
                     candidates.push(m);
                 }
             }
         }
+        candidates.extend(plan.pending().cloned());
         if candidates.is_empty() {
             return Ok(vec![]);
         }

@@ -18,6 +18,7 @@ mod correct;
 mod decay;
 mod forget;
 mod ingest;
+mod plan;
 mod recall;
 mod why;
 mod write;

@@ -2,6 +2,7 @@
 //! candidate against its active neighbours, apply atomically, keep the index in step.
 use serde::{Deserialize, Serialize};
 
+use super::plan::TurnPlan;
 use super::Engine;
 use crate::error::{CoreError, Result};
 use crate::grammar::{self, TaggedLine};
@@ -72,9 +73,9 @@ impl Engine {
 
     /// Remember a turn with an external id (e.g. a benchmark's dialogue id).
     ///
-    /// The raw turn is recorded first; extraction and embedding happen before any memory is
-    /// written; then the items apply in turn order, each atomically. If an item fails after
-    /// others were applied, the error says which (`PartiallyApplied`).
+    /// The raw turn is recorded first (durable before anything is derived); then extraction,
+    /// embedding and reconciliation plan every item in turn order, and the plan is applied as
+    /// one atomic batch. A failure anywhere leaves the recorded turn and no derived change.
     pub async fn remember_turn(
         &self,
         ns: &Namespace,
@@ -127,22 +128,30 @@ impl Engine {
             return Err(CoreError::Embedder(format!("asked for {} vectors, got {}", contents.len(), vectors.len())));
         }
         let mut vectors = vectors.into_iter();
+        let mut plan = TurnPlan::default();
         let mut outcomes = Vec::new();
-        for (i, item) in extraction.items.iter().enumerate() {
-            let result = match item {
-                TaggedLine::Forget(cmd) => self.apply_forget(ns, &turn, cmd).await,
+        for item in &extraction.items {
+            outcomes.push(match item {
+                TaggedLine::Forget(cmd) => self.plan_forget(ns, &turn, cmd, &mut plan).await?,
                 TaggedLine::Memory(cand) => {
                     let vector = vectors.next().unwrap_or_default();
                     let importance = self.importance_of(cand, &mut notes);
                     let new = self.new_memory(ns, cand, importance, vector, &turn, &extraction.model);
-                    self.reconcile_and_apply(ns, &turn, cand, new, &mut notes).await
+                    self.plan_candidate(ns, &turn, cand, new, &mut plan, &mut notes).await?
                 }
-            };
-            match result {
-                Ok(o) => outcomes.push(o),
-                Err(e) if i == 0 => return Err(e),
-                Err(e) => return Err(CoreError::PartiallyApplied { turn: turn.id.0, applied: i, source: Box::new(e) }),
+            });
+        }
+        // One atomic batch: the turn's memories land together or not at all.
+        if !plan.ops.is_empty() {
+            let inserted = self.store.apply(ns, turn.at, std::mem::take(&mut plan.ops)).await?;
+            for o in &mut outcomes {
+                o.memory = o.memory.map(|id| TurnPlan::resolve(id, &inserted));
+                for t in &mut o.tombstoned {
+                    *t = TurnPlan::resolve(*t, &inserted);
+                }
+                o.detail = fill_ids(&o.detail, o.memory, &o.tombstoned);
             }
+            self.sync().await?;
         }
         Ok(RememberReport { turn, outcomes, notes, model: extraction.model })
     }
@@ -190,11 +199,21 @@ impl Engine {
         }
     }
 
-    /// Active neighbours of a candidate: memories sharing an entity, plus (for candidates
-    /// without a claim) the closest memories by content, so paraphrases can be recognised.
-    async fn neighbours(&self, ns: &Namespace, cand: &Candidate, new: &NewMemory) -> Result<Vec<Memory>> {
-        let mut found =
-            if new.entities.is_empty() { Vec::new() } else { self.store.active_by_entities(ns, &new.entities).await? };
+    /// Active neighbours of a candidate under the plan: memories sharing an entity (stored or
+    /// pending in this turn), plus for candidates without a claim the closest stored memories by
+    /// content and the pending ones of the same kind, so paraphrases can be recognised.
+    async fn neighbours(
+        &self,
+        ns: &Namespace,
+        cand: &Candidate,
+        new: &NewMemory,
+        plan: &TurnPlan,
+    ) -> Result<Vec<Memory>> {
+        let mut found = if new.entities.is_empty() {
+            Vec::new()
+        } else {
+            plan.live(self.store.active_by_entities(ns, &new.entities).await?)
+        };
         if cand.claim.is_none() {
             let hits = self
                 .index
@@ -209,21 +228,28 @@ impl Engine {
             let ids: Vec<MemoryId> =
                 hits.iter().map(|h| h.id).filter(|id| !found.iter().any(|m| m.id == *id)).collect();
             if !ids.is_empty() {
-                found.extend(self.store.get_many(ns, &ids).await?.into_iter().filter(|m| m.status.is_active()));
+                found.extend(plan.live(self.store.get_many(ns, &ids).await?));
+            }
+        }
+        for p in plan.pending() {
+            let shares_entity = p.entities.iter().any(|e| new.entities.contains(e));
+            if shares_entity || (cand.claim.is_none() && p.kind == cand.kind) {
+                found.push(p.clone());
             }
         }
         Ok(found)
     }
 
-    async fn reconcile_and_apply(
+    async fn plan_candidate(
         &self,
         ns: &Namespace,
         turn: &Turn,
         cand: &Candidate,
         new: NewMemory,
+        plan: &mut TurnPlan,
         notes: &mut Vec<String>,
     ) -> Result<Outcome> {
-        let neighbours = self.neighbours(ns, cand, &new).await?;
+        let neighbours = self.neighbours(ns, cand, &new, plan).await?;
         let verdict = match &cand.claim {
             // Claims reconcile by rule: deterministic, free, and the same for every model.
             Some(claim) => reconcile_claim(claim, &neighbours),
@@ -241,49 +267,35 @@ impl Engine {
                         ));
                     }
                 }
-                self.store
-                    .apply(
-                        ns,
-                        turn.at,
-                        vec![WriteOp::Reinforce { id, source: turn.source.clone(), turn: Some(turn.id) }],
-                    )
-                    .await?;
-                self.sync().await?;
+                plan.reinforce(id, &turn.source, Some(turn.id));
                 Ok(Outcome {
                     kind: OutcomeKind::Reinforced,
                     memory: Some(id),
                     tombstoned: vec![],
-                    detail: format!("duplicate of memory {id}: reinforced"),
+                    detail: "duplicate of memory {id}: reinforced".into(),
                 })
             }
             Verdict::Contradicts(ids) if !ids.is_empty() && ids.iter().all(known) => {
-                let mut ops = vec![WriteOp::Insert { memory: new, turn: Some(turn.id) }];
-                for id in &ids {
-                    let old = neighbours.iter().find(|m| m.id == *id);
-                    ops.push(WriteOp::Tombstone {
-                        id: *id,
-                        reason: supersede_reason(old, cand, turn),
-                        superseded_by: Some(MemoryRef::New(0)),
-                        turn: Some(turn.id),
-                    });
+                let reasons: Vec<String> = ids
+                    .iter()
+                    .map(|id| supersede_reason(neighbours.iter().find(|m| m.id == *id), cand, turn))
+                    .collect();
+                let new_id = plan.insert(new, Some(turn.id));
+                for (id, reason) in ids.iter().zip(reasons) {
+                    plan.tombstone(*id, reason, Some(new_id), Some(turn.id));
                 }
-                let inserted = self.store.apply(ns, turn.at, ops).await?;
-                self.sync().await?;
-                let id = inserted.first().copied();
                 Ok(Outcome {
                     kind: OutcomeKind::Superseded,
-                    memory: id,
+                    memory: Some(new_id),
                     tombstoned: ids.clone(),
-                    detail: format!("contradicts {}: superseded", join_ids(&ids)),
+                    detail: "contradicts {tombstoned}: superseded".into(),
                 })
             }
             Verdict::Novel => {
-                let inserted =
-                    self.store.apply(ns, turn.at, vec![WriteOp::Insert { memory: new, turn: Some(turn.id) }]).await?;
-                self.sync().await?;
+                let id = plan.insert(new, Some(turn.id));
                 Ok(Outcome {
                     kind: OutcomeKind::Inserted,
-                    memory: inserted.first().copied(),
+                    memory: Some(id),
                     tombstoned: vec![],
                     detail: "novel".into(),
                 })
@@ -321,6 +333,13 @@ fn supersede_reason(old: Option<&Memory>, cand: &Candidate, turn: &Turn) -> Stri
         ),
         _ => format!("superseded: contradicted by {:?} (turn {})", cand.content, turn.id),
     }
+}
+
+/// Fill the `{id}` / `{tombstoned}` markers of an outcome's detail once ids are final.
+pub(crate) fn fill_ids(detail: &str, id: Option<MemoryId>, tombstoned: &[MemoryId]) -> String {
+    detail
+        .replace("{id}", &id.map(|i| i.to_string()).unwrap_or_default())
+        .replace("{tombstoned}", &join_ids(tombstoned))
 }
 
 pub(crate) fn join_ids(ids: &[MemoryId]) -> String {

@@ -60,11 +60,27 @@ pub(crate) fn touch(conn: &mut Connection, ns: &Namespace, ids: &[MemoryId], at:
 pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
     let inserts = ops.iter().filter(|op| matches!(op, WriteOp::Insert { .. })).count();
     for (i, op) in ops.iter().enumerate() {
-        if let WriteOp::Tombstone { superseded_by: Some(MemoryRef::New(n)), .. } = op {
-            if *n >= inserts {
-                return Err(CoreError::InvalidInput(format!(
-                    "op {i}: superseded_by refers to insert #{n} of the batch, but the batch has {inserts} insert(s)"
-                )));
+        let (by, target) = match op {
+            WriteOp::Tombstone { superseded_by, .. } => (superseded_by, None),
+            WriteOp::TombstoneNew { index, superseded_by, .. } => (superseded_by, Some(*index)),
+            _ => (&None, None),
+        };
+        for (what, n) in [
+            (
+                "superseded_by",
+                by.as_ref().and_then(|r| match r {
+                    MemoryRef::New(n) => Some(*n),
+                    MemoryRef::Existing(_) => None,
+                }),
+            ),
+            ("target", target),
+        ] {
+            if let Some(n) = n {
+                if n >= inserts {
+                    return Err(CoreError::InvalidInput(format!(
+                        "op {i}: {what} refers to insert #{n} of the batch, but the batch has {inserts} insert(s)"
+                    )));
+                }
             }
         }
     }
@@ -83,18 +99,36 @@ pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: V
             WriteOp::Reinforce { id, source, turn } => reinforce(&tx, ns, at, id, source, turn)?,
             WriteOp::Confirm { id, source } => confirm(&tx, ns, at, id, source)?,
             WriteOp::Tombstone { id, reason, superseded_by, turn } => {
-                let by = match superseded_by {
-                    None => None,
-                    // In range: checked above.
-                    Some(MemoryRef::New(n)) => new_ids.get(n).copied(),
-                    Some(MemoryRef::Existing(by)) => Some(existing_in(&tx, ns, by, "tombstone superseded_by")?.id),
-                };
+                let by = superseded(&tx, ns, &new_ids, superseded_by)?;
+                tombstone(&tx, ns, at, id, reason, by, turn)?;
+            }
+            WriteOp::TombstoneNew { index, reason, superseded_by, turn } => {
+                let by = superseded(&tx, ns, &new_ids, superseded_by)?;
+                // In range: checked above.
+                let id = new_ids
+                    .get(index)
+                    .copied()
+                    .ok_or_else(|| CoreError::InvalidInput(format!("no insert #{index}")))?;
                 tombstone(&tx, ns, at, id, reason, by, turn)?;
             }
         }
     }
     tx.commit().db()?;
     Ok(new_ids)
+}
+
+/// Resolve a `superseded_by` reference (batch inserts are in range: checked before).
+fn superseded(
+    tx: &Transaction<'_>,
+    ns: &Namespace,
+    new_ids: &[MemoryId],
+    by: Option<MemoryRef>,
+) -> Result<Option<MemoryId>> {
+    Ok(match by {
+        None => None,
+        Some(MemoryRef::New(n)) => new_ids.get(n).copied(),
+        Some(MemoryRef::Existing(by)) => Some(existing_in(tx, ns, by, "tombstone superseded_by")?.id),
+    })
 }
 
 /// Append an event and make its seq the memory's rev.
