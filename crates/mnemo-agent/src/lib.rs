@@ -3,7 +3,7 @@
 //!
 //! The runtime is generic over the traits and knows no implementation: it names kinds from
 //! config and the registry builds them. This crate links every built-in plugin crate so their
-//! registrations are kept (see [`linked_plugin_crates`]).
+//! registrations are kept (the registry test in tests/runtime.rs checks every expected kind).
 #![deny(missing_docs)]
 
 pub mod assess;
@@ -20,8 +20,3 @@ use mnemo_llm as _;
 use mnemo_plugin_erp as _;
 use mnemo_store as _;
 use mnemo_tools as _;
-
-/// The plugin crates this runtime links (their registrations are in the registry).
-pub fn linked_plugin_crates() -> &'static [&'static str] {
-    &["mnemo-store", "mnemo-llm", "mnemo-tools", "mnemo-plugin-erp", "mnemo-agent"]
-}

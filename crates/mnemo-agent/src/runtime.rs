@@ -16,7 +16,6 @@ pub struct Runtime {
     assessor: Arc<dyn Assessor>,
     grounders: Vec<Arc<dyn Grounder>>,
     config: Config,
-    model: ModelInfo,
     /// Held for the runtime's life: one process writes a data directory at a time (the
     /// reconcile read-then-write and the index writer both need it).
     _lock: std::fs::File,
@@ -134,7 +133,6 @@ impl Runtime {
             Component::Assessor(a) => a,
             _ => return Err(wrong_component(Role::Assessor)),
         };
-        let model = reasoner.model_info();
         let engine = Engine::new(EngineParts {
             store,
             index,
@@ -145,7 +143,7 @@ impl Runtime {
             policy: config.policy().clone(),
         })?;
         engine.sync_index(progress).await?;
-        Ok(Runtime { engine: Arc::new(engine), assessor, grounders, config: config.clone(), model, _lock: lock })
+        Ok(Runtime { engine: Arc::new(engine), assessor, grounders, config: config.clone(), _lock: lock })
     }
 
     /// The engine.
@@ -196,11 +194,6 @@ impl Runtime {
         let mut turn = self.turn(ns, &task, opts).await?;
         turn.remembered = Some(remembered);
         Ok(turn)
-    }
-
-    /// The model info captured at build time.
-    pub fn built_model(&self) -> &ModelInfo {
-        &self.model
     }
 }
 

@@ -42,6 +42,12 @@ pub fn peak_rss_bytes() -> Option<u64> {
     proc_status_kb("VmHWM:").map(|kb| kb * 1024)
 }
 
+/// The `peak_rss` row of a scale run: MiB, and whether the peak was reset before this N.
+pub fn peak_rss_mib(was_reset: bool) -> (f64, &'static str) {
+    let mib = peak_rss_bytes().unwrap_or(0) as f64 / (1024.0 * 1024.0);
+    (mib, if was_reset { "VmHWM, reset before this N" } else { "VmHWM of the whole process (reset refused)" })
+}
+
 /// Current resident set size in bytes (`VmRSS`).
 pub fn rss_bytes() -> Option<u64> {
     proc_status_kb("VmRSS:").map(|kb| kb * 1024)

@@ -8,9 +8,9 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use async_trait::async_trait;
 use mnemo_core::registry::{BuildContext, Component, Role};
 use mnemo_core::text::words;
-use mnemo_core::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery};
+use mnemo_core::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchQuery};
 
-use crate::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
+use crate::fusion::{search_by_mode, sort_hits, FusionSettings};
 use crate::vector::{FlatVectors, VectorIndex};
 
 /// BM25 constants (the usual ones, as in tantivy and Lucene).
@@ -186,35 +186,8 @@ impl Index for BruteForceIndex {
 
     async fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>> {
         let g = self.read()?;
-        if q.limit == 0 {
-            return Ok(vec![]);
-        }
-        let lexical = |limit: usize| g.lex.get(&q.namespace).map(|l| l.search(&q.text, limit)).unwrap_or_default();
-        let dense = |limit: usize| -> Result<Vec<Hit>> {
-            let Some(e) = &q.embedding else { return Ok(vec![]) };
-            Ok(g.vectors
-                .search(&q.namespace, e, limit)?
-                .into_iter()
-                .map(|(id, s)| Hit { id, score: s.clamp(0.0, 1.0) })
-                .collect())
-        };
-        match q.mode {
-            SearchMode::Lexical => Ok(lexical(q.limit)),
-            SearchMode::Dense => {
-                if q.embedding.is_none() {
-                    return Err(CoreError::InvalidInput("a dense search needs a query embedding".into()));
-                }
-                dense(q.limit)
-            }
-            SearchMode::Hybrid => {
-                let depth = fusion_depth(q.limit);
-                let l: Vec<MemoryId> = lexical(depth).into_iter().map(|h| h.id).collect();
-                // A vector at or below 0 cosine shares nothing with the query: it does not vote.
-                let d: Vec<MemoryId> = dense(depth)?.into_iter().filter(|h| h.score > 0.0).map(|h| h.id).collect();
-                let f = &self.fusion;
-                Ok(rrf(&[(f.lexical_weight, &l), (f.dense_weight, &d)], f.rrf_k, q.limit))
-            }
-        }
+        let lexical = |limit: usize| Ok(g.lex.get(&q.namespace).map(|l| l.search(&q.text, limit)).unwrap_or_default());
+        search_by_mode(q, &self.fusion, &g.vectors, lexical)
     }
 
     async fn state(&self) -> Result<IndexState> {

@@ -5,7 +5,9 @@
 //! ranked first by every signal scores 1.
 use std::collections::HashMap;
 
-use mnemo_core::{CoreError, Hit, MemoryId, Result};
+use mnemo_core::{CoreError, Hit, MemoryId, Result, SearchMode, SearchQuery};
+
+use crate::vector::VectorIndex;
 use serde::{Deserialize, Serialize};
 
 /// How lexical and dense rankings are fused (the `[index]` keys `lexical_weight`,
@@ -47,6 +49,44 @@ impl FusionSettings {
             return Err(CoreError::Config("index.rrf_k must be finite and >= 0".into()));
         }
         Ok(())
+    }
+}
+
+/// Run `q` by its mode over the two signals — the same rule for every index: lexical only,
+/// dense only (a query embedding is required), or both fused by weighted RRF at
+/// `fusion_depth`. `lexical(limit)` ranks the namespace's documents by text.
+pub fn search_by_mode<V: VectorIndex + ?Sized>(
+    q: &SearchQuery,
+    fusion: &FusionSettings,
+    vectors: &V,
+    lexical: impl Fn(usize) -> Result<Vec<Hit>>,
+) -> Result<Vec<Hit>> {
+    if q.limit == 0 {
+        return Ok(vec![]);
+    }
+    let dense = |limit: usize| -> Result<Vec<Hit>> {
+        let Some(e) = &q.embedding else { return Ok(vec![]) };
+        Ok(vectors
+            .search(&q.namespace, e, limit)?
+            .into_iter()
+            .map(|(id, s)| Hit { id, score: s.clamp(0.0, 1.0) })
+            .collect())
+    };
+    match q.mode {
+        SearchMode::Lexical => lexical(q.limit),
+        SearchMode::Dense => {
+            if q.embedding.is_none() {
+                return Err(CoreError::InvalidInput("a dense search needs a query embedding".into()));
+            }
+            dense(q.limit)
+        }
+        SearchMode::Hybrid => {
+            let depth = fusion_depth(q.limit);
+            let l: Vec<MemoryId> = lexical(depth)?.into_iter().map(|h| h.id).collect();
+            // A vector at or below 0 cosine shares nothing with the query: it does not vote.
+            let d: Vec<MemoryId> = dense(depth)?.into_iter().filter(|h| h.score > 0.0).map(|h| h.id).collect();
+            Ok(rrf(&[(fusion.lexical_weight, &l), (fusion.dense_weight, &d)], fusion.rrf_k, q.limit))
+        }
     }
 }
 

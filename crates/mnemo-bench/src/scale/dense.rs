@@ -12,7 +12,7 @@ use mnemo_store::vector::{AnnSettings, AnnVectors, VectorIndex};
 use super::synth::{Corpus, Rng};
 use super::{Row, ScaleArgs};
 use crate::error::Result;
-use crate::util::{bar, peak_rss_bytes, percentile, reset_peak_rss};
+use crate::util::{bar, peak_rss_mib, percentile, reset_peak_rss};
 
 /// The dense-side rows of N vectors.
 pub(super) fn dense_only(args: &ScaleArgs, n: usize, corpus: &Corpus, settings: &AnnSettings) -> Result<Vec<Row>> {
@@ -101,13 +101,8 @@ pub(super) fn dense_only(args: &ScaleArgs, n: usize, corpus: &Corpus, settings: 
             "one training at n: k-means on a sample + filing every vector",
         );
     }
-    let rss = peak_rss_bytes().unwrap_or(0) as f64;
-    push(
-        "peak_rss",
-        rss / (1024.0 * 1024.0),
-        "MiB",
-        if rss_reset { "VmHWM, reset before this N" } else { "VmHWM of the whole process (reset refused)" },
-    );
+    let (mib, note) = peak_rss_mib(rss_reset);
+    push("peak_rss", mib, "MiB", note);
     Ok(rows)
 }
 

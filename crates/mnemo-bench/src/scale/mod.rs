@@ -38,7 +38,7 @@ use serde_json::json;
 
 use crate::error::{BenchError, Result};
 use crate::report::{provenance_md, table, BenchReport};
-use crate::util::{bar, dir_bytes, peak_rss_bytes, percentile, reset_peak_rss, NoReasoner};
+use crate::util::{bar, dir_bytes, peak_rss_mib, percentile, reset_peak_rss, NoReasoner};
 use synth::{Corpus, Rng, SynthEmbedder};
 
 /// Arguments of `bench scale`.
@@ -490,13 +490,8 @@ async fn one_size(
     );
     drop(reopened);
 
-    let rss = peak_rss_bytes().unwrap_or(0) as f64;
-    push(
-        "peak_rss",
-        rss / (1024.0 * 1024.0),
-        "MiB",
-        if rss_reset { "VmHWM, reset before this N" } else { "VmHWM of the whole process (reset refused)" },
-    );
+    let (mib, note) = peak_rss_mib(rss_reset);
+    push("peak_rss", mib, "MiB", note);
     drop(store);
     Ok(rows)
 }

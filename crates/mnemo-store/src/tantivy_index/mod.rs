@@ -24,7 +24,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use async_trait::async_trait;
 use mnemo_core::registry::{BuildContext, Component, Role};
 use mnemo_core::{
-    Clock, CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery, Timestamp,
+    Clock, CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchQuery, Timestamp,
 };
 use tantivy::collector::TopDocs;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
@@ -33,7 +33,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::brute::indexed_text;
-use crate::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
+use crate::fusion::{search_by_mode, sort_hits, FusionSettings};
 use crate::vector::{AnnVectors, VectorIndex};
 use overlay::{Overlay, Stats};
 use schema::{Fields, Payload, SCHEMA_VERSION, TOKENIZER};
@@ -364,15 +364,6 @@ impl TantivyIndex {
         Ok(hits)
     }
 
-    fn dense(g: &Inner, q: &SearchQuery, limit: usize) -> Result<Vec<Hit>> {
-        let Some(e) = &q.embedding else { return Ok(vec![]) };
-        Ok(g.vectors
-            .search(&q.namespace, e, limit)?
-            .into_iter()
-            .map(|(id, s)| Hit { id, score: s.clamp(0.0, 1.0) })
-            .collect())
-    }
-
     /// Vectors held (for tests and reports).
     pub fn vector_count(&self) -> Result<usize> {
         Ok(self.read()?.vectors.len())
@@ -515,27 +506,7 @@ impl Index for TantivyIndex {
         if g.live.is_none() {
             return Err(stale_err(&g));
         }
-        if q.limit == 0 {
-            return Ok(vec![]);
-        }
-        match q.mode {
-            SearchMode::Lexical => self.lexical(&g, q, q.limit),
-            SearchMode::Dense => {
-                if q.embedding.is_none() {
-                    return Err(CoreError::InvalidInput("a dense search needs a query embedding".into()));
-                }
-                Self::dense(&g, q, q.limit)
-            }
-            SearchMode::Hybrid => {
-                let depth = fusion_depth(q.limit);
-                let l: Vec<MemoryId> = self.lexical(&g, q, depth)?.into_iter().map(|h| h.id).collect();
-                // A vector at or below 0 cosine shares nothing with the query: it does not vote.
-                let d: Vec<MemoryId> =
-                    Self::dense(&g, q, depth)?.into_iter().filter(|h| h.score > 0.0).map(|h| h.id).collect();
-                let f = &self.fusion;
-                Ok(rrf(&[(f.lexical_weight, &l), (f.dense_weight, &d)], f.rrf_k, q.limit))
-            }
-        }
+        search_by_mode(q, &self.fusion, &g.vectors, |limit| self.lexical(&g, q, limit))
     }
 
     async fn state(&self) -> Result<IndexState> {
