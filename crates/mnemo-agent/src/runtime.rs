@@ -16,6 +16,8 @@ pub struct Runtime {
     assessor: Arc<dyn Assessor>,
     grounders: Vec<Arc<dyn Grounder>>,
     config: Config,
+    /// What bringing the index up to the store at build time did (a rebuild says why).
+    startup_sync: SyncReport,
     /// Held for the runtime's life: one process writes a data directory at a time (the
     /// reconcile read-then-write and the index writer both need it).
     _lock: std::fs::File,
@@ -142,10 +144,14 @@ impl Runtime {
             tokens: Arc::new(CharTokenCounter),
             policy: config.policy().clone(),
         })?;
-        engine.sync_index(progress).await?;
-        Ok(Runtime { engine: Arc::new(engine), assessor, grounders, config: config.clone(), _lock: lock })
+        let startup_sync = engine.sync_index(progress).await?;
+        Ok(Runtime { engine: Arc::new(engine), assessor, grounders, config: config.clone(), startup_sync, _lock: lock })
     }
 
+    /// What bringing the index up to the store did when the runtime was built.
+    pub fn startup_sync(&self) -> &SyncReport {
+        &self.startup_sync
+    }
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine

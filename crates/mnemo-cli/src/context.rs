@@ -62,5 +62,14 @@ pub async fn runtime(config: &Config, data_dir: &Path, clock: Arc<dyn Clock>) ->
         .await
         .with_context(|| format!("opening Mnemo in {}", data_dir.display()))?;
     bar.finish_and_clear();
+    let sync = rt.startup_sync();
+    // A brand-new data directory has no index yet: nothing worth saying.
+    let first_use = sync.upserted == 0
+        && sync.removed == 0
+        && sync.rebuilt_because.as_deref().is_some_and(|w| w.starts_with("no index"));
+    if let Some(why) = sync.rebuilt_because.as_ref().filter(|_| !first_use) {
+        // On stderr, so `--json` output stays one document; said every time it happens.
+        eprintln!("mnemo: the index was rebuilt from the store ({} memories): {why}", rt.startup_sync().upserted);
+    }
     Ok(rt)
 }

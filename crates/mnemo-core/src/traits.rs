@@ -43,6 +43,37 @@ pub trait Store: Send + Sync {
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()>;
     /// The namespaces that hold anything.
     async fn namespaces(&self) -> Result<Vec<Namespace>>;
+    /// Which store this is (identity and generation), recorded by a derived Index so that an
+    /// index of another store, or of this one before it was replaced, is never served. None:
+    /// this store cannot say (then only the watermark and `rev_fingerprint` are checked).
+    async fn identity(&self) -> Result<Option<StoreIdentity>> {
+        Ok(None)
+    }
+    /// A short fingerprint of the change recorded at `rev` (None when no change has that rev,
+    /// or the store cannot say). A restored or forked store whose history at the index's
+    /// watermark differs from the one the index was built from is told apart by it.
+    async fn rev_fingerprint(&self, _rev: u64) -> Result<Option<String>> {
+        Ok(None)
+    }
+}
+
+/// Who a Store is: an identity drawn when it was created (a new or emptied store gets a new
+/// one) and a generation bumped whenever its content is replaced in place (a restore).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreIdentity {
+    /// Opaque, stable for the store's life.
+    pub id: String,
+    /// Starts at 1; bumped when the content is replaced.
+    pub generation: u64,
+}
+
+/// What an Index records beside its watermark about the store it was built from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexStamp {
+    /// The store's identity, if it has one.
+    pub store: Option<StoreIdentity>,
+    /// `Store::rev_fingerprint` of the watermark's rev when it was recorded.
+    pub fingerprint: Option<String>,
 }
 
 /// Which retrieval signal(s) a search uses.
@@ -140,8 +171,17 @@ pub trait Index: Send + Sync {
     async fn set_watermark(&self, rev: u64) -> Result<()>;
     /// Make applied changes durable.
     async fn flush(&self) -> Result<()>;
-    /// Drop everything (before a rebuild).
+    /// Drop everything (before a rebuild). Must not need the old index to be readable: a
+    /// damaged index is wiped, not opened.
     async fn clear(&self) -> Result<()>;
+    /// The stamp recorded with the watermark (None: this index records none, or it is empty).
+    async fn stamp(&self) -> Result<Option<IndexStamp>> {
+        Ok(None)
+    }
+    /// Record the stamp that goes with the watermark (durable with it, at the next flush).
+    async fn set_stamp(&self, _stamp: IndexStamp) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Text to unit vectors, with a model id persisted beside each vector.

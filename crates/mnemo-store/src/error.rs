@@ -19,6 +19,18 @@ pub enum StoreError {
         /// What SQLite said.
         detail: String,
     },
+    /// The file is shorter than its own header says, or empty: cut off (an interrupted copy, a
+    /// `: > file`, a full disk). Never opened as a new, empty store.
+    #[error(
+        "{path}: the store file is truncated: {detail}; restore it from a backup, or remove it \
+         (and its -wal/-shm files) to start a new, empty store"
+    )]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// What was found.
+        detail: String,
+    },
     /// The file is a SQLite database, but not one of Mnemo's.
     #[error("{path}: a SQLite database but not a Mnemo store ({detail})")]
     Foreign {

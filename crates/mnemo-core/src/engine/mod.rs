@@ -11,8 +11,8 @@ use crate::clock::Clock;
 use crate::error::Result;
 use crate::policy::EnginePolicy;
 use crate::tokens::TokenCounter;
-use crate::traits::IndexState;
 use crate::traits::{Embedder, Index, IndexDoc, Reasoner, Store};
+use crate::traits::{IndexStamp, IndexState};
 
 mod correct;
 mod decay;
@@ -75,6 +75,9 @@ pub struct SyncReport {
     pub rev: u64,
     /// True when the index was cleared and rebuilt from the store.
     pub rebuilt: bool,
+    /// Why it was rebuilt, when the sync found it unusable (not for an explicit reindex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuilt_because: Option<String>,
 }
 
 /// Rows fetched per catch-up round.
@@ -128,21 +131,32 @@ impl Engine {
 
     /// Bring the index up to the store: replay every change above the index's watermark
     /// (upsert active memories, remove tombstoned ones). `progress(done, total)` is called
-    /// after each batch. If the index is `Stale` (missing, of another schema), it is cleared and
-    /// rebuilt from the store.
+    /// after each batch. The index is cleared and rebuilt from the store (and the report says
+    /// why) when it is `Stale` (missing, damaged, of another schema, a commit failed), or on
+    /// the first sync when it does not belong to this store: another store identity or
+    /// generation, a watermark above the store's newest revision (an emptied store, an older
+    /// backup), or another history at its watermark (a different copy).
     pub async fn sync_index(&self, progress: &(dyn Fn(u64, u64) + Send + Sync)) -> Result<SyncReport> {
         let mut applied = self.applied_rev.lock().await;
         let mut report = SyncReport::default();
-        let from = match *applied {
-            Some(r) => r,
-            None => match self.index.state().await? {
-                IndexState::UpTo(r) => r,
-                IndexState::Stale(_) => {
-                    self.index.clear().await?;
-                    report.rebuilt = true;
-                    0
-                }
+        // Checked on every sync, not only the first: a failed commit makes the index stale.
+        let stale = match (self.index.state().await?, *applied) {
+            (IndexState::Stale(why), _) => Err(why),
+            (IndexState::UpTo(_), Some(r)) => Ok(r),
+            (IndexState::UpTo(w), None) => match self.foreign_index(w).await? {
+                Some(why) => Err(why),
+                None => Ok(w),
             },
+        };
+        let from = match stale {
+            Ok(r) => r,
+            Err(why) => {
+                *applied = None;
+                self.index.clear().await?;
+                report.rebuilt = true;
+                report.rebuilt_because = Some(why);
+                0
+            }
         };
         let max = self.store.max_rev().await?;
         let mut at = from;
@@ -171,11 +185,67 @@ impl Engine {
                 self.index.remove(&chunk[0].0, &ids).await?;
             }
             self.index.set_watermark(at).await?;
+            self.index.set_stamp(self.stamp_at(at).await?).await?;
             progress(at - from, max - from);
+        }
+        if at == from {
+            // Nothing replayed: still record whose index this is (a fresh index, a new store).
+            self.index.set_stamp(self.stamp_at(at).await?).await?;
         }
         *applied = Some(at.max(from));
         report.rev = at.max(from);
         Ok(report)
+    }
+
+    /// The stamp the index records with watermark `rev`.
+    async fn stamp_at(&self, rev: u64) -> Result<IndexStamp> {
+        let fingerprint = if rev == 0 { None } else { self.store.rev_fingerprint(rev).await? };
+        Ok(IndexStamp { store: self.store.identity().await?, fingerprint })
+    }
+
+    /// Why an index at `watermark` was not built from this store (None: it was, as far as the
+    /// store and the index can tell).
+    async fn foreign_index(&self, watermark: u64) -> Result<Option<String>> {
+        let max = self.store.max_rev().await?;
+        if watermark > max {
+            return Ok(Some(format!(
+                "the index holds store revision {watermark} but the store's newest is {max}: the store \
+                 was emptied, replaced or restored from an older backup"
+            )));
+        }
+        let stamp = self.index.stamp().await?;
+        let identity = self.store.identity().await?;
+        if let Some(id) = &identity {
+            match stamp.as_ref().map(|s| s.store.as_ref()) {
+                Some(Some(theirs)) if theirs.id != id.id => {
+                    return Ok(Some(format!("the index was built from store {}, this store is {}", theirs.id, id.id)))
+                }
+                Some(Some(theirs)) if theirs.generation != id.generation => {
+                    return Ok(Some(format!(
+                        "the index was built from generation {} of this store, which is now at generation {} \
+                         (its content was replaced)",
+                        theirs.generation, id.generation
+                    )))
+                }
+                Some(Some(_)) => {}
+                _ if watermark > 0 => {
+                    return Ok(Some("the index does not record which store it was built from".to_string()))
+                }
+                _ => {}
+            }
+        }
+        if watermark > 0 {
+            if let Some(recorded) = stamp.and_then(|s| s.fingerprint) {
+                let now = self.store.rev_fingerprint(watermark).await?;
+                if now.as_deref() != Some(recorded.as_str()) {
+                    return Ok(Some(format!(
+                        "the store's change at revision {watermark} is not the one the index was built from \
+                         (the store was restored from a backup or replaced by another copy)"
+                    )));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// Clear the index and rebuild it from the store (vectors of another embedder are

@@ -42,10 +42,21 @@ impl Engine {
             SearchMode::Lexical => None,
             _ => self.embedder.embed(&[query.to_string()]).await?.into_iter().next(),
         };
-        let hits = self
-            .index
-            .search(&SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode })
-            .await?;
+        let search = SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode };
+        let hits = match self.index.search(&search).await {
+            Ok(h) => h,
+            Err(CoreError::Index(why)) => {
+                // The index found itself damaged: rebuild it from the store, search once more.
+                let r = self.sync().await?;
+                if let Some(because) = r.rebuilt_because {
+                    notes.push(format!("the index was rebuilt from the store before this search: {because}"));
+                } else {
+                    notes.push(format!("a search of the index failed and was retried: {why}"));
+                }
+                self.index.search(&search).await?
+            }
+            Err(e) => return Err(e),
+        };
         let relevance: HashMap<MemoryId, f32> = hits.iter().map(|h| (h.id, h.score)).collect();
         let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
         let mut memories = self.store.get_many(ns, &ids).await?;

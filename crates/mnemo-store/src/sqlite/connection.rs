@@ -70,6 +70,7 @@ pub(crate) fn open_writer(path: &Path, sync: Synchronous) -> Result<Connection, 
                 .map_err(|source| StoreError::CreateDir { path: parent.to_path_buf(), source })?;
         }
     }
+    check_file(path)?;
     let mut conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // Reading the header is where a garbage file is detected; refusing before the WAL switch
@@ -86,6 +87,66 @@ pub(crate) fn open_writer(path: &Path, sync: Synchronous) -> Result<Connection, 
     conn.pragma_update(None, "foreign_keys", true)?;
     schema::migrate(&mut conn, path).map_err(|e| unwrap_sqlite(path, e))?;
     Ok(conn)
+}
+
+/// SQLite's file header: the magic string, then (big-endian) the page size at 16, the change
+/// counter at 24, the page count at 28 and the "version valid for" counter at 92.
+const HEADER_LEN: usize = 100;
+const MAGIC: &[u8] = b"SQLite format 3\0";
+
+/// Refuse an existing store file that is empty or shorter than its header says, before SQLite
+/// sees it: SQLite would take an empty file for a new database (so a `: > mnemo.db` would
+/// silently start an empty store under the old index), and a cut-off file fails only later, on
+/// the first read of a missing page. A missing file is fine (a new store is created).
+pub(crate) fn check_file(path: &Path) -> Result<(), StoreError> {
+    use std::io::Read as _;
+    let truncated = |detail: String| StoreError::Truncated { path: path.to_path_buf(), detail };
+    let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
+    let len = meta.len();
+    if len == 0 {
+        return Err(truncated("it is empty (0 bytes)".into()));
+    }
+    let mut header = [0u8; HEADER_LEN];
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| StoreError::Foreign { path: path.to_path_buf(), detail: format!("cannot read it: {e}") })?;
+    let mut read = 0;
+    while read < HEADER_LEN {
+        match file.read(&mut header[read..]) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(e) => {
+                return Err(StoreError::Foreign { path: path.to_path_buf(), detail: format!("cannot read it: {e}") })
+            }
+        }
+    }
+    if read < MAGIC.len() || &header[..MAGIC.len()] != MAGIC {
+        return Err(StoreError::NotADatabase {
+            path: path.to_path_buf(),
+            detail: "it does not start with the SQLite header".into(),
+        });
+    }
+    if read < HEADER_LEN {
+        return Err(truncated(format!("{len} bytes, shorter than the 100-byte SQLite header")));
+    }
+    let be32 = |at: usize| u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536u64,
+        n => u64::from(n),
+    };
+    // The page count is only meaningful when the "version valid for" matches the change counter
+    // (files written by very old SQLite versions leave it stale). A WAL file beside the store
+    // may still hold pages a checkpoint had not finished copying, so the size is only judged
+    // without one.
+    let wal = path.with_file_name(format!("{}-wal", path.file_name().and_then(|n| n.to_str()).unwrap_or("")));
+    let wal_pending = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+    let pages = u64::from(be32(28));
+    if be32(92) == be32(24) && pages > 0 && !wal_pending && len < pages.saturating_mul(page_size) {
+        return Err(truncated(format!(
+            "{len} bytes, but its header counts {pages} pages of {page_size} bytes ({} bytes)",
+            pages.saturating_mul(page_size)
+        )));
+    }
+    Ok(())
 }
 
 /// Open a read connection to a file store already opened by `open_writer` (so it exists and

@@ -24,7 +24,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use mnemo_core::{
-    CoreError, Memory, MemoryEvent, MemoryId, Namespace, NewTurn, Result, Store, Timestamp, Turn, WriteOp,
+    CoreError, Memory, MemoryEvent, MemoryId, Namespace, NewTurn, Result, Store, StoreIdentity, Timestamp, Turn,
+    WriteOp,
 };
 use rusqlite::Connection;
 
@@ -159,5 +160,13 @@ impl Store for SqliteStore {
 
     async fn namespaces(&self) -> Result<Vec<Namespace>> {
         self.read(read::namespaces)
+    }
+
+    async fn identity(&self) -> Result<Option<StoreIdentity>> {
+        self.read(read::identity).map(Some)
+    }
+
+    async fn rev_fingerprint(&self, rev: u64) -> Result<Option<String>> {
+        self.read(|c| read::rev_fingerprint(c, rev))
     }
 }

@@ -157,3 +157,38 @@ pub(crate) fn namespaces(conn: &Connection) -> Result<Vec<Namespace>, CoreError>
     }
     Ok(out)
 }
+
+/// The store's identity (schema version 2's `store_meta`).
+pub(crate) fn identity(conn: &Connection) -> Result<mnemo_core::StoreIdentity, CoreError> {
+    use rusqlite::OptionalExtension;
+    let get = |key: &str| -> Result<Option<String>, CoreError> {
+        conn.query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |r| r.get(0)).optional().db()
+    };
+    let id = get("identity")?.ok_or_else(|| CoreError::Store("store_meta has no identity row".into()))?;
+    let generation = get("generation")?
+        .ok_or_else(|| CoreError::Store("store_meta has no generation row".into()))?
+        .parse::<u64>()
+        .map_err(|e| CoreError::Store(format!("store_meta generation is not a number: {e}")))?;
+    Ok(mnemo_core::StoreIdentity { id, generation })
+}
+
+/// A fingerprint of the event whose seq is `rev`: its memory, time, kind and an FNV-1a hash of
+/// its detail (None when there is no such event).
+pub(crate) fn rev_fingerprint(conn: &Connection, rev: u64) -> Result<Option<String>, CoreError> {
+    use rusqlite::OptionalExtension;
+    let Ok(rev) = i64::try_from(rev) else { return Ok(None) };
+    let row: Option<(i64, i64, String, String)> = conn
+        .query_row("SELECT memory_id, at, event, detail FROM memory_events WHERE seq = ?1", [rev], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()
+        .db()?;
+    Ok(row.map(|(memory, at, event, detail)| {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in detail.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{memory}:{at}:{event}:{h:016x}")
+    }))
+}

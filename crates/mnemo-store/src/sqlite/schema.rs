@@ -11,7 +11,7 @@ use crate::error::StoreError;
 pub(crate) const APPLICATION_ID: i64 = 0x4D4E_454D;
 
 /// Migration steps; step `i` brings the schema to version `i + 1`. Append, never edit.
-pub(crate) const MIGRATIONS: &[&str] = &[V1];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The newest schema version this code knows.
 pub(crate) fn known_version() -> i64 {
@@ -84,6 +84,19 @@ CREATE TABLE memory_events (
     detail    TEXT    NOT NULL
 );
 CREATE INDEX memory_events_memory ON memory_events(memory_id, seq);
+";
+
+/// Version 2: the store's identity and generation (see `identity`). The identity is drawn once,
+/// when the table is created, so a new or emptied store file gets a new one; a derived index
+/// records it and is rebuilt when it finds another. The generation starts at 1 and is bumped
+/// when the store's content is replaced in place (`SqliteStore::restore_from`).
+const V2: &str = "
+CREATE TABLE store_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+INSERT INTO store_meta (key, value) VALUES ('identity', lower(hex(randomblob(16))));
+INSERT INTO store_meta (key, value) VALUES ('generation', '1');
 ";
 
 /// Refuse a database that is not ours (or not empty) or is newer than this code; returns its

@@ -24,7 +24,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use async_trait::async_trait;
 use mnemo_core::registry::{BuildContext, Component, Role};
 use mnemo_core::{
-    Clock, CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchQuery, Timestamp,
+    Clock, CoreError, Hit, Index, IndexDoc, IndexStamp, IndexState, MemoryId, Namespace, Result, SearchQuery, Timestamp,
 };
 use tantivy::collector::TopDocs;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
@@ -63,6 +63,10 @@ struct Inner {
     watermark: u64,
     /// Watermark of the last commit.
     durable_watermark: u64,
+    /// The store stamp that goes with `watermark` (durable at the next commit).
+    stamp: Option<IndexStamp>,
+    /// The stamp of the last commit.
+    durable_stamp: Option<IndexStamp>,
     vectors_generation: u64,
     vectors_len: u64,
     /// Bytes of live vectors when the log was last rewritten (to judge when to compact).
@@ -77,6 +81,9 @@ pub struct TantivyIndex {
     clock: Arc<dyn Clock>,
     /// The index directory; None in RAM.
     dir: Option<PathBuf>,
+    /// Set when a search found the index damaged (tantivy panicked or failed reading a
+    /// segment): `state()` then reports it stale so the engine rebuilds it.
+    damaged: std::sync::Mutex<Option<String>>,
 }
 
 impl TantivyIndex {
@@ -122,9 +129,9 @@ impl TantivyIndex {
         empty: AnnVectors,
     ) -> Self {
         let now = clock.now();
-        let (watermark, generation, len, vectors) = match loaded {
-            Some((p, v)) => (p.watermark, p.vectors_generation, p.vectors_len, v),
-            None => (0, 0, 0, empty),
+        let (watermark, generation, len, stamp, vectors) = match loaded {
+            Some((p, v)) => (p.watermark, p.vectors_generation, p.vectors_len, p.stamp, v),
+            None => (0, 0, 0, None, empty),
         };
         let mut inner = Inner {
             live,
@@ -134,6 +141,8 @@ impl TantivyIndex {
             pending_vectors: Vec::new(),
             watermark,
             durable_watermark: watermark,
+            durable_stamp: stamp.clone(),
+            stamp,
             vectors_generation: generation,
             vectors_len: len,
             last_commit: now,
@@ -141,7 +150,7 @@ impl TantivyIndex {
         // What the settle after loading changed (an IVF trained or dropped) goes to the log.
         queue_ivf_changes(&mut inner.vectors, &mut inner.pending_vectors, dir.is_some());
         let fusion = settings.fusion();
-        TantivyIndex { inner: RwLock::new(inner), settings, fusion, clock, dir }
+        TantivyIndex { inner: RwLock::new(inner), settings, fusion, clock, dir, damaged: std::sync::Mutex::new(None) }
     }
 
     fn create_live(tdir: Option<&Path>, s: &TantivySettings) -> Result<Live> {
@@ -151,20 +160,32 @@ impl TantivyIndex {
             Some(d) => tantivy::Index::create_in_dir(d, sch)
                 .map_err(|e| terr(&format!("cannot create index in {}", d.display()), e))?,
         };
-        Self::live_of(index, fields, s)
+        Self::live_of(index, fields, s).map_err(|e| match e {
+            OpenError::Fatal(e) => e,
+            OpenError::Corrupt(why) => CoreError::Index(why),
+        })
     }
 
-    fn live_of(index: tantivy::Index, fields: Fields, s: &TantivySettings) -> Result<Live> {
+    fn live_of(index: tantivy::Index, fields: Fields, s: &TantivySettings) -> std::result::Result<Live, OpenError> {
         let analyzer = schema::analyzer(s.stemming);
         index.tokenizers().register(TOKENIZER, analyzer.clone());
-        let writer = index
-            .writer_with_num_threads(1, s.writer_memory_mb * 1024 * 1024)
-            .map_err(|e| terr("cannot open the index writer (is another process using this index?)", e))?;
+        let writer = index.writer_with_num_threads(1, s.writer_memory_mb * 1024 * 1024).map_err(|e| match e {
+            tantivy::TantivyError::LockFailure(..) => {
+                OpenError::Fatal(terr("cannot open the index writer (is another process using this index?)", e))
+            }
+            e => OpenError::Corrupt(format!("cannot open the index writer: {e}")),
+        })?;
+        // Files a killed commit left behind (e.g. a `.del` file the next commit would write
+        // again under the same name) are not referenced by meta.json: remove them first.
+        writer
+            .garbage_collect_files()
+            .wait()
+            .map_err(|e| OpenError::Corrupt(format!("cannot clean up files of an unfinished commit: {e}")))?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
-            .map_err(|e| terr("cannot open a reader", e))?;
+            .map_err(|e| OpenError::Corrupt(format!("cannot open a reader: {e}")))?;
         Ok(Live { writer, reader, fields, analyzer })
     }
 
@@ -173,12 +194,26 @@ impl TantivyIndex {
     fn open_live(dir: &Path, tdir: &Path, s: &TantivySettings) -> std::result::Result<OpenedLive, OpenError> {
         let index = tantivy::Index::open_in_dir(tdir)
             .map_err(|e| OpenError::Corrupt(format!("cannot open the index in {}: {e}", tdir.display())))?;
+        if s.verify_on_open {
+            let damaged = index
+                .validate_checksum()
+                .map_err(|e| OpenError::Corrupt(format!("{}: cannot verify the index files: {e}", tdir.display())))?;
+            if !damaged.is_empty() {
+                let mut names: Vec<String> = damaged.iter().map(|p| p.display().to_string()).collect();
+                names.sort();
+                return Err(OpenError::Corrupt(format!(
+                    "{}: damaged index files (checksum mismatch): {}",
+                    tdir.display(),
+                    names.join(", ")
+                )));
+            }
+        }
         let fields =
             schema::fields_of(&index.schema()).map_err(|e| OpenError::Corrupt(format!("{}: {e}", tdir.display())))?;
         let metas = index
             .load_metas()
             .map_err(|e| OpenError::Corrupt(format!("{}: cannot read meta.json: {e}", tdir.display())))?;
-        let live = Self::live_of(index, fields, s).map_err(OpenError::Fatal)?;
+        let live = Self::live_of(index, fields, s)?;
         let payload: Payload = match metas.payload.as_deref().map(serde_json::from_str::<Payload>) {
             Some(Ok(p)) => p,
             Some(Err(e)) => return Ok((live, Err(format!("{}: unreadable commit payload: {e}", tdir.display())))),
@@ -228,6 +263,17 @@ impl TantivyIndex {
     /// payload names the vector log length and the watermark, then a reader reload; only then is
     /// the overlay dropped.
     fn commit(&self, g: &mut Inner) -> Result<()> {
+        let result = self.try_commit(g);
+        if let Err(e) = &result {
+            // Whatever half of the commit happened, the directory can no longer be trusted to
+            // match the watermark: it is rebuilt from the store (searches still see the
+            // overlay until then).
+            g.stale = Some(format!("a commit failed: {e}"));
+        }
+        result
+    }
+
+    fn try_commit(&self, g: &mut Inner) -> Result<()> {
         let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
         let (generation, len) = match &self.dir {
             None => (0, 0),
@@ -255,6 +301,7 @@ impl TantivyIndex {
             watermark: g.watermark,
             vectors_generation: generation,
             vectors_len: len,
+            stamp: g.stamp.clone(),
         };
         let text = serde_json::to_string(&payload).map_err(|e| terr("cannot encode the commit payload", e))?;
         let mut prepared = live.writer.prepare_commit().map_err(|e| terr("cannot prepare a commit", e))?;
@@ -271,6 +318,7 @@ impl TantivyIndex {
         g.pending_vectors.clear();
         g.overlay.clear();
         g.durable_watermark = g.watermark;
+        g.durable_stamp = g.stamp.clone();
         g.last_commit = self.clock.now();
         Ok(())
     }
@@ -422,6 +470,14 @@ enum OpenError {
     Fatal(CoreError),
 }
 
+/// Whether anything awaits a commit.
+fn dirty(g: &Inner) -> bool {
+    g.overlay.pending > 0
+        || g.watermark != g.durable_watermark
+        || g.stamp != g.durable_stamp
+        || !g.pending_vectors.is_empty()
+}
+
 fn stale_err(g: &Inner) -> CoreError {
     CoreError::Index(format!(
         "the index must be rebuilt before use ({}); the engine's sync_index does it",
@@ -506,10 +562,34 @@ impl Index for TantivyIndex {
         if g.live.is_none() {
             return Err(stale_err(&g));
         }
-        search_by_mode(q, &self.fusion, &g.vectors, |limit| self.lexical(&g, q, limit))
+        // A damaged segment can make tantivy panic deep inside a read; contained here, it makes
+        // the index stale (rebuilt from the store) instead of taking the process down.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            search_by_mode(q, &self.fusion, &g.vectors, |limit| self.lexical(&g, q, limit))
+        }));
+        let result = match result {
+            Ok(r) => r,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                Err(CoreError::Index(format!("the index is damaged (a search failed inside tantivy: {what})")))
+            }
+        };
+        if let Err(e) = &result {
+            if let Ok(mut d) = self.damaged.lock() {
+                *d = Some(e.to_string());
+            }
+        }
+        result
     }
 
     async fn state(&self) -> Result<IndexState> {
+        if let Some(why) = self.damaged.lock().ok().and_then(|d| d.clone()) {
+            return Ok(IndexState::Stale(why));
+        }
         let g = self.read()?;
         Ok(match &g.stale {
             Some(why) => IndexState::Stale(why.clone()),
@@ -528,44 +608,60 @@ impl Index for TantivyIndex {
         if g.live.is_none() {
             return Err(stale_err(&g));
         }
-        let dirty = g.overlay.pending > 0 || g.watermark != g.durable_watermark || !g.pending_vectors.is_empty();
-        if dirty {
+        if dirty(&g) {
             self.commit(&mut g)?;
         }
         Ok(())
     }
 
     async fn clear(&self) -> Result<()> {
+        if let Ok(mut d) = self.damaged.lock() {
+            *d = None;
+        }
         let mut g = self.write()?;
         let g = &mut *g;
-        match g.live.as_mut() {
-            Some(live) => {
+        match &self.dir {
+            Some(dir) => {
+                // Never reuse the old files: a damaged segment must not survive a rebuild, and
+                // nothing of the old index needs to open. The writer goes first (it holds the
+                // directory lock), then every file of ours.
+                g.live = None;
+                let tdir = dir.join("tantivy");
+                if tdir.exists() {
+                    std::fs::remove_dir_all(&tdir)
+                        .map_err(|e| terr(&format!("cannot remove {}", tdir.display()), e))?;
+                }
+                vector_log::remove_other_generations(dir, None);
+                std::fs::create_dir_all(&tdir).map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
+                g.live = Some(Self::create_live(Some(&tdir), &self.settings)?);
+            }
+            None => {
+                let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
                 // Drop uncommitted documents first: delete_all_documents only covers segments.
                 live.writer.rollback().map_err(|e| terr("cannot roll back", e))?;
                 live.writer.delete_all_documents().map_err(|e| terr("cannot delete all documents", e))?;
-            }
-            None => {
-                // Corrupt: wipe our directory and start anew.
-                if let Some(dir) = &self.dir {
-                    let tdir = dir.join("tantivy");
-                    if tdir.exists() {
-                        std::fs::remove_dir_all(&tdir)
-                            .map_err(|e| terr(&format!("cannot remove {}", tdir.display()), e))?;
-                    }
-                    std::fs::create_dir_all(&tdir)
-                        .map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
-                    g.live = Some(Self::create_live(Some(&tdir), &self.settings)?);
-                }
             }
         }
         g.overlay.clear();
         g.vectors.clear();
         g.pending_vectors.clear();
         g.watermark = 0;
+        g.stamp = None;
+        g.vectors_generation = 0;
         // Force a fresh vector generation at the commit below.
         g.vectors_len = 0;
         g.stale = None;
         self.commit(g)
+    }
+
+    async fn stamp(&self) -> Result<Option<IndexStamp>> {
+        let g = self.read()?;
+        Ok(if self.dir.is_none() { g.stamp.clone() } else { g.durable_stamp.clone() })
+    }
+
+    async fn set_stamp(&self, stamp: IndexStamp) -> Result<()> {
+        self.write()?.stamp = Some(stamp);
+        Ok(())
     }
 }
 
@@ -573,10 +669,7 @@ impl Drop for TantivyIndex {
     fn drop(&mut self) {
         // Best effort: a crash instead of a drop loses only what the Store replays anyway.
         if let Ok(mut g) = self.inner.write() {
-            let dirty = g.live.is_some()
-                && g.stale.is_none()
-                && (g.overlay.pending > 0 || g.watermark != g.durable_watermark || !g.pending_vectors.is_empty());
-            if dirty {
+            if g.live.is_some() && g.stale.is_none() && dirty(&g) {
                 let _ = self.commit(&mut g);
             }
         }

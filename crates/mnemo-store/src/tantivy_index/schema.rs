@@ -5,7 +5,7 @@ use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, SimpleTokenizer
 
 /// Bumped whenever the schema, the analyzer or the payload changes meaning: an index written
 /// with another version is stale and rebuilt from the Store.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The name the analyzer is registered under.
 pub const TOKENIZER: &str = "mnemo";
@@ -73,4 +73,7 @@ pub struct Payload {
     pub vectors_generation: u64,
     /// Its valid length in bytes.
     pub vectors_len: u64,
+    /// The store the watermark refers to (identity, generation, history at the watermark).
+    #[serde(default)]
+    pub stamp: Option<mnemo_core::IndexStamp>,
 }

@@ -38,6 +38,10 @@ pub struct TantivySettings {
     pub ivf_lists: usize,
     /// IVF lists scanned per search (more: closer to exact, slower).
     pub ivf_nprobe: usize,
+    /// Check every segment file's checksum when the index is opened (reads the whole index
+    /// once): a damaged file makes the index stale and rebuilt instead of failing later, or
+    /// panicking inside tantivy, on a search.
+    pub verify_on_open: bool,
 }
 
 impl Default for TantivySettings {
@@ -58,6 +62,7 @@ impl Default for TantivySettings {
             ann_min_vectors: a.min_vectors,
             ivf_lists: a.lists,
             ivf_nprobe: a.nprobe,
+            verify_on_open: true,
         }
     }
 }
