@@ -43,7 +43,18 @@ pub trait Store: Send + Sync {
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()>;
     /// The namespaces that hold anything.
     async fn namespaces(&self) -> Result<Vec<Namespace>>;
+    /// Serialise the writers of `namespace` across every process sharing this store until the
+    /// returned guard is dropped. The engine holds it from reading a turn's neighbours to
+    /// applying its batch, so two processes never both plan against the same state (two
+    /// writers superseding one claim at once). Default: no lock, for stores that one process
+    /// writes at a time (the runtime's data-directory lock serialises those).
+    async fn lock_namespace(&self, _namespace: &Namespace) -> Result<NamespaceGuard> {
+        Ok(Box::new(()))
+    }
 }
+
+/// Held while a namespace is planned and written; dropping it releases the lock.
+pub type NamespaceGuard = Box<dyn std::any::Any + Send + Sync>;
 
 /// Which retrieval signal(s) a search uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -62,8 +62,9 @@ impl PgSettings {
     /// Check the keys; the error names the key.
     pub fn validate(&self) -> Result<(), PgError> {
         check_schema_name(&self.schema)?;
-        if self.pool_size == 0 || self.pool_size > 1000 {
-            return Err(PgError::Settings(format!("pool_size = {} must be 1..=1000", self.pool_size)));
+        // Two at least: a writer holds one for its namespace lock while its batch takes another.
+        if self.pool_size < 2 || self.pool_size > 1000 {
+            return Err(PgError::Settings(format!("pool_size = {} must be 2..=1000", self.pool_size)));
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! The PostgreSQL [`Store`]. Many processes may share one schema: batches of a namespace are
 //! serialised by an advisory lock, revisions are handed out in commit order (see `write`).
+mod lock;
 mod read;
 mod rows;
 mod schema;
@@ -7,7 +8,8 @@ mod write;
 
 use async_trait::async_trait;
 use mnemo_core::{
-    CoreError, Memory, MemoryEvent, MemoryId, Namespace, NewTurn, Result, Store, Timestamp, Turn, TurnId, WriteOp,
+    CoreError, Memory, MemoryEvent, MemoryId, Namespace, NamespaceGuard, NewTurn, Result, Store, Timestamp, Turn,
+    TurnId, WriteOp,
 };
 use tokio::sync::OnceCell;
 
@@ -146,5 +148,10 @@ impl Store for PostgresStore {
 
     async fn namespaces(&self) -> Result<Vec<Namespace>> {
         in_tx!(self, Scope::All, |tx| read::namespaces(&tx).await?)
+    }
+
+    async fn lock_namespace(&self, namespace: &Namespace) -> Result<NamespaceGuard> {
+        self.migrate().await?;
+        lock::lock(&self.db, namespace).await
     }
 }
