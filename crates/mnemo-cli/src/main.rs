@@ -15,6 +15,8 @@ mod print;
 mod provenance;
 
 use clap::Parser;
+// Linked for its `postgres` Store and Index registrations.
+use mnemo_store_postgres as _;
 
 fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();

@@ -55,6 +55,14 @@ pub trait Store: Send + Sync {
     async fn rev_fingerprint(&self, _rev: u64) -> Result<Option<String>> {
         Ok(None)
     }
+    /// Serialise the writers of `namespace` across every process sharing this store until the
+    /// returned guard is dropped. The engine holds it from reading a turn's neighbours to
+    /// applying its batch, so two processes never both plan against the same state (two
+    /// writers superseding one claim at once). Default: no lock, for stores that one process
+    /// writes at a time (the runtime's data-directory lock serialises those).
+    async fn lock_namespace(&self, _namespace: &Namespace) -> Result<NamespaceGuard> {
+        Ok(Box::new(()))
+    }
 }
 
 /// Who a Store is: an identity drawn when it was created (a new or emptied store gets a new
@@ -75,6 +83,9 @@ pub struct IndexStamp {
     /// `Store::rev_fingerprint` of the watermark's rev when it was recorded.
     pub fingerprint: Option<String>,
 }
+
+/// Held while a namespace is planned and written; dropping it releases the lock.
+pub type NamespaceGuard = Box<dyn std::any::Any + Send + Sync>;
 
 /// Which retrieval signal(s) a search uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -28,7 +28,7 @@ impl Corrector for Engine {
         let Some(claim) = &stale.claim else {
             return Err(CoreError::InvalidInput(format!("memory {} has no claim to correct", stale.id)));
         };
-        let _write = self.write_guard().await;
+        let _write = self.write_guard(ns).await?;
         let now = self.clock.now();
         let fresh = Claim::new(&claim.entity, &claim.attribute, fresh_value);
         let content = format!("{} | {} | {}", fresh.entity, fresh.attribute, fresh.value);
@@ -69,7 +69,7 @@ impl Corrector for Engine {
 
     async fn confirm(&self, memory: &Memory, source: &str) -> Result<Memory> {
         let ns = &memory.namespace;
-        let _write = self.write_guard().await;
+        let _write = self.write_guard(ns).await?;
         self.store
             .apply(ns, self.clock.now(), vec![WriteOp::Confirm { id: memory.id, source: source.to_string() }])
             .await?;

@@ -19,7 +19,7 @@ pub struct DecayReport {
 impl Engine {
     /// Sweep one namespace at the clock's now.
     pub async fn decay_sweep(&self, ns: &Namespace) -> Result<DecayReport> {
-        let _write = self.write_guard().await;
+        let _write = self.write_guard(ns).await?;
         let now = self.clock.now();
         let active = self.store.active(ns).await?;
         let mut report = DecayReport { examined: active.len(), decayed: vec![] };

@@ -24,7 +24,7 @@ impl Engine {
                 return Err(CoreError::InvalidInput(format!("ingest item {i}: memory content is empty")));
             }
         }
-        let _write = self.write_guard().await;
+        let _write = self.write_guard(ns).await?;
         let mut memories = Vec::with_capacity(items.len());
         let mut turn_ids = Vec::with_capacity(items.len());
         for (t, m) in items {

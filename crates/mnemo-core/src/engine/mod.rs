@@ -64,6 +64,12 @@ pub struct Engine {
     write_lock: Mutex<()>,
 }
 
+/// Both write locks; the namespace's is released first.
+pub(crate) struct WriteGuard<'a> {
+    _namespace: crate::traits::NamespaceGuard,
+    _process: tokio::sync::MutexGuard<'a, ()>,
+}
+
 /// What `sync_index` did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SyncReport {
@@ -283,9 +289,12 @@ impl Engine {
         Ok(docs)
     }
 
-    /// Hold the write lock (one writer at a time in this engine).
-    pub(crate) async fn write_guard(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.write_lock.lock().await
+    /// Hold the write lock (one writer at a time in this engine) and the store's lock on
+    /// `ns` (one writer of the namespace across processes sharing the store).
+    pub(crate) async fn write_guard(&self, ns: &crate::model::Namespace) -> Result<WriteGuard<'_>> {
+        let process = self.write_lock.lock().await;
+        let namespace = self.store.lock_namespace(ns).await?;
+        Ok(WriteGuard { _namespace: namespace, _process: process })
     }
 
     /// `sync_index` without progress reporting.

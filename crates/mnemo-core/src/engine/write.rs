@@ -93,7 +93,7 @@ impl Engine {
             )));
         }
         let source = if source.trim().is_empty() { "user" } else { source.trim() };
-        let _write = self.write_guard().await;
+        let _write = self.write_guard(ns).await?;
         let now = self.clock.now();
         if let Some(last) = self.store.latest_turn_at(ns).await? {
             if now < last {

@@ -1,0 +1,234 @@
+//! The connection pool, the per-transaction scope (schema, role, namespace) and the migrator.
+//!
+//! Every transaction starts with `SET LOCAL search_path` (the configured schema),
+//! `mnemo.namespace` (the namespace it may see, or `*` for the store-wide change feed) and,
+//! when the login role bypasses row-level security (a superuser, as on a test server),
+//! `SET LOCAL ROLE mnemo_app`: a role without `BYPASSRLS`, so the namespace policies hold
+//! even for a query that forgot its namespace filter.
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Transaction};
+use mnemo_core::{CoreError, Namespace};
+use tokio::sync::OnceCell;
+use tokio_postgres::NoTls;
+
+use crate::error::{DbContext, PgError};
+use crate::settings::{check_schema_name, PgSettings};
+
+/// The role the queries run as when the login role would bypass row-level security.
+pub const APP_ROLE: &str = "mnemo_app";
+
+/// Which rows a transaction may see.
+#[derive(Clone, Copy, Debug)]
+pub enum Scope<'a> {
+    /// One namespace.
+    Namespace(&'a Namespace),
+    /// Every namespace (the change feed, `namespaces`, index upserts across namespaces).
+    All,
+}
+
+/// A pool on one schema of one database. Cheap to clone.
+#[derive(Clone)]
+pub struct Db {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    url: String,
+    schema: String,
+    throwaway: bool,
+    /// `Some(APP_ROLE)` when queries must switch role; decided once.
+    app_role: OnceCell<Option<String>>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("schema", &self.inner.schema).finish_non_exhaustive()
+    }
+}
+
+static THROWAWAY_SEQ: AtomicU64 = AtomicU64::new(0);
+
+impl Db {
+    /// A pool for `settings` (no connection is made until first use).
+    pub fn connect(settings: &PgSettings) -> Result<Db, PgError> {
+        settings.validate()?;
+        let url = settings.resolved_url()?;
+        let schema = if settings.throwaway {
+            let n = THROWAWAY_SEQ.fetch_add(1, Ordering::SeqCst);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            format!("{}_tmp_{}_{}_{}", settings.schema, std::process::id(), n, nanos)
+        } else {
+            settings.schema.clone()
+        };
+        check_schema_name(&settings.schema)?;
+        let config: tokio_postgres::Config =
+            url.parse().map_err(|e| PgError::Settings(format!("url is not a PostgreSQL URL: {e}")))?;
+        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(settings.pool_size)
+            .build()
+            .map_err(|e| PgError::Settings(format!("cannot build the connection pool: {e}")))?;
+        Ok(Db {
+            inner: Arc::new(Inner { pool, url, schema, throwaway: settings.throwaway, app_role: OnceCell::new() }),
+        })
+    }
+
+    /// The schema in use (for a throw-away store, its generated name).
+    pub fn schema(&self) -> &str {
+        &self.inner.schema
+    }
+
+    /// A pooled connection.
+    pub async fn client(&self) -> Result<Object, CoreError> {
+        self.inner.pool.get().await.map_err(|source| PgError::Pool { source }.into())
+    }
+
+    /// `"schema"`, quoted (the name is checked to need no escaping).
+    pub fn quoted_schema(&self) -> String {
+        format!("\"{}\"", self.inner.schema)
+    }
+
+    /// Begin a transaction scoped to `scope` (see the module docs).
+    pub async fn begin<'a>(&self, client: &'a mut Object, scope: Scope<'_>) -> Result<Transaction<'a>, CoreError> {
+        self.begin_with(client, scope, true).await
+    }
+
+    /// Begin a transaction that sees every namespace as the login role (schema changes such
+    /// as building or dropping a vector index need the owner).
+    pub async fn begin_as_owner<'a>(&self, client: &'a mut Object) -> Result<Transaction<'a>, CoreError> {
+        self.begin_with(client, Scope::All, false).await
+    }
+
+    async fn begin_with<'a>(
+        &self,
+        client: &'a mut Object,
+        scope: Scope<'_>,
+        switch_role: bool,
+    ) -> Result<Transaction<'a>, CoreError> {
+        let role = if switch_role { self.app_role(client).await? } else { None };
+        let tx = client.transaction().await.db("begin")?;
+        let ns = match scope {
+            Scope::Namespace(ns) => ns.as_str(),
+            Scope::All => "*",
+        };
+        // Namespaces are [A-Za-z0-9_.:-] (checked by Namespace::new): safe inside quotes.
+        let mut prelude = format!(
+            "SET LOCAL search_path TO {}, public; SELECT set_config('mnemo.namespace', '{ns}', true);",
+            self.quoted_schema()
+        );
+        if let Some(r) = role {
+            prelude.push_str(&format!(" SET LOCAL ROLE {r};"));
+        }
+        tx.batch_execute(&prelude).await.db("scope the transaction")?;
+        Ok(tx)
+    }
+
+    /// Whether queries must switch to `APP_ROLE` (the login role bypasses RLS), creating the
+    /// role when it is missing.
+    async fn app_role(&self, client: &Object) -> Result<Option<String>, CoreError> {
+        let r = self
+            .inner
+            .app_role
+            .get_or_try_init(|| async {
+                let row = client
+                    .query_one("SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user", &[])
+                    .await
+                    .db("read the login role")?;
+                let bypasses: bool = row.try_get(0).db("read the login role")?;
+                if !bypasses {
+                    return Ok::<_, CoreError>(None);
+                }
+                let create = format!(
+                    "DO $$ BEGIN CREATE ROLE {APP_ROLE} NOLOGIN NOBYPASSRLS; \
+                     EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+                );
+                client.batch_execute(&create).await.db("create the row-level-security role")?;
+                Ok(Some(APP_ROLE.to_string()))
+            })
+            .await?;
+        Ok(r.clone())
+    }
+
+    /// Bring `component`'s tables in the schema to the newest of `steps` (step i makes version
+    /// i + 1), under an advisory lock; `grants` (with `{role}` and `{schema}`) are run after,
+    /// when queries run as `APP_ROLE`. A newer version than `steps` knows is refused.
+    pub async fn migrate(&self, component: &'static str, steps: &[&str], grants: &str) -> Result<(), CoreError> {
+        let mut client = self.client().await?;
+        let role = self.app_role(&client).await?;
+        let schema = self.quoted_schema();
+        let tx = client.transaction().await.db("begin migration")?;
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext('mnemo-migrate'), hashtext($1))", &[&self.inner.schema])
+            .await
+            .db("take the migration lock")?;
+        tx.batch_execute(&format!(
+            "CREATE SCHEMA IF NOT EXISTS {schema}; SET LOCAL search_path TO {schema}, public; \
+             CREATE TABLE IF NOT EXISTS mnemo_schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+        ))
+        .await
+        .db("create the schema")?;
+        let found: i32 = tx
+            .query_opt("SELECT version FROM mnemo_schema_versions WHERE component = $1", &[&component])
+            .await
+            .db("read the schema version")?
+            .map(|r| r.try_get(0))
+            .transpose()
+            .db("read the schema version")?
+            .unwrap_or(0);
+        let known = steps.len() as i32;
+        if found > known {
+            return Err(PgError::FutureSchema { schema: self.inner.schema.clone(), component, found, known }.into());
+        }
+        for (i, sql) in steps.iter().enumerate().skip(found.max(0) as usize) {
+            tx.batch_execute(sql).await.db(&format!("migrate {component} to schema version {}", i + 1))?;
+        }
+        tx.execute(
+            "INSERT INTO mnemo_schema_versions (component, version) VALUES ($1, $2) \
+             ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+            &[&component, &known],
+        )
+        .await
+        .db("record the schema version")?;
+        if let Some(role) = role {
+            let g = grants.replace("{role}", &role).replace("{schema}", &schema);
+            tx.batch_execute(&g).await.db("grant the row-level-security role")?;
+        }
+        tx.commit().await.db("commit migration")
+    }
+}
+
+impl Drop for Inner {
+    /// A throw-away schema is dropped with its last handle (on a thread of its own: Drop
+    /// cannot await, and the caller may be inside an async runtime).
+    fn drop(&mut self) {
+        if !self.throwaway {
+            return;
+        }
+        let url = self.url.clone();
+        let schema = self.schema.clone();
+        let job = std::thread::spawn(move || -> Result<(), String> {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+            rt.block_on(async {
+                let (client, conn) = tokio_postgres::connect(&url, NoTls).await.map_err(|e| e.to_string())?;
+                let driver = tokio::spawn(conn);
+                let r = client
+                    .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+                    .await
+                    .map_err(|e| format!("{e:?}"));
+                drop(client);
+                let _ = driver.await;
+                r
+            })
+        });
+        match job.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("mnemo-store-postgres: could not drop throw-away schema {}: {e}", self.schema),
+            Err(_) => eprintln!("mnemo-store-postgres: dropping throw-away schema {} failed", self.schema),
+        }
+    }
+}

@@ -1,0 +1,466 @@
+//! The PostgreSQL [`Index`]: full text (any-term, ranked) and pgvector HNSW, fused by
+//! weighted reciprocal rank exactly as the tantivy index (`mnemo_store::fusion`).
+//!
+//! - Documents live in `index_docs` keyed by (namespace, id); an upsert never overwrites a
+//!   newer revision of a document, and a removed document stays as a marker that no upsert
+//!   revives (a tombstone is final), so several processes syncing one shared index cannot
+//!   bring back a forgotten memory by replaying an older change.
+//! - Vectors are stored untyped; the HNSW index is built on `embedding::vector(dims)` when the
+//!   first vector fixes the dimensions (all vectors must then have them).
+//! - Dense search runs HNSW with pgvector 0.8 iterative scans (`hnsw.iterative_scan =
+//!   strict_order`), so the namespace filter does not cut the candidate list to
+//!   `ef_search` rows; and if the scan still returns fewer than `limit` rows while the
+//!   namespace holds more vectors (the iterative scan stops at `hnsw.max_scan_tuples`), the
+//!   query is answered by an exact scan of the namespace instead: no candidate is lost.
+//! - Every write is committed at once, so `flush` has nothing to do and the watermark is
+//!   durable when set.
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use mnemo_core::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery};
+use mnemo_store::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
+use serde::Deserialize;
+use tokio::sync::OnceCell;
+
+use crate::db::{Db, Scope};
+use crate::error::{DbContext, PgError};
+use crate::settings::PgSettings;
+
+const STEPS: &[&str] = &[V1];
+
+const V1: &str = "
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE index_docs (
+    namespace TEXT    NOT NULL,
+    id        BIGINT  NOT NULL,
+    rev       BIGINT  NOT NULL DEFAULT 0,
+    removed   BOOLEAN NOT NULL DEFAULT false,
+    content   TEXT,
+    tsv       tsvector,
+    embedding vector,
+    PRIMARY KEY (namespace, id)
+);
+CREATE INDEX index_docs_tsv ON index_docs USING gin (tsv);
+CREATE TABLE index_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
+INSERT INTO index_meta (key, value) VALUES ('watermark', 0), ('dims', 0);
+ALTER TABLE index_docs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE index_docs FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON index_docs
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*');
+";
+
+const GRANTS: &str = "
+GRANT USAGE ON SCHEMA {schema} TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.index_docs, {schema}.index_meta TO {role};
+GRANT SELECT ON {schema}.mnemo_schema_versions TO {role};
+";
+
+/// The `[index]` section of kind `postgres`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexSettings {
+    /// As [`PgSettings::url`].
+    #[serde(default)]
+    pub url: String,
+    /// As [`PgSettings::schema`].
+    #[serde(default = "default_schema")]
+    pub schema: String,
+    /// As [`PgSettings::throwaway`].
+    #[serde(default)]
+    pub throwaway: bool,
+    /// As [`PgSettings::pool_size`].
+    #[serde(default = "default_pool_size")]
+    pub pool_size: usize,
+    /// Fusion weight of the lexical ranking.
+    #[serde(default = "default_lexical_weight")]
+    pub lexical_weight: f32,
+    /// Fusion weight of the dense ranking.
+    #[serde(default = "default_dense_weight")]
+    pub dense_weight: f32,
+    /// The RRF constant.
+    #[serde(default = "default_rrf_k")]
+    pub rrf_k: f32,
+    /// HNSW candidate list size (at least the asked limit is used).
+    #[serde(default = "default_ef_search")]
+    pub ef_search: u32,
+}
+
+fn default_schema() -> String {
+    PgSettings::default().schema
+}
+fn default_pool_size() -> usize {
+    PgSettings::default().pool_size
+}
+fn default_lexical_weight() -> f32 {
+    FusionSettings::default().lexical_weight
+}
+fn default_dense_weight() -> f32 {
+    FusionSettings::default().dense_weight
+}
+fn default_rrf_k() -> f32 {
+    FusionSettings::default().rrf_k
+}
+fn default_ef_search() -> u32 {
+    100
+}
+
+impl IndexSettings {
+    /// Defaults on `url`.
+    pub fn new(url: &str) -> Self {
+        IndexSettings {
+            url: url.to_string(),
+            schema: default_schema(),
+            throwaway: false,
+            pool_size: default_pool_size(),
+            lexical_weight: default_lexical_weight(),
+            dense_weight: default_dense_weight(),
+            rrf_k: default_rrf_k(),
+            ef_search: default_ef_search(),
+        }
+    }
+
+    fn connection(&self) -> PgSettings {
+        PgSettings {
+            url: self.url.clone(),
+            schema: self.schema.clone(),
+            throwaway: self.throwaway,
+            pool_size: self.pool_size,
+        }
+    }
+
+    fn fusion(&self) -> FusionSettings {
+        FusionSettings { lexical_weight: self.lexical_weight, dense_weight: self.dense_weight, rrf_k: self.rrf_k }
+    }
+}
+
+/// The PostgreSQL index.
+#[derive(Debug)]
+pub struct PostgresIndex {
+    db: Db,
+    fusion: FusionSettings,
+    ef_search: u32,
+    ready: OnceCell<()>,
+}
+
+/// A vector as pgvector's text form (Rust prints the shortest text that parses back to the
+/// same f32, so the round trip is exact).
+fn vector_text(v: &[f32]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", parts.join(","))
+}
+
+impl PostgresIndex {
+    /// An index on `settings` (connects and migrates at first use).
+    pub fn new(settings: &IndexSettings) -> std::result::Result<PostgresIndex, PgError> {
+        settings.fusion().validate().map_err(|e| PgError::Settings(e.to_string()))?;
+        if settings.ef_search == 0 || settings.ef_search > 1000 {
+            return Err(PgError::Settings(format!("ef_search = {} must be 1..=1000", settings.ef_search)));
+        }
+        Ok(PostgresIndex {
+            db: Db::connect(&settings.connection())?,
+            fusion: settings.fusion(),
+            ef_search: settings.ef_search,
+            ready: OnceCell::new(),
+        })
+    }
+
+    /// The database handle.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    async fn ready(&self) -> Result<()> {
+        self.ready.get_or_try_init(|| self.db.migrate("index", STEPS, GRANTS)).await?;
+        Ok(())
+    }
+
+    async fn meta(tx: &deadpool_postgres::Transaction<'_>, key: &str) -> Result<i64> {
+        let stmt = tx.prepare_cached("SELECT value FROM index_meta WHERE key = $1").await.db("prepare")?;
+        let row = tx.query_opt(&stmt, &[&key]).await.db("read index_meta")?;
+        match row {
+            Some(r) => r.try_get(0).db("read index_meta"),
+            None => Err(CoreError::Index(format!("index_meta has no {key:?} row: the index schema is damaged"))),
+        }
+    }
+
+    /// Fix the dimensions at `dims` (building the HNSW index) if unset; an error if they are
+    /// set to something else.
+    async fn ensure_dims(&self, dims: usize) -> Result<()> {
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin_as_owner(&mut client).await?;
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext($1), hashtext('index-ddl'))", &[&self.db.schema()])
+            .await
+            .db("lock the index schema")?;
+        let have = Self::meta(&tx, "dims").await?;
+        if have == 0 {
+            let sql = format!(
+                "UPDATE index_meta SET value = {dims} WHERE key = 'dims'; \
+                 CREATE INDEX IF NOT EXISTS index_docs_hnsw ON index_docs USING hnsw \
+                 ((embedding::vector({dims})) vector_cosine_ops)"
+            );
+            tx.batch_execute(&sql).await.db("build the HNSW index")?;
+        } else if have != dims as i64 {
+            return Err(CoreError::InvalidInput(format!(
+                "a vector of {dims} dimensions, but this index holds vectors of {have} dimensions \
+                 (another embedder?): rebuild the index"
+            )));
+        }
+        tx.commit().await.db("commit")
+    }
+
+    async fn lexical(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        q: &SearchQuery,
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        let sql = r"
+            WITH q AS (
+                SELECT (SELECT string_agg(quote_literal(lexeme), ' | ')
+                        FROM unnest(to_tsvector('english', $2)) WHERE lexeme !~ '[''\\]')::tsquery AS q)
+            SELECT d.id, ts_rank(d.tsv, q.q)::float8 AS r
+            FROM index_docs d, q
+            WHERE d.namespace = $1 AND NOT d.removed AND d.tsv @@ q.q
+            ORDER BY r DESC, d.id DESC LIMIT $3";
+        let stmt = tx.prepare_cached(sql).await.db("prepare lexical search")?;
+        let rows = tx.query(&stmt, &[&q.namespace.as_str(), &q.text, &(limit as i64)]).await.db("lexical search")?;
+        let mut hits = Vec::with_capacity(rows.len());
+        for r in rows {
+            let id: i64 = r.try_get(0).db("lexical search")?;
+            let rank: f64 = r.try_get(1).db("lexical search")?;
+            hits.push((MemoryId(id), rank));
+        }
+        let best = hits.iter().map(|h| h.1).fold(0.0f64, f64::max);
+        let mut out: Vec<Hit> = hits
+            .into_iter()
+            .map(|(id, r)| Hit { id, score: if best > 0.0 { (r / best).clamp(0.0, 1.0) as f32 } else { 0.0 } })
+            .collect();
+        sort_hits(&mut out);
+        Ok(out)
+    }
+
+    async fn dense(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        q: &SearchQuery,
+        e: &[f32],
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        let dims = Self::meta(tx, "dims").await?;
+        if dims == 0 {
+            return Ok(vec![]);
+        }
+        if e.len() as i64 != dims {
+            return Err(CoreError::InvalidInput(format!(
+                "the query vector has {} dimensions, the index's vectors have {dims}",
+                e.len()
+            )));
+        }
+        let v = pgvector::Vector::from(e.to_vec());
+        let ns = q.namespace.as_str();
+        let lim = limit as i64;
+        let ef = self.ef_search.max(limit.min(1000) as u32);
+        tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = strict_order"))
+            .await
+            .db("set HNSW search options")?;
+        let ann = format!(
+            "SELECT id, (embedding::vector({dims}) <=> $2::vector({dims}))::float8 FROM index_docs \
+             WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL \
+             ORDER BY embedding::vector({dims}) <=> $2::vector({dims}) LIMIT $3"
+        );
+        let stmt = tx.prepare_cached(&ann).await.db("prepare dense search")?;
+        let mut rows = tx.query(&stmt, &[&ns, &v, &lim]).await.db("dense search")?;
+        if rows.len() < limit {
+            let stmt = tx
+                .prepare_cached(
+                    "SELECT count(*) FROM index_docs WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL",
+                )
+                .await
+                .db("prepare")?;
+            let have: i64 = tx.query_one(&stmt, &[&ns]).await.db("count vectors")?.try_get(0).db("count vectors")?;
+            if have > rows.len() as i64 {
+                // The approximate scan gave up early: answer exactly (no index on this form).
+                let exact = "SELECT id, (embedding <=> $2)::float8 FROM index_docs \
+                     WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL \
+                     ORDER BY embedding <=> $2, id LIMIT $3";
+                let stmt = tx.prepare_cached(exact).await.db("prepare exact dense search")?;
+                rows = tx.query(&stmt, &[&ns, &v, &lim]).await.db("exact dense search")?;
+            }
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let id: i64 = r.try_get(0).db("dense search")?;
+            let d: Option<f64> = r.try_get(1).db("dense search")?;
+            let sim = d.map(|d| 1.0 - d).filter(|s| s.is_finite()).unwrap_or(0.0);
+            out.push(Hit { id: MemoryId(id), score: sim.clamp(0.0, 1.0) as f32 });
+        }
+        Ok(out)
+    }
+
+    /// Which search found `q`'s dense candidates: for tests and benches, the number of
+    /// vectors of the namespace (the exact fallback's bound).
+    pub async fn vector_count(&self, namespace: &Namespace) -> Result<u64> {
+        self.ready().await?;
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin(&mut client, Scope::Namespace(namespace)).await?;
+        let n: i64 = tx
+            .query_one(
+                "SELECT count(*) FROM index_docs WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL",
+                &[&namespace.as_str()],
+            )
+            .await
+            .db("count vectors")?
+            .try_get(0)
+            .db("count vectors")?;
+        tx.commit().await.db("commit")?;
+        Ok(n.max(0) as u64)
+    }
+}
+
+#[async_trait]
+impl Index for PostgresIndex {
+    async fn upsert(&self, docs: Vec<IndexDoc>) -> Result<()> {
+        if docs.is_empty() {
+            return Ok(());
+        }
+        self.ready().await?;
+        let dims: Vec<usize> = docs.iter().filter_map(|d| d.embedding.as_ref().map(Vec::len)).collect();
+        if let Some(first) = dims.first() {
+            if let Some(other) = dims.iter().find(|d| *d != first) {
+                return Err(CoreError::InvalidInput(format!(
+                    "vectors of {first} and {other} dimensions in one upsert: all must have the same dimensions"
+                )));
+            }
+            if *first == 0 {
+                return Err(CoreError::InvalidInput("a vector of 0 dimensions".into()));
+            }
+            self.ensure_dims(*first).await?;
+        }
+        // The last version of an id wins (one row may be changed once per statement).
+        let mut last: HashMap<(Namespace, MemoryId), usize> = HashMap::new();
+        for (i, d) in docs.iter().enumerate() {
+            last.insert((d.namespace.clone(), d.id), i);
+        }
+        let mut keep: Vec<usize> = last.into_values().collect();
+        keep.sort_unstable();
+        let (mut nss, mut ids, mut revs, mut texts, mut vecs) = (vec![], vec![], vec![], vec![], vec![]);
+        for i in keep {
+            let d = &docs[i];
+            nss.push(d.namespace.as_str().to_string());
+            ids.push(d.id.0);
+            revs.push(i64::try_from(d.rev).unwrap_or(i64::MAX));
+            texts.push(format!("{} {}", d.content, d.entities.join(" ")));
+            vecs.push(d.embedding.as_deref().map(vector_text));
+        }
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin(&mut client, Scope::All).await?;
+        let stmt = tx
+            .prepare_cached(
+                "INSERT INTO index_docs (namespace, id, rev, removed, content, tsv, embedding) \
+                 SELECT u.ns, u.id, u.rev, false, u.text, to_tsvector('english', u.text), u.vec::vector \
+                 FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[]) AS u(ns, id, rev, text, vec) \
+                 ON CONFLICT (namespace, id) DO UPDATE SET rev = excluded.rev, content = excluded.content, \
+                 tsv = excluded.tsv, embedding = excluded.embedding \
+                 WHERE NOT index_docs.removed AND index_docs.rev <= excluded.rev",
+            )
+            .await
+            .db("prepare upsert")?;
+        tx.execute(&stmt, &[&nss, &ids, &revs, &texts, &vecs]).await.db("upsert documents")?;
+        tx.commit().await.db("commit")
+    }
+
+    async fn remove(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.ready().await?;
+        let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin(&mut client, Scope::Namespace(namespace)).await?;
+        let stmt = tx
+            .prepare_cached(
+                "INSERT INTO index_docs (namespace, id, removed) SELECT $1, u.id, true FROM unnest($2::bigint[]) AS u(id) \
+                 ON CONFLICT (namespace, id) DO UPDATE SET removed = true, content = NULL, tsv = NULL, embedding = NULL",
+            )
+            .await
+            .db("prepare remove")?;
+        tx.execute(&stmt, &[&namespace.as_str(), &raw]).await.db("remove documents")?;
+        tx.commit().await.db("commit")
+    }
+
+    async fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>> {
+        if q.limit == 0 {
+            return Ok(vec![]);
+        }
+        if q.mode == SearchMode::Dense && q.embedding.is_none() {
+            return Err(CoreError::InvalidInput("a dense search needs a query embedding".into()));
+        }
+        self.ready().await?;
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin(&mut client, Scope::Namespace(&q.namespace)).await?;
+        let hits = match (q.mode, &q.embedding) {
+            (SearchMode::Lexical, _) => self.lexical(&tx, q, q.limit).await?,
+            (SearchMode::Dense, Some(e)) => self.dense(&tx, q, e, q.limit).await?,
+            (SearchMode::Dense, None) => vec![],
+            (SearchMode::Hybrid, e) => {
+                let depth = fusion_depth(q.limit);
+                let l: Vec<MemoryId> = self.lexical(&tx, q, depth).await?.into_iter().map(|h| h.id).collect();
+                let d: Vec<MemoryId> = match e {
+                    Some(e) => self
+                        .dense(&tx, q, e, depth)
+                        .await?
+                        .into_iter()
+                        .filter(|h| h.score > 0.0)
+                        .map(|h| h.id)
+                        .collect(),
+                    None => vec![],
+                };
+                rrf(&[(self.fusion.lexical_weight, &l), (self.fusion.dense_weight, &d)], self.fusion.rrf_k, q.limit)
+            }
+        };
+        tx.commit().await.db("commit")?;
+        Ok(hits)
+    }
+
+    async fn state(&self) -> Result<IndexState> {
+        self.ready().await?;
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin(&mut client, Scope::All).await?;
+        let w = Self::meta(&tx, "watermark").await?;
+        tx.commit().await.db("commit")?;
+        Ok(IndexState::UpTo(u64::try_from(w).unwrap_or(0)))
+    }
+
+    async fn set_watermark(&self, rev: u64) -> Result<()> {
+        self.ready().await?;
+        let rev =
+            i64::try_from(rev).map_err(|_| CoreError::InvalidInput(format!("watermark {rev} is out of range")))?;
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin(&mut client, Scope::All).await?;
+        // Several processes share the index: the watermark only moves forward (clear resets it).
+        tx.execute("UPDATE index_meta SET value = GREATEST(value, $1) WHERE key = 'watermark'", &[&rev])
+            .await
+            .db("set the watermark")?;
+        tx.commit().await.db("commit")
+    }
+
+    async fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn clear(&self) -> Result<()> {
+        self.ready().await?;
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin_as_owner(&mut client).await?;
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext($1), hashtext('index-ddl'))", &[&self.db.schema()])
+            .await
+            .db("lock the index schema")?;
+        tx.batch_execute(
+            "DROP INDEX IF EXISTS index_docs_hnsw; DELETE FROM index_docs; \
+             UPDATE index_meta SET value = 0 WHERE key IN ('watermark', 'dims')",
+        )
+        .await
+        .db("clear the index")?;
+        tx.commit().await.db("commit")
+    }
+}

@@ -1,0 +1,49 @@
+//! Registration as the `postgres` Store and Index plugins.
+//!
+//! ```toml
+//! [store]
+//! kind = "postgres"
+//! url = ""                 # empty: the environment's MNEMO_POSTGRES_URL
+//! schema = "mnemo"         # the PostgreSQL schema (created and migrated at first use)
+//! throwaway = false        # true: a fresh schema per run, dropped afterwards (eval, tests)
+//! pool_size = 16
+//!
+//! [index]
+//! kind = "postgres"
+//! url = ""                 # as [store]
+//! schema = "mnemo"
+//! throwaway = false
+//! pool_size = 16
+//! lexical_weight = 1.0     # fusion, as the tantivy index
+//! dense_weight = 0.1
+//! rrf_k = 30.0
+//! ef_search = 100          # HNSW candidate list (pgvector hnsw.ef_search)
+//! ```
+use std::sync::Arc;
+
+use mnemo_core::registry::{BuildContext, Component, Role};
+use mnemo_core::Result;
+
+use crate::index::{IndexSettings, PostgresIndex};
+use crate::settings::PgSettings;
+use crate::store::PostgresStore;
+
+fn build_store(ctx: &BuildContext<'_>) -> Result<Component> {
+    let s: PgSettings = ctx.settings()?;
+    let store = PostgresStore::new(&s).map_err(|e| mnemo_core::CoreError::Config(format!("{}: {e}", ctx.origin)))?;
+    Ok(Component::Store(Arc::new(store)))
+}
+
+fn build_index(ctx: &BuildContext<'_>) -> Result<Component> {
+    let s: IndexSettings = ctx.settings()?;
+    let index = PostgresIndex::new(&s).map_err(|e| mnemo_core::CoreError::Config(format!("{}: {e}", ctx.origin)))?;
+    Ok(Component::Index(Arc::new(index)))
+}
+
+mnemo_core::register_plugin!(Role::Store, "postgres", "PostgreSQL store (shared by many processes)", build_store);
+mnemo_core::register_plugin!(
+    Role::Index,
+    "postgres",
+    "PostgreSQL full text + pgvector HNSW, weighted reciprocal-rank fusion",
+    build_index
+);

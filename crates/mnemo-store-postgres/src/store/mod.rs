@@ -1,0 +1,157 @@
+//! The PostgreSQL [`Store`]. Many processes may share one schema: batches of a namespace are
+//! serialised by an advisory lock, revisions are handed out in commit order (see `write`).
+mod lock;
+mod read;
+mod rows;
+mod schema;
+mod write;
+
+use async_trait::async_trait;
+use mnemo_core::{
+    CoreError, Memory, MemoryEvent, MemoryId, Namespace, NamespaceGuard, NewTurn, Result, Store, Timestamp, Turn,
+    TurnId, WriteOp,
+};
+use tokio::sync::OnceCell;
+
+use crate::db::{Db, Scope};
+use crate::error::{DbContext, PgError};
+use crate::settings::PgSettings;
+
+/// The PostgreSQL store. Cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct PostgresStore {
+    db: Db,
+    ready: OnceCell<()>,
+}
+
+impl PostgresStore {
+    /// A store on `settings` (connects and migrates at first use).
+    pub fn new(settings: &PgSettings) -> std::result::Result<PostgresStore, PgError> {
+        Ok(PostgresStore { db: Db::connect(settings)?, ready: OnceCell::new() })
+    }
+
+    /// A store on `db`.
+    pub fn with_db(db: Db) -> PostgresStore {
+        PostgresStore { db, ready: OnceCell::new() }
+    }
+
+    /// The database handle (schema, pool).
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Create or migrate the schema now (otherwise done at first use).
+    pub async fn migrate(&self) -> Result<()> {
+        self.ready.get_or_try_init(|| self.db.migrate("store", schema::STEPS, schema::GRANTS)).await?;
+        Ok(())
+    }
+}
+
+/// Run `$body` with `tx` a transaction scoped to `$scope`, committed after.
+macro_rules! in_tx {
+    ($self:ident, $scope:expr, |$tx:ident| $body:expr) => {{
+        $self.migrate().await?;
+        let mut client = $self.db.client().await?;
+        let $tx = $self.db.begin(&mut client, $scope).await?;
+        let out = $body;
+        $tx.commit().await.db("commit")?;
+        Ok(out)
+    }};
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn record_turn(&self, t: NewTurn) -> Result<Turn> {
+        in_tx!(self, Scope::Namespace(&t.namespace), |tx| {
+            let rows = read::rows(
+                &tx,
+                "INSERT INTO turns (namespace, source, at, text, external_id) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                &[&t.namespace.as_str(), &t.source, &t.at.0, &t.text, &t.external_id],
+            )
+            .await?;
+            let id: i64 = rows
+                .first()
+                .ok_or_else(|| CoreError::Store("INSERT INTO turns returned no id".into()))?
+                .try_get(0)
+                .db("turn id")?;
+            Turn {
+                id: TurnId(id),
+                namespace: t.namespace,
+                source: t.source,
+                at: t.at,
+                text: t.text,
+                external_id: t.external_id,
+            }
+        })
+    }
+
+    async fn apply(&self, namespace: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
+        write::check_refs(&ops)?;
+        if ops.is_empty() {
+            return Ok(vec![]);
+        }
+        in_tx!(self, Scope::Namespace(namespace), |tx| {
+            write::lock_namespace(&tx, self.db.schema(), namespace).await?;
+            write::apply(&tx, self.db.schema(), namespace, at, ops).await?
+        })
+    }
+
+    async fn get_many(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        in_tx!(self, Scope::Namespace(namespace), |tx| read::get_many(&tx, namespace, ids).await?)
+    }
+
+    async fn active_by_entities(&self, namespace: &Namespace, entities: &[String]) -> Result<Vec<Memory>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| read::active_by_entities(&tx, namespace, entities).await?)
+    }
+
+    async fn active(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| read::active(&tx, namespace).await?)
+    }
+
+    async fn pinned(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| read::pinned(&tx, namespace).await?)
+    }
+
+    async fn all_memories(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| read::all_memories(&tx, namespace).await?)
+    }
+
+    async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>> {
+        in_tx!(self, Scope::All, |tx| read::changed_since(&tx, rev, limit).await?)
+    }
+
+    async fn max_rev(&self) -> Result<u64> {
+        in_tx!(self, Scope::All, |tx| read::max_rev(&tx).await?)
+    }
+
+    async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| read::history(&tx, namespace, id).await?)
+    }
+
+    async fn turns(&self, namespace: &Namespace) -> Result<Vec<Turn>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| read::turns(&tx, namespace).await?)
+    }
+
+    async fn latest_turn_at(&self, namespace: &Namespace) -> Result<Option<Timestamp>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| read::latest_turn_at(&tx, namespace).await?)
+    }
+
+    async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        in_tx!(self, Scope::Namespace(namespace), |tx| write::touch(&tx, namespace, ids, at).await?)
+    }
+
+    async fn namespaces(&self) -> Result<Vec<Namespace>> {
+        in_tx!(self, Scope::All, |tx| read::namespaces(&tx).await?)
+    }
+
+    async fn lock_namespace(&self, namespace: &Namespace) -> Result<NamespaceGuard> {
+        self.migrate().await?;
+        lock::lock(&self.db, namespace).await
+    }
+}

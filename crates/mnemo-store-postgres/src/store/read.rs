@@ -1,0 +1,144 @@
+//! Queries; every one names its namespace (the row-level policy is the second line of
+//! defence). They run inside the scoped transaction they are given.
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use deadpool_postgres::Transaction;
+use mnemo_core::text::norm_name;
+use mnemo_core::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Timestamp, Turn};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
+
+use crate::error::DbContext;
+use crate::store::rows::{self, EVENT_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS};
+
+/// Rows of a cached statement.
+pub(crate) async fn rows(
+    tx: &Transaction<'_>,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Row>, CoreError> {
+    let stmt = tx.prepare_cached(sql).await.db("prepare")?;
+    tx.query(&stmt, params).await.db(sql.split_whitespace().take(6).collect::<Vec<_>>().join(" ").as_str())
+}
+
+async fn memories_where(
+    tx: &Transaction<'_>,
+    clause: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Memory>, CoreError> {
+    rows(tx, &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause}"), params)
+        .await?
+        .iter()
+        .map(rows::memory)
+        .collect()
+}
+
+/// The memory `id` of `ns` (any status), if any.
+pub(crate) async fn memory_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId) -> Result<Option<Memory>, CoreError> {
+    Ok(memories_where(tx, "id = $1 AND namespace = $2", &[&id.0, &ns.as_str()]).await?.pop())
+}
+
+/// Memories by id in `ns`, in request order, each once.
+pub(crate) async fn get_many(tx: &Transaction<'_>, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>, CoreError> {
+    let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
+    let mut found: HashMap<MemoryId, Memory> =
+        memories_where(tx, "id = ANY($1) AND namespace = $2", &[&raw, &ns.as_str()])
+            .await?
+            .into_iter()
+            .map(|m| (m.id, m))
+            .collect();
+    Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+}
+
+/// Active memories of `ns` mentioning any of `entities` (normalised here too), by id.
+pub(crate) async fn active_by_entities(
+    tx: &Transaction<'_>,
+    ns: &Namespace,
+    entities: &[String],
+) -> Result<Vec<Memory>, CoreError> {
+    let names: Vec<String> =
+        entities.iter().map(|e| norm_name(e)).filter(|e| !e.is_empty()).collect::<HashSet<_>>().into_iter().collect();
+    if names.is_empty() {
+        return Ok(vec![]);
+    }
+    let found: BTreeMap<MemoryId, Memory> = memories_where(
+        tx,
+        "namespace = $1 AND status = 'active' AND entities_norm && $2::text[] ORDER BY id",
+        &[&ns.as_str(), &names],
+    )
+    .await?
+    .into_iter()
+    .map(|m| (m.id, m))
+    .collect();
+    Ok(found.into_values().collect())
+}
+
+/// Active memories of `ns`, by id.
+pub(crate) async fn active(tx: &Transaction<'_>, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
+    memories_where(tx, "namespace = $1 AND status = 'active' ORDER BY id", &[&ns.as_str()]).await
+}
+
+/// Active pinned memories of `ns`, by id.
+pub(crate) async fn pinned(tx: &Transaction<'_>, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
+    memories_where(tx, "namespace = $1 AND status = 'active' AND pinned ORDER BY id", &[&ns.as_str()]).await
+}
+
+/// Every memory of `ns`, by id.
+pub(crate) async fn all_memories(tx: &Transaction<'_>, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
+    memories_where(tx, "namespace = $1 ORDER BY id", &[&ns.as_str()]).await
+}
+
+/// Memories of any namespace with a rev above `rev`, by rev, at most `limit` (scope `*`).
+pub(crate) async fn changed_since(tx: &Transaction<'_>, rev: u64, limit: usize) -> Result<Vec<Memory>, CoreError> {
+    let Ok(rev) = i64::try_from(rev) else { return Ok(Vec::new()) };
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    memories_where(tx, "rev > $1 ORDER BY rev LIMIT $2", &[&rev, &limit]).await
+}
+
+/// The highest rev (0 when empty; scope `*`).
+pub(crate) async fn max_rev(tx: &Transaction<'_>) -> Result<u64, CoreError> {
+    let r = rows(tx, "SELECT COALESCE(MAX(rev), 0)::bigint FROM memories", &[]).await?;
+    let v: i64 = match r.first() {
+        Some(row) => row.try_get(0).db("max rev")?,
+        None => 0,
+    };
+    u64::try_from(v).map_err(|_| CoreError::Store(format!("negative rev {v} in memories")))
+}
+
+/// The events of one memory of `ns`, oldest first.
+pub(crate) async fn history(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>, CoreError> {
+    let sql = format!("SELECT {EVENT_COLUMNS} FROM memory_events WHERE memory_id = $1 AND namespace = $2 ORDER BY seq");
+    rows(tx, &sql, &[&id.0, &ns.as_str()]).await?.iter().map(rows::event).collect()
+}
+
+/// The turns of `ns`, oldest first.
+pub(crate) async fn turns(tx: &Transaction<'_>, ns: &Namespace) -> Result<Vec<Turn>, CoreError> {
+    let sql = format!("SELECT {TURN_COLUMNS} FROM turns WHERE namespace = $1 ORDER BY id");
+    rows(tx, &sql, &[&ns.as_str()]).await?.iter().map(rows::turn).collect()
+}
+
+/// The time of the namespace's newest turn.
+pub(crate) async fn latest_turn_at(tx: &Transaction<'_>, ns: &Namespace) -> Result<Option<Timestamp>, CoreError> {
+    let r = rows(tx, "SELECT at FROM turns WHERE namespace = $1 ORDER BY id DESC LIMIT 1", &[&ns.as_str()]).await?;
+    match r.first() {
+        Some(row) => Ok(Some(Timestamp(row.try_get(0).db("latest turn")?))),
+        None => Ok(None),
+    }
+}
+
+/// The ids among `turns` that are turns of `ns`.
+pub(crate) async fn turns_in(tx: &Transaction<'_>, ns: &Namespace, turns: &[i64]) -> Result<HashSet<i64>, CoreError> {
+    let r = rows(tx, "SELECT id FROM turns WHERE namespace = $1 AND id = ANY($2)", &[&ns.as_str(), &turns]).await?;
+    r.iter().map(|row| row.try_get::<_, i64>(0).db("turn ids")).collect()
+}
+
+/// Every namespace holding a turn or a memory, sorted (scope `*`).
+pub(crate) async fn namespaces(tx: &Transaction<'_>) -> Result<Vec<Namespace>, CoreError> {
+    let r = rows(tx, "SELECT namespace FROM (SELECT namespace FROM turns UNION SELECT namespace FROM memories) n ORDER BY namespace COLLATE \"C\"", &[]).await?;
+    r.iter()
+        .map(|row| {
+            let s: String = row.try_get(0).db("namespaces")?;
+            Namespace::new(&s).map_err(|e| CoreError::Store(format!("corrupt namespace in the store: {e}")))
+        })
+        .collect()
+}

@@ -1,0 +1,95 @@
+//! The Store's tables. Step i brings the store schema to version i + 1; append, never edit.
+//!
+//! - ids are BIGSERIAL (never reused); `rev` comes from the sequence `mnemo_rev`, assigned at
+//!   the end of each write transaction under a lock (see `write`), so revisions become
+//!   visible in the order they were handed out.
+//! - entities, sources and provenance are JSON text for an exact round trip; the normalised
+//!   entity names are also kept as an array with a GIN index for `active_by_entities`.
+//! - the embedding is BYTEA of little-endian f32 (bit-exact) beside its model id.
+//! - row-level security: a row is visible when `mnemo.namespace` is its namespace, or `*`.
+//!   The query role gets no DELETE: nothing is hard-deleted.
+
+/// Migration steps.
+pub(crate) const STEPS: &[&str] = &[V1];
+
+/// Grants for the query role (`{role}`, `{schema}` filled in).
+pub(crate) const GRANTS: &str = "
+GRANT USAGE ON SCHEMA {schema} TO {role};
+GRANT SELECT, INSERT, UPDATE ON {schema}.turns, {schema}.memories, {schema}.memory_events TO {role};
+GRANT SELECT ON {schema}.mnemo_schema_versions TO {role};
+GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
+";
+
+const V1: &str = "
+CREATE SEQUENCE mnemo_rev;
+
+CREATE TABLE turns (
+    id          BIGSERIAL PRIMARY KEY,
+    namespace   TEXT   NOT NULL,
+    source      TEXT   NOT NULL,
+    at          BIGINT NOT NULL,
+    text        TEXT   NOT NULL,
+    external_id TEXT
+);
+CREATE INDEX turns_namespace ON turns (namespace, id);
+
+CREATE TABLE memories (
+    id                   BIGSERIAL PRIMARY KEY,
+    namespace            TEXT    NOT NULL,
+    kind                 TEXT    NOT NULL,
+    content              TEXT    NOT NULL,
+    claim_entity         TEXT,
+    claim_attribute      TEXT,
+    claim_value          TEXT,
+    claim_entity_norm    TEXT,
+    claim_attribute_norm TEXT,
+    entities             TEXT    NOT NULL,
+    entities_norm        TEXT[]  NOT NULL,
+    importance           REAL    NOT NULL,
+    reinforcements       BIGINT  NOT NULL DEFAULT 0,
+    sources              TEXT    NOT NULL,
+    provenance           TEXT    NOT NULL,
+    created_at           BIGINT  NOT NULL,
+    last_confirmed_at    BIGINT  NOT NULL,
+    last_accessed_at     BIGINT,
+    pinned               BOOLEAN NOT NULL,
+    embedding_model      TEXT,
+    embedding            BYTEA,
+    status               TEXT    NOT NULL CHECK (status IN ('active', 'tombstoned')),
+    tombstone_reason     TEXT,
+    tombstoned_at        BIGINT,
+    superseded_by        BIGINT REFERENCES memories (id),
+    rev                  BIGINT  NOT NULL
+);
+CREATE INDEX memories_namespace_status ON memories (namespace, status, id);
+CREATE INDEX memories_claim ON memories (namespace, claim_entity_norm, claim_attribute_norm) WHERE status = 'active';
+CREATE INDEX memories_rev ON memories (rev);
+CREATE INDEX memories_entities ON memories USING gin (entities_norm);
+
+CREATE TABLE memory_events (
+    seq       BIGSERIAL PRIMARY KEY,
+    memory_id BIGINT NOT NULL REFERENCES memories (id),
+    namespace TEXT   NOT NULL,
+    at        BIGINT NOT NULL,
+    event     TEXT   NOT NULL,
+    turn_id   BIGINT REFERENCES turns (id),
+    detail    TEXT   NOT NULL
+);
+CREATE INDEX memory_events_memory ON memory_events (memory_id, seq);
+
+ALTER TABLE turns ENABLE ROW LEVEL SECURITY;
+ALTER TABLE turns FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON turns
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
+    WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+ALTER TABLE memories ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memories FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON memories
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
+    WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+ALTER TABLE memory_events ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory_events FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON memory_events
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
+    WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+";

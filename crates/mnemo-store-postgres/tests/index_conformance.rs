@@ -1,0 +1,122 @@
+//! The Index conformance suite against `PostgresIndex` (persistent: a slot is a schema,
+//! reopened by name), plus the checks specific to it: the namespace filter never loses dense
+//! candidates, a removed document is never revived by a replayed older upsert, dimension
+//! mismatches are named.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+
+use mnemo_core::conformance::index::{self as suite, doc, query};
+use mnemo_core::{Index, IndexDoc, MemoryId, SearchMode};
+use mnemo_store_postgres::index::IndexSettings;
+use mnemo_store_postgres::PostgresIndex;
+
+fn settings(schema: &str) -> IndexSettings {
+    IndexSettings { schema: schema.to_string(), pool_size: 2, ..IndexSettings::new(&common::url()) }
+}
+
+#[tokio::test]
+async fn postgres_index_conforms() {
+    let prefix = common::unique_schema("ixconf");
+    let p = prefix.clone();
+    suite::run_all(
+        move |slot: usize| Arc::new(PostgresIndex::new(&settings(&format!("{p}_s{slot}"))).unwrap()) as Arc<dyn Index>,
+        true,
+    )
+    .await;
+    common::drop_schemas(&prefix).await;
+}
+
+/// A unit vector in `dims` dimensions from a seed (deterministic, spread over the sphere).
+fn vector(seed: u64, dims: usize) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut v: Vec<f32> = (0..dims)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        })
+        .collect();
+    let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|a| *a /= n);
+    v
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// A small namespace beside a large one: with a tiny `ef_search`, a filtered HNSW scan
+/// without iterative scans would return at most ef_search rows of the whole table and mostly
+/// lose the small namespace's; here every query returns min(limit, namespace size) hits,
+/// and exactly the true nearest ones.
+#[tokio::test]
+async fn namespace_filter_never_loses_dense_candidates() {
+    let schema = common::unique_schema("ixfilter");
+    let s = IndexSettings { ef_search: 4, ..settings(&schema) };
+    let idx = PostgresIndex::new(&s).unwrap();
+    idx.clear().await.unwrap();
+    let dims = 16;
+    let big: Vec<IndexDoc> = (0..3000).map(|i| doc(i, "big", "filler", Some(vector(i as u64, dims)))).collect();
+    idx.upsert(big).await.unwrap();
+    let small: Vec<IndexDoc> =
+        (0..12).map(|i| doc(100_000 + i, "small", "rare", Some(vector(50_000 + i as u64, dims)))).collect();
+    idx.upsert(small.clone()).await.unwrap();
+    for probe in 0..5u64 {
+        let q = vector(900_000 + probe, dims);
+        for limit in [1usize, 5, 12, 30] {
+            let h = idx.search(&query("small", "", Some(q.clone()), SearchMode::Dense, limit)).await.unwrap();
+            assert_eq!(h.len(), limit.min(12), "limit {limit}: the small namespace lost candidates: {h:?}");
+            let mut want: Vec<(i64, f32)> =
+                small.iter().map(|d| (d.id.0, cosine(d.embedding.as_ref().unwrap(), &q))).collect();
+            want.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let want: Vec<i64> = want.iter().take(limit.min(12)).map(|w| w.0).collect();
+            let got: Vec<i64> = h.iter().map(|x| x.id.0).collect();
+            assert_eq!(got, want, "limit {limit}: the exact nearest neighbours, in order");
+        }
+    }
+    common::drop_schemas(&schema).await;
+}
+
+/// Two processes syncing one shared index: a replayed older version of a document neither
+/// overwrites a newer one nor revives a removed one.
+#[tokio::test]
+async fn older_upserts_never_overwrite_or_revive() {
+    let schema = common::unique_schema("ixrev");
+    let idx = PostgresIndex::new(&settings(&schema)).unwrap();
+    idx.clear().await.unwrap();
+    let mut newer = doc(1, "a", "vermilion", None);
+    newer.rev = 10;
+    let mut older = doc(1, "a", "turquoise", None);
+    older.rev = 5;
+    idx.upsert(vec![newer]).await.unwrap();
+    idx.upsert(vec![older.clone()]).await.unwrap();
+    let ids = |h: Vec<mnemo_core::Hit>| h.iter().map(|x| x.id.0).collect::<Vec<_>>();
+    let lex = |t: &str| query("a", t, None, SearchMode::Lexical, 5);
+    assert_eq!(ids(idx.search(&lex("vermilion")).await.unwrap()), vec![1], "the newer version stays");
+    assert!(idx.search(&lex("turquoise")).await.unwrap().is_empty(), "the older version must not overwrite it");
+    idx.remove(&suite::ns("a"), &[MemoryId(1), MemoryId(2)]).await.unwrap();
+    older.rev = 50;
+    let mut two = doc(2, "a", "turquoise", None);
+    two.rev = 3;
+    idx.upsert(vec![older, two]).await.unwrap();
+    assert!(idx.search(&lex("turquoise vermilion")).await.unwrap().is_empty(), "a removed document is never revived");
+    common::drop_schemas(&schema).await;
+}
+
+#[tokio::test]
+async fn dimension_mismatch_is_named() {
+    let schema = common::unique_schema("ixdims");
+    let idx = PostgresIndex::new(&settings(&schema)).unwrap();
+    idx.clear().await.unwrap();
+    idx.upsert(vec![doc(1, "a", "x", Some(vec![1.0, 0.0]))]).await.unwrap();
+    let e = idx.upsert(vec![doc(2, "a", "y", Some(vec![1.0, 0.0, 0.0]))]).await.unwrap_err().to_string();
+    assert!(e.contains("dimensions"), "{e}");
+    let e = idx.search(&query("a", "x", Some(vec![1.0; 5]), SearchMode::Dense, 3)).await.unwrap_err().to_string();
+    assert!(e.contains("dimensions"), "{e}");
+    // clear() forgets the dimensions: another embedder may fill it.
+    idx.clear().await.unwrap();
+    idx.upsert(vec![doc(3, "a", "z", Some(vec![0.0, 0.0, 1.0]))]).await.unwrap();
+    common::drop_schemas(&schema).await;
+}
