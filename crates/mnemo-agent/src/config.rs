@@ -15,6 +15,8 @@ pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
 pub const PLUGIN_SECTIONS: [&str; 5] = ["store", "index", "embedder", "reasoner", "assessor"];
 /// Policy sections (parsed into `EnginePolicy`).
 pub const POLICY_SECTIONS: [&str; 3] = ["recall", "decay", "kinds"];
+/// The section naming the corroboration sources the command line vouches for.
+pub const SOURCES: &str = "sources";
 /// Array of grounder tables.
 pub const GROUNDERS: &str = "grounders";
 
@@ -60,6 +62,13 @@ impl Config {
         Ok(c)
     }
 
+    /// The corroboration sources declared in `[sources] declared`: principals the command line
+    /// vouches for. A `--source` label not declared here is the operator's own word and counts
+    /// as the operator (one source), however many labels the operator makes up.
+    pub fn declared_sources(&self) -> Vec<String> {
+        self.table.get(SOURCES).and_then(|t| t.as_table()).and_then(|t| declared_of(t).ok()).unwrap_or_default()
+    }
+
     /// This config with `overrides` merged (e.g. a scenario's `[settings]`).
     pub fn with_overrides(&self, overrides: &toml::Table, origin: &str) -> Result<Config, AgentError> {
         let mut c = self.clone();
@@ -78,11 +87,13 @@ impl Config {
     fn merge_table(&mut self, table: toml::Table, origin: &str) -> Result<(), AgentError> {
         let err = |m: String| AgentError::Config { file: origin.to_string(), message: m };
         for (key, value) in table {
-            let known =
-                PLUGIN_SECTIONS.contains(&key.as_str()) || POLICY_SECTIONS.contains(&key.as_str()) || key == GROUNDERS;
+            let known = PLUGIN_SECTIONS.contains(&key.as_str())
+                || POLICY_SECTIONS.contains(&key.as_str())
+                || key == GROUNDERS
+                || key == SOURCES;
             if !known {
                 return Err(err(format!(
-                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}",
+                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}",
                     PLUGIN_SECTIONS.join(", "),
                     POLICY_SECTIONS.join(", ")
                 )));
@@ -102,6 +113,9 @@ impl Config {
                 continue;
             }
             let new = value.as_table().ok_or_else(|| err(format!("`{key}` must be a table ([{key}])")))?.clone();
+            if key == SOURCES {
+                declared_of(&new).map_err(err)?;
+            }
             if PLUGIN_SECTIONS.contains(&key.as_str()) {
                 if let Some(k) = new.get("kind") {
                     if !k.is_str() {
@@ -302,4 +316,19 @@ mod tests {
         assert_eq!(kind, "other");
         assert!(settings.get("path").is_none());
     }
+}
+
+/// `[sources]`'s one key, `declared`: an array of non-empty strings.
+fn declared_of(t: &toml::Table) -> Result<Vec<String>, String> {
+    if let Some(k) = t.keys().find(|k| k.as_str() != "declared") {
+        return Err(format!("unknown key `{SOURCES}.{k}`; known: declared"));
+    }
+    let Some(v) = t.get("declared") else { return Ok(vec![]) };
+    let arr = v.as_array().ok_or_else(|| format!("`{SOURCES}.declared` must be an array of source names"))?;
+    arr.iter()
+        .map(|x| match x.as_str() {
+            Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+            _ => Err(format!("`{SOURCES}.declared` entries must be non-empty strings, got {x}")),
+        })
+        .collect()
 }

@@ -24,6 +24,10 @@ pub struct Cli {
     /// Simulated time (RFC 3339, e.g. 2026-07-01T09:00:00Z) instead of the wall clock.
     #[arg(long, global = true)]
     pub at: Option<String>,
+    /// Accept an `--at` more than a day ahead of the real clock (time only moves forward in a
+    /// namespace, so one far-future turn would block every later one).
+    #[arg(long, global = true)]
+    pub allow_future: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -58,6 +62,31 @@ pub enum Command {
     /// Benchmarks: retrieval under a budget on LoCoMo, and ingest/recall/RSS at scale.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Reliability harness: SIGKILL trials, damage trials and a fuzz driver (see RELIABILITY.md).
+    Reliability(ReliabilityArgs),
+}
+
+/// `mnemo reliability`.
+#[derive(Debug, Args)]
+pub struct ReliabilityArgs {
+    /// SIGKILL trials (cycling remember, a 200-line turn, decay, reindex).
+    #[arg(long, default_value_t = 100)]
+    pub kill: usize,
+    /// Damage trials (cycling index-file and store-file damage).
+    #[arg(long, default_value_t = 40)]
+    pub damage: usize,
+    /// Fuzz executions in all (shared by the parsers).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub fuzz: usize,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The mnemo binary under test (default: this one).
+    #[arg(long)]
+    pub mnemo: Option<PathBuf>,
+    /// Write the JSON report ({"provenance", "seed", "rows"}) to FILE; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// `mnemo bench …`.
@@ -130,9 +159,14 @@ pub struct RememberArgs {
     pub out: JsonFlag,
     /// The turn text; `-` reads it from stdin (bytes must be UTF-8).
     pub text: OsString,
-    /// Who said it (a corroboration source).
+    /// Who said it. Only sources declared in config (`[sources] declared`) count as distinct
+    /// corroboration; any other label is the operator's own word and counts as "user", once.
     #[arg(long, default_value = "user")]
     pub source: String,
+    /// A key making the write idempotent: a retry with the same key in the same namespace
+    /// writes nothing again and reports the turn first recorded.
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
 }
 
 /// `mnemo recall`.

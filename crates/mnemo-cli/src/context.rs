@@ -8,10 +8,23 @@ use mnemo_core::{Clock, Namespace, SimClock, SystemClock, Timestamp};
 
 use crate::cli::Cli;
 
+/// How far `--at` may run ahead of the real clock without `--allow-future`.
+const FUTURE_SLACK_MS: i64 = 24 * 3600 * 1000;
+
 /// The clock: simulated with `--at`, else the real one.
 pub fn clock(cli: &Cli) -> Result<Arc<dyn Clock>> {
     Ok(match &cli.at {
-        Some(t) => Arc::new(SimClock::new(Timestamp::parse_rfc3339(t).context("--at")?)),
+        Some(t) => {
+            let at = Timestamp::parse_rfc3339(t).context("--at")?;
+            let now = SystemClock.now();
+            if at.millis() > now.millis().saturating_add(FUTURE_SLACK_MS) && !cli.allow_future {
+                anyhow::bail!(
+                    "--at {t} is more than a day after the real clock ({now}); time only moves forward in a \
+                     namespace, so a turn that far ahead would refuse every later one — pass --allow-future if you mean it"
+                );
+            }
+            Arc::new(SimClock::new(at))
+        }
         None => Arc::new(SystemClock),
     })
 }

@@ -12,6 +12,8 @@ use crate::{context, print};
 mod bench;
 mod demo;
 mod eval;
+mod reliability;
+mod remember;
 
 /// Run one command.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
@@ -20,6 +22,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Plugins(j) => plugins(j.json),
         Command::Eval(args) => eval::run(&cli, args).await,
         Command::Bench(b) => bench::run(&cli, b).await,
+        Command::Reliability(args) => reliability::run(&cli, args).await,
         _ => engine_command(&cli).await,
     }
 }
@@ -70,7 +73,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             } else {
                 os_bytes(&a.text)
             };
-            let r = engine.remember_bytes(&ns, &a.source, &bytes).await?;
+            let r = remember::run(&rt, &ns, a, &bytes).await?;
             if a.out.json {
                 emit_json(&r)?
             } else {
@@ -146,9 +149,13 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             bar.finish_and_clear();
             out!("index rebuilt from the store: {} memories indexed, at store revision {}", r.upserted, r.rev);
         }
-        Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) | Command::Bench(_) => {}
+        Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) | Command::Bench(_) | Command::Reliability(_) => {}
     }
-    engine.index().flush().await?;
+    // What the command did is in the store already; an index that cannot be saved (a full
+    // disk) is rebuilt from the store by the next command, so this is a note, not a failure.
+    if let Err(e) = engine.index().flush().await {
+        eprintln!("mnemo: note: the index could not be saved ({e}); the next command rebuilds it from the store");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

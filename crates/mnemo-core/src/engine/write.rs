@@ -151,7 +151,14 @@ impl Engine {
                 }
                 o.detail = fill_ids(&o.detail, o.memory, &o.tombstoned);
             }
-            self.sync().await?;
+            // The write is committed and acknowledged from here on: an index failure (a full
+            // disk, a damaged segment) must not make a client retry it; the index is a view
+            // that catches up from the store at the next sync.
+            if let Err(e) = self.sync().await {
+                notes.push(format!(
+                    "stored, but the index could not be updated ({e}); it catches up from the store at the next command"
+                ));
+            }
         }
         Ok(RememberReport { turn, outcomes, notes, model: extraction.model })
     }

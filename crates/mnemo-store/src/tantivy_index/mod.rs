@@ -345,7 +345,14 @@ impl TantivyIndex {
             return Ok(vec![]);
         }
         let searcher = live.reader.searcher();
-        let stats = Stats { searcher: &searcher, overlay: &g.overlay };
+        let stats = Stats {
+            searcher: &searcher,
+            overlay: &g.overlay,
+            ns: &q.namespace,
+            ns_field: live.fields.ns,
+            text_field: live.fields.text,
+            sizes: std::sync::OnceLock::new(),
+        };
         let n = stats.total_num_docs().map_err(|e| terr("statistics", e))?;
         let avg = stats.total_num_tokens(live.fields.text).map_err(|e| terr("statistics", e))? as f32 / n as f32;
         let mut weights = Vec::with_capacity(terms.len());

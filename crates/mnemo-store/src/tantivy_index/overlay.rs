@@ -4,12 +4,14 @@
 //! statistics: committed + overlay) and filters out committed versions that the overlay
 //! superseded or removed.
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use mnemo_core::{MemoryId, Namespace};
+use tantivy::collector::{Collector, Count, SegmentCollector};
 use tantivy::fieldnorm::FieldNormReader;
-use tantivy::query::{Bm25StatisticsProvider, Bm25Weight};
-use tantivy::schema::Field;
-use tantivy::{Searcher, Term};
+use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocId, Score, Searcher, SegmentOrdinal, SegmentReader, Term};
 
 /// One uncommitted document.
 struct ODoc {
@@ -113,24 +115,105 @@ impl Overlay {
     }
 }
 
-/// BM25 statistics over the committed segments and the overlay together, so that scores of
-/// both are comparable.
+/// BM25 statistics of ONE namespace, over the committed segments and the overlay together (so
+/// that scores of both are comparable). Namespace-local, so that a tenant's scores never move
+/// with another tenant's content: a word's rarity is judged among the namespace's own memories.
 pub struct Stats<'a> {
     /// The committed view.
     pub searcher: &'a Searcher,
     /// The overlay.
     pub overlay: &'a Overlay,
+    /// The namespace.
+    pub ns: &'a Namespace,
+    /// The namespace field (raw terms).
+    pub ns_field: Field,
+    /// The text field (whose field norms give document lengths).
+    pub text_field: Field,
+    /// (documents, tokens) of the namespace, computed once per search.
+    pub sizes: OnceLock<(u64, u64)>,
+}
+
+impl Stats<'_> {
+    fn ns_term(&self) -> Term {
+        Term::from_field_text(self.ns_field, self.ns.as_str())
+    }
+
+    /// Live documents of the namespace and their total length (committed + overlay).
+    fn sizes(&self) -> tantivy::Result<(u64, u64)> {
+        if let Some(s) = self.sizes.get() {
+            return Ok(*s);
+        }
+        let q = TermQuery::new(self.ns_term(), IndexRecordOption::Basic);
+        let (docs, tokens) = self.searcher.search(&q, &NsLength { field: self.text_field })?;
+        let (odocs, otokens) = self
+            .overlay
+            .docs
+            .values()
+            .filter(|d| &d.ns == self.ns)
+            .fold((0u64, 0u64), |a, d| (a.0 + 1, a.1 + u64::from(d.len)));
+        let s = (docs + odocs, tokens + otokens);
+        let _ = self.sizes.set(s);
+        Ok(s)
+    }
 }
 
 impl Bm25StatisticsProvider for Stats<'_> {
-    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        Ok((self.searcher.total_num_tokens(field)? + self.overlay.tokens).max(1))
+    fn total_num_tokens(&self, _field: Field) -> tantivy::Result<u64> {
+        Ok(self.sizes()?.1.max(1))
     }
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        Ok((Bm25StatisticsProvider::total_num_docs(self.searcher)? + self.overlay.docs.len() as u64).max(1))
+        Ok(self.sizes()?.0.max(1))
     }
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        let o = term.value().as_str().and_then(|t| self.overlay.postings.get(t)).map_or(0, |p| p.len() as u64);
-        Ok(self.searcher.doc_freq(term)? + o)
+        let o = term.value().as_str().and_then(|t| self.overlay.postings.get(t)).map_or(0, |p| {
+            p.iter().filter(|id| self.overlay.docs.get(id).is_some_and(|d| &d.ns == self.ns)).count() as u64
+        });
+        let q = BooleanQuery::new(vec![
+            (Occur::Must, Box::new(TermQuery::new(term.clone(), IndexRecordOption::Basic)) as Box<dyn Query>),
+            (Occur::Must, Box::new(TermQuery::new(self.ns_term(), IndexRecordOption::Basic))),
+        ]);
+        Ok(self.searcher.search(&q, &Count)? as u64 + o)
+    }
+}
+
+/// Counts the documents a query matches and sums their lengths in `field` (from the field
+/// norms; deleted documents are skipped by tantivy).
+struct NsLength {
+    field: Field,
+}
+
+struct NsLengthSegment {
+    norms: FieldNormReader,
+    docs: u64,
+    tokens: u64,
+}
+
+impl Collector for NsLength {
+    type Fruit = (u64, u64);
+    type Child = NsLengthSegment;
+
+    fn for_segment(&self, _ord: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<NsLengthSegment> {
+        Ok(NsLengthSegment { norms: reader.get_fieldnorms_reader(self.field)?, docs: 0, tokens: 0 })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, fruits: Vec<(u64, u64)>) -> tantivy::Result<(u64, u64)> {
+        Ok(fruits.into_iter().fold((0, 0), |a, f| (a.0 + f.0, a.1 + f.1)))
+    }
+}
+
+impl SegmentCollector for NsLengthSegment {
+    type Fruit = (u64, u64);
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        self.docs += 1;
+        self.tokens += u64::from(self.norms.fieldnorm(doc));
+    }
+
+    fn harvest(self) -> (u64, u64) {
+        (self.docs, self.tokens)
     }
 }

@@ -1,0 +1,73 @@
+//! `mnemo remember`: authenticated sources and idempotency keys around the engine's write.
+use anyhow::Result;
+
+use mnemo_agent::Runtime;
+use mnemo_core::engine::RememberReport;
+use mnemo_core::Namespace;
+
+use crate::cli::RememberArgs;
+
+/// The principal the command line speaks for.
+pub const OPERATOR: &str = "user";
+
+/// The source a `--source` label counts as: itself when declared in config (or the operator's
+/// own name), else the operator — with a note saying so.
+pub fn authenticated_source(label: &str, declared: &[String]) -> (String, Option<String>) {
+    let label = label.trim();
+    if label.is_empty() || label == OPERATOR || declared.iter().any(|d| d == label) {
+        let s = if label.is_empty() { OPERATOR } else { label };
+        return (s.to_string(), None);
+    }
+    (
+        OPERATOR.to_string(),
+        Some(format!(
+            "source \"{label}\" is not declared in config ([sources] declared); it is the operator's word and \
+             counts as \"{OPERATOR}\" (one source, however many labels)"
+        )),
+    )
+}
+
+/// The idempotency key's form in the turn's external id.
+fn external_id(key: &str) -> String {
+    format!("idempotency:{key}")
+}
+
+/// Remember the turn unless its idempotency key was seen in this namespace.
+pub async fn run(rt: &Runtime, ns: &Namespace, a: &RememberArgs, bytes: &[u8]) -> Result<RememberReport> {
+    let engine = rt.engine();
+    let (source, note) = authenticated_source(&a.source, &rt.config().declared_sources());
+    let key = match &a.idempotency_key {
+        Some(k) if k.trim().is_empty() => anyhow::bail!("--idempotency-key must not be empty"),
+        Some(k) => Some(external_id(k.trim())),
+        None => None,
+    };
+    if let Some(key) = &key {
+        // The data directory lock is held: no other process can record the key meanwhile.
+        if let Some(turn) = engine.store().turns(ns).await?.into_iter().find(|t| t.external_id.as_ref() == Some(key)) {
+            let mut notes =
+                vec![format!("idempotency key already used by turn {} at {}: nothing written again", turn.id, turn.at)];
+            notes.extend(note);
+            return Ok(RememberReport { turn, outcomes: vec![], notes, model: engine.reasoner().model_info() });
+        }
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| mnemo_core::CoreError::InvalidUtf8 { valid_up_to: e.valid_up_to(), detail: e.to_string() })?;
+    let mut r = engine.remember_turn(ns, &source, text, key).await?;
+    r.notes.extend(note);
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undeclared_labels_count_as_the_operator() {
+        let declared = vec!["erp".to_string()];
+        assert_eq!(authenticated_source("erp", &declared).0, "erp");
+        assert_eq!(authenticated_source("user", &declared), ("user".to_string(), None));
+        let (s, note) = authenticated_source("s2", &declared);
+        assert_eq!(s, "user");
+        assert!(note.is_some_and(|n| n.contains("not declared")));
+    }
+}
