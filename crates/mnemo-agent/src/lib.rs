@@ -9,6 +9,7 @@
 pub mod assess;
 pub mod config;
 pub mod error;
+pub mod plugins;
 pub mod runtime;
 
 pub use config::Config;
@@ -17,6 +18,5 @@ pub use runtime::{AgentTurn, Runtime};
 
 // The linker drops a crate nobody references, and its `inventory` registrations with it.
 use mnemo_llm as _;
-use mnemo_plugin_erp as _;
 use mnemo_store as _;
 use mnemo_tools as _;

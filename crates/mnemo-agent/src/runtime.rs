@@ -78,6 +78,9 @@ impl Runtime {
             error: e,
         })?;
         let lock = lock_data_dir(data_dir)?;
+        // Libraries named in [[plugins]]: their kinds are built by the library, the rest by the
+        // registry of kinds linked into the binary.
+        let dynamic = crate::plugins::load(config)?;
         let mut ctx_store: Option<Arc<dyn Store>> = None;
         let mut ctx_embedder: Option<Arc<dyn Embedder>> = None;
         let mut grounders: Vec<Arc<dyn Grounder>> = Vec::new();
@@ -106,9 +109,12 @@ impl Runtime {
         };
         ctx_store.replace(store.clone());
         let (k, s, o) = config.plugin("embedder")?;
-        let embedder = match build(Role::Embedder, &k, &s, &o, &ctx_store, &None, &[])? {
-            Component::Embedder(e) => e,
-            _ => return Err(wrong_component(Role::Embedder)),
+        let embedder = match dynamic.embedder(&k, &s, &o, data_dir).await? {
+            Some(e) => e,
+            None => match build(Role::Embedder, &k, &s, &o, &ctx_store, &None, &[])? {
+                Component::Embedder(e) => e,
+                _ => return Err(wrong_component(Role::Embedder)),
+            },
         };
         ctx_embedder.replace(embedder.clone());
         let (k, s, o) = config.plugin("index")?;
@@ -122,6 +128,10 @@ impl Runtime {
             _ => return Err(wrong_component(Role::Reasoner)),
         };
         for (k, s, o) in config.grounders()? {
+            if let Some(g) = dynamic.grounder(&k, &s, &o, data_dir).await? {
+                grounders.push(g);
+                continue;
+            }
             match build(Role::Grounder, &k, &s, &o, &ctx_store, &ctx_embedder, &[])? {
                 Component::Grounder(g) => grounders.push(g),
                 _ => return Err(wrong_component(Role::Grounder)),
@@ -129,9 +139,12 @@ impl Runtime {
         }
         grounders.extend(extra_grounders);
         let (k, s, o) = config.plugin("assessor")?;
-        let assessor = match build(Role::Assessor, &k, &s, &o, &ctx_store, &ctx_embedder, &grounders)? {
-            Component::Assessor(a) => a,
-            _ => return Err(wrong_component(Role::Assessor)),
+        let assessor = match dynamic.assessor(&k, &s, &o, data_dir).await? {
+            Some(a) => a,
+            None => match build(Role::Assessor, &k, &s, &o, &ctx_store, &ctx_embedder, &grounders)? {
+                Component::Assessor(a) => a,
+                _ => return Err(wrong_component(Role::Assessor)),
+            },
         };
         let engine = Engine::new(EngineParts {
             store,

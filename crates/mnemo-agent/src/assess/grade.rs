@@ -78,7 +78,16 @@ impl Assessor for GroundingAssessor {
                 _ => false,
             };
             let grounded = match &m.claim {
-                Some(c) => self.ground(c).await?,
+                Some(c) => match self.ground(c).await {
+                    Ok(g) => g,
+                    Err(e) => {
+                        // A system of record that cannot answer leaves the claim unverified:
+                        // it bears on the decision with no trust, so the agent escalates.
+                        let basis = format!("grounding failed, claim unverified: {e}");
+                        grades.push(MemoryGrade { id: m.id, trust: 0.0, load_bearing: true, basis });
+                        continue;
+                    }
+                },
                 None => None,
             };
             let verifiable = grounded.is_some();

@@ -17,7 +17,7 @@ mod eval;
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     match &cli.command {
         Command::Demo(args) => demo::run(&cli, args).await,
-        Command::Plugins(j) => plugins(j.json),
+        Command::Plugins(j) => plugins(&cli, j.json),
         Command::Eval(args) => eval::run(&cli, args).await,
         Command::Bench(b) => bench::run(&cli, b).await,
         _ => engine_command(&cli).await,
@@ -29,18 +29,32 @@ fn emit_json<T: serde::Serialize>(v: &T) -> Result<()> {
     Ok(())
 }
 
-fn plugins(json: bool) -> Result<ExitCode> {
+/// Every kind this binary can build: those linked in, then those of the `[[plugins]]`
+/// libraries named in config, each with its origin.
+fn plugins(cli: &Cli, json: bool) -> Result<ExitCode> {
+    let config = context::config(cli)?;
+    let loaded = mnemo_agent::plugins::load(&config)?;
     let mut rows = Vec::new();
     for role in Role::ALL {
         for p in registry::plugins().filter(|p| p.role == role) {
-            rows.push(serde_json::json!({"role": role.as_str(), "kind": p.kind, "about": p.about}));
-            if !json {
-                out!("{:<9} {:<12} {}", role.as_str(), p.kind, p.about);
-            }
+            rows.push((role.as_str().to_string(), p.kind.to_string(), "built-in".to_string(), p.about.to_string()));
+        }
+    }
+    for lib in loaded.plugins() {
+        for k in &lib.manifest().kinds {
+            rows.push((k.role.as_str().to_string(), k.kind.clone(), lib.label(), k.about.clone()));
         }
     }
     if json {
-        emit_json(&rows)?;
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(role, kind, origin, about)| serde_json::json!({"role": role, "kind": kind, "origin": origin, "about": about}))
+            .collect();
+        emit_json(&v)?;
+    } else {
+        for (role, kind, origin, about) in &rows {
+            out!("{role:<9} {kind:<12} {about}  [{origin}]");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
