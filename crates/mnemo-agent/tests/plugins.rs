@@ -1,5 +1,9 @@
 //! Plugin libraries named in config, end to end through the runtime.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// The built-in kinds: linked here (the library links none), so their registrations are kept.
+use mnemo_llm as _;
+use mnemo_store as _;
+use mnemo_tools as _;
 mod support;
 
 use std::sync::Arc;

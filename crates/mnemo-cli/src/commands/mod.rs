@@ -3,7 +3,7 @@ use anyhow::{bail, Context as _, Result};
 use std::process::ExitCode;
 
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::registry::{self, Role};
+use mnemo_core::registry;
 use mnemo_core::{MemoryId, SearchMode, Task};
 
 use crate::cli::{Cli, Command};
@@ -35,10 +35,8 @@ fn plugins(cli: &Cli, json: bool) -> Result<ExitCode> {
     let config = context::config(cli)?;
     let loaded = mnemo_agent::plugins::load(&config)?;
     let mut rows = Vec::new();
-    for role in Role::ALL {
-        for p in registry::plugins().filter(|p| p.role == role) {
-            rows.push((role.as_str().to_string(), p.kind.to_string(), "built-in".to_string(), p.about.to_string()));
-        }
+    for r in registry::all() {
+        rows.push((r.role.as_str().to_string(), r.kind.to_string(), "built-in".to_string(), r.about.to_string()));
     }
     for lib in loaded.plugins() {
         for k in &lib.manifest().kinds {
