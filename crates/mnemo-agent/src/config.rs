@@ -19,6 +19,8 @@ pub const POLICY_SECTIONS: [&str; 3] = ["recall", "decay", "kinds"];
 pub const SOURCES: &str = "sources";
 /// Array of grounder tables.
 pub const GROUNDERS: &str = "grounders";
+/// Array of plugin libraries to load (`[[plugins]] path = "…"`), relative to the file naming them.
+pub const PLUGINS: &str = "plugins";
 
 /// A resolved configuration.
 #[derive(Clone, Debug)]
@@ -39,7 +41,7 @@ impl Config {
             files: vec![],
             policy: EnginePolicy::default(),
         };
-        c.merge_text(DEFAULT_TOML, "embedded default config")?;
+        c.merge_text(DEFAULT_TOML, "embedded default config", None)?;
         Ok(c)
     }
 
@@ -56,7 +58,7 @@ impl Config {
                 file: f.display().to_string(),
                 message: format!("not UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()),
             })?;
-            c.merge_text(&text, &f.display().to_string())?;
+            c.merge_text(&text, &f.display().to_string(), Some(f.parent().unwrap_or_else(|| Path::new("."))))?;
             c.files.push(f.display().to_string());
         }
         Ok(c)
@@ -72,28 +74,44 @@ impl Config {
     /// This config with `overrides` merged (e.g. a scenario's `[settings]`).
     pub fn with_overrides(&self, overrides: &toml::Table, origin: &str) -> Result<Config, AgentError> {
         let mut c = self.clone();
-        c.merge_table(overrides.clone(), origin)?;
+        c.merge_table(overrides.clone(), origin, None)?;
         Ok(c)
     }
 
-    fn merge_text(&mut self, text: &str, origin: &str) -> Result<(), AgentError> {
+    fn merge_text(&mut self, text: &str, origin: &str, base: Option<&Path>) -> Result<(), AgentError> {
         let table: toml::Table = text.parse().map_err(|e: toml::de::Error| AgentError::Config {
             file: origin.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        self.merge_table(table, origin)
+        self.merge_table(table, origin, base)
     }
 
-    fn merge_table(&mut self, table: toml::Table, origin: &str) -> Result<(), AgentError> {
+    /// `base`: the directory of the file being merged (plugin paths are relative to it).
+    fn merge_table(&mut self, table: toml::Table, origin: &str, base: Option<&Path>) -> Result<(), AgentError> {
         let err = |m: String| AgentError::Config { file: origin.to_string(), message: m };
         for (key, value) in table {
+            if key == PLUGINS {
+                let libraries = crate::plugins::resolve_entries(&value, base).map_err(err)?;
+                let slot = self.table.entry(key.clone()).or_insert_with(|| toml::Value::Array(Vec::new()));
+                if let toml::Value::Array(all) = slot {
+                    // every file may add libraries: they accumulate
+                    all.extend(libraries.into_iter().map(|p| {
+                        toml::Value::Table(toml::Table::from_iter([(
+                            "path".to_string(),
+                            toml::Value::String(p.display().to_string()),
+                        )]))
+                    }));
+                }
+                self.origins.insert(key, origin.to_string());
+                continue;
+            }
             let known = PLUGIN_SECTIONS.contains(&key.as_str())
                 || POLICY_SECTIONS.contains(&key.as_str())
                 || key == GROUNDERS
                 || key == SOURCES;
             if !known {
                 return Err(err(format!(
-                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}",
+                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}, {PLUGINS}",
                     PLUGIN_SECTIONS.join(", "),
                     POLICY_SECTIONS.join(", ")
                 )));
@@ -184,6 +202,12 @@ impl Config {
                 split_kind(t, &format!("grounders[{i}]"), &origin)
             })
             .collect()
+    }
+
+    /// The plugin libraries to load (`[[plugins]]`), resolved, in order.
+    pub fn plugin_libraries(&self) -> Vec<PathBuf> {
+        let Some(arr) = self.table.get(PLUGINS).and_then(|v| v.as_array()) else { return vec![] };
+        arr.iter().filter_map(|t| t.get("path").and_then(|p| p.as_str())).map(PathBuf::from).collect()
     }
 
     /// The resolved configuration as TOML text.

@@ -22,6 +22,9 @@ pub enum AgentError {
         /// Why (kept out of the error chain so it prints once).
         error: std::io::Error,
     },
+    /// A plugin library could not be loaded or built.
+    #[error(transparent)]
+    Plugin(#[from] mnemo_plugin_host::HostError),
     /// The core (or a plugin) failed.
     #[error(transparent)]
     Core(#[from] mnemo_core::CoreError),

@@ -2,21 +2,17 @@
 //! assessors, and the agent turn (remember → recall → assess → act or escalate).
 //!
 //! The runtime is generic over the traits and knows no implementation: it names kinds from
-//! config and the registry builds them. This crate links every built-in plugin crate so their
-//! registrations are kept (the registry test in tests/runtime.rs checks every expected kind).
+//! config and the registry's typed factories (or a plugin library named in config) build them.
+//! This library links no implementation crate: the binary does (`use mnemo_store as _;`), and
+//! so do the tests (tests/runtime.rs checks that every expected kind is registered).
 #![deny(missing_docs)]
 
 pub mod assess;
 pub mod config;
 pub mod error;
+pub mod plugins;
 pub mod runtime;
 
 pub use config::Config;
 pub use error::AgentError;
 pub use runtime::{AgentTurn, Runtime};
-
-// The linker drops a crate nobody references, and its `inventory` registrations with it.
-use mnemo_llm as _;
-use mnemo_plugin_erp as _;
-use mnemo_store as _;
-use mnemo_tools as _;

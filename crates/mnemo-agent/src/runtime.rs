@@ -4,7 +4,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mnemo_core::engine::{EngineParts, RecallOptions, RememberReport, SyncReport};
-use mnemo_core::registry::{self, BuildContext, Component, Role};
+use mnemo_core::registry::{
+    self, AssessorContext, EmbedderContext, GrounderContext, IndexContext, ReasonerContext, Section, StoreContext,
+};
 use mnemo_core::*;
 
 use crate::config::Config;
@@ -50,10 +52,6 @@ pub struct AgentTurn {
     pub action: String,
 }
 
-fn wrong_component(role: Role) -> AgentError {
-    AgentError::Core(CoreError::Config(format!("the {role} factory built a component of another role")))
-}
-
 impl Runtime {
     /// Build from `config`, with the data directory, the clock, and extra grounders (e.g. a
     /// scenario's world tables) added to those in config. The index is brought up to the store.
@@ -80,60 +78,56 @@ impl Runtime {
             error: e,
         })?;
         let lock = lock_data_dir(data_dir)?;
-        let mut ctx_store: Option<Arc<dyn Store>> = None;
-        let mut ctx_embedder: Option<Arc<dyn Embedder>> = None;
-        let mut grounders: Vec<Arc<dyn Grounder>> = Vec::new();
-        let build = |role: Role,
-                     kind: &str,
-                     settings: &toml::Table,
-                     origin: &str,
-                     store: &Option<Arc<dyn Store>>,
-                     embedder: &Option<Arc<dyn Embedder>>,
-                     grounders: &[Arc<dyn Grounder>]| {
-            let ctx = BuildContext {
-                settings,
-                origin,
-                data_dir,
-                clock: clock.clone(),
-                store: store.clone(),
-                embedder: embedder.clone(),
-                grounders: grounders.to_vec(),
-            };
-            registry::build(role, kind, &ctx)
-        };
+        // Libraries named in [[plugins]]: their kinds are built by the library, the rest by the
+        // registry of kinds linked into the binary.
+        let dynamic = crate::plugins::load(config)?;
         let (k, s, o) = config.plugin("store")?;
-        let store = match build(Role::Store, &k, &s, &o, &None, &None, &[])? {
-            Component::Store(s) => s,
-            _ => return Err(wrong_component(Role::Store)),
-        };
-        ctx_store.replace(store.clone());
+        let store = registry::build_store(
+            &k,
+            &StoreContext { section: Section { settings: &s, origin: &o, data_dir }, clock: clock.clone() },
+        )?;
         let (k, s, o) = config.plugin("embedder")?;
-        let embedder = match build(Role::Embedder, &k, &s, &o, &ctx_store, &None, &[])? {
-            Component::Embedder(e) => e,
-            _ => return Err(wrong_component(Role::Embedder)),
+        let embedder = match dynamic.embedder(&k, &s, &o, data_dir).await? {
+            Some(e) => e,
+            None => registry::build_embedder(
+                &k,
+                &EmbedderContext { section: Section { settings: &s, origin: &o, data_dir } },
+            )?,
         };
-        ctx_embedder.replace(embedder.clone());
         let (k, s, o) = config.plugin("index")?;
-        let index = match build(Role::Index, &k, &s, &o, &ctx_store, &ctx_embedder, &[])? {
-            Component::Index(i) => i,
-            _ => return Err(wrong_component(Role::Index)),
-        };
+        let index = registry::build_index(
+            &k,
+            &IndexContext {
+                section: Section { settings: &s, origin: &o, data_dir },
+                clock: clock.clone(),
+                embedder: embedder.clone(),
+            },
+        )?;
         let (k, s, o) = config.plugin("reasoner")?;
-        let reasoner = match build(Role::Reasoner, &k, &s, &o, &ctx_store, &ctx_embedder, &[])? {
-            Component::Reasoner(r) => r,
-            _ => return Err(wrong_component(Role::Reasoner)),
-        };
+        let reasoner =
+            registry::build_reasoner(&k, &ReasonerContext { section: Section { settings: &s, origin: &o, data_dir } })?;
+        let mut grounders: Vec<Arc<dyn Grounder>> = Vec::new();
         for (k, s, o) in config.grounders()? {
-            match build(Role::Grounder, &k, &s, &o, &ctx_store, &ctx_embedder, &[])? {
-                Component::Grounder(g) => grounders.push(g),
-                _ => return Err(wrong_component(Role::Grounder)),
-            }
+            let g = match dynamic.grounder(&k, &s, &o, data_dir).await? {
+                Some(g) => g,
+                None => registry::build_grounder(
+                    &k,
+                    &GrounderContext { section: Section { settings: &s, origin: &o, data_dir }, clock: clock.clone() },
+                )?,
+            };
+            grounders.push(g);
         }
         grounders.extend(extra_grounders);
         let (k, s, o) = config.plugin("assessor")?;
-        let assessor = match build(Role::Assessor, &k, &s, &o, &ctx_store, &ctx_embedder, &grounders)? {
-            Component::Assessor(a) => a,
-            _ => return Err(wrong_component(Role::Assessor)),
+        let assessor = match dynamic.assessor(&k, &s, &o, data_dir).await? {
+            Some(a) => a,
+            None => registry::build_assessor(
+                &k,
+                &AssessorContext {
+                    section: Section { settings: &s, origin: &o, data_dir },
+                    grounders: grounders.clone(),
+                },
+            )?,
         };
         let engine = Engine::new(EngineParts {
             store,

@@ -1,5 +1,9 @@
 //! The wired runtime over the embedded default (SQLite + index + fake model).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// The built-in kinds: linked here (the library links none), so their registrations are kept.
+use mnemo_llm as _;
+use mnemo_store as _;
+use mnemo_tools as _;
 use std::sync::Arc;
 
 use mnemo_agent::runtime::answer_of;
@@ -23,7 +27,7 @@ fn registry_holds_every_expected_kind() {
         (Role::Index, &["brute", "tantivy"]),
         (Role::Embedder, &["fake"]),
         (Role::Reasoner, &["llm"]),
-        (Role::Grounder, &["table", "erp_csv"]),
+        (Role::Grounder, &["table"]),
         (Role::Assessor, &["grounding", "provenance"]),
     ];
     for (role, want) in expect {

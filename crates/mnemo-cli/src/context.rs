@@ -41,22 +41,11 @@ pub fn config(cli: &Cli) -> Result<Config> {
 
 /// Build the configured embedder alone (for reports and benchmarks that need no store).
 pub fn embedder(config: &Config) -> Result<Arc<dyn mnemo_core::Embedder>> {
-    use mnemo_core::registry::{self, BuildContext, Component, Role};
+    use mnemo_core::registry::{self, EmbedderContext, Section};
     let (kind, settings, origin) = config.plugin("embedder")?;
     let data_dir = tempfile::tempdir()?;
-    let ctx = BuildContext {
-        settings: &settings,
-        origin: &origin,
-        data_dir: data_dir.path(),
-        clock: Arc::new(SystemClock),
-        store: None,
-        embedder: None,
-        grounders: vec![],
-    };
-    match registry::build(Role::Embedder, &kind, &ctx)? {
-        Component::Embedder(e) => Ok(e),
-        _ => anyhow::bail!("{origin}: the {kind} factory did not build an embedder"),
-    }
+    let ctx = EmbedderContext { section: Section { settings: &settings, origin: &origin, data_dir: data_dir.path() } };
+    Ok(registry::build_embedder(&kind, &ctx)?)
 }
 
 /// Build the runtime over `data_dir`, with a progress bar if the index must catch up.

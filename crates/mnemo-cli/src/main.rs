@@ -18,6 +18,12 @@ use clap::Parser;
 // Linked for its `postgres` Store and Index registrations.
 use mnemo_store_postgres as _;
 
+// The built-in kinds this binary offers: the linker keeps a crate's registrations only when
+// the binary refers to it (`mnemo plugins` lists them; tests/cli.rs checks them).
+use mnemo_llm as _;
+use mnemo_store as _;
+use mnemo_tools as _;
+
 fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

@@ -1,10 +1,18 @@
-//! The plugin registry: implementations register a factory by (role, kind name) with
-//! `inventory`; config picks them by name. An unknown kind is an error listing the known ones.
+//! The registry of kinds linked into a binary: one typed factory per role. Implementations
+//! register a factory by kind name with `inventory` (`register_store!`, `register_index!`,
+//! `register_embedder!`, `register_reasoner!`, `register_grounder!`, `register_assessor!`);
+//! config picks them by name. An unknown kind is an error listing the known ones.
 //!
-//! A binary must link every plugin crate (`use mnemo_store as _;`) so that the linker keeps
-//! its registrations.
+//! Each role's factory gets a typed context: its config section (settings, origin, data
+//! directory) and exactly the dependencies that role is built from (an index gets the clock
+//! and the embedder; an assessor gets the grounders), never optional fields.
+//!
+//! A binary must link every crate whose kinds it offers (`use mnemo_store as _;`) so that the
+//! linker keeps its registrations. Kinds from plugin libraries loaded at run time are not in
+//! here: the host (mnemo-plugin-host) builds those.
 use serde::de::DeserializeOwned;
 use std::fmt;
+use std::ops::Deref;
 use std::path::{Component as PathComponent, Path, PathBuf};
 use std::sync::Arc;
 
@@ -52,42 +60,18 @@ impl fmt::Display for Role {
     }
 }
 
-/// A built component.
-#[derive(Clone)]
-pub enum Component {
-    /// A store.
-    Store(Arc<dyn Store>),
-    /// An index.
-    Index(Arc<dyn Index>),
-    /// An embedder.
-    Embedder(Arc<dyn Embedder>),
-    /// A reasoner.
-    Reasoner(Arc<dyn Reasoner>),
-    /// A grounder.
-    Grounder(Arc<dyn Grounder>),
-    /// An assessor.
-    Assessor(Arc<dyn Assessor>),
-}
-
-/// What a factory gets: its settings section and what was built before it.
-pub struct BuildContext<'a> {
+/// One config section: its settings, where it came from, and the data directory.
+#[derive(Clone, Copy)]
+pub struct Section<'a> {
     /// The section's settings, without `kind`.
     pub settings: &'a toml::Table,
     /// Where the section came from, for errors ("config/default.toml [store]").
     pub origin: &'a str,
     /// The data directory; relative paths in settings resolve inside it.
     pub data_dir: &'a Path,
-    /// The injected clock.
-    pub clock: Arc<dyn Clock>,
-    /// The store, once built (the index is built after it).
-    pub store: Option<Arc<dyn Store>>,
-    /// The embedder, once built.
-    pub embedder: Option<Arc<dyn Embedder>>,
-    /// The grounders, once built (the assessor is built last).
-    pub grounders: Vec<Arc<dyn Grounder>>,
 }
 
-impl BuildContext<'_> {
+impl Section<'_> {
     /// Deserialize the settings into `T` (which should `deny_unknown_fields`); errors name the
     /// origin and the key.
     pub fn settings<T: DeserializeOwned>(&self) -> Result<T> {
@@ -114,43 +98,174 @@ pub fn resolve_inside(base: &Path, rel: &str) -> Result<PathBuf> {
     Ok(base.join(p))
 }
 
-/// A registered factory.
-pub struct Plugin {
-    /// What it implements.
-    pub role: Role,
+/// What a store factory gets.
+pub struct StoreContext<'a> {
+    /// Its config section.
+    pub section: Section<'a>,
+    /// The injected clock.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// What an embedder factory gets.
+pub struct EmbedderContext<'a> {
+    /// Its config section.
+    pub section: Section<'a>,
+}
+
+/// What an index factory gets (built after the embedder).
+pub struct IndexContext<'a> {
+    /// Its config section.
+    pub section: Section<'a>,
+    /// The injected clock.
+    pub clock: Arc<dyn Clock>,
+    /// The embedder whose vectors it will hold.
+    pub embedder: Arc<dyn Embedder>,
+}
+
+/// What a reasoner factory gets.
+pub struct ReasonerContext<'a> {
+    /// Its config section.
+    pub section: Section<'a>,
+}
+
+/// What a grounder factory gets.
+pub struct GrounderContext<'a> {
+    /// Its config section.
+    pub section: Section<'a>,
+    /// The injected clock.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// What an assessor factory gets (built last).
+pub struct AssessorContext<'a> {
+    /// Its config section.
+    pub section: Section<'a>,
+    /// Every grounder, in config order (then any extra ones).
+    pub grounders: Vec<Arc<dyn Grounder>>,
+}
+
+macro_rules! deref_section {
+    ($($ctx:ident),*) => {$(
+        impl<'a> Deref for $ctx<'a> {
+            type Target = Section<'a>;
+            fn deref(&self) -> &Section<'a> {
+                &self.section
+            }
+        }
+    )*};
+}
+deref_section!(StoreContext, EmbedderContext, IndexContext, ReasonerContext, GrounderContext, AssessorContext);
+
+/// A typed factory of one role: `kind`, a line on what it is, and how to build it.
+pub trait Factory: Sync + 'static {
+    /// The role.
+    const ROLE: Role;
+    /// What it gets.
+    type Context<'a>;
+    /// What it builds.
+    type Built: ?Sized;
     /// Its kind name in config.
+    fn kind(&self) -> &'static str;
+    /// One line on what it is.
+    fn about(&self) -> &'static str;
+    /// Build it.
+    fn build(&self, ctx: &Self::Context<'_>) -> Result<Arc<Self::Built>>;
+}
+
+macro_rules! factory {
+    ($(#[$doc:meta])* $name:ident, $role:ident, $ctx:ident, $tr:ident) => {
+        $(#[$doc])*
+        pub struct $name {
+            /// Its kind name in config.
+            pub kind: &'static str,
+            /// One line on what it is.
+            pub about: &'static str,
+            /// Build it.
+            pub build: fn(&$ctx<'_>) -> Result<Arc<dyn $tr>>,
+        }
+        inventory::collect!($name);
+        impl Factory for $name {
+            const ROLE: Role = Role::$role;
+            type Context<'a> = $ctx<'a>;
+            type Built = dyn $tr;
+            fn kind(&self) -> &'static str {
+                self.kind
+            }
+            fn about(&self) -> &'static str {
+                self.about
+            }
+            fn build(&self, ctx: &$ctx<'_>) -> Result<Arc<dyn $tr>> {
+                (self.build)(ctx)
+            }
+        }
+    };
+}
+
+factory!(/// Builds a `Store`.
+    StoreFactory, Store, StoreContext, Store);
+factory!(/// Builds an `Index`.
+    IndexFactory, Index, IndexContext, Index);
+factory!(/// Builds an `Embedder`.
+    EmbedderFactory, Embedder, EmbedderContext, Embedder);
+factory!(/// Builds a `Reasoner`.
+    ReasonerFactory, Reasoner, ReasonerContext, Reasoner);
+factory!(/// Builds a `Grounder`.
+    GrounderFactory, Grounder, GrounderContext, Grounder);
+factory!(/// Builds an `Assessor`.
+    AssessorFactory, Assessor, AssessorContext, Assessor);
+
+fn registered<F: Factory>() -> impl Iterator<Item = &'static F>
+where
+    F: inventory::Collect,
+{
+    inventory::iter::<F>.into_iter()
+}
+
+/// One registered kind, for listings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Registered {
+    /// Its role.
+    pub role: Role,
+    /// Its kind name.
     pub kind: &'static str,
     /// One line on what it is.
     pub about: &'static str,
-    /// Build it.
-    pub build: fn(&BuildContext<'_>) -> Result<Component>,
 }
 
-inventory::collect!(Plugin);
+fn listed<F: Factory + inventory::Collect>() -> Vec<Registered> {
+    let mut v: Vec<_> =
+        registered::<F>().map(|f| Registered { role: F::ROLE, kind: f.kind(), about: f.about() }).collect();
+    v.sort_by_key(|r| r.kind);
+    v.dedup_by_key(|r| r.kind);
+    v
+}
 
-/// Every registered plugin.
-pub fn plugins() -> impl Iterator<Item = &'static Plugin> {
-    inventory::iter::<Plugin>.into_iter()
+/// Every registered kind, by role then kind.
+pub fn all() -> Vec<Registered> {
+    let mut v = listed::<StoreFactory>();
+    v.extend(listed::<IndexFactory>());
+    v.extend(listed::<EmbedderFactory>());
+    v.extend(listed::<ReasonerFactory>());
+    v.extend(listed::<GrounderFactory>());
+    v.extend(listed::<AssessorFactory>());
+    v
 }
 
 /// The registered kind names of a role, sorted.
 pub fn kinds(role: Role) -> Vec<&'static str> {
-    let mut v: Vec<_> = plugins().filter(|p| p.role == role).map(|p| p.kind).collect();
-    v.sort_unstable();
-    v.dedup();
-    v
+    all().into_iter().filter(|r| r.role == role).map(|r| r.kind).collect()
 }
 
-/// Build the `kind` of `role`.
-pub fn build(role: Role, kind: &str, ctx: &BuildContext<'_>) -> Result<Component> {
-    match plugins().find(|p| p.role == role && p.kind == kind) {
-        Some(p) => (p.build)(ctx),
+/// Build `kind` with the factory of role `F` registered under it.
+pub fn build<F: Factory + inventory::Collect>(kind: &str, ctx: &F::Context<'_>, origin: &str) -> Result<Arc<F::Built>> {
+    match registered::<F>().find(|f| f.kind() == kind) {
+        Some(f) => f.build(ctx),
         None => Err(CoreError::UnknownKind {
-            origin: format!("{} kind", ctx.origin),
-            role: role.to_string(),
+            origin: format!("{origin} kind"),
+            role: F::ROLE.to_string(),
             kind: kind.to_string(),
             known: {
-                let k = kinds(role);
+                let k = kinds(F::ROLE);
                 if k.is_empty() {
                     "(none linked)".to_string()
                 } else {
@@ -161,12 +276,93 @@ pub fn build(role: Role, kind: &str, ctx: &BuildContext<'_>) -> Result<Component
     }
 }
 
-/// Register a plugin: `mnemo_core::register_plugin!(Role::Store, "sqlite", "about", build_fn);`
+/// Build the store `kind`.
+pub fn build_store(kind: &str, ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
+    build::<StoreFactory>(kind, ctx, ctx.origin)
+}
+/// Build the index `kind`.
+pub fn build_index(kind: &str, ctx: &IndexContext<'_>) -> Result<Arc<dyn Index>> {
+    build::<IndexFactory>(kind, ctx, ctx.origin)
+}
+/// Build the embedder `kind`.
+pub fn build_embedder(kind: &str, ctx: &EmbedderContext<'_>) -> Result<Arc<dyn Embedder>> {
+    build::<EmbedderFactory>(kind, ctx, ctx.origin)
+}
+/// Build the reasoner `kind`.
+pub fn build_reasoner(kind: &str, ctx: &ReasonerContext<'_>) -> Result<Arc<dyn Reasoner>> {
+    build::<ReasonerFactory>(kind, ctx, ctx.origin)
+}
+/// Build the grounder `kind`.
+pub fn build_grounder(kind: &str, ctx: &GrounderContext<'_>) -> Result<Arc<dyn Grounder>> {
+    build::<GrounderFactory>(kind, ctx, ctx.origin)
+}
+/// Build the assessor `kind`.
+pub fn build_assessor(kind: &str, ctx: &AssessorContext<'_>) -> Result<Arc<dyn Assessor>> {
+    build::<AssessorFactory>(kind, ctx, ctx.origin)
+}
+
+/// Register a store kind: `mnemo_core::register_store!("sqlite", "one line on it", build)` with
+/// `fn build(&StoreContext<'_>) -> Result<Arc<dyn Store>>`.
 #[macro_export]
-macro_rules! register_plugin {
-    ($role:expr, $kind:expr, $about:expr, $build:expr) => {
+macro_rules! register_store {
+    ($kind:expr, $about:expr, $build:expr) => {
         $crate::registry::inventory::submit! {
-            $crate::registry::Plugin { role: $role, kind: $kind, about: $about, build: $build }
+            $crate::registry::StoreFactory { kind: $kind, about: $about, build: $build }
+        }
+    };
+}
+
+/// Register a index kind: `mnemo_core::register_index!("tantivy", "one line on it", build)` with
+/// `fn build(&IndexContext<'_>) -> Result<Arc<dyn Index>>`.
+#[macro_export]
+macro_rules! register_index {
+    ($kind:expr, $about:expr, $build:expr) => {
+        $crate::registry::inventory::submit! {
+            $crate::registry::IndexFactory { kind: $kind, about: $about, build: $build }
+        }
+    };
+}
+
+/// Register a embedder kind: `mnemo_core::register_embedder!("fake", "one line on it", build)` with
+/// `fn build(&EmbedderContext<'_>) -> Result<Arc<dyn Embedder>>`.
+#[macro_export]
+macro_rules! register_embedder {
+    ($kind:expr, $about:expr, $build:expr) => {
+        $crate::registry::inventory::submit! {
+            $crate::registry::EmbedderFactory { kind: $kind, about: $about, build: $build }
+        }
+    };
+}
+
+/// Register a reasoner kind: `mnemo_core::register_reasoner!("llm", "one line on it", build)` with
+/// `fn build(&ReasonerContext<'_>) -> Result<Arc<dyn Reasoner>>`.
+#[macro_export]
+macro_rules! register_reasoner {
+    ($kind:expr, $about:expr, $build:expr) => {
+        $crate::registry::inventory::submit! {
+            $crate::registry::ReasonerFactory { kind: $kind, about: $about, build: $build }
+        }
+    };
+}
+
+/// Register a grounder kind: `mnemo_core::register_grounder!("table", "one line on it", build)` with
+/// `fn build(&GrounderContext<'_>) -> Result<Arc<dyn Grounder>>`.
+#[macro_export]
+macro_rules! register_grounder {
+    ($kind:expr, $about:expr, $build:expr) => {
+        $crate::registry::inventory::submit! {
+            $crate::registry::GrounderFactory { kind: $kind, about: $about, build: $build }
+        }
+    };
+}
+
+/// Register a assessor kind: `mnemo_core::register_assessor!("grounding", "one line on it", build)` with
+/// `fn build(&AssessorContext<'_>) -> Result<Arc<dyn Assessor>>`.
+#[macro_export]
+macro_rules! register_assessor {
+    ($kind:expr, $about:expr, $build:expr) => {
+        $crate::registry::inventory::submit! {
+            $crate::registry::AssessorFactory { kind: $kind, about: $about, build: $build }
         }
     };
 }

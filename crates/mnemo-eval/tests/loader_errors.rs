@@ -1,6 +1,9 @@
 //! Malformed scenario files: every error names the file, the line and the field; nothing
 //! panics and nothing is skipped silently.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// The built-in kinds the scenarios assemble, linked so their registrations are kept.
+use mnemo_llm as _;
+use mnemo_store as _;
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,9 @@
 //! Metric arithmetic on hand-built cases: Wilson intervals, probe scoring, pooling (counts are
 //! added, rates never averaged), matchers, the baselines' retrieval and answers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// The built-in kinds the scenarios assemble, linked so their registrations are kept.
+use mnemo_llm as _;
+use mnemo_store as _;
 
 use mnemo_core::*;
 use mnemo_eval::answer::{ranked_turns_answer, turn_claim};

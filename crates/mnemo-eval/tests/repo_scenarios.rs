@@ -2,6 +2,9 @@
 //! offline and passes for Mnemo, while the baselines post a non-zero wrong-fact rate
 //! (NaiveRAG) and a non-zero miss rate (RecentOnly) pooled over all scenarios.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// The built-in kinds the scenarios assemble, linked so their registrations are kept.
+use mnemo_llm as _;
+use mnemo_store as _;
 
 use std::path::PathBuf;
 

@@ -1,6 +1,9 @@
 //! A directory of scenarios written in a temporary directory (not the repo's) runs with no code
 //! change, under two configs side by side; reports, failure reasons and the result history.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// The built-in kinds the scenarios assemble, linked so their registrations are kept.
+use mnemo_llm as _;
+use mnemo_store as _;
 
 use std::path::Path;
 

@@ -7,8 +7,8 @@
 //! error, never a silent fallback to the fake.
 use std::sync::Arc;
 
-use mnemo_core::registry::{BuildContext, Component, Role};
-use mnemo_core::CoreError;
+use mnemo_core::registry::{EmbedderContext, ReasonerContext};
+use mnemo_core::{CoreError, Embedder, Reasoner};
 use serde::Deserialize;
 
 use crate::fake::{FakeQwen, DEFAULT_DIMS, MAX_DIMS, MIN_DIMS};
@@ -26,7 +26,7 @@ fn default_dims() -> i64 {
     DEFAULT_DIMS as i64
 }
 
-fn build_fake_embedder(ctx: &BuildContext<'_>) -> mnemo_core::Result<Component> {
+fn build_fake_embedder(ctx: &EmbedderContext<'_>) -> mnemo_core::Result<Arc<dyn Embedder>> {
     let s: FakeEmbedderSettings = ctx.settings()?;
     let dims = usize::try_from(s.dims).ok().filter(|d| (MIN_DIMS..=MAX_DIMS).contains(d)).ok_or_else(|| {
         CoreError::Config(format!(
@@ -35,7 +35,7 @@ fn build_fake_embedder(ctx: &BuildContext<'_>) -> mnemo_core::Result<Component> 
         ))
     })?;
     let fake = FakeQwen::new(dims).map_err(|e| CoreError::Config(format!("{}: {e}", ctx.origin)))?;
-    Ok(Component::Embedder(Arc::new(fake)))
+    Ok(Arc::new(fake))
 }
 
 /// The chat clients a reasoner can ask for, built or not.
@@ -55,7 +55,7 @@ fn default_model() -> String {
     DEFAULT_MODEL.to_string()
 }
 
-fn build_llm_reasoner(ctx: &BuildContext<'_>) -> mnemo_core::Result<Component> {
+fn build_llm_reasoner(ctx: &ReasonerContext<'_>) -> mnemo_core::Result<Arc<dyn Reasoner>> {
     let s: LlmReasonerSettings = ctx.settings()?;
     let origin = ctx.origin;
     if s.model.trim().is_empty() {
@@ -84,18 +84,16 @@ fn build_llm_reasoner(ctx: &BuildContext<'_>) -> mnemo_core::Result<Component> {
             )))
         }
     };
-    Ok(Component::Reasoner(Arc::new(LlmReasoner::new(chat).with_model(s.model))))
+    Ok(Arc::new(LlmReasoner::new(chat).with_model(s.model)))
 }
 
-mnemo_core::register_plugin!(
-    Role::Embedder,
+mnemo_core::register_embedder!(
     "fake",
     "deterministic hashed bag-of-words embeddings (offline; proves plumbing, not model quality)",
     build_fake_embedder
 );
 
-mnemo_core::register_plugin!(
-    Role::Reasoner,
+mnemo_core::register_reasoner!(
     "llm",
     "extract / reconcile / resolve-forget by a chat model (client: fake; live and replay not built yet)",
     build_llm_reasoner

@@ -32,8 +32,10 @@ impl std::fmt::Debug for LoadedPlugin {
 /// extension, with the platform's prefix and suffix (`dir/name` → `dir/libname.so`), so a
 /// config can name a plugin portably.
 pub fn resolve_library_path(path: &Path) -> Result<PathBuf, HostError> {
+    // canonical when possible, so messages and `mnemo plugins` show a plain path
+    let found = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     if path.is_file() {
-        return Ok(path.to_path_buf());
+        return Ok(found(path));
     }
     let mut tried = String::new();
     if path.extension().is_none() {
@@ -42,7 +44,7 @@ pub fn resolve_library_path(path: &Path) -> Result<PathBuf, HostError> {
             let name = name.replace('-', "_");
             let platform = dir.join(format!("{}{name}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX));
             if platform.is_file() {
-                return Ok(platform);
+                return Ok(found(&platform));
             }
             tried = format!(" (nor {}; build it first, e.g. `cargo build -p <plugin crate>`)", platform.display());
         }

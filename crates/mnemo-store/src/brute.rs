@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
-use mnemo_core::registry::{BuildContext, Component, Role};
+use mnemo_core::registry::IndexContext;
 use mnemo_core::text::words;
 use mnemo_core::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchQuery};
 
@@ -209,13 +209,12 @@ impl Index for BruteForceIndex {
     }
 }
 
-fn build(ctx: &BuildContext<'_>) -> Result<Component> {
+fn build(ctx: &IndexContext<'_>) -> Result<std::sync::Arc<dyn Index>> {
     let fusion: FusionSettings = ctx.settings()?;
-    Ok(Component::Index(std::sync::Arc::new(BruteForceIndex::with_fusion(fusion)?)))
+    Ok(std::sync::Arc::new(BruteForceIndex::with_fusion(fusion)?))
 }
 
-mnemo_core::register_plugin!(
-    Role::Index,
+mnemo_core::register_index!(
     "brute",
     "exact in-memory index: BM25 + cosine, weighted rank fusion (not persisted)",
     build

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use mnemo_core::registry::{BuildContext, Component, Role};
+use mnemo_core::registry::GrounderContext;
 use mnemo_core::text::{norm_name, norm_value};
 use mnemo_core::{CoreError, GroundedValue, Grounder, Result, Timestamp};
 
@@ -68,7 +68,7 @@ struct TableSettings {
     rows: Vec<[String; 3]>,
 }
 
-fn build(ctx: &BuildContext<'_>) -> Result<Component> {
+fn build(ctx: &GrounderContext<'_>) -> Result<Arc<dyn Grounder>> {
     let s: TableSettings = ctx.settings()?;
     if s.source.trim().is_empty() {
         return Err(CoreError::Config(format!("{}: source must not be empty", ctx.origin)));
@@ -77,10 +77,10 @@ fn build(ctx: &BuildContext<'_>) -> Result<Component> {
     for [e, a, v] in &s.rows {
         g.set(e, a, v);
     }
-    Ok(Component::Grounder(Arc::new(g)))
+    Ok(Arc::new(g))
 }
 
-mnemo_core::register_plugin!(Role::Grounder, "table", "in-memory table of (entity, attribute, value) rows", build);
+mnemo_core::register_grounder!("table", "in-memory table of (entity, attribute, value) rows", build);
 
 #[cfg(test)]
 mod tests {

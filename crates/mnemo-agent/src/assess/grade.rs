@@ -3,7 +3,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use std::sync::Arc;
 
-use mnemo_core::registry::{BuildContext, Component, Role};
+use mnemo_core::registry::AssessorContext;
 use mnemo_core::*;
 
 use super::provenance::provenance_trust;
@@ -78,7 +78,16 @@ impl Assessor for GroundingAssessor {
                 _ => false,
             };
             let grounded = match &m.claim {
-                Some(c) => self.ground(c).await?,
+                Some(c) => match self.ground(c).await {
+                    Ok(g) => g,
+                    Err(e) => {
+                        // A system of record that cannot answer leaves the claim unverified:
+                        // it bears on the decision with no trust, so the agent escalates.
+                        let basis = format!("grounding failed, claim unverified: {e}");
+                        grades.push(MemoryGrade { id: m.id, trust: 0.0, load_bearing: true, basis });
+                        continue;
+                    }
+                },
                 None => None,
             };
             let verifiable = grounded.is_some();
@@ -147,27 +156,21 @@ impl Assessor for GroundingAssessor {
     }
 }
 
-fn build_grounding(ctx: &BuildContext<'_>) -> Result<Component> {
+fn build_grounding(ctx: &AssessorContext<'_>) -> Result<Arc<dyn Assessor>> {
     let s: AssessorSettings = ctx.settings()?;
     s.validate(ctx.origin)?;
-    Ok(Component::Assessor(Arc::new(GroundingAssessor::new(s, ctx.grounders.clone()))))
+    Ok(Arc::new(GroundingAssessor::new(s, ctx.grounders.clone())))
 }
 
-fn build_provenance(ctx: &BuildContext<'_>) -> Result<Component> {
+fn build_provenance(ctx: &AssessorContext<'_>) -> Result<Arc<dyn Assessor>> {
     let s: AssessorSettings = ctx.settings()?;
     s.validate(ctx.origin)?;
-    Ok(Component::Assessor(Arc::new(GroundingAssessor::new(s, Vec::new()))))
+    Ok(Arc::new(GroundingAssessor::new(s, Vec::new())))
 }
 
-mnemo_core::register_plugin!(
-    Role::Assessor,
+mnemo_core::register_assessor!(
     "grounding",
     "re-grounds verifiable claims through the grounders, scores the rest from provenance",
     build_grounding
 );
-mnemo_core::register_plugin!(
-    Role::Assessor,
-    "provenance",
-    "scores every memory from provenance only",
-    build_provenance
-);
+mnemo_core::register_assessor!("provenance", "scores every memory from provenance only", build_provenance);

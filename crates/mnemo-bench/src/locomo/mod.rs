@@ -10,19 +10,18 @@ pub mod data;
 pub mod metrics;
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mnemo_core::engine::{EngineParts, RecallOptions};
+use mnemo_core::registry::{self, IndexContext, Section, StoreContext};
 use mnemo_core::report::RunProvenance;
 use mnemo_core::{
     CharTokenCounter, ClientKind, Embedder, Engine, EnginePolicy, Index, MemoryId, MemoryKind, Namespace, NewMemory,
-    NewTurn, Provenance, SearchMode, SearchQuery, SimClock, TokenCounter,
+    NewTurn, Provenance, SearchMode, SearchQuery, SimClock, Store, TokenCounter,
 };
-use mnemo_store::brute::BruteForceIndex;
 use mnemo_store::fusion::FusionSettings;
-use mnemo_store::sqlite::SqliteStore;
-use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
+use mnemo_store::tantivy_index::TantivySettings;
 use serde_json::json;
 
 use crate::error::{BenchError, Result};
@@ -96,33 +95,37 @@ impl LocomoArgs {
         }
     }
 
-    fn index(&self, clock: Arc<SimClock>) -> Result<(Arc<dyn Index>, String)> {
+    /// The index, built through the registry's typed factory like any configured one.
+    fn index(&self, clock: Arc<SimClock>, embedder: Arc<dyn Embedder>) -> Result<(Arc<dyn Index>, String)> {
         let f = self.fusion();
-        match self.index.as_str() {
-            "brute" => Ok((
-                Arc::new(BruteForceIndex::with_fusion(f.clone())?),
-                format!("brute (lexical {} dense {} k {})", f.lexical_weight, f.dense_weight, f.rrf_k),
-            )),
+        let mut t = toml::Table::new();
+        t.insert("lexical_weight".into(), f64::from(f.lexical_weight).into());
+        t.insert("dense_weight".into(), f64::from(f.dense_weight).into());
+        t.insert("rrf_k".into(), f64::from(f.rrf_k).into());
+        let desc = match self.index.as_str() {
+            "brute" => format!("brute (lexical {} dense {} k {})", f.lexical_weight, f.dense_weight, f.rrf_k),
             "tantivy" => {
-                let mut s = TantivySettings {
-                    lexical_weight: f.lexical_weight,
-                    dense_weight: f.dense_weight,
-                    rrf_k: f.rrf_k,
-                    in_memory: true,
-                    ..Default::default()
-                };
-                if let Some(st) = self.stemming {
-                    s.stemming = st;
-                }
-                let desc = format!(
-                    "tantivy in RAM (lexical {} dense {} k {} stemming {})",
-                    s.lexical_weight, s.dense_weight, s.rrf_k, s.stemming
-                );
-                Ok((Arc::new(TantivyIndex::in_memory(s, clock)?), desc))
+                t.insert("in_memory".into(), true.into());
+                let stemming = self.stemming.unwrap_or(TantivySettings::default().stemming);
+                t.insert("stemming".into(), stemming.into());
+                format!(
+                    "tantivy in RAM (lexical {} dense {} k {} stemming {stemming})",
+                    f.lexical_weight, f.dense_weight, f.rrf_k
+                )
             }
-            other => Err(BenchError::Arg(format!("--index {other:?}: expected tantivy or brute"))),
-        }
+            other => return Err(BenchError::Arg(format!("--index {other:?}: expected tantivy or brute"))),
+        };
+        let section = Section { settings: &t, origin: "bench --index", data_dir: Path::new(".") };
+        let index = registry::build_index(&self.index, &IndexContext { section, clock, embedder })?;
+        Ok((index, desc))
     }
+}
+
+/// A throw-away SQLite store, built through the registry's typed factory.
+fn in_memory_store(clock: Arc<SimClock>) -> Result<Arc<dyn Store>> {
+    let t: toml::Table = toml::Table::from_iter([("in_memory".to_string(), true.into())]);
+    let section = Section { settings: &t, origin: "bench store", data_dir: Path::new(".") };
+    Ok(registry::build_store("sqlite", &StoreContext { section, clock })?)
 }
 
 /// The methods compared, with the engine's search mode (None: RecentOnly).
@@ -148,13 +151,13 @@ pub async fn locomo(
         convs.truncate(n);
     }
     let clock = Arc::new(SimClock::new(mnemo_core::Timestamp::from_millis(0)));
-    let (index, index_desc) = args.index(clock.clone())?;
+    let (index, index_desc) = args.index(clock.clone(), embedder.clone())?;
     let mut policy = EnginePolicy::default();
     // No LoCoMo turn may fade during the benchmark, whatever the recall time.
     policy.kinds.episodic.decays = false;
     let tokens = Arc::new(CharTokenCounter);
     let engine = Engine::new(EngineParts {
-        store: Arc::new(SqliteStore::open_in_memory()?),
+        store: in_memory_store(clock.clone())?,
         index,
         embedder: embedder.clone(),
         reasoner: Arc::new(NoReasoner),

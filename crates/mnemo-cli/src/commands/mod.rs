@@ -3,7 +3,7 @@ use anyhow::{bail, Context as _, Result};
 use std::process::ExitCode;
 
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::registry::{self, Role};
+use mnemo_core::registry;
 use mnemo_core::{MemoryId, SearchMode, Task};
 
 use crate::cli::{Cli, Command};
@@ -19,7 +19,7 @@ mod remember;
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     match &cli.command {
         Command::Demo(args) => demo::run(&cli, args).await,
-        Command::Plugins(j) => plugins(j.json),
+        Command::Plugins(j) => plugins(&cli, j.json),
         Command::Eval(args) => eval::run(&cli, args).await,
         Command::Bench(b) => bench::run(&cli, b).await,
         Command::Reliability(args) => reliability::run(&cli, args).await,
@@ -32,18 +32,30 @@ fn emit_json<T: serde::Serialize>(v: &T) -> Result<()> {
     Ok(())
 }
 
-fn plugins(json: bool) -> Result<ExitCode> {
+/// Every kind this binary can build: those linked in, then those of the `[[plugins]]`
+/// libraries named in config, each with its origin.
+fn plugins(cli: &Cli, json: bool) -> Result<ExitCode> {
+    let config = context::config(cli)?;
+    let loaded = mnemo_agent::plugins::load(&config)?;
     let mut rows = Vec::new();
-    for role in Role::ALL {
-        for p in registry::plugins().filter(|p| p.role == role) {
-            rows.push(serde_json::json!({"role": role.as_str(), "kind": p.kind, "about": p.about}));
-            if !json {
-                out!("{:<9} {:<12} {}", role.as_str(), p.kind, p.about);
-            }
+    for r in registry::all() {
+        rows.push((r.role.as_str().to_string(), r.kind.to_string(), "built-in".to_string(), r.about.to_string()));
+    }
+    for lib in loaded.plugins() {
+        for k in &lib.manifest().kinds {
+            rows.push((k.role.as_str().to_string(), k.kind.clone(), lib.label(), k.about.clone()));
         }
     }
     if json {
-        emit_json(&rows)?;
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(role, kind, origin, about)| serde_json::json!({"role": role, "kind": kind, "origin": origin, "about": about}))
+            .collect();
+        emit_json(&v)?;
+    } else {
+        for (role, kind, origin, about) in &rows {
+            out!("{role:<9} {kind:<12} {about}  [{origin}]");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,8 +9,8 @@
 //! ```
 use std::sync::Arc;
 
-use mnemo_core::registry::{BuildContext, Component, Role};
-use mnemo_core::Result;
+use mnemo_core::registry::StoreContext;
+use mnemo_core::{Result, Store};
 use serde::Deserialize;
 
 use crate::sqlite::{SqliteStore, Synchronous};
@@ -30,14 +30,14 @@ fn default_path() -> String {
     "mnemo.db".to_string()
 }
 
-fn build(ctx: &BuildContext<'_>) -> Result<Component> {
+fn build(ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
     let s: Settings = ctx.settings()?;
     let store = if s.in_memory {
         SqliteStore::open_in_memory()?
     } else {
         SqliteStore::open_with(&ctx.data_path(&s.path)?, s.synchronous)?
     };
-    Ok(Component::Store(Arc::new(store)))
+    Ok(Arc::new(store))
 }
 
-mnemo_core::register_plugin!(Role::Store, "sqlite", "SQLite file store (WAL, one writer thread)", build);
+mnemo_core::register_store!("sqlite", "SQLite file store (WAL, one writer thread)", build);

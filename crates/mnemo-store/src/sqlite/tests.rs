@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use mnemo_core::registry::{self, BuildContext, Component, Role};
+use mnemo_core::registry::{self, Section, StoreContext};
 use mnemo_core::{
     ClientKind, CoreError, MemoryId, MemoryKind, Namespace, NewMemory, Provenance, SimClock, Store, Timestamp, WriteOp,
 };
@@ -251,19 +251,11 @@ async fn dropping_the_store_stops_the_writer_and_closes_the_file() {
 
 fn build(settings: &str, data_dir: &Path) -> mnemo_core::Result<Arc<dyn Store>> {
     let table: toml::Table = toml::from_str(settings).unwrap();
-    let ctx = BuildContext {
-        settings: &table,
-        origin: "test [store]",
-        data_dir,
+    let ctx = StoreContext {
+        section: Section { settings: &table, origin: "test [store]", data_dir },
         clock: Arc::new(SimClock::new(Timestamp(0))),
-        store: None,
-        embedder: None,
-        grounders: vec![],
     };
-    match registry::build(Role::Store, "sqlite", &ctx)? {
-        Component::Store(s) => Ok(s),
-        _ => panic!("the sqlite plugin must build a Store"),
-    }
+    registry::build_store("sqlite", &ctx)
 }
 
 #[tokio::test]

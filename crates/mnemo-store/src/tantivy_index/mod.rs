@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
-use mnemo_core::registry::{BuildContext, Component, Role};
+use mnemo_core::registry::IndexContext;
 use mnemo_core::{
     Clock, CoreError, Hit, Index, IndexDoc, IndexStamp, IndexState, MemoryId, Namespace, Result, SearchQuery, Timestamp,
 };
@@ -683,7 +683,7 @@ impl Drop for TantivyIndex {
     }
 }
 
-fn build(ctx: &BuildContext<'_>) -> Result<Component> {
+fn build(ctx: &IndexContext<'_>) -> Result<Arc<dyn Index>> {
     let s: TantivySettings = ctx.settings()?;
     let idx = if s.in_memory {
         TantivyIndex::in_memory(s, ctx.clock.clone())?
@@ -691,11 +691,10 @@ fn build(ctx: &BuildContext<'_>) -> Result<Component> {
         let dir = ctx.data_path(&s.path)?;
         TantivyIndex::open(&dir, s, ctx.clock.clone())?
     };
-    Ok(Component::Index(Arc::new(idx)))
+    Ok(Arc::new(idx))
 }
 
-mnemo_core::register_plugin!(
-    Role::Index,
+mnemo_core::register_index!(
     "tantivy",
     "tantivy BM25 + dense vectors (exact; IVF in big namespaces), weighted rank fusion; persistent (or in RAM)",
     build

@@ -1,0 +1,71 @@
+//! Plugin libraries named in config, end to end through the runtime.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// The built-in kinds: linked here (the library links none), so their registrations are kept.
+use mnemo_llm as _;
+use mnemo_store as _;
+use mnemo_tools as _;
+mod support;
+
+use std::sync::Arc;
+
+use mnemo_agent::{Config, Runtime};
+use mnemo_core::engine::RecallOptions;
+use mnemo_core::*;
+
+fn config_with(dir: &std::path::Path, body: &str) -> Config {
+    let p = dir.join("agent.toml");
+    std::fs::write(&p, body).unwrap();
+    Config::load(&[p]).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_panicking_grounder_plugin_escalates_and_never_acts() {
+    let libs = support::build(&["fixture-panicking"]);
+    let d = tempfile::tempdir().unwrap();
+    // relative to the config file: copy the library next to it
+    std::fs::copy(support::library(&libs, "fixture-panicking"), support::library(d.path(), "fixture-panicking"))
+        .unwrap();
+    let config = config_with(
+        d.path(),
+        "[[plugins]]\npath = \"fixture-panicking\"\n\n[[grounders]]\nkind = \"panicking\"\nsource = \"ledger\"\n",
+    );
+    let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
+    let rt = Runtime::build(&config, &d.path().join("data"), clock, vec![]).await.unwrap();
+    let ns = Namespace::new("t").unwrap();
+    rt.engine().remember(&ns, "user", "[SEM] SKU-1 | stock on hand | 40 units").await.unwrap();
+    let task =
+        Task { query: "How much SKU-1 is on hand?".into(), about: Some(("SKU-1".into(), "stock on hand".into())) };
+    for _ in 0..2 {
+        let turn = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
+        let Decision::Escalate { reasons } = &turn.assessment.decision else { panic!("acted: {}", turn.action) };
+        assert!(reasons.iter().any(|r| r.contains("panicked") && r.contains("unverified")), "{reasons:?}");
+        assert!(turn.action.starts_with("ESCALATE"), "{}", turn.action);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kind_provided_by_two_libraries_is_refused() {
+    let libs = support::build(&["plugin-template"]);
+    let d = tempfile::tempdir().unwrap();
+    let lib = support::library(&libs, "plugin-template").display().to_string();
+    let config = config_with(d.path(), &format!("[[plugins]]\npath = {lib:?}\n\n[[plugins]]\npath = {lib:?}\n"));
+    let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
+    let e = Runtime::build(&config, &d.path().join("data"), clock, vec![]).await.err().unwrap().to_string();
+    assert!(e.contains("grounder kind `template`") && e.contains("already registered"), "{e}");
+}
+
+#[test]
+fn plugin_paths_resolve_against_the_file_that_names_them() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("sub")).unwrap();
+    let c =
+        config_with(&d.path().join("sub"), "[[plugins]]\npath = \"../libs/x\"\n[[plugins]]\npath = \"/abs/y.so\"\n");
+    assert_eq!(c.plugin_libraries(), vec![d.path().join("sub").join("../libs/x"), "/abs/y.so".into()]);
+    let p = d.path().join("bad.toml");
+    std::fs::write(&p, "[[plugins]]\npath = \"x\"\nkind = \"y\"\n").unwrap();
+    let e = Config::load(&[p]).unwrap_err().to_string();
+    assert!(e.contains("bad.toml") && e.contains("unknown key `kind`"), "{e}");
+    let o: toml::Table = "[[plugins]]\npath = \"rel\"".parse().unwrap();
+    let e = Config::embedded_default().unwrap().with_overrides(&o, "scenario").unwrap_err().to_string();
+    assert!(e.contains("absolute"), "{e}");
+}
