@@ -52,6 +52,9 @@ pub enum Command {
     Reindex,
     /// List the registered plugin kinds per role.
     Plugins(JsonFlag),
+    /// Copy a data directory's store into PostgreSQL (ids, history kept), proven by counts
+    /// and a checksum per namespace.
+    Migrate(MigrateArgs),
     /// Run the scenario evaluation: Mnemo vs NaiveRAG vs RecentOnly, metrics per METRICS.md.
     ///
     /// Every *.toml scenario in the given directories runs on simulated time through the real
@@ -141,6 +144,23 @@ pub struct EvalArgs {
     /// Where published results go.
     #[arg(long, default_value = "eval/results")]
     pub results_dir: PathBuf,
+}
+
+/// `mnemo migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The data directory to copy (its [store] must be sqlite).
+    #[arg(long)]
+    pub from: PathBuf,
+    /// The PostgreSQL server: postgres://user:password@host:port/db.
+    #[arg(long)]
+    pub to: String,
+    /// The PostgreSQL schema to copy into (must be empty).
+    #[arg(long, default_value = "mnemo")]
+    pub schema: String,
+    /// Machine-readable JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `mnemo demo`.

@@ -202,6 +202,61 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Bytes on disk of the schema's tables, their indexes and TOAST.
+    pub async fn schema_bytes(&self) -> Result<u64, CoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'm')",
+                &[&self.inner.schema],
+            )
+            .await
+            .db("measure the schema")?;
+        let b: i64 = row.try_get(0).db("measure the schema")?;
+        Ok(b.max(0) as u64)
+    }
+
+    /// The server's memory: the proportional set size (shared pages divided among their
+    /// users) of the postmaster and its children, when the server runs on this machine and its
+    /// data directory and processes are readable; None otherwise.
+    pub async fn server_memory_bytes(&self) -> Result<Option<u64>, CoreError> {
+        let client = self.client().await?;
+        let Ok(row) = client.query_one("SELECT setting FROM pg_settings WHERE name = 'data_directory'", &[]).await
+        else {
+            return Ok(None);
+        };
+        let dir: String = row.try_get(0).db("read data_directory")?;
+        let Ok(pidfile) = std::fs::read_to_string(std::path::Path::new(&dir).join("postmaster.pid")) else {
+            return Ok(None);
+        };
+        let Some(pid) = pidfile.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) else { return Ok(None) };
+        Ok(process_tree_pss(pid))
+    }
+}
+
+/// Σ Pss (bytes) over `pid` and its direct children, from /proc.
+fn process_tree_pss(pid: u32) -> Option<u64> {
+    let pss = |p: u32| -> Option<u64> {
+        let text = std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).ok()?;
+        let line = text.lines().find(|l| l.starts_with("Pss:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    };
+    let mut total = pss(pid)?;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(child) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+        // Fields after the parenthesised command: state, ppid, ...
+        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            total += pss(child).unwrap_or(0);
+        }
+    }
+    Some(total)
+}
+
 impl Drop for Inner {
     /// A throw-away schema is dropped with its last handle (on a thread of its own: Drop
     /// cannot await, and the caller may be inside an async runtime).

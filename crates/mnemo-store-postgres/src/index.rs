@@ -297,8 +297,32 @@ impl PostgresIndex {
         Ok(out)
     }
 
-    /// Which search found `q`'s dense candidates: for tests and benches, the number of
-    /// vectors of the namespace (the exact fallback's bound).
+    /// The exact `k` nearest vectors of the namespace (no index), for measuring the HNSW
+    /// answer against.
+    pub async fn dense_exact(&self, namespace: &Namespace, e: &[f32], k: usize) -> Result<Vec<Hit>> {
+        self.ready().await?;
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin(&mut client, Scope::Namespace(namespace)).await?;
+        let v = pgvector::Vector::from(e.to_vec());
+        let rows = tx
+            .query(
+                "SELECT id, (embedding <=> $2)::float8 FROM index_docs \
+                 WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL ORDER BY embedding <=> $2, id LIMIT $3",
+                &[&namespace.as_str(), &v, &(k as i64)],
+            )
+            .await
+            .db("exact dense search")?;
+        tx.commit().await.db("commit")?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let id: i64 = r.try_get(0).db("exact dense search")?;
+            let d: Option<f64> = r.try_get(1).db("exact dense search")?;
+            out.push(Hit { id: MemoryId(id), score: d.map(|d| (1.0 - d).clamp(0.0, 1.0)).unwrap_or(0.0) as f32 });
+        }
+        Ok(out)
+    }
+
+    /// The number of vectors of the namespace (the exact fallback's bound).
     pub async fn vector_count(&self, namespace: &Namespace) -> Result<u64> {
         self.ready().await?;
         let mut client = self.db.client().await?;

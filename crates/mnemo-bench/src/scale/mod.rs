@@ -17,6 +17,7 @@
 //!
 //! `--dense-only` measures the dense side alone (see [`dense`]).
 mod dense;
+pub mod postgres;
 pub mod synth;
 
 use std::collections::BTreeMap;
@@ -142,19 +143,19 @@ impl Default for ScaleArgs {
     }
 }
 
-struct Row {
-    n: usize,
-    metric: &'static str,
-    value: f64,
-    unit: &'static str,
-    note: String,
+pub(crate) struct Row {
+    pub(crate) n: usize,
+    pub(crate) metric: &'static str,
+    pub(crate) value: f64,
+    pub(crate) unit: &'static str,
+    pub(crate) note: String,
 }
 
-fn ns_of(i: usize, k: usize) -> Result<Namespace> {
+pub(crate) fn ns_of(i: usize, k: usize) -> Result<Namespace> {
     Ok(Namespace::new(&format!("scale-{}", i % k.max(1)))?)
 }
 
-fn memory(corpus: &Corpus, i: usize, ns: Namespace, now: mnemo_core::Timestamp, model: &str) -> NewMemory {
+pub(crate) fn memory(corpus: &Corpus, i: usize, ns: Namespace, now: mnemo_core::Timestamp, model: &str) -> NewMemory {
     let mut rng = Rng::new(i as u64 ^ 0xABCD);
     let content = corpus.memory_text(i as u64);
     let vector = corpus.embed(&content);
@@ -228,7 +229,7 @@ pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance) -> Result<Be
     Ok(BenchReport::new(provenance, json_rows, md))
 }
 
-fn fmt(x: f64) -> String {
+pub(crate) fn fmt(x: f64) -> String {
     if x.abs() >= 100.0 {
         format!("{x:.0}")
     } else if x.abs() >= 1.0 {
@@ -238,7 +239,7 @@ fn fmt(x: f64) -> String {
     }
 }
 
-fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>, embedder: Arc<SynthEmbedder>) -> Result<Engine> {
+pub(crate) fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>, embedder: Arc<SynthEmbedder>) -> Result<Engine> {
     Ok(Engine::new(EngineParts {
         store,
         index,

@@ -19,7 +19,21 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
         BenchCommand::Scale { args, json } => {
             let provenance =
                 run_provenance("none (synthetic vectors: no model call)", "none", "synthetic", &config.hash());
-            (mnemo_bench::scale(args, provenance).await?, json)
+            let (kind, store, origin) = config.plugin("store")?;
+            if kind == "postgres" {
+                let (index_kind, index, index_origin) = config.plugin("index")?;
+                anyhow::ensure!(
+                    index_kind == "postgres",
+                    "{index_origin}: bench scale on the postgres store needs [index] kind = \"postgres\""
+                );
+                let store: mnemo_store_postgres::PgSettings =
+                    store.try_into().map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+                let index: mnemo_store_postgres::index::IndexSettings =
+                    index.try_into().map_err(|e| anyhow::anyhow!("{index_origin}: {e}"))?;
+                (mnemo_bench::scale::postgres::scale_postgres(args, provenance, &store, &index).await?, json)
+            } else {
+                (mnemo_bench::scale(args, provenance).await?, json)
+            }
         }
     };
     match json.as_deref() {

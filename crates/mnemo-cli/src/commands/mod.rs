@@ -12,6 +12,7 @@ use crate::{context, print};
 mod bench;
 mod demo;
 mod eval;
+mod migrate;
 mod reliability;
 mod remember;
 
@@ -23,6 +24,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval::run(&cli, args).await,
         Command::Bench(b) => bench::run(&cli, b).await,
         Command::Reliability(args) => reliability::run(&cli, args).await,
+        Command::Migrate(args) => migrate::run(&cli, args).await,
         _ => engine_command(&cli).await,
     }
 }
@@ -161,7 +163,12 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             bar.finish_and_clear();
             out!("index rebuilt from the store: {} memories indexed, at store revision {}", r.upserted, r.rev);
         }
-        Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) | Command::Bench(_) | Command::Reliability(_) => {}
+        Command::Demo(_)
+        | Command::Plugins(_)
+        | Command::Eval(_)
+        | Command::Bench(_)
+        | Command::Reliability(_)
+        | Command::Migrate(_) => {}
     }
     // What the command did is in the store already; an index that cannot be saved (a full
     // disk) is rebuilt from the store by the next command, so this is a note, not a failure.

@@ -1,5 +1,6 @@
 //! The PostgreSQL [`Store`]. Many processes may share one schema: batches of a namespace are
 //! serialised by an advisory lock, revisions are handed out in commit order (see `write`).
+mod import;
 mod lock;
 mod read;
 mod rows;
@@ -57,6 +58,45 @@ macro_rules! in_tx {
         $tx.commit().await.db("commit")?;
         Ok(out)
     }};
+}
+
+impl PostgresStore {
+    /// Whether the store holds nothing (no turn, no memory): `import` needs that.
+    pub async fn is_empty(&self) -> Result<bool> {
+        in_tx!(self, Scope::All, |tx| {
+            let r = read::rows(
+                &tx,
+                "SELECT (SELECT count(*) FROM turns) + (SELECT count(*) FROM memories) + (SELECT count(*) FROM memory_events)",
+                &[],
+            )
+            .await?;
+            let n: i64 = match r.first() {
+                Some(row) => row.try_get(0).db("count rows")?,
+                None => 0,
+            };
+            n == 0
+        })
+    }
+
+    /// Import one namespace of another store as it is (ids, revisions, history): for moving a
+    /// data directory onto PostgreSQL. Call [`PostgresStore::finish_import`] after the last.
+    pub async fn import_namespace(
+        &self,
+        namespace: &Namespace,
+        turns: &[Turn],
+        memories: &[Memory],
+        events: &[MemoryEvent],
+    ) -> Result<()> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| {
+            write::lock_namespace(&tx, self.db.schema(), namespace).await?;
+            import::namespace(&tx, namespace, turns, memories, events).await?
+        })
+    }
+
+    /// Move the id and revision sequences past everything imported.
+    pub async fn finish_import(&self) -> Result<()> {
+        in_tx!(self, Scope::All, |tx| import::bump_sequences(&tx).await?)
+    }
 }
 
 #[async_trait]

@@ -1,0 +1,107 @@
+//! `mnemo migrate` copies a SQLite data directory into PostgreSQL with every count and
+//! checksum equal, and the migrated store recalls the same packs on PostgreSQL (+ its own
+//! index, rebuilt from the store) as the data directory does on SQLite + tantivy.
+//!
+//! The server: `MNEMO_POSTGRES_URL`, else one started with `scripts/pg-test-server`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn url() -> String {
+    if let Ok(u) = std::env::var("MNEMO_POSTGRES_URL") {
+        if !u.trim().is_empty() {
+            return u.trim().to_string();
+        }
+    }
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-test-server");
+    let dir = std::env::temp_dir().join("mnemo-pg-test-server");
+    let out = Command::new(&script).arg("start").arg(&dir).stderr(Stdio::inherit()).output().unwrap();
+    assert!(out.status.success(), "MNEMO_POSTGRES_URL is unset and {} failed", script.display());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn mnemo(data: &Path, config: Option<&Path>, ns: &str, at: &str, args: &[&str]) -> String {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
+    c.arg("--data-dir").arg(data).arg("--namespace").arg(ns).arg("--at").arg(at);
+    if let Some(cfg) = config {
+        c.arg("--config").arg(cfg);
+    }
+    let out = c.args(args).output().unwrap();
+    assert!(out.status.success(), "mnemo {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The packed memories of a recall: (id, content, status) in pack order.
+fn pack(json: &str) -> Vec<(i64, String)> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["memory"]["id"].as_i64().unwrap(), i["memory"]["content"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrated_data_dir_recalls_the_same_packs() {
+    let url = url();
+    let tmp = tempfile::tempdir().unwrap();
+    let sqlite_dir = tmp.path().join("sqlite");
+    let turns: &[(&str, &str, &str)] = &[
+        ("acme", "2026-07-01T09:00:00Z", "[SEM] IC-MC-44 from S-208 | lead time | 21 days"),
+        ("acme", "2026-07-01T10:00:00Z", "[PROC] Always add a 5-day buffer for S-208 orders."),
+        ("acme", "2026-07-02T09:00:00Z", "[SEM] Northwind Labs | discount | 12%"),
+        ("acme", "2026-07-03T09:00:00Z", "[EPI] Called S-208 about the delayed shipment of IC-MC-44."),
+        ("acme", "2026-07-04T09:00:00Z", "[SEM] IC-MC-44 from S-208 | lead time | 35 days"),
+        ("globex", "2026-07-01T09:00:00Z", "[SEM] Hamburg depot | stock of IC-MC-44 | 1200 units"),
+        ("globex", "2026-07-05T09:00:00Z", "[SEM] Hamburg depot | stock of IC-MC-44 | 800 units"),
+    ];
+    for (ns, at, text) in turns {
+        mnemo(&sqlite_dir, None, ns, at, &["remember", text]);
+    }
+    let schema = format!("migrate_{}", std::process::id());
+    let report = mnemo(
+        &sqlite_dir,
+        None,
+        "acme",
+        "2026-07-06T09:00:00Z",
+        &["migrate", "--from", sqlite_dir.to_str().unwrap(), "--to", &url, "--schema", &schema, "--json"],
+    );
+    let r: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(r["ok"], true, "{report}");
+    let rows = r["namespaces"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "both namespaces copied: {report}");
+    for row in rows {
+        assert_eq!(row["source"], row["target"], "counts and checksum must match: {row}");
+    }
+    let acme = rows.iter().find(|r| r["namespace"] == "acme").unwrap();
+    assert_eq!(acme["target"]["turns"], 5);
+    assert_eq!(acme["target"]["tombstones"], 1, "the superseded lead time travels as a tombstone");
+
+    let pg_config = tmp.path().join("pg.toml");
+    std::fs::write(
+        &pg_config,
+        format!(
+            "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n\n\
+             [index]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n"
+        ),
+    )
+    .unwrap();
+    let pg_dir = tmp.path().join("pg");
+    for (ns, query) in [
+        ("acme", "What is the lead time for IC-MC-44 from S-208?"),
+        ("acme", "What discount does Northwind Labs get?"),
+        ("acme", "S-208 orders"),
+        ("globex", "How many IC-MC-44 are in stock at the Hamburg depot?"),
+    ] {
+        let at = "2026-07-07T09:00:00Z";
+        let on_sqlite = pack(&mnemo(&sqlite_dir, None, ns, at, &["recall", query, "--json"]));
+        let on_pg = pack(&mnemo(&pg_dir, Some(&pg_config), ns, at, &["recall", query, "--json"]));
+        assert!(!on_sqlite.is_empty(), "{ns}: {query:?} recalls something");
+        assert_eq!(on_pg, on_sqlite, "{ns}: {query:?}: the same pack on PostgreSQL as on SQLite");
+    }
+    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    client.batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE")).await.unwrap();
+}
