@@ -21,28 +21,29 @@
 //! ```
 use std::sync::Arc;
 
-use mnemo_core::registry::{BuildContext, Component, Role};
-use mnemo_core::Result;
+use mnemo_core::registry::{IndexContext, StoreContext};
+use mnemo_core::{Index, Result, Store};
 
 use crate::index::{IndexSettings, PostgresIndex};
 use crate::settings::PgSettings;
 use crate::store::PostgresStore;
 
-fn build_store(ctx: &BuildContext<'_>) -> Result<Component> {
-    let s: PgSettings = ctx.settings()?;
-    let store = PostgresStore::new(&s).map_err(|e| mnemo_core::CoreError::Config(format!("{}: {e}", ctx.origin)))?;
-    Ok(Component::Store(Arc::new(store)))
+fn build_store(ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
+    let s: PgSettings = ctx.section.settings()?;
+    let store =
+        PostgresStore::new(&s).map_err(|e| mnemo_core::CoreError::Config(format!("{}: {e}", ctx.section.origin)))?;
+    Ok(Arc::new(store))
 }
 
-fn build_index(ctx: &BuildContext<'_>) -> Result<Component> {
-    let s: IndexSettings = ctx.settings()?;
-    let index = PostgresIndex::new(&s).map_err(|e| mnemo_core::CoreError::Config(format!("{}: {e}", ctx.origin)))?;
-    Ok(Component::Index(Arc::new(index)))
+fn build_index(ctx: &IndexContext<'_>) -> Result<Arc<dyn Index>> {
+    let s: IndexSettings = ctx.section.settings()?;
+    let index =
+        PostgresIndex::new(&s).map_err(|e| mnemo_core::CoreError::Config(format!("{}: {e}", ctx.section.origin)))?;
+    Ok(Arc::new(index))
 }
 
-mnemo_core::register_plugin!(Role::Store, "postgres", "PostgreSQL store (shared by many processes)", build_store);
-mnemo_core::register_plugin!(
-    Role::Index,
+mnemo_core::register_store!("postgres", "PostgreSQL store (shared by many processes)", build_store);
+mnemo_core::register_index!(
     "postgres",
     "PostgreSQL full text + pgvector HNSW, weighted reciprocal-rank fusion",
     build_index
