@@ -10,6 +10,7 @@ pub mod assess;
 pub mod config;
 pub mod error;
 pub mod runtime;
+pub mod unextracted;
 
 pub use config::Config;
 pub use error::AgentError;

@@ -16,6 +16,8 @@ pub struct Runtime {
     assessor: Arc<dyn Assessor>,
     grounders: Vec<Arc<dyn Grounder>>,
     config: Config,
+    /// Turns recorded but not extracted (`mnemo reextract` retries them).
+    ledger: crate::unextracted::Ledger,
     /// Held for the runtime's life: one process writes a data directory at a time (the
     /// reconcile read-then-write and the index writer both need it).
     _lock: std::fs::File,
@@ -105,7 +107,7 @@ impl Runtime {
             _ => return Err(wrong_component(Role::Store)),
         };
         ctx_store.replace(store.clone());
-        let (k, s, o) = config.plugin("embedder")?;
+        let (k, s, o) = config.plugin_with_llm("embedder")?;
         let embedder = match build(Role::Embedder, &k, &s, &o, &ctx_store, &None, &[])? {
             Component::Embedder(e) => e,
             _ => return Err(wrong_component(Role::Embedder)),
@@ -116,7 +118,7 @@ impl Runtime {
             Component::Index(i) => i,
             _ => return Err(wrong_component(Role::Index)),
         };
-        let (k, s, o) = config.plugin("reasoner")?;
+        let (k, s, o) = config.plugin_with_llm("reasoner")?;
         let reasoner = match build(Role::Reasoner, &k, &s, &o, &ctx_store, &ctx_embedder, &[])? {
             Component::Reasoner(r) => r,
             _ => return Err(wrong_component(Role::Reasoner)),
@@ -143,7 +145,8 @@ impl Runtime {
             policy: config.policy().clone(),
         })?;
         engine.sync_index(progress).await?;
-        Ok(Runtime { engine: Arc::new(engine), assessor, grounders, config: config.clone(), _lock: lock })
+        let ledger = crate::unextracted::Ledger::new(data_dir);
+        Ok(Runtime { engine: Arc::new(engine), assessor, grounders, config: config.clone(), ledger, _lock: lock })
     }
 
     /// The engine.
@@ -171,11 +174,75 @@ impl Runtime {
         Ok(self.engine.sync_index(progress).await?)
     }
 
+    /// Remember a turn (bytes must be UTF-8). A turn recorded but not extracted goes on the
+    /// ledger of unextracted turns, and the error says so.
+    pub async fn remember(&self, ns: &Namespace, source: &str, bytes: &[u8]) -> Result<RememberReport, AgentError> {
+        match self.engine.remember_bytes(ns, source, bytes).await {
+            Ok(r) => Ok(r),
+            Err(CoreError::Unextracted { turn, error }) => {
+                self.ledger.add(crate::unextracted::UnextractedTurn {
+                    namespace: ns.clone(),
+                    turn,
+                    error: error.to_string(),
+                })?;
+                Err(AgentError::Core(CoreError::Unextracted { turn, error }))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The turns of `ns` recorded but not extracted, oldest first.
+    pub fn unextracted(&self, ns: &Namespace) -> Result<Vec<crate::unextracted::UnextractedTurn>, AgentError> {
+        Ok(self.ledger.read()?.into_iter().filter(|e| &e.namespace == ns).collect())
+    }
+
+    /// Extract again every unextracted turn of `ns`, oldest first; each success leaves the
+    /// ledger. Returns the reports of the successes and the turns that failed again.
+    pub async fn reextract(
+        &self,
+        ns: &Namespace,
+    ) -> Result<(Vec<RememberReport>, Vec<crate::unextracted::UnextractedTurn>), AgentError> {
+        let pending = self.unextracted(ns)?;
+        if pending.is_empty() {
+            return Ok((vec![], vec![]));
+        }
+        let turns = self.engine.store().turns(ns).await?;
+        let mut done = Vec::new();
+        let mut failed = Vec::new();
+        for entry in pending {
+            let Some(turn) = turns.iter().find(|t| t.id == entry.turn) else {
+                failed.push(crate::unextracted::UnextractedTurn {
+                    error: format!("turn {} is not in the store of namespace {ns}", entry.turn),
+                    ..entry
+                });
+                continue;
+            };
+            match self.engine.reextract(ns, turn).await {
+                Ok(r) => {
+                    self.ledger.remove(ns, entry.turn)?;
+                    done.push(r);
+                }
+                Err(CoreError::Unextracted { turn, error }) => {
+                    let again =
+                        crate::unextracted::UnextractedTurn { namespace: ns.clone(), turn, error: error.to_string() };
+                    self.ledger.add(again.clone())?;
+                    failed.push(again);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok((done, failed))
+    }
+
     /// Recall → assess → act or escalate, for `task` (nothing is remembered).
     pub async fn turn(&self, ns: &Namespace, task: &Task, opts: &RecallOptions) -> Result<AgentTurn, AgentError> {
         let pack = self.engine.recall(ns, &task.query, opts).await?;
         let now = self.engine.clock().now();
-        let assessment = self.assessor.assess(task, pack.clone(), now, self.engine.as_ref()).await?;
+        let assessment = tracing::Instrument::instrument(
+            self.assessor.assess(task, pack.clone(), now, self.engine.as_ref()),
+            tracing::info_span!("assess"),
+        )
+        .await?;
         let action = action_text(task, &assessment);
         Ok(AgentTurn { remembered: None, pack, assessment, action })
     }
@@ -189,7 +256,7 @@ impl Runtime {
         about: Option<(String, String)>,
         opts: &RecallOptions,
     ) -> Result<AgentTurn, AgentError> {
-        let remembered = self.engine.remember(ns, source, message).await?;
+        let remembered = self.remember(ns, source, message.as_bytes()).await?;
         let task = Task { query: message.to_string(), about };
         let mut turn = self.turn(ns, &task, opts).await?;
         turn.remembered = Some(remembered);
