@@ -154,6 +154,9 @@ fn now_rfc3339() -> String {
     mnemo_core::SystemClock.now().to_rfc3339()
 }
 
+/// Serialises cassette writes in this process.
+static FILE_WRITES: Mutex<()> = Mutex::new(());
+
 /// Where a recorder writes.
 #[derive(Debug)]
 struct Tape {
@@ -185,7 +188,13 @@ impl Tape {
     }
 
     fn add(&self, entry: Entry, echoed: &str) -> Result<(), LlmError> {
+        // Several recorders may share one file (the reasoner's chat and the embedder are built
+        // apart): every add merges into what is on disk now, one writer at a time.
+        let _one_writer = FILE_WRITES.lock().unwrap_or_else(PoisonError::into_inner);
         let mut c = self.cassette.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.dir.join(CASSETTE_FILE).exists() {
+            *c = Cassette::load(&self.dir)?;
+        }
         if c.find(&entry.key).is_some() {
             return Ok(());
         }

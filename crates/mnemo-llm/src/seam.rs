@@ -206,11 +206,13 @@ pub fn resolve(settings: LlmSettings, env: &dyn Fn(&str) -> Option<String>) -> R
         }
         match set(&s.api_key_env) {
             Some(k) => api_key = Some(k),
-            None => return Err(LlmError::InvalidSetting(format!(
+            None => {
+                return Err(LlmError::InvalidSetting(format!(
                 "the {} model client needs an API key: set the environment variable {} ([llm] api_key_env names it)",
                 mode.name(),
                 s.api_key_env
-            ))),
+            )))
+            }
         }
         if !(s.base_url.starts_with("http://") || s.base_url.starts_with("https://")) {
             return Err(LlmError::InvalidSetting(format!(

@@ -173,7 +173,7 @@ impl Transport {
                     model: model.to_string(),
                     status,
                     attempts: attempt,
-                    detail: format!("gave up after {attempt} attempts; last: {detail}"),
+                    detail: format!("giving up; last answer: {detail}"),
                 });
             }
             let exp = self.resilience.backoff_base.saturating_mul(1u32 << (attempt - 1).min(16));
