@@ -14,13 +14,15 @@ pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
 /// Plugin sections: a table with a `kind`; changing the kind replaces the section wholesale.
 pub const PLUGIN_SECTIONS: [&str; 5] = ["store", "index", "embedder", "reasoner", "assessor"];
 /// Policy sections (parsed into `EnginePolicy`).
-pub const POLICY_SECTIONS: [&str; 3] = ["recall", "decay", "kinds"];
+pub const POLICY_SECTIONS: [&str; 4] = ["recall", "decay", "kinds", "claims"];
 /// The section naming the corroboration sources the command line vouches for.
 pub const SOURCES: &str = "sources";
 /// Array of grounder tables.
 pub const GROUNDERS: &str = "grounders";
 /// Array of plugin libraries to load (`[[plugins]] path = "…"`), relative to the file naming them.
 pub const PLUGINS: &str = "plugins";
+/// The model seam (`[llm]`): passed to components of kind "llm" as their `llm` setting.
+pub const LLM: &str = "llm";
 
 /// A resolved configuration.
 #[derive(Clone, Debug)]
@@ -108,10 +110,11 @@ impl Config {
             let known = PLUGIN_SECTIONS.contains(&key.as_str())
                 || POLICY_SECTIONS.contains(&key.as_str())
                 || key == GROUNDERS
-                || key == SOURCES;
+                || key == SOURCES
+                || key == LLM;
             if !known {
                 return Err(err(format!(
-                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}, {PLUGINS}",
+                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}, {PLUGINS}, {LLM}",
                     PLUGIN_SECTIONS.join(", "),
                     POLICY_SECTIONS.join(", ")
                 )));
@@ -167,7 +170,7 @@ impl Config {
         }
         let p: EnginePolicy = t.try_into().map_err(|e: toml::de::Error| AgentError::Config {
             file: origin.to_string(),
-            message: format!("in [recall]/[decay]/[kinds]: {}", e.to_string().trim_end()),
+            message: format!("in [recall]/[decay]/[kinds]/[claims]: {}", e.to_string().trim_end()),
         })?;
         p.validate().map_err(|e| AgentError::Config { file: origin.to_string(), message: e.to_string() })?;
         Ok(p)
@@ -186,6 +189,21 @@ impl Config {
             message: format!("missing [{section}] section"),
         })?;
         split_kind(t, section, &origin)
+    }
+
+    /// A plugin section as `plugin` gives it; a component of kind "llm" also gets the `[llm]`
+    /// section as its `llm` setting (the model seam is configured in one place).
+    pub fn plugin_with_llm(&self, section: &str) -> Result<(String, toml::Table, String), AgentError> {
+        let (kind, mut settings, origin) = self.plugin(section)?;
+        if kind == LLM {
+            settings.insert(LLM.to_string(), toml::Value::Table(self.llm()));
+        }
+        Ok((kind, settings, origin))
+    }
+
+    /// The `[llm]` section (empty when not configured: every key has a default).
+    pub fn llm(&self) -> toml::Table {
+        self.table.get(LLM).and_then(|v| v.as_table()).cloned().unwrap_or_default()
     }
 
     /// The `[[grounders]]` entries: (kind, settings, origin).

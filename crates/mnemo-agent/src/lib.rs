@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod plugins;
 pub mod runtime;
+pub mod unextracted;
 
 pub use config::Config;
 pub use error::AgentError;

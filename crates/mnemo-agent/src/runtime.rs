@@ -20,6 +20,8 @@ pub struct Runtime {
     config: Config,
     /// What bringing the index up to the store at build time did (a rebuild says why).
     startup_sync: SyncReport,
+    /// Turns recorded but not extracted (`mnemo reextract` retries them).
+    ledger: crate::unextracted::Ledger,
     /// Held for the runtime's life: one process writes a data directory at a time (the
     /// reconcile read-then-write and the index writer both need it).
     _lock: std::fs::File,
@@ -86,7 +88,7 @@ impl Runtime {
             &k,
             &StoreContext { section: Section { settings: &s, origin: &o, data_dir }, clock: clock.clone() },
         )?;
-        let (k, s, o) = config.plugin("embedder")?;
+        let (k, s, o) = config.plugin_with_llm("embedder")?;
         let embedder = match dynamic.embedder(&k, &s, &o, data_dir).await? {
             Some(e) => e,
             None => registry::build_embedder(
@@ -103,7 +105,7 @@ impl Runtime {
                 embedder: embedder.clone(),
             },
         )?;
-        let (k, s, o) = config.plugin("reasoner")?;
+        let (k, s, o) = config.plugin_with_llm("reasoner")?;
         let reasoner =
             registry::build_reasoner(&k, &ReasonerContext { section: Section { settings: &s, origin: &o, data_dir } })?;
         let mut grounders: Vec<Arc<dyn Grounder>> = Vec::new();
@@ -139,7 +141,16 @@ impl Runtime {
             policy: config.policy().clone(),
         })?;
         let startup_sync = engine.sync_index(progress).await?;
-        Ok(Runtime { engine: Arc::new(engine), assessor, grounders, config: config.clone(), startup_sync, _lock: lock })
+        let ledger = crate::unextracted::Ledger::new(data_dir);
+        Ok(Runtime {
+            engine: Arc::new(engine),
+            assessor,
+            grounders,
+            config: config.clone(),
+            startup_sync,
+            ledger,
+            _lock: lock,
+        })
     }
 
     /// What bringing the index up to the store did when the runtime was built.
@@ -171,11 +182,89 @@ impl Runtime {
         Ok(self.engine.sync_index(progress).await?)
     }
 
+    /// Remember a turn (bytes must be UTF-8). A turn recorded but not extracted goes on the
+    /// ledger of unextracted turns, and the error says so.
+    pub async fn remember(&self, ns: &Namespace, source: &str, bytes: &[u8]) -> Result<RememberReport, AgentError> {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| CoreError::InvalidUtf8 { valid_up_to: e.valid_up_to(), detail: e.to_string() })?;
+        self.remember_turn(ns, source, text, None).await
+    }
+
+    /// `remember` with an external id kept on the turn (an idempotency key, a dialogue id); a
+    /// turn whose extraction fails goes into the unextracted ledger.
+    pub async fn remember_turn(
+        &self,
+        ns: &Namespace,
+        source: &str,
+        text: &str,
+        external_id: Option<String>,
+    ) -> Result<RememberReport, AgentError> {
+        match self.engine.remember_turn(ns, source, text, external_id).await {
+            Ok(r) => Ok(r),
+            Err(CoreError::Unextracted { turn, error }) => {
+                self.ledger.add(crate::unextracted::UnextractedTurn {
+                    namespace: ns.clone(),
+                    turn,
+                    error: error.to_string(),
+                })?;
+                Err(AgentError::Core(CoreError::Unextracted { turn, error }))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The turns of `ns` recorded but not extracted, oldest first.
+    pub fn unextracted(&self, ns: &Namespace) -> Result<Vec<crate::unextracted::UnextractedTurn>, AgentError> {
+        Ok(self.ledger.read()?.into_iter().filter(|e| &e.namespace == ns).collect())
+    }
+
+    /// Extract again every unextracted turn of `ns`, oldest first; each success leaves the
+    /// ledger. Returns the reports of the successes and the turns that failed again.
+    pub async fn reextract(
+        &self,
+        ns: &Namespace,
+    ) -> Result<(Vec<RememberReport>, Vec<crate::unextracted::UnextractedTurn>), AgentError> {
+        let pending = self.unextracted(ns)?;
+        if pending.is_empty() {
+            return Ok((vec![], vec![]));
+        }
+        let turns = self.engine.store().turns(ns).await?;
+        let mut done = Vec::new();
+        let mut failed = Vec::new();
+        for entry in pending {
+            let Some(turn) = turns.iter().find(|t| t.id == entry.turn) else {
+                failed.push(crate::unextracted::UnextractedTurn {
+                    error: format!("turn {} is not in the store of namespace {ns}", entry.turn),
+                    ..entry
+                });
+                continue;
+            };
+            match self.engine.reextract(ns, turn).await {
+                Ok(r) => {
+                    self.ledger.remove(ns, entry.turn)?;
+                    done.push(r);
+                }
+                Err(CoreError::Unextracted { turn, error }) => {
+                    let again =
+                        crate::unextracted::UnextractedTurn { namespace: ns.clone(), turn, error: error.to_string() };
+                    self.ledger.add(again.clone())?;
+                    failed.push(again);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok((done, failed))
+    }
+
     /// Recall → assess → act or escalate, for `task` (nothing is remembered).
     pub async fn turn(&self, ns: &Namespace, task: &Task, opts: &RecallOptions) -> Result<AgentTurn, AgentError> {
         let pack = self.engine.recall(ns, &task.query, opts).await?;
         let now = self.engine.clock().now();
-        let assessment = self.assessor.assess(task, pack.clone(), now, self.engine.as_ref()).await?;
+        let assessment = tracing::Instrument::instrument(
+            self.assessor.assess(task, pack.clone(), now, self.engine.as_ref()),
+            tracing::info_span!("assess"),
+        )
+        .await?;
         let action = action_text(task, &assessment);
         Ok(AgentTurn { remembered: None, pack, assessment, action })
     }
@@ -189,7 +278,7 @@ impl Runtime {
         about: Option<(String, String)>,
         opts: &RecallOptions,
     ) -> Result<AgentTurn, AgentError> {
-        let remembered = self.engine.remember(ns, source, message).await?;
+        let remembered = self.remember(ns, source, message.as_bytes()).await?;
         let task = Task { query: message.to_string(), about };
         let mut turn = self.turn(ns, &task, opts).await?;
         turn.remembered = Some(remembered);

@@ -69,7 +69,7 @@ async fn free_text_forget_takes_only_what_it_designates() {
     e.remember(&ns, "user", "[EPI] The Friday standup moved to 10am.\n[EPI] The Monday standup is cancelled.\n[PROC] Send the Friday report to Ana.")
         .await
         .unwrap();
-    let r = e.forget(&ns, "user", "the Friday standup").await.unwrap();
+    let r = e.forget(&ns, "user", &ForgetCommand::parse_arg("the Friday standup").unwrap()).await.unwrap();
     assert_eq!(r.outcomes[0].kind, OutcomeKind::Forgotten);
     assert_eq!(r.outcomes[0].tombstoned.len(), 1);
     let active: Vec<String> = e.store().active(&ns).await.unwrap().into_iter().map(|m| m.content).collect();
@@ -80,7 +80,7 @@ async fn free_text_forget_takes_only_what_it_designates() {
         Status::Tombstoned { reason, .. } => assert!(reason.contains("[FORGET] the Friday standup"), "{reason}"),
         s => panic!("{s:?}"),
     }
-    let r = e.forget(&ns, "user", "the quarterly budget").await.unwrap();
+    let r = e.forget(&ns, "user", &ForgetCommand::parse_arg("the quarterly budget").unwrap()).await.unwrap();
     assert_eq!(r.outcomes[0].kind, OutcomeKind::NothingToForget);
 }
 
@@ -191,7 +191,7 @@ async fn time_only_moves_forward_and_bad_forgets_are_refused() {
     assert!(err.contains("time only moves forward"), "{err}");
     clock.advance(2 * DAY_MS);
     for bad in ["[FORGET]", "[FORGETTABLE] x", "[SEM] Ben | phone | 3"] {
-        let err = e.forget(&ns, "user", bad).await.unwrap_err().to_string();
+        let err = ForgetCommand::parse_arg(bad).unwrap_err();
         assert!(err.contains("not a forget command"), "{bad}: {err}");
     }
     assert_eq!(e.store().turns(&ns).await.unwrap().len(), 1, "a refused command records nothing");

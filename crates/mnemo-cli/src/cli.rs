@@ -28,6 +28,19 @@ pub struct Cli {
     /// namespace, so one far-future turn would block every later one).
     #[arg(long, global = true)]
     pub allow_future: bool,
+    /// Use the live model client ([llm] client = "live"): needs the API key variable named by
+    /// [llm] api_key_env (default DASHSCOPE_API_KEY); never falls back to the fake.
+    #[arg(long, global = true)]
+    pub live: bool,
+    /// More log output on stderr (-v: info, -vv: debug, -vvv: trace). RUST_LOG wins.
+    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Only errors on stderr (no start-up line, no warnings).
+    #[arg(long, short = 'q', global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Log line format on stderr: text or json.
+    #[arg(long, global = true, default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -50,6 +63,8 @@ pub enum Command {
     Decay(JsonFlag),
     /// Rebuild the index from the store (after changing the index or the embedder).
     Reindex,
+    /// Extract again the turns that were recorded but not extracted (the model failed).
+    Reextract(JsonFlag),
     /// List the registered plugin kinds per role.
     Plugins(JsonFlag),
     /// Copy a data directory's store into PostgreSQL (ids, history kept), proven by counts
@@ -105,6 +120,16 @@ pub enum BenchCommand {
         /// Benchmark settings.
         #[command(flatten)]
         args: mnemo_bench::LocomoArgs,
+        /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Token cost: replay the prose demo from a cassette and report prompt and completion
+    /// tokens per call kind and per agent turn, with the cassette's provenance.
+    Tokens {
+        /// Benchmark settings.
+        #[command(flatten)]
+        args: crate::commands::tokens::TokensArgs,
         /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,

@@ -34,15 +34,32 @@ pub fn namespace(cli: &Cli) -> Result<Namespace> {
     Namespace::new(&cli.namespace).context("--namespace")
 }
 
-/// Load the config.
+/// Load the config (`--live` sets `[llm] client = "live"`), resolve the model seam and say on
+/// stderr which client answers. A seam that cannot be honoured (live without its key, live
+/// with MNEMO_OFFLINE=1) is an error here, before anything is written.
 pub fn config(cli: &Cli) -> Result<Config> {
-    Ok(Config::load(&cli.config)?)
+    let mut config = Config::load(&cli.config)?;
+    if cli.live {
+        let o: toml::Table = toml::from_str("[llm]\nclient = \"live\"")?;
+        config = config.with_overrides(&o, "--live")?;
+    }
+    let seam = seam(&config)?;
+    if !cli.quiet {
+        eprintln!("mnemo: {}", seam.describe());
+    }
+    Ok(config)
+}
+
+/// The model seam the config and the environment ask for.
+pub fn seam(config: &Config) -> Result<mnemo_llm::seam::Seam> {
+    let settings = mnemo_llm::seam::LlmSettings::from_table(&config.llm())?;
+    Ok(mnemo_llm::seam::resolve_from_process(settings)?)
 }
 
 /// Build the configured embedder alone (for reports and benchmarks that need no store).
 pub fn embedder(config: &Config) -> Result<Arc<dyn mnemo_core::Embedder>> {
     use mnemo_core::registry::{self, EmbedderContext, Section};
-    let (kind, settings, origin) = config.plugin("embedder")?;
+    let (kind, settings, origin) = config.plugin_with_llm("embedder")?;
     let data_dir = tempfile::tempdir()?;
     let ctx = EmbedderContext { section: Section { settings: &settings, origin: &origin, data_dir: data_dir.path() } };
     Ok(registry::build_embedder(&kind, &ctx)?)

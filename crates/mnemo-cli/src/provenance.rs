@@ -33,7 +33,10 @@ pub fn run_provenance(client: &str, model: &str, embedder: &str, config_hash: &s
         model: model.to_string(),
         embedder: embedder.to_string(),
         offline: client != "live",
-        cassette: None,
+        // The cassette the seam replays or records (from the environment; see README).
+        cassette: ["MNEMO_REPLAY", "MNEMO_RECORD"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok().filter(|d| !d.trim().is_empty()).map(|d| format!("{v}={d}"))),
         run_id: format!("{:x}-{:x}", now.millis(), std::process::id()),
         config_hash: config_hash.to_string(),
         git_commit: git_commit(),

@@ -55,4 +55,14 @@ pub enum CoreError {
     /// The assessor failed.
     #[error("assessor error: {0}")]
     Assessor(String),
+    /// A turn was recorded durably, but deriving memories from it failed: it stays recorded and
+    /// unextracted (no derived change was applied) and can be extracted again later.
+    // The cause is part of the message (not a `#[source]`), so a chain printer says it once.
+    #[error("turn {turn} was recorded but not extracted (`mnemo reextract` retries it): {error}")]
+    Unextracted {
+        /// The recorded turn.
+        turn: crate::model::TurnId,
+        /// Why extraction (or planning what it said) failed.
+        error: Box<CoreError>,
+    },
 }

@@ -11,7 +11,6 @@ pub mod clock;
 pub mod conformance;
 pub mod engine;
 pub mod error;
-pub mod grammar;
 pub mod model;
 pub mod planner;
 pub mod policy;

@@ -139,6 +139,31 @@ impl Claim {
     }
 }
 
+/// How many values a claim's attribute holds at once.
+///
+/// A one-valued attribute (a lead time, an owner, a dose) holds one current value: a new value
+/// supersedes the old. A many-valued attribute (allergies, phone numbers, skills) gains a value
+/// beside the others; only an identical value is a restatement.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cardinality {
+    /// One current value (the default).
+    #[default]
+    One,
+    /// Many values at once.
+    Many,
+}
+
+impl Cardinality {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cardinality::One => "one",
+            Cardinality::Many => "many",
+        }
+    }
+}
+
 /// Which client produced something: the seam is loud.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

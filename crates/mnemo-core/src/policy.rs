@@ -113,6 +113,32 @@ impl Default for RecallPolicy {
     }
 }
 
+/// Claim settings (`[claims]`): attributes whose cardinality is fixed by config, whatever
+/// extraction says. Names are compared like claim attributes (case and white space folded).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClaimPolicy {
+    /// Attributes that hold many values (e.g. "allergies", "phone number").
+    pub many: Vec<String>,
+    /// Attributes that hold one value (e.g. "dose", "lead time").
+    pub one: Vec<String>,
+}
+
+impl ClaimPolicy {
+    /// The cardinality config fixes for `attribute`, if any.
+    pub fn fixed(&self, attribute: &str) -> Option<crate::model::Cardinality> {
+        let a = crate::text::norm_name(attribute);
+        let has = |list: &[String]| list.iter().any(|x| crate::text::norm_name(x) == a);
+        if has(&self.many) {
+            Some(crate::model::Cardinality::Many)
+        } else if has(&self.one) {
+            Some(crate::model::Cardinality::One)
+        } else {
+            None
+        }
+    }
+}
+
 /// The largest budget accepted; larger requests are clamped to it (and the trace says so).
 pub const MAX_BUDGET_TOKENS: usize = 16_000_000;
 
@@ -129,6 +155,9 @@ pub struct EnginePolicy {
     /// `[kinds.semantic]`, `[kinds.procedural]`, `[kinds.episodic]`.
     #[serde(default)]
     pub kinds: KindPolicies,
+    /// `[claims]`.
+    #[serde(default)]
+    pub claims: ClaimPolicy,
 }
 
 impl EnginePolicy {
@@ -151,6 +180,11 @@ impl EnginePolicy {
         }
         if self.recall.budget_tokens > MAX_BUDGET_TOKENS {
             return bad("recall.budget_tokens", &format!("must be at most {MAX_BUDGET_TOKENS}"));
+        }
+        for a in &self.claims.many {
+            if self.claims.one.iter().any(|o| crate::text::norm_name(o) == crate::text::norm_name(a)) {
+                return bad("claims", &format!("attribute {a:?} is listed both in `many` and in `one`"));
+            }
         }
         if self.recall.candidates == 0 || self.recall.candidates > 100_000 {
             return bad("recall.candidates", "must be within 1..=100000");

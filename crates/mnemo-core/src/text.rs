@@ -40,9 +40,49 @@ pub fn content_words(s: &str) -> Vec<String> {
     words(s).filter(|w| !is_stopword(w)).collect()
 }
 
+/// Entity-like tokens of free text: codes holding a digit or a '-' (`S-208`, `IC-MC-44`) and
+/// capitalised words that do not start a sentence, with runs of capitalised words joined
+/// (`Northwind Labs`). Returned as written; the engine normalises.
+pub fn guess_entities(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    let mut sentence_start = true;
+    for tok in text.split_whitespace() {
+        let word = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
+        let ends_sentence = tok.ends_with('.') || tok.ends_with('!') || tok.ends_with('?') || tok.ends_with(':');
+        let has_digit = word.chars().any(|c| c.is_ascii_digit());
+        let has_alpha = word.chars().any(|c| c.is_alphabetic());
+        let is_code = has_digit && has_alpha && word.len() >= 2;
+        let capital = word.chars().next().is_some_and(|c| c.is_uppercase()) && word.len() >= 2;
+        if is_code || (capital && !sentence_start) {
+            run.push(word);
+        } else {
+            if !run.is_empty() {
+                out.push(run.join(" "));
+                run.clear();
+            }
+        }
+        if ends_sentence && !run.is_empty() {
+            out.push(run.join(" "));
+            run.clear();
+        }
+        sentence_start = ends_sentence;
+    }
+    if !run.is_empty() {
+        out.push(run.join(" "));
+    }
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn entities_guess() {
+        assert_eq!(guess_entities("We met Northwind Labs in Berlin."), vec!["Northwind Labs", "Berlin"]);
+    }
+
     #[test]
     fn normalises() {
         assert_eq!(norm_name("  Northwind   LABS "), "northwind labs");

@@ -221,9 +221,13 @@ pub struct Candidate {
     pub importance: Option<f64>,
     /// Pinned.
     pub pinned: bool,
+    /// How many values the claim's attribute holds (meaningless without a claim). Config may
+    /// fix it for named attributes (`[claims]`), which then wins over what extraction said.
+    #[serde(default)]
+    pub cardinality: Cardinality,
 }
 
-/// A forget command found in a turn.
+/// A forget command: from a turn (extraction) or given directly (`Engine::forget`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ForgetCommand {
     /// Forget exactly the active claim(s) on this entity+attribute.
@@ -235,6 +239,53 @@ pub enum ForgetCommand {
     },
     /// Forget what this text designates, and only that.
     Text(String),
+}
+
+impl ForgetCommand {
+    /// A command given as an argument: `entity | attribute` (two non-empty parts) forgets that
+    /// claim; any other text forgets what it designates. An optional leading `[FORGET]` is
+    /// accepted; any other bracketed tag, an empty command or several lines are refused.
+    pub fn parse_arg(arg: &str) -> std::result::Result<ForgetCommand, String> {
+        let c = arg.trim();
+        let refuse = |why: &str| Err(format!("{c:?} is not a forget command: {why}"));
+        if c.contains('\n') {
+            return refuse("a forget command is one line");
+        }
+        let body = match c.strip_prefix('[') {
+            Some(rest) => match rest.split_once(']') {
+                Some((tag, body)) if tag.trim().eq_ignore_ascii_case("forget") => body.trim(),
+                _ => return refuse("give `entity | attribute` or free text (optionally prefixed [FORGET])"),
+            },
+            None => c,
+        };
+        if body.is_empty() {
+            return refuse("it is empty");
+        }
+        let parts: Vec<&str> = body.split('|').map(str::trim).collect();
+        Ok(if parts.len() == 2 && parts.iter().all(|p| !p.is_empty()) {
+            ForgetCommand::Claim { entity: crate::text::fold_ws(parts[0]), attribute: crate::text::fold_ws(parts[1]) }
+        } else {
+            ForgetCommand::Text(crate::text::fold_ws(body))
+        })
+    }
+
+    /// How the command reads (`entity | attribute`, or the text).
+    pub fn describe(&self) -> String {
+        match self {
+            ForgetCommand::Claim { entity, attribute } => format!("{entity} | {attribute}"),
+            ForgetCommand::Text(t) => t.clone(),
+        }
+    }
+}
+
+/// One item extracted from a turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtractedItem {
+    /// A candidate memory.
+    Memory(Candidate),
+    /// A forget command.
+    Forget(ForgetCommand),
 }
 
 /// Which model answered a reasoner call: the seam is loud.
@@ -251,24 +302,27 @@ pub struct ModelInfo {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Extraction {
     /// Candidate memories and forget commands, in turn order.
-    pub items: Vec<crate::grammar::TaggedLine>,
-    /// Who answered.
+    pub items: Vec<ExtractedItem>,
+    /// Who answered (the model string as the API echoed it).
     pub model: ModelInfo,
+    /// What the extractor noticed and did not turn into items (said, never silently dropped).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 impl Extraction {
     /// The candidate memories, in order.
     pub fn candidates(&self) -> impl Iterator<Item = &Candidate> {
         self.items.iter().filter_map(|l| match l {
-            crate::grammar::TaggedLine::Memory(c) => Some(c),
-            crate::grammar::TaggedLine::Forget(_) => None,
+            ExtractedItem::Memory(c) => Some(c),
+            ExtractedItem::Forget(_) => None,
         })
     }
     /// The forget commands, in order.
     pub fn forgets(&self) -> impl Iterator<Item = &ForgetCommand> {
         self.items.iter().filter_map(|l| match l {
-            crate::grammar::TaggedLine::Forget(f) => Some(f),
-            crate::grammar::TaggedLine::Memory(_) => None,
+            ExtractedItem::Forget(f) => Some(f),
+            ExtractedItem::Memory(_) => None,
         })
     }
 }

@@ -6,7 +6,7 @@
 //!   with the agent's own action text.
 //! - Baselines: the highest-ranked retrieved turn whose tagged lines assert a claim on it;
 //!   within one turn holding several such lines, the last line.
-use mnemo_core::grammar;
+use mnemo_llm::fake::grammar;
 
 /// The value a turn's tagged lines assert on `(entity, attribute)` (the last such line).
 pub fn turn_claim(text: &str, entity: &str, attribute: &str) -> Option<String> {

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use mnemo_agent::runtime::answer_of;
 use mnemo_agent::{Config, Runtime};
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::grammar;
 use mnemo_core::{Clock, Engine, Grounder, Memory, SimClock, Status, Task, Timestamp};
+use mnemo_llm::fake::grammar;
 use mnemo_tools::TableGrounder;
 
 use crate::answer::ranked_turns_answer;

@@ -13,8 +13,9 @@
 //!   the inner answer or replays a stored one with `client = Replay`. A cassette miss is an
 //!   [`LlmError::Unavailable`], never a silent call to another client.
 //!
-//! Neither the live client nor the cassettes are built in this version; asking for them in
-//! config is a configuration error (see the `llm` reasoner registration).
+//! Embeddings have the same shape of seam, [`EmbedModel`]: the live client, the fake and the
+//! cassette decorators implement it, and [`crate::seam::ModelEmbedder`] adapts any of them to
+//! mnemo-core's `Embedder`.
 use async_trait::async_trait;
 use mnemo_core::{ClientKind, ModelInfo};
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,59 @@ pub struct ChatRequest {
     pub temperature: f32,
     /// Ask for a JSON object answer (OpenAI `response_format = json_object`).
     pub json: bool,
+    /// A previous answer that failed validation, sent back once with what was wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<Repair>,
+}
+
+/// The one repair attempt: the invalid answer and the problem found in it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Repair {
+    /// The answer that was refused.
+    pub previous: String,
+    /// Why it was refused (a path and a reason, from validation).
+    pub problem: String,
+}
+
+impl Repair {
+    /// The follow-up user message asking for a corrected answer.
+    pub fn message(&self) -> String {
+        format!(
+            "Your previous answer was refused: {}. Answer again with ONE JSON object that follows the schema exactly, and nothing else.",
+            self.problem
+        )
+    }
+}
+
+/// One embeddings call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EmbedRequest {
+    /// The model asked for (e.g. "text-embedding-v4").
+    pub model: String,
+    /// Dimensions asked for.
+    pub dims: usize,
+    /// Texts, in order.
+    pub texts: Vec<String>,
+}
+
+/// An embeddings answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EmbedResponse {
+    /// One vector per text, in order.
+    pub vectors: Vec<Vec<f32>>,
+    /// The model string as echoed by the API.
+    pub model: String,
+    /// Which client answered.
+    pub client: ClientKind,
+    /// Prompt tokens, when reported.
+    pub prompt_tokens: Option<u32>,
+}
+
+/// An embeddings model: live, fake, or a cassette decorator around another.
+#[async_trait]
+pub trait EmbedModel: Send + Sync {
+    /// Embed; the response says who answered.
+    async fn embed(&self, req: &EmbedRequest) -> Result<EmbedResponse, LlmError>;
 }
 
 /// A model's answer.

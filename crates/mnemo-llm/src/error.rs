@@ -19,6 +19,36 @@ pub enum LlmError {
     /// and the cassette decorator (a cassette miss is this error, never a silent fallback).
     #[error("model unavailable: {0}")]
     Unavailable(String),
+    /// A live call failed: the endpoint, the model asked for, the HTTP status if one came back,
+    /// and how many attempts were made. Never the key.
+    #[error("{endpoint} (model {model:?}) failed{}{}: {detail}",
+        status.map(|s| format!(" with HTTP status {s}")).unwrap_or_default(),
+        if *attempts > 1 { format!(" after {attempts} attempts") } else { String::new() })]
+    Api {
+        /// The URL called.
+        endpoint: String,
+        /// The model asked for.
+        model: String,
+        /// The HTTP status, if the server answered.
+        status: Option<u16>,
+        /// Attempts made.
+        attempts: u32,
+        /// What went wrong.
+        detail: String,
+    },
+    /// The answer does not have the API's shape (no choices, no content, wrong vector count).
+    #[error("{endpoint} (model {model:?}) answered in an unexpected shape: {detail}")]
+    Shape {
+        /// The URL called.
+        endpoint: String,
+        /// The model asked for.
+        model: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// A cassette problem: a replay miss (names the request), an unreadable file, a write error.
+    #[error("cassette: {0}")]
+    Cassette(String),
 }
 
 impl LlmError {

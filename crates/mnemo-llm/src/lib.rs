@@ -14,15 +14,19 @@
 //! otherwise the linker may drop a crate nothing refers to, and with it its registrations.
 #![deny(missing_docs)]
 
+pub mod cassette;
 pub mod chat;
 pub mod error;
 pub mod fake;
+pub mod live;
+pub mod mock;
 mod plugins;
 pub mod prompts;
 pub mod reasoner;
+pub mod seam;
 pub mod validate;
 
-pub use chat::{ChatModel, ChatRequest, ChatResponse};
+pub use chat::{ChatModel, ChatRequest, ChatResponse, EmbedModel, EmbedRequest, EmbedResponse, Repair};
 pub use error::LlmError;
 pub use fake::{FakeQwen, FAKE_CHAT_MODEL};
 pub use plugins::KNOWN_CLIENTS;

@@ -1,18 +1,17 @@
 //! Registrations with mnemo-core's plugin registry:
 //! - `[embedder] kind = "fake"`, settings `dims = 256` (8..=4096);
-//! - `[reasoner] kind = "llm"`, settings `client = "fake"` (required) and `model = "qwen-plus"`
-//!   (the model asked for; the answer says who really answered).
-//!
-//! Only the fake client is built in this version. Asking for `live` or `replay` is a config
-//! error, never a silent fallback to the fake.
+//! - `[reasoner] kind = "llm"` and `[embedder] kind = "llm"`: built from the `[llm]` section
+//!   (passed in by the runtime as the `llm` setting) through the seam (`crate::seam`): fake,
+//!   live, record or replay. Asking for live and not getting it is an error, never a silent
+//!   fallback to the fake.
 use std::sync::Arc;
 
-use mnemo_core::registry::{EmbedderContext, ReasonerContext};
+use mnemo_core::registry::{EmbedderContext, ReasonerContext, Section};
 use mnemo_core::{CoreError, Embedder, Reasoner};
 use serde::Deserialize;
 
 use crate::fake::{FakeQwen, DEFAULT_DIMS, MAX_DIMS, MIN_DIMS};
-use crate::reasoner::{LlmReasoner, DEFAULT_MODEL};
+use crate::seam::{resolve_from_process, LlmSettings, Seam};
 
 /// Settings of the fake embedder.
 #[derive(Deserialize)]
@@ -38,53 +37,52 @@ fn build_fake_embedder(ctx: &EmbedderContext<'_>) -> mnemo_core::Result<Arc<dyn 
     Ok(Arc::new(fake))
 }
 
-/// The chat clients a reasoner can ask for, built or not.
-pub const KNOWN_CLIENTS: &[&str] = &["fake", "live", "replay"];
+/// The model clients `[llm] client` can name.
+pub const KNOWN_CLIENTS: &[&str] = &["fake", "live", "record", "replay"];
 
-/// Settings of the LLM reasoner.
+/// Settings of the LLM reasoner and the `llm` embedder: only the `[llm]` section, which the
+/// runtime passes in as `llm` (the seam is configured in one place, not per component).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct LlmReasonerSettings {
-    /// Required: which client answers is never implied.
-    client: String,
-    #[serde(default = "default_model")]
-    model: String,
+struct LlmComponentSettings {
+    #[serde(default)]
+    llm: Option<toml::Table>,
+    /// Where the client used to be named; kept only to say where it went.
+    #[serde(default)]
+    client: Option<toml::Value>,
+    /// Idem for the model.
+    #[serde(default)]
+    model: Option<toml::Value>,
 }
 
-fn default_model() -> String {
-    DEFAULT_MODEL.to_string()
+fn seam_of(ctx: &Section<'_>) -> mnemo_core::Result<Seam> {
+    let s: LlmComponentSettings = ctx.settings()?;
+    let origin = ctx.origin;
+    if s.client.is_some() || s.model.is_some() {
+        return Err(CoreError::Config(format!(
+            "{origin}: `client` and `model` are set in the [llm] section now (client = fake | live | record | replay; \
+             extraction_model, reasoning_model, embedding_model), not in this section"
+        )));
+    }
+    let table = s.llm.ok_or_else(|| {
+        CoreError::Config(format!(
+            "{origin}: no [llm] section was passed to this component; the model client is never implied"
+        ))
+    })?;
+    let settings = LlmSettings::from_table(&table).map_err(|e| CoreError::Config(format!("{origin}: {e}")))?;
+    resolve_from_process(settings).map_err(|e| CoreError::Config(format!("{origin}: {e}")))
 }
 
 fn build_llm_reasoner(ctx: &ReasonerContext<'_>) -> mnemo_core::Result<Arc<dyn Reasoner>> {
-    let s: LlmReasonerSettings = ctx.settings()?;
-    let origin = ctx.origin;
-    if s.model.trim().is_empty() {
-        return Err(CoreError::Config(format!("{origin}: model must not be empty")));
-    }
-    let chat = match s.client.as_str() {
-        "fake" => Arc::new(FakeQwen::default()),
-        "live" => {
-            return Err(CoreError::Config(format!(
-                "{origin}: client = \"live\": the live Qwen client is not built in this version of mnemo-llm. \
-                 Asking for live and not getting it is an error, never a silent fallback to the fake; \
-                 use client = \"fake\" for offline runs"
-            )))
-        }
-        "replay" => {
-            return Err(CoreError::Config(format!(
-                "{origin}: client = \"replay\": cassette record/replay is not built in this version of mnemo-llm. \
-                 Asking for a cassette and not getting it is an error, never a silent fallback to the fake; \
-                 use client = \"fake\" for offline runs"
-            )))
-        }
-        other => {
-            return Err(CoreError::Config(format!(
-                "{origin}: unknown client {other:?}; known clients: {} (only \"fake\" is built in this version)",
-                KNOWN_CLIENTS.join(", ")
-            )))
-        }
-    };
-    Ok(Arc::new(LlmReasoner::new(chat).with_model(s.model)))
+    let seam = seam_of(ctx)?;
+    let r = seam.reasoner().map_err(|e| CoreError::Config(format!("{}: {e}", ctx.origin)))?;
+    Ok(Arc::new(r))
+}
+
+fn build_llm_embedder(ctx: &EmbedderContext<'_>) -> mnemo_core::Result<Arc<dyn Embedder>> {
+    let seam = seam_of(ctx)?;
+    let e = seam.embedder().map_err(|e| CoreError::Config(format!("{}: {e}", ctx.origin)))?;
+    Ok(Arc::new(e))
 }
 
 mnemo_core::register_embedder!(
@@ -95,6 +93,12 @@ mnemo_core::register_embedder!(
 
 mnemo_core::register_reasoner!(
     "llm",
-    "extract / reconcile / resolve-forget by a chat model (client: fake; live and replay not built yet)",
+    "extract / reconcile / resolve-forget by a chat model ([llm] client: fake | live | record | replay)",
     build_llm_reasoner
+);
+
+mnemo_core::register_embedder!(
+    "llm",
+    "embeddings from the [llm] client (live/record/replay: embedding_model at embedding_dims; fake: hashed bag of words)",
+    build_llm_embedder
 );

@@ -73,7 +73,8 @@ Tagged lines are authoritative and must be followed exactly:
   [EPI] free text                    -> episodic
   [FORGET] entity | attribute        -> forget that claim
   [FORGET] free text                 -> forget what the text designates
-Tag modifiers: "pin" sets pinned = true; "imp=X" sets importance = X. Untagged prose: extract
+Tag modifiers: "pin" sets pinned = true; "imp=X" sets importance = X; "many" sets
+cardinality = "many". Untagged prose: extract
 only durable, useful memories; small talk yields nothing.
 
 Answer with ONE JSON object and nothing else, exactly this schema (no other keys):
@@ -82,9 +83,14 @@ Answer with ONE JSON object and nothing else, exactly this schema (no other keys
                        "claim": null | {"entity": string, "attribute": string, "value": string},
                        "entities": [string],
                        "importance": null | number,
-                       "pinned": boolean}}
-          | {"forget": {"entity": string, "attribute": string} | {"text": string}} ]}
+                       "pinned": boolean,
+                       "cardinality": "one" | "many"}}
+          | {"forget": {"entity": string, "attribute": string} | {"text": string}} ],
+ "notes": [string] (optional: what you could not extract and why)}
 Items come in the order the turn states them (a forget applies to what was said before it).
+"cardinality" says how many values the claim's attribute holds at once: "one" (a lead time, an
+owner, a dose: a new value replaces the old) or "many" (allergies, phone numbers, skills: a new
+value is added beside the others).
 Rules: a claim only on a semantic memory; "entities" lists the names of things the memory is
 about (the claim's entity included); importance null unless the turn states one."#;
 

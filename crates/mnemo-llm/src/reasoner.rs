@@ -5,14 +5,15 @@
 //! kinds must be known. An invalid answer is a `CoreError::Reasoner` naming the task, the
 //! client and the model string that answered, and what was wrong. The fake model goes through
 //! exactly this path, so offline runs exercise the code a live model will.
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use mnemo_core::{Candidate, CoreError, Extraction, Memory, MemoryId, ModelInfo, Reasoner, Turn, Verdict};
 use serde::Serialize;
 use serde_json::Value;
+use tracing::Instrument as _;
 
-use crate::chat::{ChatModel, ChatRequest, ChatResponse};
+use crate::chat::{ChatModel, ChatRequest, ChatResponse, Repair};
 use crate::prompts::{ClaimView, ExtractInput, MemoryView, ReconcileInput, ResolveForgetInput, Task};
 use crate::validate;
 
@@ -22,22 +23,36 @@ pub const DEFAULT_MODEL: &str = "qwen-plus";
 pub const DEFAULT_MAX_TOKENS: u32 = 2048;
 
 /// A reasoner that asks a chat model.
+///
+/// Model information travels with each result (an `Extraction` carries the model string its
+/// answer echoed); there is no shared "last model" state. `model_info` says who is configured.
 pub struct LlmReasoner {
     chat: Arc<dyn ChatModel>,
     model: String,
+    extraction_model: Option<String>,
     max_tokens: u32,
-    /// Who answered last (None before any answer).
-    last: Mutex<Option<ModelInfo>>,
+    extract_max_tokens: Option<u32>,
 }
 
 impl LlmReasoner {
     /// A reasoner over `chat`, asking for [`DEFAULT_MODEL`] at temperature 0.
     pub fn new(chat: Arc<dyn ChatModel>) -> Self {
-        LlmReasoner { chat, model: DEFAULT_MODEL.to_string(), max_tokens: DEFAULT_MAX_TOKENS, last: Mutex::new(None) }
+        LlmReasoner {
+            chat,
+            model: DEFAULT_MODEL.to_string(),
+            extraction_model: None,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            extract_max_tokens: None,
+        }
     }
     /// Ask for `model` (recorded in every request; the answer says who really answered).
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
         self.model = model.into();
+        self
+    }
+    /// Ask for `model` for extraction (a cheaper tier); default: the same as the others.
+    pub fn with_extraction_model(mut self, model: impl Into<String>) -> Self {
+        self.extraction_model = Some(model.into());
         self
     }
     /// Cap the answers' tokens.
@@ -45,44 +60,92 @@ impl LlmReasoner {
         self.max_tokens = max_tokens;
         self
     }
-    /// The model asked for.
+    /// Cap extraction answers' tokens (default: the same cap as the others).
+    pub fn with_extract_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.extract_max_tokens = Some(max_tokens);
+        self
+    }
+    /// The model asked for (reconcile, forget resolution).
     pub fn requested_model(&self) -> &str {
         &self.model
     }
 
-    /// Send one task's prompt with `input` as the user message; the parsed answer object, who
-    /// answered, and the raw answer (for error messages).
-    async fn ask<I: Serialize>(&self, task: Task, input: &I) -> Result<(Value, ModelInfo, String), CoreError> {
+    /// Send one task's prompt with `input` as the user message and validate the answer with
+    /// `check`. An invalid answer is sent back once with what was wrong (one repair attempt);
+    /// a second invalid answer is an error naming the task, who answered and the problem.
+    async fn ask<I: Serialize, T>(
+        &self,
+        task: Task,
+        input: &I,
+        check: impl Fn(&Value) -> Result<T, String>,
+    ) -> Result<(T, ModelInfo), CoreError> {
         let user = serde_json::to_string(input)
             .map_err(|e| CoreError::Reasoner(format!("{}: could not encode the prompt input: {e}", task.name())))?;
+        let (model, max_tokens) = match task {
+            Task::Extract => (
+                self.extraction_model.clone().unwrap_or_else(|| self.model.clone()),
+                self.extract_max_tokens.unwrap_or(self.max_tokens),
+            ),
+            _ => (self.model.clone(), self.max_tokens),
+        };
         let req = ChatRequest {
-            model: self.model.clone(),
+            model,
             system: task.system_prompt().to_string(),
             user,
-            max_tokens: self.max_tokens,
+            max_tokens,
             temperature: 0.0,
             json: true,
+            repair: None,
         };
-        let resp: ChatResponse = self.chat.chat(&req).await.map_err(|e| {
-            let c = self.chat.configured();
-            CoreError::Reasoner(format!(
-                "{} call to {} model {:?} failed: {e}",
-                task.name(),
-                c.client.as_str(),
-                c.model
-            ))
-        })?;
-        let info = ModelInfo { client: resp.client, model: resp.model.clone() };
-        if resp.model.trim().is_empty() {
-            return Err(CoreError::Reasoner(format!(
-                "{} answer from {} client carries no model string; an answer without provenance is refused",
-                task.name(),
-                resp.client.as_str()
-            )));
+        let span = tracing::info_span!("model_call", task = task.name(), model = %req.model);
+        self.ask_repairing(task, req, check).instrument(span).await
+    }
+
+    async fn ask_repairing<T>(
+        &self,
+        task: Task,
+        mut req: ChatRequest,
+        check: impl Fn(&Value) -> Result<T, String>,
+    ) -> Result<(T, ModelInfo), CoreError> {
+        let mut first_problem: Option<String> = None;
+        loop {
+            let resp: ChatResponse = self.chat.chat(&req).await.map_err(|e| {
+                let c = self.chat.configured();
+                CoreError::Reasoner(format!(
+                    "{} call to {} model {:?} failed: {e}",
+                    task.name(),
+                    c.client.as_str(),
+                    req.model
+                ))
+            })?;
+            let info = ModelInfo { client: resp.client, model: resp.model.clone() };
+            if resp.model.trim().is_empty() {
+                return Err(CoreError::Reasoner(format!(
+                    "{} answer from {} client carries no model string; an answer without provenance is refused",
+                    task.name(),
+                    resp.client.as_str()
+                )));
+            }
+            let checked = validate::parse_json(&resp.content).and_then(|v| check(&v));
+            match checked {
+                Ok(t) => return Ok((t, info)),
+                Err(problem) => match first_problem {
+                    None => {
+                        tracing::warn!(task = task.name(), model = %info.model, "invalid answer, one repair attempt: {problem}");
+                        req.repair = Some(Repair { previous: resp.content.clone(), problem: problem.clone() });
+                        first_problem = Some(problem);
+                    }
+                    Some(first) => {
+                        let problem = if first == problem {
+                            format!("{problem} (also after one repair attempt)")
+                        } else {
+                            format!("{problem} (after one repair attempt; the first answer: {first})")
+                        };
+                        return Err(invalid(task, &info, &problem, &resp.content));
+                    }
+                },
+            }
         }
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(info.clone());
-        let value = validate::parse_json(&resp.content).map_err(|p| invalid(task, &info, &p, &resp.content))?;
-        Ok((value, info, resp.content))
     }
 }
 
@@ -114,9 +177,12 @@ fn candidate_view(c: &Candidate) -> MemoryView {
 impl Reasoner for LlmReasoner {
     async fn extract(&self, turn: &Turn) -> mnemo_core::Result<Extraction> {
         let task = Task::Extract;
-        let (v, info, raw) = self.ask(task, &ExtractInput::of(turn)).await?;
-        let items = validate::extraction(&v).map_err(|p| invalid(task, &info, &p, &raw))?;
-        Ok(Extraction { items, model: info })
+        let span = tracing::info_span!("extract", turn = turn.id.0);
+        let ((items, notes), model) = self
+            .ask(task, &ExtractInput::of(turn), |v| Ok((validate::extraction(v)?, validate::extraction_notes(v)?)))
+            .instrument(span)
+            .await?;
+        Ok(Extraction { items, model, notes })
     }
 
     async fn reconcile(&self, candidate: &Candidate, neighbours: &[Memory]) -> mnemo_core::Result<Verdict> {
@@ -129,9 +195,8 @@ impl Reasoner for LlmReasoner {
             candidate: candidate_view(candidate),
             neighbours: neighbours.iter().map(MemoryView::from).collect(),
         };
-        let (v, info, raw) = self.ask(task, &input).await?;
         let ids: Vec<MemoryId> = neighbours.iter().map(|m| m.id).collect();
-        validate::verdict(&v, &ids).map_err(|p| invalid(task, &info, &p, &raw))
+        Ok(self.ask(task, &input, |v| validate::verdict(v, &ids)).await?.0)
     }
 
     async fn resolve_forget(&self, command: &str, candidates: &[Memory]) -> mnemo_core::Result<Vec<MemoryId>> {
@@ -143,14 +208,13 @@ impl Reasoner for LlmReasoner {
             command: command.to_string(),
             candidates: candidates.iter().map(MemoryView::from).collect(),
         };
-        let (v, info, raw) = self.ask(task, &input).await?;
         let ids: Vec<MemoryId> = candidates.iter().map(|m| m.id).collect();
-        validate::forget_ids(&v, &ids).map_err(|p| invalid(task, &info, &p, &raw))
+        Ok(self.ask(task, &input, |v| validate::forget_ids(v, &ids)).await?.0)
     }
 
-    /// Who answered the last call; before any call, who is configured to answer.
+    /// Who is configured to answer (the client and the model it was built with). What really
+    /// answered travels with each result.
     fn model_info(&self) -> ModelInfo {
-        let last = self.last.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        last.unwrap_or_else(|| self.chat.configured())
+        self.chat.configured()
     }
 }

@@ -3,8 +3,7 @@
 //! here panics on any input.
 use std::collections::HashSet;
 
-use mnemo_core::grammar::TaggedLine;
-use mnemo_core::{Candidate, Claim, ForgetCommand, MemoryId, MemoryKind, Verdict};
+use mnemo_core::{Candidate, Cardinality, Claim, ExtractedItem, ForgetCommand, MemoryId, MemoryKind, Verdict};
 use serde_json::{Map, Value};
 
 /// Parse an answer as one JSON object. A single surrounding Markdown code fence (three
@@ -103,23 +102,35 @@ fn check_reason(m: &Map<String, Value>) -> Result<(), String> {
 }
 
 /// An extraction answer: `{"items": [{"memory": {...}} | {"forget": {...}}, ...]}`, in order.
-pub fn extraction(v: &Value) -> Result<Vec<TaggedLine>, String> {
-    let m = object(v, "answer", &["items"], &[])?;
+pub fn extraction(v: &Value) -> Result<Vec<ExtractedItem>, String> {
+    let m = object(v, "answer", &["items"], &["notes"])?;
     let mut items = Vec::new();
     for (i, item) in array(&m["items"], "items")?.iter().enumerate() {
         let path = format!("items[{i}]");
         let obj = item.as_object().ok_or_else(|| format!("{path} must be an object, got {}", type_name(item)))?;
         match (obj.get("memory"), obj.get("forget"), obj.len()) {
-            (Some(c), None, 1) => items.push(TaggedLine::Memory(candidate(c, &join(&path, "memory"))?)),
-            (None, Some(f), 1) => items.push(TaggedLine::Forget(forget(f, &join(&path, "forget"))?)),
+            (Some(c), None, 1) => items.push(ExtractedItem::Memory(candidate(c, &join(&path, "memory"))?)),
+            (None, Some(f), 1) => items.push(ExtractedItem::Forget(forget(f, &join(&path, "forget"))?)),
             _ => return Err(format!("{path} must be exactly one of {{\"memory\": …}} or {{\"forget\": …}}")),
         }
     }
     Ok(items)
 }
 
+/// The optional `notes` of an extraction answer: what the extractor noticed and did not extract.
+pub fn extraction_notes(v: &Value) -> Result<Vec<String>, String> {
+    match v.get("notes") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(n) => array(n, "notes")?
+            .iter()
+            .enumerate()
+            .map(|(i, x)| text(x, &format!("notes[{i}]")).map(str::to_string))
+            .collect(),
+    }
+}
+
 fn candidate(v: &Value, path: &str) -> Result<Candidate, String> {
-    let m = object(v, path, &["kind", "content"], &["claim", "entities", "importance", "pinned"])?;
+    let m = object(v, path, &["kind", "content"], &["claim", "entities", "importance", "pinned", "cardinality"])?;
     let kind_path = join(path, "kind");
     let kind = match text(&m["kind"], &kind_path)? {
         "semantic" => MemoryKind::Semantic,
@@ -165,7 +176,13 @@ fn candidate(v: &Value, path: &str) -> Result<Candidate, String> {
         Some(Value::Bool(b)) => *b,
         Some(other) => return Err(format!("{}: must be a boolean, got {}", join(path, "pinned"), type_name(other))),
     };
-    Ok(Candidate { kind, content, claim, entities, importance, pinned })
+    let cardinality = match m.get("cardinality") {
+        None | Some(Value::Null) => Cardinality::One,
+        Some(Value::String(s)) if s == "one" => Cardinality::One,
+        Some(Value::String(s)) if s == "many" => Cardinality::Many,
+        Some(other) => return Err(format!("{}: must be \"one\" or \"many\", got {other}", join(path, "cardinality"))),
+    };
+    Ok(Candidate { kind, content, claim, entities, importance, pinned, cardinality })
 }
 
 fn claim(v: &Value, path: &str) -> Result<Claim, String> {
@@ -254,8 +271,8 @@ mod tests {
         let c: Vec<Candidate> = items
             .into_iter()
             .filter_map(|i| match i {
-                TaggedLine::Memory(c) => Some(c),
-                TaggedLine::Forget(_) => None,
+                ExtractedItem::Memory(c) => Some(c),
+                ExtractedItem::Forget(_) => None,
             })
             .collect();
         assert_eq!(c[0].entities, vec!["Ben"]);
@@ -270,8 +287,8 @@ mod tests {
             {"forget": {"text": "x"}},
             {"memory": {"kind": "episodic", "content": "y"}}]}))
         .unwrap();
-        assert!(matches!(items[1], TaggedLine::Forget(_)));
-        assert!(matches!(&items[2], TaggedLine::Memory(c) if c.content == "y"));
+        assert!(matches!(items[1], ExtractedItem::Forget(_)));
+        assert!(matches!(&items[2], ExtractedItem::Memory(c) if c.content == "y"));
         let e =
             extraction(&json!({"items": [{"memory": {"kind": "semantic", "content": "x"}, "forget": {"text": "x"}}]}))
                 .unwrap_err();

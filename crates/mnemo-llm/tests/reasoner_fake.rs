@@ -3,8 +3,8 @@
 //! validated — the code path a live model will take.
 use std::sync::Arc;
 
-use mnemo_core::grammar;
 use mnemo_core::*;
+use mnemo_llm::fake::grammar;
 use mnemo_llm::{ChatModel, ChatRequest, FakeQwen, LlmReasoner};
 
 fn reasoner() -> LlmReasoner {
@@ -50,7 +50,15 @@ fn claim_mem(id: i64, e: &str, a: &str, v: &str) -> Memory {
 }
 
 fn cand(kind: MemoryKind, content: &str, claim: Option<Claim>) -> Candidate {
-    Candidate { kind, content: content.into(), entities: vec![], claim, importance: None, pinned: false }
+    Candidate {
+        kind,
+        content: content.into(),
+        entities: vec![],
+        claim,
+        importance: None,
+        pinned: false,
+        cardinality: Default::default(),
+    }
 }
 
 #[tokio::test]
@@ -167,6 +175,7 @@ async fn fake_refuses_what_it_does_not_recognise() {
         max_tokens: 100,
         temperature: 0.0,
         json: true,
+        repair: None,
     };
     let err = fake.chat(&req).await.unwrap_err().to_string();
     assert!(err.contains("does not recognise"), "{err}");

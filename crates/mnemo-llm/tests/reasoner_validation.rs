@@ -90,6 +90,7 @@ fn cand() -> Candidate {
         entities: vec![],
         importance: None,
         pinned: false,
+        cardinality: Default::default(),
     }
 }
 
@@ -98,6 +99,19 @@ fn reasoner_err(e: CoreError) -> String {
         CoreError::Reasoner(m) => m,
         other => panic!("expected a reasoner error, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn an_invalid_answer_gets_one_repair_attempt() {
+    let s = Scripted::new("not json at all");
+    let r = LlmReasoner::new(s.clone());
+    let e = reasoner_err(r.extract(&turn("hi")).await.unwrap_err());
+    assert!(e.contains("repair"), "{e}");
+    let seen = s.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "one first attempt, one repair");
+    let repair = seen[1].repair.clone().unwrap();
+    assert_eq!(repair.previous, "not json at all");
+    assert!(repair.problem.contains("not valid JSON"), "{}", repair.problem);
 }
 
 #[tokio::test]
@@ -162,7 +176,11 @@ async fn valid_answers_pass_and_requests_are_well_formed() {
     assert!(req.system.starts_with("mnemo-task: reconcile/v1"));
     let user: serde_json::Value = serde_json::from_str(&req.user).unwrap();
     assert_eq!(user["neighbours"][1]["id"], 2);
-    assert_eq!(r.model_info(), ModelInfo { client: ClientKind::Live, model: "scripted-1".into() });
+    // No shared "last model" state: model_info says who is configured; results carry who answered.
+    assert_eq!(r.model_info(), ModelInfo { client: ClientKind::Live, model: "configured-model".into() });
+    s.set(r#"{"items": []}"#);
+    let x = r.extract(&turn("x")).await.unwrap();
+    assert_eq!(x.model, ModelInfo { client: ClientKind::Live, model: "scripted-1".into() });
 }
 
 #[tokio::test]
@@ -170,7 +188,7 @@ async fn transport_errors_and_missing_provenance_are_errors() {
     let r = LlmReasoner::new(Scripted::failing("connection refused"));
     assert_eq!(r.model_info().model, "configured-model", "before any answer: the configured client");
     let e = reasoner_err(r.extract(&turn("x")).await.unwrap_err());
-    assert!(e.contains("connection refused") && e.contains("configured-model"), "{e}");
+    assert!(e.contains("connection refused") && e.contains("qwen-plus"), "names the model asked for: {e}");
 
     let anonymous = Arc::new(Scripted {
         answer: Mutex::new(Ok(r#"{"ids": []}"#.into())),

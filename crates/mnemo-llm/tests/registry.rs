@@ -58,24 +58,30 @@ fn fake_embedder_settings_are_checked() {
 
 #[test]
 fn llm_reasoner_builds_on_the_fake_and_says_so() {
-    let r = reasoner("client = \"fake\"\nmodel = \"qwen3-max\"").unwrap();
+    let r = reasoner("[llm]\nclient = \"fake\"").unwrap();
     let info = r.model_info();
     assert_eq!(info.client, mnemo_core::ClientKind::Fake);
     assert_eq!(info.model, "fake-qwen");
 }
 
 #[test]
-fn live_and_replay_are_refused_never_faked() {
-    for client in ["live", "replay"] {
-        let e = config_err(reasoner(&format!("client = \"{client}\"")));
-        assert!(e.contains(client) && e.contains("not built") && e.contains("never a silent fallback"), "{e}");
-    }
-    let e = config_err(reasoner("client = \"openai\""));
-    assert!(e.contains("unknown client \"openai\"") && e.contains("fake, live, replay"), "{e}");
+fn the_client_is_never_implied_and_old_keys_say_where_they_went() {
     let e = config_err(reasoner(""));
-    assert!(e.contains("client"), "the client is never implied: {e}");
-    let e = config_err(reasoner("client = \"fake\"\ntemperature = 1"));
+    assert!(e.contains("[llm]") && e.contains("never implied"), "{e}");
+    let e = config_err(reasoner("client = \"fake\""));
+    assert!(e.contains("[llm] section now"), "{e}");
+    let e = config_err(reasoner("[llm]\nclient = \"openai\""));
+    assert!(e.contains("\"openai\"") && e.contains("fake, live, record, replay"), "{e}");
+    let e = config_err(reasoner("[llm]\nclient = \"fake\"\ntemperature = 1"));
     assert!(e.contains("temperature"), "{e}");
-    let e = config_err(reasoner("client = \"fake\"\nmodel = \" \""));
-    assert!(e.contains("model"), "{e}");
+    let e = config_err(reasoner("[llm]\nclient = \"replay\""));
+    assert!(e.contains("cassette_dir"), "{e}");
+}
+
+#[test]
+fn live_without_its_key_is_refused_naming_the_variable() {
+    let e = config_err(reasoner(
+        "[llm]\nclient = \"live\"\napi_key_env = \"MNEMO_TEST_KEY_THAT_IS_NEVER_SET\"",
+    ));
+    assert!(e.contains("MNEMO_TEST_KEY_THAT_IS_NEVER_SET") && e.contains("API key"), "{e}");
 }

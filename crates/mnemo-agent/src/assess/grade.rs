@@ -52,7 +52,8 @@ impl GroundingAssessor {
 
     async fn ground(&self, claim: &Claim) -> Result<Option<GroundedValue>> {
         for g in &self.grounders {
-            if let Some(v) = g.lookup(&claim.entity, &claim.attribute).await? {
+            let span = tracing::info_span!("grounder_lookup", source = g.source(), entity = %claim.entity, attribute = %claim.attribute);
+            if let Some(v) = tracing::Instrument::instrument(g.lookup(&claim.entity, &claim.attribute), span).await? {
                 return Ok(Some(v));
             }
         }

@@ -8,6 +8,10 @@ use crate::context;
 use crate::provenance::run_provenance;
 
 pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
+    if let BenchCommand::Tokens { args, json } = cmd {
+        let report = super::tokens::run(cli, args).await?;
+        return emit(&report, json);
+    }
     let config = context::config(cli)?;
     let (report, json) = match cmd {
         BenchCommand::Locomo { args, json } => {
@@ -35,7 +39,12 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
                 (mnemo_bench::scale(args, provenance).await?, json)
             }
         }
+        BenchCommand::Tokens { .. } => return Ok(ExitCode::SUCCESS),
     };
+    emit(&report, json)
+}
+
+fn emit(report: &mnemo_bench::BenchReport, json: &Option<std::path::PathBuf>) -> Result<ExitCode> {
     match json.as_deref() {
         Some(p) if p == Path::new("-") => out!("{}", report.to_json()),
         Some(p) => {

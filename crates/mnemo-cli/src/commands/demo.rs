@@ -39,12 +39,7 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
     let rt = Runtime::build(&config, &dir, clock.clone(), vec![Arc::new(erp.clone())]).await?;
     let ns = Namespace::new("supply-chain")?;
     let model = rt.model_info();
-    out!(
-        "Mnemo demo — offline (client: {}, model: {}), store in {}",
-        model.client.as_str(),
-        model.model,
-        dir.display()
-    );
+    out!("Mnemo demo — client: {}, model: {}, store in {}", model.client.as_str(), model.model, dir.display());
     out!("\n== The conversation so far ==");
     for (day, who, text) in HISTORY {
         clock.set(start.plus_millis(day * DAY_MS));

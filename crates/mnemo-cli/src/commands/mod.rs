@@ -15,6 +15,7 @@ mod eval;
 mod migrate;
 mod reliability;
 mod remember;
+pub mod tokens;
 
 /// Run one command.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
@@ -125,7 +126,8 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             }
         }
         Command::Forget(a) => {
-            let r = engine.forget(&ns, "user", &a.command).await?;
+            let cmd = mnemo_core::ForgetCommand::parse_arg(&a.command).map_err(anyhow::Error::msg)?;
+            let r = engine.forget(&ns, "user", &cmd).await?;
             if a.out.json {
                 emit_json(&r)?
             } else {
@@ -162,6 +164,26 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 .await?;
             bar.finish_and_clear();
             out!("index rebuilt from the store: {} memories indexed, at store revision {}", r.upserted, r.rev);
+        }
+        Command::Reextract(j) => {
+            let (done, failed) = rt.reextract(&ns).await?;
+            if j.json {
+                emit_json(&serde_json::json!({"extracted": done, "failed": failed}))?
+            } else {
+                if done.is_empty() && failed.is_empty() {
+                    out!("no unextracted turns in namespace {ns}");
+                }
+                for r in &done {
+                    print::remember(r)
+                }
+                for f in &failed {
+                    out!("turn {} is still unextracted: {}", f.turn, f.error);
+                }
+            }
+            if !failed.is_empty() {
+                engine.index().flush().await?;
+                return Ok(ExitCode::FAILURE);
+            }
         }
         Command::Demo(_)
         | Command::Plugins(_)

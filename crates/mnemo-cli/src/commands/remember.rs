@@ -52,7 +52,7 @@ pub async fn run(rt: &Runtime, ns: &Namespace, a: &RememberArgs, bytes: &[u8]) -
     }
     let text = std::str::from_utf8(bytes)
         .map_err(|e| mnemo_core::CoreError::InvalidUtf8 { valid_up_to: e.valid_up_to(), detail: e.to_string() })?;
-    let mut r = engine.remember_turn(ns, &source, text, key).await?;
+    let mut r = rt.remember_turn(ns, &source, text, key).await?;
     r.notes.extend(note);
     Ok(r)
 }

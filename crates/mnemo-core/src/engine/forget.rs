@@ -5,36 +5,31 @@ use super::plan::TurnPlan;
 use super::write::{Outcome, OutcomeKind};
 use super::Engine;
 use crate::error::{CoreError, Result};
-use crate::grammar::{self, guess_entities};
 use crate::model::*;
+use crate::text::guess_entities;
 use crate::text::norm_name;
-use crate::traits::{ForgetCommand, SearchMode, SearchQuery};
+use crate::traits::{ExtractedItem, Extraction, ForgetCommand, ModelInfo, SearchMode, SearchQuery};
 
 /// Candidates shown to the reasoner for a free-text forget.
 const FORGET_CANDIDATES: usize = 64;
 
 impl Engine {
-    /// Forget by command text (`entity | attribute` or free text), recorded as a turn
-    /// `[FORGET] <command>` from `source`.
-    pub async fn forget(&self, ns: &Namespace, source: &str, command: &str) -> Result<super::RememberReport> {
-        let c = command.trim();
-        if c.is_empty() {
+    /// Forget what `command` designates. The command is recorded as a turn from `source`
+    /// (durable first, like any turn) and planned directly: no text goes through the model to
+    /// find out what to forget.
+    pub async fn forget(&self, ns: &Namespace, source: &str, command: &ForgetCommand) -> Result<super::RememberReport> {
+        let said = command.describe();
+        if said.trim().is_empty()
+            || (matches!(command, ForgetCommand::Claim { entity, attribute } if entity.trim().is_empty() || attribute.trim().is_empty()))
+        {
             return Err(CoreError::InvalidInput("forget command is empty".into()));
         }
-        if c.contains('\n') {
-            return Err(CoreError::InvalidInput("a forget command is one line".into()));
-        }
-        let text = if c.starts_with('[') { c.to_string() } else { format!("[FORGET] {c}") };
-        // Refuse before recording anything unless the command is exactly one forget line.
-        let parsed = grammar::parse(&text);
-        let is_one_forget = parsed.lines.len() == 1 && matches!(parsed.lines[0], grammar::TaggedLine::Forget(_));
-        if !is_one_forget {
-            return Err(CoreError::InvalidInput(format!(
-                "{c:?} is not a forget command: give `entity | attribute` or free text (optionally prefixed [FORGET]){}",
-                parsed.notes.first().map(|n| format!("; {n}")).unwrap_or_default()
-            )));
-        }
-        self.remember(ns, source, &text).await
+        let source = if source.trim().is_empty() { "user" } else { source.trim() };
+        let _write = self.write_guard(ns).await?;
+        let turn = self.record(ns, source, &format!("forget: {said}"), None).await?;
+        let model = ModelInfo { client: ClientKind::Rules, model: "forget-command".into() };
+        let extraction = Extraction { items: vec![ExtractedItem::Forget(command.clone())], model, notes: vec![] };
+        self.apply_extraction(ns, turn, extraction).await
     }
 
     /// Plan a forget command: exactly the designated memories, stored or pending in this turn.

@@ -2,6 +2,8 @@
 //! budget with per-kind quotas; pinned memories are always candidates.
 use std::collections::HashMap;
 
+use tracing::Instrument as _;
+
 use super::Engine;
 use crate::error::{CoreError, Result};
 use crate::model::*;
@@ -26,6 +28,11 @@ pub struct RecallOptions {
 impl Engine {
     /// Recall a pack for `query` in `ns`.
     pub async fn recall(&self, ns: &Namespace, query: &str, opts: &RecallOptions) -> Result<Pack> {
+        let span = tracing::info_span!("recall", namespace = %ns);
+        self.recall_inner(ns, query, opts).instrument(span).await
+    }
+
+    async fn recall_inner(&self, ns: &Namespace, query: &str, opts: &RecallOptions) -> Result<Pack> {
         let now = self.clock.now();
         let mut notes = Vec::new();
         let mut budget = opts.budget.unwrap_or(self.policy.recall.budget_tokens);
@@ -43,7 +50,7 @@ impl Engine {
             _ => self.embedder.embed(&[query.to_string()]).await?.into_iter().next(),
         };
         let search = SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode };
-        let hits = match self.index.search(&search).await {
+        let hits = match self.index.search(&search).instrument(tracing::info_span!("search", limit)).await {
             Ok(h) => h,
             Err(CoreError::Index(why)) => {
                 // The index found itself damaged: rebuild it from the store, search once more.
@@ -77,7 +84,10 @@ impl Engine {
             .collect();
         let shares =
             [self.policy.kinds.semantic.quota, self.policy.kinds.procedural.quota, self.policy.kinds.episodic.quota];
-        let mut pack = plan(candidates, budget, Quotas { shares }, self.policy.decay.threshold);
+        let mut pack = {
+            let _plan = tracing::info_span!("plan", candidates = candidates.len(), budget).entered();
+            plan(candidates, budget, Quotas { shares }, self.policy.decay.threshold)
+        };
         pack.notes.extend(notes);
         if !opts.no_touch && !pack.items.is_empty() {
             let ids: Vec<MemoryId> = pack.items.iter().map(|i| i.memory.id).collect();

@@ -1,14 +1,14 @@
 //! The write path: record the raw turn durably first, extract, embed once, reconcile each
 //! candidate against its active neighbours, apply atomically, keep the index in step.
 use serde::{Deserialize, Serialize};
+use tracing::Instrument as _;
 
 use super::plan::TurnPlan;
 use super::Engine;
 use crate::error::{CoreError, Result};
-use crate::grammar::{self, TaggedLine};
 use crate::model::*;
 use crate::text::norm_name;
-use crate::traits::{Candidate, ModelInfo, SearchMode, SearchQuery, Verdict};
+use crate::traits::{Candidate, ExtractedItem, Extraction, ModelInfo, SearchMode, SearchQuery, Verdict};
 
 /// Largest turn accepted, in bytes.
 pub const MAX_TURN_BYTES: usize = 1 << 20;
@@ -94,6 +94,45 @@ impl Engine {
         }
         let source = if source.trim().is_empty() { "user" } else { source.trim() };
         let _write = self.write_guard(ns).await?;
+        let turn = self.record(ns, source, text, external_id).await?;
+        self.extract_and_apply(ns, turn).await
+    }
+
+    /// Extract a recorded turn and apply what it says; a failure says the turn stays recorded
+    /// and unextracted.
+    async fn extract_and_apply(&self, ns: &Namespace, turn: Turn) -> Result<RememberReport> {
+        let id = turn.id;
+        let span = tracing::info_span!("turn", turn = id.0, namespace = %ns);
+        async {
+            let extraction = self.reasoner.extract(&turn).await?;
+            self.apply_extraction(ns, turn, extraction).await
+        }
+        .instrument(span)
+        .await
+        .map_err(|e| match e {
+            already @ CoreError::Unextracted { .. } => already,
+            error => CoreError::Unextracted { turn: id, error: Box::new(error) },
+        })
+    }
+
+    /// Extract again a recorded turn whose extraction failed (`mnemo reextract`). The caller
+    /// says which turns those are; the turn must belong to `ns`.
+    pub async fn reextract(&self, ns: &Namespace, turn: &Turn) -> Result<RememberReport> {
+        if &turn.namespace != ns {
+            return Err(CoreError::InvalidInput(format!("turn {} is not in namespace {ns}", turn.id)));
+        }
+        let _write = self.write_guard(ns).await?;
+        self.extract_and_apply(ns, turn.clone()).await
+    }
+
+    /// Record a raw turn durably (the caller holds the write guard); time only moves forward.
+    pub(crate) async fn record(
+        &self,
+        ns: &Namespace,
+        source: &str,
+        text: &str,
+        external_id: Option<String>,
+    ) -> Result<Turn> {
         let now = self.clock.now();
         if let Some(last) = self.store.latest_turn_at(ns).await? {
             if now < last {
@@ -113,8 +152,19 @@ impl Engine {
                 external_id,
             })
             .await?;
-        let mut notes = grammar::parse(text).notes;
-        let extraction = self.reasoner.extract(&turn).await?;
+        Ok(turn)
+    }
+
+    /// Plan a recorded turn's extraction item by item, in turn order, and apply the plan as one
+    /// atomic batch. The engine never reads the turn's text itself: what the turn says comes
+    /// from the reasoner's extraction (or, for `forget`, from the command given).
+    pub(crate) async fn apply_extraction(
+        &self,
+        ns: &Namespace,
+        turn: Turn,
+        extraction: Extraction,
+    ) -> Result<RememberReport> {
+        let mut notes = extraction.notes.clone();
         if extraction.items.len() > MAX_ITEMS_PER_TURN {
             return Err(CoreError::InvalidInput(format!(
                 "turn {} was recorded but holds {} memories/commands; at most {MAX_ITEMS_PER_TURN} per turn are extracted — split it",
@@ -132,18 +182,22 @@ impl Engine {
         let mut outcomes = Vec::new();
         for item in &extraction.items {
             outcomes.push(match item {
-                TaggedLine::Forget(cmd) => self.plan_forget(ns, &turn, cmd, &mut plan).await?,
-                TaggedLine::Memory(cand) => {
+                ExtractedItem::Forget(cmd) => self.plan_forget(ns, &turn, cmd, &mut plan).await?,
+                ExtractedItem::Memory(cand) => {
                     let vector = vectors.next().unwrap_or_default();
                     let importance = self.importance_of(cand, &mut notes);
                     let new = self.new_memory(ns, cand, importance, vector, &turn, &extraction.model);
-                    self.plan_candidate(ns, &turn, cand, new, &mut plan, &mut notes).await?
+                    self.plan_candidate(ns, &turn, cand, new, &mut plan, &mut notes)
+                        .instrument(tracing::info_span!("reconcile"))
+                        .await?
                 }
             });
         }
         // One atomic batch: the turn's memories land together or not at all.
         if !plan.ops.is_empty() {
-            let inserted = self.store.apply(ns, turn.at, std::mem::take(&mut plan.ops)).await?;
+            let ops = std::mem::take(&mut plan.ops);
+            let span = tracing::info_span!("apply", ops = ops.len());
+            let inserted = self.store.apply(ns, turn.at, ops).instrument(span).await?;
             for o in &mut outcomes {
                 o.memory = o.memory.map(|id| TurnPlan::resolve(id, &inserted));
                 for t in &mut o.tombstoned {
@@ -154,7 +208,7 @@ impl Engine {
             // The write is committed and acknowledged from here on: an index failure (a full
             // disk, a damaged segment) must not make a client retry it; the index is a view
             // that catches up from the store at the next sync.
-            if let Err(e) = self.sync().await {
+            if let Err(e) = self.sync().instrument(tracing::info_span!("index_sync")).await {
                 notes.push(format!(
                     "stored, but the index could not be updated ({e}); it catches up from the store at the next command"
                 ));
@@ -259,7 +313,10 @@ impl Engine {
         let neighbours = self.neighbours(ns, cand, &new, plan).await?;
         let verdict = match &cand.claim {
             // Claims reconcile by rule: deterministic, free, and the same for every model.
-            Some(claim) => reconcile_claim(claim, &neighbours),
+            Some(claim) => {
+                let cardinality = self.policy.claims.fixed(&claim.attribute).unwrap_or(cand.cardinality);
+                reconcile_claim(claim, cardinality, &neighbours)
+            }
             None if neighbours.is_empty() => Verdict::Novel,
             None => self.reasoner.reconcile(cand, &neighbours).await?,
         };
@@ -316,8 +373,9 @@ impl Engine {
 }
 
 /// The claim rule: the same normalised (entity, attribute, value) is a duplicate; the same
-/// (entity, attribute) with another value contradicts; otherwise novel.
-pub fn reconcile_claim(claim: &Claim, neighbours: &[Memory]) -> Verdict {
+/// (entity, attribute) with another value contradicts when the attribute holds one value, and
+/// is novel (a value beside the others) when it holds many; otherwise novel.
+pub fn reconcile_claim(claim: &Claim, cardinality: Cardinality, neighbours: &[Memory]) -> Verdict {
     let on_same: Vec<&Memory> = neighbours
         .iter()
         .filter(|m| m.status.is_active() && m.claim.as_ref().is_some_and(|c| c.key() == claim.key()))
@@ -325,7 +383,7 @@ pub fn reconcile_claim(claim: &Claim, neighbours: &[Memory]) -> Verdict {
     if let Some(dup) = on_same.iter().find(|m| m.claim.as_ref().is_some_and(|c| c.same_value(&claim.value))) {
         return Verdict::Duplicate(dup.id);
     }
-    if on_same.is_empty() {
+    if on_same.is_empty() || cardinality == Cardinality::Many {
         Verdict::Novel
     } else {
         Verdict::Contradicts(on_same.iter().map(|m| m.id).collect())

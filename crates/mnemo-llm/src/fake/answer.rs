@@ -3,8 +3,8 @@
 //!
 //! What the fake recognises, and only that (a live model is expected to do better, notably
 //! on paraphrase):
-//! - extract: the tagged-line grammar, exactly (`mnemo_core::grammar::parse`); untagged prose
-//!   yields nothing. Grammar notes (unknown modifier, bad number) are not part of the answer.
+//! - extract: the tagged-line grammar, exactly (`super::grammar::parse`); untagged prose
+//!   yields nothing. Grammar notes (unknown modifier, bad number) go in the answer's `notes`.
 //! - reconcile: with a claim, same normalised (entity, attribute) and the same value →
 //!   duplicate; same (entity, attribute), another value → contradicts (all such neighbours);
 //!   without a claim, a neighbour of the same kind whose content is equal after normalisation
@@ -16,7 +16,7 @@
 //!   without content words designates nothing.
 use std::collections::BTreeSet;
 
-use mnemo_core::grammar::{self, TaggedLine};
+use super::grammar::{self, TaggedLine};
 use mnemo_core::text::content_words;
 use mnemo_core::ForgetCommand;
 use serde::de::DeserializeOwned;
@@ -45,6 +45,7 @@ pub fn extract(user: &str) -> Result<String, LlmError> {
                 "entities": c.entities,
                 "importance": c.importance,
                 "pinned": c.pinned,
+                "cardinality": c.cardinality.as_str(),
             }})),
             TaggedLine::Forget(ForgetCommand::Claim { entity, attribute }) => {
                 items.push(json!({"forget": {"entity": entity, "attribute": attribute}}))
@@ -52,7 +53,7 @@ pub fn extract(user: &str) -> Result<String, LlmError> {
             TaggedLine::Forget(ForgetCommand::Text(t)) => items.push(json!({"forget": {"text": t}})),
         }
     }
-    Ok(json!({"items": items}).to_string())
+    Ok(json!({"items": items, "notes": parsed.notes}).to_string())
 }
 
 /// Content normalised for duplicate detection: lower-cased, punctuation stripped, white space

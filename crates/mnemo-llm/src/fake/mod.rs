@@ -3,6 +3,7 @@
 //! `client = Fake`, `model = "fake-qwen"`, and an unrecognised prompt is an error, not a guess.
 pub mod answer;
 pub mod embed;
+pub mod grammar;
 
 use async_trait::async_trait;
 use mnemo_core::{ClientKind, Embedder, ModelInfo};

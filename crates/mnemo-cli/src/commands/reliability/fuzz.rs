@@ -100,7 +100,7 @@ fn targets() -> Vec<Target> {
             "tagged-line-grammar",
             grammar_seeds(),
             Box::new(|s: &str| {
-                let _ = mnemo_core::grammar::parse(s);
+                let _ = mnemo_llm::fake::grammar::parse(s);
             }),
         ),
         (

@@ -1,5 +1,6 @@
-//! The tagged-line grammar of SCENARIOS.md, shared by the offline fake extractor and the
-//! baselines (which read claims from raw turns with the same rules).
+//! The tagged-line grammar: what the offline fake model understands, and what the eval
+//! baselines read claims from raw turns with. It belongs to the fake, not to the engine: the
+//! engine only ever sees model types (`ExtractedItem`), whoever extracted them.
 //!
 //! | line | meaning |
 //! |---|---|
@@ -10,21 +11,16 @@
 //! | `[FORGET] entity \| attribute` | forget exactly that claim |
 //! | `[FORGET] free text` | forget what the text designates |
 //!
-//! Modifiers inside the tag: `pin`, `imp=0.2` (e.g. `[SEM pin imp=0.9]`).
+//! Modifiers inside the tag: `pin`, `imp=0.2`, `many` (e.g. `[SEM pin imp=0.9]`,
+//! `[SEM many] Maria Lopez | allergies | penicillin`: the attribute holds many values, so a new
+//! value is added beside the others instead of superseding them).
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Claim, MemoryKind};
-use crate::text::fold_ws;
-use crate::traits::{Candidate, ForgetCommand};
+use mnemo_core::text::{fold_ws, guess_entities};
+use mnemo_core::{Candidate, Cardinality, Claim, ExtractedItem, ForgetCommand, MemoryKind};
 
-/// One parsed tagged line.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum TaggedLine {
-    /// A memory candidate.
-    Memory(Candidate),
-    /// A forget command.
-    Forget(ForgetCommand),
-}
+/// A parsed tagged line is an extracted item.
+pub type TaggedLine = ExtractedItem;
 
 /// The result of parsing a turn's text.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -66,10 +62,13 @@ pub fn parse(text: &str) -> Parsed {
         let mut parts = tag.split_whitespace();
         let name = parts.next().unwrap_or("").to_ascii_uppercase();
         let mut pinned = false;
+        let mut cardinality = Cardinality::One;
         let mut importance = None;
         for m in parts {
             if m.eq_ignore_ascii_case("pin") || m.eq_ignore_ascii_case("pinned") {
                 pinned = true;
+            } else if m.eq_ignore_ascii_case("many") {
+                cardinality = Cardinality::Many;
             } else if let Some(v) = m.strip_prefix("imp=") {
                 match v.parse::<f64>() {
                     // ±inf is a number out of range: the engine clamps it and says so
@@ -115,6 +114,7 @@ pub fn parse(text: &str) -> Parsed {
             entities,
             importance,
             pinned,
+            cardinality,
         }));
     }
     out
@@ -138,41 +138,6 @@ fn parse_forget(body: &str) -> ForgetCommand {
     } else {
         ForgetCommand::Text(fold_ws(body))
     }
-}
-
-/// Entity-like tokens of free text: codes holding a digit or a '-' (`S-208`, `IC-MC-44`) and
-/// capitalised words that do not start a sentence, with runs of capitalised words joined
-/// (`Northwind Labs`). Returned as written; the engine normalises.
-pub fn guess_entities(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut run: Vec<&str> = Vec::new();
-    let mut sentence_start = true;
-    for tok in text.split_whitespace() {
-        let word = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
-        let ends_sentence = tok.ends_with('.') || tok.ends_with('!') || tok.ends_with('?') || tok.ends_with(':');
-        let has_digit = word.chars().any(|c| c.is_ascii_digit());
-        let has_alpha = word.chars().any(|c| c.is_alphabetic());
-        let is_code = has_digit && has_alpha && word.len() >= 2;
-        let capital = word.chars().next().is_some_and(|c| c.is_uppercase()) && word.len() >= 2;
-        if is_code || (capital && !sentence_start) {
-            run.push(word);
-        } else {
-            if !run.is_empty() {
-                out.push(run.join(" "));
-                run.clear();
-            }
-        }
-        if ends_sentence && !run.is_empty() {
-            out.push(run.join(" "));
-            run.clear();
-        }
-        sentence_start = ends_sentence;
-    }
-    if !run.is_empty() {
-        out.push(run.join(" "));
-    }
-    out.dedup();
-    out
 }
 
 #[cfg(test)]
@@ -216,7 +181,11 @@ mod tests {
     }
 
     #[test]
-    fn entities_guess() {
-        assert_eq!(guess_entities("We met Northwind Labs in Berlin."), vec!["Northwind Labs", "Berlin"]);
+    fn many_modifier() {
+        let p = parse("[SEM many] Maria Lopez | allergies | penicillin\n[SEM] Maria Lopez | dose | 5 mg");
+        let c: Vec<_> = p.candidates().collect();
+        assert_eq!(c[0].cardinality, Cardinality::Many);
+        assert_eq!(c[1].cardinality, Cardinality::One);
+        assert!(p.notes.is_empty());
     }
 }

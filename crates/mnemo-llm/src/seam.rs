@@ -1,0 +1,376 @@
+//! The model seam, in one place: which client answers (fake | live | record | replay), from
+//! the `[llm]` config section, the environment and the `--live` flag (which the command line
+//! turns into `llm.client = "live"`).
+//!
+//! | source | effect |
+//! |---|---|
+//! | `[llm] client` | fake (default), live, record, replay |
+//! | `MNEMO_REPLAY=DIR` | replay from `DIR/cassette.json` (no network, no key) |
+//! | `MNEMO_RECORD=DIR` | live calls, each recorded to `DIR/cassette.json` |
+//! | `MNEMO_OFFLINE=1` | any live call (live, record) is an error naming the variable |
+//! | `MNEMO_LLM_BASE_URL` | overrides `[llm] base_url` |
+//!
+//! Live without a key, or live with `MNEMO_OFFLINE=1`, is an error naming the variable;
+//! nothing ever falls back to the fake.
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mnemo_core::{ClientKind, Embedder};
+use serde::{Deserialize, Serialize};
+
+use crate::cassette::{Recorder, Replayer};
+use crate::chat::{ChatModel, EmbedModel, EmbedRequest};
+use crate::error::LlmError;
+use crate::fake::FakeQwen;
+use crate::live::{LiveChat, LiveEmbed, Resilience, Transport};
+
+/// DashScope's international OpenAI-compatible endpoint.
+pub const DEFAULT_BASE_URL: &str = "https://dashscope-intl.aliyuncs.com/compatible-mode/v1";
+/// The variable holding the key, by default.
+pub const DEFAULT_API_KEY_ENV: &str = "DASHSCOPE_API_KEY";
+
+/// The `[llm]` section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmSettings {
+    /// fake | live | record | replay.
+    pub client: String,
+    /// OpenAI-compatible base URL (env `MNEMO_LLM_BASE_URL` wins).
+    pub base_url: String,
+    /// The NAME of the variable holding the API key (never the key itself).
+    pub api_key_env: String,
+    /// Extraction tier (cheap).
+    pub extraction_model: String,
+    /// Reasoning tier (reconcile, forget resolution).
+    pub reasoning_model: String,
+    /// Embeddings model (for `[embedder] kind = "llm"`).
+    pub embedding_model: String,
+    /// Embedding dimensions.
+    pub embedding_dims: usize,
+    /// Texts per embeddings request.
+    pub embedding_batch: usize,
+    /// Send `response_format = json_object` (turn off for a server without it).
+    pub json_mode: bool,
+    /// Answer token cap of an extraction.
+    pub extract_max_tokens: u32,
+    /// Answer token cap of a reconcile or forget resolution.
+    pub reason_max_tokens: u32,
+    /// Cassette directory for client = record | replay (env MNEMO_RECORD / MNEMO_REPLAY win).
+    pub cassette_dir: String,
+    /// Mark a recorded cassette as recorded against a mock server.
+    pub cassette_mock: bool,
+    /// Connect timeout, ms.
+    pub connect_timeout_ms: u64,
+    /// Per-attempt request timeout, ms.
+    pub request_timeout_ms: u64,
+    /// Retries after the first attempt on 429, 5xx and timeouts.
+    pub max_retries: u32,
+    /// Backoff base, ms (attempt n waits base·2ⁿ⁻¹ + jitter, or the server's Retry-After).
+    pub backoff_base_ms: u64,
+    /// Cap on one wait, ms.
+    pub backoff_max_ms: u64,
+    /// Calls in flight at once.
+    pub max_concurrency: usize,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        let r = Resilience::default();
+        LlmSettings {
+            client: "fake".into(),
+            base_url: DEFAULT_BASE_URL.into(),
+            api_key_env: DEFAULT_API_KEY_ENV.into(),
+            extraction_model: "qwen-flash".into(),
+            reasoning_model: "qwen-plus".into(),
+            embedding_model: "text-embedding-v4".into(),
+            embedding_dims: 1024,
+            embedding_batch: 10,
+            json_mode: true,
+            extract_max_tokens: 1024,
+            reason_max_tokens: 256,
+            cassette_dir: String::new(),
+            cassette_mock: false,
+            connect_timeout_ms: r.connect_timeout.as_millis() as u64,
+            request_timeout_ms: r.request_timeout.as_millis() as u64,
+            max_retries: r.max_retries,
+            backoff_base_ms: r.backoff_base.as_millis() as u64,
+            backoff_max_ms: r.backoff_max.as_millis() as u64,
+            max_concurrency: r.max_concurrency,
+        }
+    }
+}
+
+impl LlmSettings {
+    /// From a TOML table (the `[llm]` section; empty = all defaults). Unknown keys are errors.
+    pub fn from_table(t: &toml::Table) -> Result<LlmSettings, LlmError> {
+        t.clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| LlmError::InvalidSetting(format!("[llm]: {}", e.to_string().trim_end())))
+    }
+
+    fn resilience(&self) -> Resilience {
+        Resilience {
+            connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+            request_timeout: Duration::from_millis(self.request_timeout_ms),
+            max_retries: self.max_retries,
+            backoff_base: Duration::from_millis(self.backoff_base_ms),
+            backoff_max: Duration::from_millis(self.backoff_max_ms),
+            max_concurrency: self.max_concurrency,
+        }
+    }
+}
+
+/// Which client answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The deterministic offline fake.
+    Fake,
+    /// Live calls.
+    Live,
+    /// Live calls, recorded to a cassette directory.
+    Record(PathBuf),
+    /// Answers from a cassette directory only.
+    Replay(PathBuf),
+}
+
+impl Mode {
+    /// fake | live | record | replay.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Fake => "fake",
+            Mode::Live => "live",
+            Mode::Record(_) => "record",
+            Mode::Replay(_) => "replay",
+        }
+    }
+}
+
+/// The resolved seam: the mode, the settings, and (live, record) the key.
+#[derive(Clone)]
+pub struct Seam {
+    /// The mode.
+    pub mode: Mode,
+    /// The settings, with env overrides applied.
+    pub settings: LlmSettings,
+    /// The key (live, record only). Never printed: `Seam` has no Debug.
+    api_key: Option<String>,
+}
+
+/// Resolve the seam from settings and an environment (`env(name)`, so tests inject one).
+pub fn resolve(settings: LlmSettings, env: &dyn Fn(&str) -> Option<String>) -> Result<Seam, LlmError> {
+    let mut s = settings;
+    let set = |name: &str| env(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    if let Some(url) = set("MNEMO_LLM_BASE_URL") {
+        s.base_url = url;
+    }
+    let offline = set("MNEMO_OFFLINE").is_some_and(|v| v != "0");
+    let mode = match (set("MNEMO_REPLAY"), set("MNEMO_RECORD")) {
+        (Some(_), Some(_)) => {
+            return Err(LlmError::InvalidSetting("MNEMO_REPLAY and MNEMO_RECORD are both set; choose one".into()))
+        }
+        (Some(dir), None) => Mode::Replay(dir.into()),
+        (None, Some(dir)) => Mode::Record(dir.into()),
+        (None, None) => match s.client.as_str() {
+            "fake" => Mode::Fake,
+            "live" => Mode::Live,
+            "record" | "replay" if s.cassette_dir.trim().is_empty() => {
+                return Err(LlmError::InvalidSetting(format!(
+                    "[llm] client = {:?} needs cassette_dir (or MNEMO_{}=DIR)",
+                    s.client,
+                    s.client.to_uppercase()
+                )))
+            }
+            "record" => Mode::Record(s.cassette_dir.clone().into()),
+            "replay" => Mode::Replay(s.cassette_dir.clone().into()),
+            other => {
+                return Err(LlmError::InvalidSetting(format!(
+                    "[llm] client = {other:?}; known clients: fake, live, record, replay"
+                )))
+            }
+        },
+    };
+    let mut api_key = None;
+    if matches!(mode, Mode::Live | Mode::Record(_)) {
+        if offline {
+            return Err(LlmError::InvalidSetting(format!(
+                "the {} model client makes live calls, but MNEMO_OFFLINE=1 forbids them: unset MNEMO_OFFLINE, or use the fake or a cassette (MNEMO_REPLAY=DIR)",
+                mode.name()
+            )));
+        }
+        if s.api_key_env.trim().is_empty() {
+            return Err(LlmError::InvalidSetting(
+                "[llm] api_key_env must name the variable holding the API key".into(),
+            ));
+        }
+        match set(&s.api_key_env) {
+            Some(k) => api_key = Some(k),
+            None => {
+                return Err(LlmError::InvalidSetting(format!(
+                "the {} model client needs an API key: set the environment variable {} ([llm] api_key_env names it)",
+                mode.name(),
+                s.api_key_env
+            )))
+            }
+        }
+        if !(s.base_url.starts_with("http://") || s.base_url.starts_with("https://")) {
+            return Err(LlmError::InvalidSetting(format!(
+                "[llm] base_url {:?} must start with http:// or https://",
+                s.base_url
+            )));
+        }
+    }
+    if s.embedding_dims == 0 || s.embedding_dims > 16_384 {
+        return Err(LlmError::InvalidSetting(format!(
+            "[llm] embedding_dims = {} must be within 1..=16384",
+            s.embedding_dims
+        )));
+    }
+    Ok(Seam { mode, settings: s, api_key })
+}
+
+/// Resolve from the process environment.
+pub fn resolve_from_process(settings: LlmSettings) -> Result<Seam, LlmError> {
+    resolve(settings, &|name| std::env::var(name).ok())
+}
+
+impl Seam {
+    /// One line for start-up (stderr) and artifacts: the mode and where calls go.
+    pub fn describe(&self) -> String {
+        let s = &self.settings;
+        match &self.mode {
+            Mode::Fake => "model client: fake (offline, deterministic; reads tagged lines only)".into(),
+            Mode::Live => format!(
+                "model client: live ({}; extraction {}, reasoning {}; key from {})",
+                s.base_url, s.extraction_model, s.reasoning_model, s.api_key_env
+            ),
+            Mode::Record(d) => format!(
+                "model client: record (live calls to {}, recorded to {}; extraction {}, reasoning {}; key from {})",
+                s.base_url,
+                d.display(),
+                s.extraction_model,
+                s.reasoning_model,
+                s.api_key_env
+            ),
+            Mode::Replay(d) => format!("model client: replay (from {}; no network)", d.display()),
+        }
+    }
+
+    fn transport(&self) -> Result<Arc<Transport>, LlmError> {
+        let key = self.api_key.clone().ok_or_else(|| LlmError::InvalidSetting("no API key resolved".into()))?;
+        Ok(Arc::new(Transport::new(&self.settings.base_url, key, self.settings.resilience())?))
+    }
+
+    /// The chat client of this mode (decorated for record/replay).
+    pub fn chat(&self) -> Result<Arc<dyn ChatModel>, LlmError> {
+        let s = &self.settings;
+        Ok(match &self.mode {
+            Mode::Fake => Arc::new(FakeQwen::default()),
+            Mode::Live => Arc::new(LiveChat::new(self.transport()?, s.json_mode, &s.extraction_model)),
+            Mode::Record(dir) => {
+                let live: Arc<dyn ChatModel> =
+                    Arc::new(LiveChat::new(self.transport()?, s.json_mode, &s.extraction_model));
+                Arc::new(Recorder::open(dir, &s.base_url, s.cassette_mock, Some(live), None)?)
+            }
+            Mode::Replay(dir) => Arc::new(Replayer::open(dir)?),
+        })
+    }
+
+    /// The embeddings client of this mode (the fake: hashed bag of words at the configured dims).
+    pub fn embed(&self) -> Result<Arc<dyn EmbedModel>, LlmError> {
+        let s = &self.settings;
+        Ok(match &self.mode {
+            Mode::Fake => {
+                Arc::new(FakeQwen::new(s.embedding_dims.clamp(crate::fake::MIN_DIMS, crate::fake::MAX_DIMS))?)
+            }
+            Mode::Live => Arc::new(LiveEmbed::new(self.transport()?, s.embedding_batch)),
+            Mode::Record(dir) => {
+                let live: Arc<dyn EmbedModel> = Arc::new(LiveEmbed::new(self.transport()?, s.embedding_batch));
+                Arc::new(Recorder::open(dir, &s.base_url, s.cassette_mock, None, Some(live))?)
+            }
+            Mode::Replay(dir) => Arc::new(Replayer::open(dir)?),
+        })
+    }
+
+    /// The reasoner of this mode: extraction on the extraction tier, the rest on the reasoning
+    /// tier, with the configured answer caps.
+    pub fn reasoner(&self) -> Result<crate::LlmReasoner, LlmError> {
+        Ok(self.reasoner_over(self.chat()?))
+    }
+
+    /// The reasoner of these settings over a given chat client (e.g. a metered one).
+    pub fn reasoner_over(&self, chat: Arc<dyn ChatModel>) -> crate::LlmReasoner {
+        let s = &self.settings;
+        crate::LlmReasoner::new(chat)
+            .with_model(s.reasoning_model.clone())
+            .with_extraction_model(s.extraction_model.clone())
+            .with_max_tokens(s.reason_max_tokens)
+            .with_extract_max_tokens(s.extract_max_tokens)
+    }
+
+    /// A core `Embedder` over this mode's embeddings client.
+    pub fn embedder(&self) -> Result<ModelEmbedder, LlmError> {
+        Ok(ModelEmbedder::new(self.embed()?, &self.settings.embedding_model, self.settings.embedding_dims, &self.mode))
+    }
+}
+
+/// mnemo-core's `Embedder` over any [`EmbedModel`].
+pub struct ModelEmbedder {
+    inner: Arc<dyn EmbedModel>,
+    model: String,
+    dims: usize,
+    model_id: String,
+}
+
+impl ModelEmbedder {
+    /// Vectors of `model` at `dims`; the id stored beside each vector names both (and "fake"
+    /// for the offline fake, whose vectors are not the model's).
+    pub fn new(inner: Arc<dyn EmbedModel>, model: &str, dims: usize, mode: &Mode) -> Self {
+        let model_id = match mode {
+            Mode::Fake => format!("fake-hash-bow-{dims}"),
+            _ => format!("{model}@{dims}"),
+        };
+        ModelEmbedder { inner, model: model.to_string(), dims, model_id }
+    }
+}
+
+#[async_trait]
+impl Embedder for ModelEmbedder {
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+    fn dims(&self) -> usize {
+        self.dims
+    }
+    async fn embed(&self, texts: &[String]) -> mnemo_core::Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let req = EmbedRequest { model: self.model.clone(), dims: self.dims, texts: texts.to_vec() };
+        let r = self.inner.embed(&req).await.map_err(LlmError::into_embedder)?;
+        if r.vectors.len() != texts.len() || r.vectors.iter().any(|v| v.len() != self.dims) {
+            return Err(mnemo_core::CoreError::Embedder(format!(
+                "{} client (model {:?}) returned {} vectors for {} texts, or vectors of other than {} dimensions",
+                r.client.as_str(),
+                r.model,
+                r.vectors.len(),
+                texts.len(),
+                self.dims
+            )));
+        }
+        Ok(r.vectors)
+    }
+}
+
+#[async_trait]
+impl EmbedModel for FakeQwen {
+    async fn embed(&self, req: &EmbedRequest) -> Result<crate::chat::EmbedResponse, LlmError> {
+        Ok(crate::chat::EmbedResponse {
+            vectors: self.embed_batch(&req.texts),
+            model: mnemo_core::Embedder::model_id(self).to_string(),
+            client: ClientKind::Fake,
+            prompt_tokens: None,
+        })
+    }
+}
