@@ -69,3 +69,30 @@ fn plugin_paths_resolve_against_the_file_that_names_them() {
     let e = Config::embedded_default().unwrap().with_overrides(&o, "scenario").unwrap_err().to_string();
     assert!(e.contains("absolute"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_embedder_and_an_assessor_from_a_plugin_assemble_an_agent() {
+    let libs = support::build(&["fixture-kinds"]);
+    let d = tempfile::tempdir().unwrap();
+    let lib = support::library(&libs, "fixture-kinds").display().to_string();
+    let config = config_with(
+        d.path(),
+        &format!(
+            "[[plugins]]\npath = {lib:?}\n\n[embedder]\nkind = \"fixture_embedder\"\ndims = 8\n\n[assessor]\nkind = \"fixture_assessor\"\n"
+        ),
+    );
+    let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
+    let rt = Runtime::build(&config, &d.path().join("data"), clock, vec![]).await.unwrap();
+    let ns = Namespace::new("t").unwrap();
+    let r = rt.engine().remember(&ns, "user", "[SEM] SKU-1 | colour | red").await.unwrap();
+    let id = r.outcomes[0].memory.unwrap();
+    let m = &rt.engine().store().get_many(&ns, &[id]).await.unwrap()[0];
+    assert_eq!(m.embedding.as_ref().unwrap().model, "fixture-length-8");
+    let task = Task { query: "SKU-1 colour".into(), about: Some(("SKU-1".into(), "colour".into())) };
+    let turn = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
+    assert_eq!(turn.assessment.decision, Decision::Act, "{}", turn.action);
+    rt.engine().remember(&ns, "user", "[EPI] SKU-1 shipped in a red box.").await.unwrap();
+    let turn = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
+    let Decision::Escalate { reasons } = &turn.assessment.decision else { panic!("acted: {}", turn.action) };
+    assert!(reasons.iter().any(|r| r.contains("makes no claim")), "{reasons:?}");
+}

@@ -56,11 +56,16 @@ pub fn seam(config: &Config) -> Result<mnemo_llm::seam::Seam> {
     Ok(mnemo_llm::seam::resolve_from_process(settings)?)
 }
 
-/// Build the configured embedder alone (for reports and benchmarks that need no store).
-pub fn embedder(config: &Config) -> Result<Arc<dyn mnemo_core::Embedder>> {
+/// Build the configured embedder alone (for reports and benchmarks that need no store): from a
+/// `[[plugins]]` library when one provides the kind, else from the kinds linked in.
+pub async fn embedder(config: &Config) -> Result<Arc<dyn mnemo_core::Embedder>> {
     use mnemo_core::registry::{self, EmbedderContext, Section};
     let (kind, settings, origin) = config.plugin_with_llm("embedder")?;
     let data_dir = tempfile::tempdir()?;
+    let plugins = mnemo_agent::plugins::load(config)?;
+    if let Some(e) = plugins.embedder(&kind, &settings, &origin, data_dir.path()).await? {
+        return Ok(e);
+    }
     let ctx = EmbedderContext { section: Section { settings: &settings, origin: &origin, data_dir: data_dir.path() } };
     Ok(registry::build_embedder(&kind, &ctx)?)
 }

@@ -214,10 +214,7 @@ factory!(/// Builds a `Grounder`.
 factory!(/// Builds an `Assessor`.
     AssessorFactory, Assessor, AssessorContext, Assessor);
 
-fn registered<F: Factory>() -> impl Iterator<Item = &'static F>
-where
-    F: inventory::Collect,
-{
+fn registered<F: Factory + inventory::Collect>() -> impl Iterator<Item = &'static F> {
     inventory::iter::<F>.into_iter()
 }
 

@@ -15,7 +15,7 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
     let config = context::config(cli)?;
     let (report, json) = match cmd {
         BenchCommand::Locomo { args, json } => {
-            let embedder = context::embedder(&config)?;
+            let embedder = context::embedder(&config).await?;
             let provenance =
                 run_provenance("none (retrieval only: no model call)", "none", embedder.model_id(), &config.hash());
             (mnemo_bench::locomo(args, provenance, embedder).await?, json)
