@@ -479,8 +479,10 @@ impl Index for PostgresIndex {
         tx.execute("SELECT pg_advisory_xact_lock(hashtext($1), hashtext('index-ddl'))", &[&self.db.schema()])
             .await
             .db("lock the index schema")?;
+        // TRUNCATE, not DELETE: a later CREATE INDEX also indexes recently dead rows, and a
+        // deleted vector of the old dimensions would fail the new index's cast.
         tx.batch_execute(
-            "DROP INDEX IF EXISTS index_docs_hnsw; DELETE FROM index_docs; \
+            "DROP INDEX IF EXISTS index_docs_hnsw; TRUNCATE index_docs; \
              UPDATE index_meta SET value = 0 WHERE key IN ('watermark', 'dims')",
         )
         .await
