@@ -22,6 +22,19 @@ pub enum AgentError {
         /// Why (kept out of the error chain so it prints once).
         error: std::io::Error,
     },
+    /// Another process held the data directory lock for longer than the wait allows.
+    #[error(
+        "the data directory lock {path} is held by {holder}; gave up after {waited:?} \
+         (MNEMO_LOCK_TIMEOUT_SECS sets the wait)"
+    )]
+    LockTimeout {
+        /// The lock file.
+        path: std::path::PathBuf,
+        /// Who holds it, as it wrote itself into the lock file.
+        holder: String,
+        /// How long this process waited.
+        waited: std::time::Duration,
+    },
     /// The core (or a plugin) failed.
     #[error(transparent)]
     Core(#[from] mnemo_core::CoreError),

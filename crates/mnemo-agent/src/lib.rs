@@ -9,6 +9,7 @@
 pub mod assess;
 pub mod config;
 pub mod error;
+pub mod lock;
 pub mod runtime;
 
 pub use config::Config;
