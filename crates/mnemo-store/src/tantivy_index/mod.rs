@@ -73,6 +73,9 @@ struct Inner {
     last_commit: Timestamp,
 }
 
+/// Per namespace: the searcher generation, and its committed (documents, total length).
+type SizeCache = std::collections::HashMap<Namespace, (u64, (u64, u64))>;
+
 /// The tantivy hybrid index (see the module docs).
 pub struct TantivyIndex {
     inner: RwLock<Inner>,
@@ -85,7 +88,7 @@ pub struct TantivyIndex {
     /// segment): `state()` then reports it stale so the engine rebuilds it.
     damaged: std::sync::Mutex<Option<String>>,
     /// Per namespace: (searcher generation, committed documents, their total length).
-    ns_sizes: std::sync::Mutex<std::collections::HashMap<Namespace, (u64, (u64, u64))>>,
+    ns_sizes: std::sync::Mutex<SizeCache>,
 }
 
 impl TantivyIndex {
