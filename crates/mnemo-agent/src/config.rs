@@ -293,6 +293,21 @@ fn deep_merge(slot: &mut toml::Value, new: toml::Value) {
     }
 }
 
+/// `[sources]`'s one key, `declared`: an array of non-empty strings.
+fn declared_of(t: &toml::Table) -> Result<Vec<String>, String> {
+    if let Some(k) = t.keys().find(|k| k.as_str() != "declared") {
+        return Err(format!("unknown key `{SOURCES}.{k}`; known: declared"));
+    }
+    let Some(v) = t.get("declared") else { return Ok(vec![]) };
+    let arr = v.as_array().ok_or_else(|| format!("`{SOURCES}.declared` must be an array of source names"))?;
+    arr.iter()
+        .map(|x| match x.as_str() {
+            Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+            _ => Err(format!("`{SOURCES}.declared` entries must be non-empty strings, got {x}")),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,19 +373,4 @@ mod tests {
         assert_eq!(kind, "other");
         assert!(settings.get("path").is_none());
     }
-}
-
-/// `[sources]`'s one key, `declared`: an array of non-empty strings.
-fn declared_of(t: &toml::Table) -> Result<Vec<String>, String> {
-    if let Some(k) = t.keys().find(|k| k.as_str() != "declared") {
-        return Err(format!("unknown key `{SOURCES}.{k}`; known: declared"));
-    }
-    let Some(v) = t.get("declared") else { return Ok(vec![]) };
-    let arr = v.as_array().ok_or_else(|| format!("`{SOURCES}.declared` must be an array of source names"))?;
-    arr.iter()
-        .map(|x| match x.as_str() {
-            Some(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
-            _ => Err(format!("`{SOURCES}.declared` entries must be non-empty strings, got {x}")),
-        })
-        .collect()
 }

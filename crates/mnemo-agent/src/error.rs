@@ -25,6 +25,19 @@ pub enum AgentError {
     /// A plugin library could not be loaded or built.
     #[error(transparent)]
     Plugin(#[from] mnemo_plugin_host::HostError),
+    /// Another process held the data directory lock for longer than the wait allows.
+    #[error(
+        "the data directory lock {path} is held by {holder}; gave up after {waited:?} \
+         (MNEMO_LOCK_TIMEOUT_SECS sets the wait)"
+    )]
+    LockTimeout {
+        /// The lock file.
+        path: std::path::PathBuf,
+        /// Who holds it, as it wrote itself into the lock file.
+        holder: String,
+        /// How long this process waited.
+        waited: std::time::Duration,
+    },
     /// The core (or a plugin) failed.
     #[error(transparent)]
     Core(#[from] mnemo_core::CoreError),

@@ -10,6 +10,7 @@
 pub mod assess;
 pub mod config;
 pub mod error;
+pub mod lock;
 pub mod plugins;
 pub mod runtime;
 pub mod unextracted;

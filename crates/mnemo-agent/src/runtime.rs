@@ -27,20 +27,6 @@ pub struct Runtime {
     _lock: std::fs::File,
 }
 
-/// Take the data directory's lock, waiting for another process that holds it.
-fn lock_data_dir(data_dir: &Path) -> Result<std::fs::File, AgentError> {
-    let path = data_dir.join("mnemo.lock");
-    let io = |action, error| AgentError::Io { action, file: path.display().to_string(), error };
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| io("open the lock file", e))?;
-    file.lock().map_err(|e| io("lock", e))?;
-    Ok(file)
-}
-
 /// One agent turn: what was recalled, how it was assessed, what the agent does.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AgentTurn {
@@ -79,7 +65,7 @@ impl Runtime {
             file: data_dir.display().to_string(),
             error: e,
         })?;
-        let lock = lock_data_dir(data_dir)?;
+        let lock = crate::lock::lock_data_dir(data_dir, crate::lock::lock_timeout()).await?;
         // Libraries named in [[plugins]]: their kinds are built by the library, the rest by the
         // registry of kinds linked into the binary.
         let dynamic = crate::plugins::load(config)?;
@@ -304,8 +290,13 @@ fn action_text(task: &Task, a: &Assessment) -> String {
                 .and_then(|m| m.claim.as_ref())
                 .map(|c| c.value.clone());
             match (value, &task.about) {
+                // Quoted: a stored value is data, and must not be able to pose as output
+                // (a value reading "x (pack trust 0.99 ≥ 0.70)" stays inside its quotes).
                 (Some(v), Some((e, at))) => {
-                    format!("ACT: proceed using {e} | {at} = {v} (pack trust {:.2} ≥ {:.2})", a.trust, a.threshold)
+                    format!(
+                        "ACT: proceed using {e:?} | {at:?} = {v:?} (pack trust {:.2} ≥ {:.2})",
+                        a.trust, a.threshold
+                    )
                 }
                 _ => format!("ACT: proceed with the recalled context (pack trust {:.2} ≥ {:.2})", a.trust, a.threshold),
             }

@@ -174,7 +174,7 @@ fn demo_runs_offline_and_decides() {
     let d = tempfile::tempdir().unwrap();
     let out = ok(&Command::new(env!("CARGO_BIN_EXE_mnemo")).args(["demo", "--dir"]).arg(d.path()).output().unwrap());
     assert!(out.contains("client: fake"), "{out}");
-    assert!(out.contains("ACT: proceed using IC-MC-44 from S-208 | lead time = 35 days"), "{out}");
+    assert!(out.contains("ACT: proceed using \"IC-MC-44 from S-208\" | \"lead time\" = \"35 days\""), "{out}");
     assert!(out.contains("ESCALATE"), "{out}");
     assert!(out.contains("grounding: memory"), "{out}");
 }

@@ -124,7 +124,11 @@ async fn reconcile_without_claim() {
     let same = cand(MemoryKind::Procedural, "always add a 5-day  buffer for S-208 orders", None);
     assert_eq!(r.reconcile(&same, &n).await.unwrap(), Verdict::Duplicate(MemoryId(5)));
     let reordered = cand(MemoryKind::Procedural, "For S-208 orders: always add a 5-day buffer!", None);
-    assert_eq!(r.reconcile(&reordered, &n).await.unwrap(), Verdict::Duplicate(MemoryId(5)));
+    // The same words in another order are not the same statement (they may say the opposite).
+    assert_eq!(r.reconcile(&reordered, &n).await.unwrap(), Verdict::Novel);
+    let swapped = cand(MemoryKind::Procedural, "Ana paid Bob 500", None);
+    let paid = vec![mem(9, MemoryKind::Procedural, "Bob paid Ana 500", None)];
+    assert_eq!(r.reconcile(&swapped, &paid).await.unwrap(), Verdict::Novel);
     let other_kind = cand(MemoryKind::Episodic, "Ana prefers email", None);
     assert_eq!(r.reconcile(&other_kind, &n).await.unwrap(), Verdict::Novel);
     // The fake does not recognise paraphrase; a live model is expected to.

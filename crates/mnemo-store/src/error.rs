@@ -86,6 +86,10 @@ pub enum StoreError {
     /// The writer thread is gone (it panicked, or the store is shutting down).
     #[error("the store's writer thread has stopped")]
     WriterGone,
+    /// A read running on a blocking thread did not finish (it panicked or the runtime is
+    /// shutting down).
+    #[error("a store read on a blocking thread failed: {0}")]
+    ReadTask(String),
     /// A connection mutex was poisoned by a panic on another thread.
     #[error("a store connection lock was poisoned by an earlier panic")]
     Poisoned,

@@ -14,7 +14,6 @@
 //!   its content words (its content and its claim), a plural 's' aside. The lone letters "s"
 //!   and "t" left by an apostrophe ("Ben's", "don't") are not words of the command. A command
 //!   without content words designates nothing.
-use std::collections::BTreeSet;
 
 use super::grammar::{self, TaggedLine};
 use mnemo_core::text::content_words;
@@ -64,10 +63,6 @@ pub fn norm_content(s: &str) -> String {
     mnemo_core::text::fold_ws(&stripped)
 }
 
-fn word_set(s: &str) -> BTreeSet<String> {
-    content_words(s).into_iter().collect()
-}
-
 /// Answer a reconcile prompt.
 pub fn reconcile(user: &str) -> Result<String, LlmError> {
     let inp: ReconcileInput = input(Task::Reconcile, user)?;
@@ -90,12 +85,13 @@ pub fn reconcile(user: &str) -> Result<String, LlmError> {
             }
         }
         None => {
+            // The same statement only: the same words in the same order (case, punctuation and
+            // spacing aside). The same words in another order may say the opposite ("the dog
+            // bit the man"); paraphrase is a live model's call, the offline default is
+            // conservative.
             let norm = norm_content(&cand.content);
-            let words = word_set(&cand.content);
-            let dup = with_ids().find(|(_, n)| {
-                n.kind == cand.kind
-                    && (norm_content(&n.content) == norm || (!words.is_empty() && word_set(&n.content) == words))
-            });
+            let dup =
+                with_ids().find(|(_, n)| n.kind == cand.kind && !norm.is_empty() && norm_content(&n.content) == norm);
             match dup {
                 Some((id, _)) => json!({"verdict": "duplicate", "ids": [id]}),
                 None => json!({"verdict": "novel", "ids": []}),
@@ -179,10 +175,17 @@ mod tests {
             "neighbours": [
                 mem(7, "episodic", "always add a 5-day buffer for s-208 orders", None),
                 mem(8, "procedural", "For S-208 orders, always add a buffer: 5 day", None),
+                mem(9, "procedural", "always add a 5-day buffer, for S-208 orders!", None),
             ]
         });
-        // 7 has the wrong kind; 8 has the same content words in another order.
-        assert_eq!(answer_value(Task::Reconcile, &user.to_string()), json!({"verdict": "duplicate", "ids": [8]}));
+        // 7 has the wrong kind; 8 has the same words in another order (not the same statement);
+        // 9 is the same statement, punctuation aside.
+        assert_eq!(answer_value(Task::Reconcile, &user.to_string()), json!({"verdict": "duplicate", "ids": [9]}));
+        let opposite = json!({
+            "candidate": {"kind": "episodic", "content": "The dog bit the man.", "claim": null},
+            "neighbours": [mem(3, "episodic", "The man bit the dog.", None)]
+        });
+        assert_eq!(answer_value(Task::Reconcile, &opposite.to_string()), json!({"verdict": "novel", "ids": []}));
     }
 
     #[test]

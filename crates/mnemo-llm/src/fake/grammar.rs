@@ -71,8 +71,14 @@ pub fn parse(text: &str) -> Parsed {
                 cardinality = Cardinality::Many;
             } else if let Some(v) = m.strip_prefix("imp=") {
                 match v.parse::<f64>() {
-                    // ±inf is a number out of range: the engine clamps it and says so
-                    Ok(x) if !x.is_nan() => importance = Some(x),
+                    // A finite number out of range is clamped by the engine, which says so;
+                    // an infinite one (`inf`, `1e309`) cannot travel through a model's JSON
+                    // answer, so it is refused here, with a note, for every reasoner alike.
+                    Ok(x) if x.is_finite() => importance = Some(x),
+                    Ok(x) if !x.is_nan() => out.notes.push(format!(
+                        "line {}: imp={v} is out of range (not a finite number in 0..=1); ignored, the kind's default importance is used",
+                        n + 1
+                    )),
                     _ => out.notes.push(format!("line {}: imp={v:?} is not a number; ignored", n + 1)),
                 }
             } else {
@@ -143,6 +149,18 @@ fn parse_forget(body: &str) -> ForgetCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn infinite_importance_is_refused_with_a_note() {
+        for v in ["inf", "1e309", "-inf"] {
+            let p = parse(&format!("[SEM imp={v}] A | b | c"));
+            let c: Vec<_> = p.candidates().collect();
+            assert_eq!(c[0].importance, None, "{v}");
+            assert!(p.notes.iter().any(|n| n.contains("out of range") && n.contains(v)), "{v}: {:?}", p.notes);
+        }
+        let p = parse("[SEM imp=5] A | b | c");
+        assert_eq!(p.candidates().next().and_then(|c| c.importance), Some(5.0));
+    }
 
     #[test]
     fn claim_line() {

@@ -99,6 +99,22 @@ impl SqliteStore {
         let guard = self.reader.lock().map_err(|_| CoreError::from(StoreError::Poisoned))?;
         f(&guard)
     }
+
+    /// Run a query on the read connection on a blocking thread: SQLite's file I/O (and the wait
+    /// for the connection's Mutex) never holds up the async executor.
+    async fn read_blocking<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let reader = Arc::clone(&self.reader);
+        tokio::task::spawn_blocking(move || {
+            let guard = reader.lock().map_err(|_| CoreError::from(StoreError::Poisoned))?;
+            f(&guard)
+        })
+        .await
+        .map_err(|e| CoreError::from(StoreError::ReadTask(e.to_string())))?
+    }
 }
 
 #[async_trait]
@@ -113,43 +129,51 @@ impl Store for SqliteStore {
     }
 
     async fn get_many(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
-        self.read(|c| read::get_many(c, namespace, ids))
+        let (ns, ids) = (namespace.clone(), ids.to_vec());
+        self.read_blocking(move |c| read::get_many(c, &ns, &ids)).await
     }
 
     async fn active_by_entities(&self, namespace: &Namespace, entities: &[String]) -> Result<Vec<Memory>> {
-        self.read(|c| read::active_by_entities(c, namespace, entities))
+        let (ns, entities) = (namespace.clone(), entities.to_vec());
+        self.read_blocking(move |c| read::active_by_entities(c, &ns, &entities)).await
     }
 
     async fn active(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
-        self.read(|c| read::active(c, namespace))
+        let ns = namespace.clone();
+        self.read_blocking(move |c| read::active(c, &ns)).await
     }
 
     async fn pinned(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
-        self.read(|c| read::pinned(c, namespace))
+        let ns = namespace.clone();
+        self.read_blocking(move |c| read::pinned(c, &ns)).await
     }
 
     async fn all_memories(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
-        self.read(|c| read::all_memories(c, namespace))
+        let ns = namespace.clone();
+        self.read_blocking(move |c| read::all_memories(c, &ns)).await
     }
 
     async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>> {
-        self.read(|c| read::changed_since(c, rev, limit))
+        self.read_blocking(move |c| read::changed_since(c, rev, limit)).await
     }
 
     async fn max_rev(&self) -> Result<u64> {
-        self.read(read::max_rev)
+        self.read_blocking(read::max_rev).await
     }
 
     async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>> {
-        self.read(|c| read::history(c, namespace, id))
+        let ns = namespace.clone();
+        self.read_blocking(move |c| read::history(c, &ns, id)).await
     }
 
     async fn turns(&self, namespace: &Namespace) -> Result<Vec<Turn>> {
-        self.read(|c| read::turns(c, namespace))
+        let ns = namespace.clone();
+        self.read_blocking(move |c| read::turns(c, &ns)).await
     }
 
     async fn latest_turn_at(&self, namespace: &Namespace) -> Result<Option<Timestamp>> {
-        self.read(|c| read::latest_turn_at(c, namespace))
+        let ns = namespace.clone();
+        self.read_blocking(move |c| read::latest_turn_at(c, &ns)).await
     }
 
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
@@ -159,14 +183,14 @@ impl Store for SqliteStore {
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>> {
-        self.read(read::namespaces)
+        self.read_blocking(read::namespaces).await
     }
 
     async fn identity(&self) -> Result<Option<StoreIdentity>> {
-        self.read(read::identity).map(Some)
+        self.read_blocking(read::identity).await.map(Some)
     }
 
     async fn rev_fingerprint(&self, rev: u64) -> Result<Option<String>> {
-        self.read(|c| read::rev_fingerprint(c, rev))
+        self.read_blocking(move |c| read::rev_fingerprint(c, rev)).await
     }
 }

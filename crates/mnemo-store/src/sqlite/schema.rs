@@ -88,8 +88,10 @@ CREATE INDEX memory_events_memory ON memory_events(memory_id, seq);
 
 /// Version 2: the store's identity and generation (see `identity`). The identity is drawn once,
 /// when the table is created, so a new or emptied store file gets a new one; a derived index
-/// records it and is rebuilt when it finds another. The generation starts at 1 and is bumped
-/// when the store's content is replaced in place (`SqliteStore::restore_from`).
+/// records it and is rebuilt when it finds another. The generation starts at 1; an in-place
+/// replacement of the content (a restore tool) bumps it so that indexes of the old content are
+/// rebuilt. Nothing in this build bumps it yet: a restored file copy is caught by the index's
+/// watermark and history-fingerprint checks instead.
 const V2: &str = "
 CREATE TABLE store_meta (
     key   TEXT PRIMARY KEY,

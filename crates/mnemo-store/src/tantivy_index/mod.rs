@@ -73,6 +73,9 @@ struct Inner {
     last_commit: Timestamp,
 }
 
+/// Per namespace: the searcher generation, and its committed (documents, total length).
+type SizeCache = std::collections::HashMap<Namespace, (u64, (u64, u64))>;
+
 /// The tantivy hybrid index (see the module docs).
 pub struct TantivyIndex {
     inner: RwLock<Inner>,
@@ -84,6 +87,8 @@ pub struct TantivyIndex {
     /// Set when a search found the index damaged (tantivy panicked or failed reading a
     /// segment): `state()` then reports it stale so the engine rebuilds it.
     damaged: std::sync::Mutex<Option<String>>,
+    /// Per namespace: (searcher generation, committed documents, their total length).
+    ns_sizes: std::sync::Mutex<SizeCache>,
 }
 
 impl TantivyIndex {
@@ -150,7 +155,15 @@ impl TantivyIndex {
         // What the settle after loading changed (an IVF trained or dropped) goes to the log.
         queue_ivf_changes(&mut inner.vectors, &mut inner.pending_vectors, dir.is_some());
         let fusion = settings.fusion();
-        TantivyIndex { inner: RwLock::new(inner), settings, fusion, clock, dir, damaged: std::sync::Mutex::new(None) }
+        TantivyIndex {
+            inner: RwLock::new(inner),
+            settings,
+            fusion,
+            clock,
+            dir,
+            damaged: std::sync::Mutex::new(None),
+            ns_sizes: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
     }
 
     fn create_live(tdir: Option<&Path>, s: &TantivySettings) -> Result<Live> {
@@ -345,13 +358,14 @@ impl TantivyIndex {
             return Ok(vec![]);
         }
         let searcher = live.reader.searcher();
+        let committed = self.committed_sizes(&searcher, live.fields, &q.namespace)?;
+        let pending = g.overlay.ns_sizes(&q.namespace);
         let stats = Stats {
             searcher: &searcher,
             overlay: &g.overlay,
             ns: &q.namespace,
             ns_field: live.fields.ns,
-            text_field: live.fields.text,
-            sizes: std::sync::OnceLock::new(),
+            sizes: (committed.0 + pending.0, committed.1 + pending.1),
         };
         let n = stats.total_num_docs().map_err(|e| terr("statistics", e))?;
         let avg = stats.total_num_tokens(live.fields.text).map_err(|e| terr("statistics", e))? as f32 / n as f32;
@@ -417,6 +431,25 @@ impl TantivyIndex {
         sort_hits(&mut hits);
         hits.truncate(limit);
         Ok(hits)
+    }
+
+    /// The committed documents of `ns` and their total length, cached per searcher generation
+    /// (a commit makes a new one), so a search does not scan the namespace each time.
+    fn committed_sizes(&self, searcher: &tantivy::Searcher, fields: Fields, ns: &Namespace) -> Result<(u64, u64)> {
+        let generation = searcher.generation().generation_id();
+        if let Ok(cache) = self.ns_sizes.lock() {
+            if let Some((g, sizes)) = cache.get(ns) {
+                if *g == generation {
+                    return Ok(*sizes);
+                }
+            }
+        }
+        let sizes =
+            overlay::committed_sizes(searcher, fields.ns, fields.text, ns).map_err(|e| terr("statistics", e))?;
+        if let Ok(mut cache) = self.ns_sizes.lock() {
+            cache.insert(ns.clone(), (generation, sizes));
+        }
+        Ok(sizes)
     }
 
     /// Vectors held (for tests and reports).
@@ -624,6 +657,10 @@ impl Index for TantivyIndex {
     async fn clear(&self) -> Result<()> {
         if let Ok(mut d) = self.damaged.lock() {
             *d = None;
+        }
+        // A new index starts its searcher generations anew: cached sizes would be taken for its.
+        if let Ok(mut c) = self.ns_sizes.lock() {
+            c.clear();
         }
         let mut g = self.write()?;
         let g = &mut *g;

@@ -4,7 +4,6 @@
 //! statistics: committed + overlay) and filters out committed versions that the overlay
 //! superseded or removed.
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
 
 use mnemo_core::{MemoryId, Namespace};
 use tantivy::collector::{Collector, Count, SegmentCollector};
@@ -127,42 +126,41 @@ pub struct Stats<'a> {
     pub ns: &'a Namespace,
     /// The namespace field (raw terms).
     pub ns_field: Field,
-    /// The text field (whose field norms give document lengths).
-    pub text_field: Field,
-    /// (documents, tokens) of the namespace, computed once per search.
-    pub sizes: OnceLock<(u64, u64)>,
+    /// (documents, tokens) of the namespace, committed + overlay (see `committed_sizes`).
+    pub sizes: (u64, u64),
 }
 
 impl Stats<'_> {
     fn ns_term(&self) -> Term {
         Term::from_field_text(self.ns_field, self.ns.as_str())
     }
+}
 
-    /// Live documents of the namespace and their total length (committed + overlay).
-    fn sizes(&self) -> tantivy::Result<(u64, u64)> {
-        if let Some(s) = self.sizes.get() {
-            return Ok(*s);
-        }
-        let q = TermQuery::new(self.ns_term(), IndexRecordOption::Basic);
-        let (docs, tokens) = self.searcher.search(&q, &NsLength { field: self.text_field })?;
-        let (odocs, otokens) = self
-            .overlay
-            .docs
-            .values()
-            .filter(|d| &d.ns == self.ns)
-            .fold((0u64, 0u64), |a, d| (a.0 + 1, a.1 + u64::from(d.len)));
-        let s = (docs + odocs, tokens + otokens);
-        let _ = self.sizes.set(s);
-        Ok(s)
+impl Overlay {
+    /// Uncommitted documents of `ns` and their total length.
+    pub fn ns_sizes(&self, ns: &Namespace) -> (u64, u64) {
+        self.docs.values().filter(|d| &d.ns == ns).fold((0, 0), |a, d| (a.0 + 1, a.1 + u64::from(d.len)))
     }
+}
+
+/// Live committed documents of `ns` and their total length in `text_field` (a scan of the
+/// namespace's documents: the caller caches it per searcher generation).
+pub fn committed_sizes(
+    searcher: &Searcher,
+    ns_field: Field,
+    text_field: Field,
+    ns: &Namespace,
+) -> tantivy::Result<(u64, u64)> {
+    let q = TermQuery::new(Term::from_field_text(ns_field, ns.as_str()), IndexRecordOption::Basic);
+    searcher.search(&q, &NsLength { field: text_field })
 }
 
 impl Bm25StatisticsProvider for Stats<'_> {
     fn total_num_tokens(&self, _field: Field) -> tantivy::Result<u64> {
-        Ok(self.sizes()?.1.max(1))
+        Ok(self.sizes.1.max(1))
     }
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        Ok(self.sizes()?.0.max(1))
+        Ok(self.sizes.0.max(1))
     }
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
         let o = term.value().as_str().and_then(|t| self.overlay.postings.get(t)).map_or(0, |p| {

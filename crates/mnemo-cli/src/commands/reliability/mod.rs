@@ -50,6 +50,8 @@ pub async fn run(cli: &Cli, args: &ReliabilityArgs) -> Result<ExitCode> {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("locating the mnemo binary")?,
     };
+    // Taken first: the commit and start time are those of the run, not of its end.
+    let provenance = crate::provenance::run_provenance("fake", "fake-qwen", "fake", "-");
     let work = tempfile::tempdir().context("creating the work directory")?;
     let mut rng = Rng::new(args.seed);
     let mut rows = Vec::new();
@@ -72,7 +74,6 @@ pub async fn run(cli: &Cli, args: &ReliabilityArgs) -> Result<ExitCode> {
         failed |= r.passed != r.runs;
     }
     if let Some(path) = &args.json {
-        let provenance = crate::provenance::run_provenance("fake", "fake-qwen", "fake", "-");
         let doc = serde_json::json!({ "provenance": provenance, "seed": args.seed, "rows": rows });
         write_json(path, &doc)?;
     }
