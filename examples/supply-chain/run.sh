@@ -5,7 +5,6 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 dir="${1:-$(mktemp -d)}"
 mkdir -p "$dir"
-cp "$here/erp.csv" "$dir/erp.csv"
 cargo build --quiet --bin mnemo
 mnemo() { "$here/../../target/debug/mnemo" --data-dir "$dir" --config "$here/mnemo.toml" -n supply-chain "$@"; }
 

@@ -10,10 +10,12 @@ pub mod assess;
 pub mod config;
 pub mod error;
 pub mod runtime;
+pub mod verdict;
 
 pub use config::Config;
 pub use error::AgentError;
 pub use runtime::{AgentTurn, Runtime};
+pub use verdict::Verdict;
 
 // The linker drops a crate nobody references, and its `inventory` registrations with it.
 use mnemo_llm as _;

@@ -46,6 +46,8 @@ pub struct AgentTurn {
     pub assessment: Assessment,
     /// What the agent does: the plan it acts on, or the escalation.
     pub action: String,
+    /// The decision, the value(s) to act on, and for ESCALATE the weak memories and why.
+    pub verdict: crate::verdict::Verdict,
 }
 
 fn wrong_component(role: Role) -> AgentError {
@@ -88,10 +90,13 @@ impl Runtime {
                      store: &Option<Arc<dyn Store>>,
                      embedder: &Option<Arc<dyn Embedder>>,
                      grounders: &[Arc<dyn Grounder>]| {
+            let section = if role == Role::Grounder { "grounders" } else { role.as_str() };
+            let config_dir = config.section_dir(section);
             let ctx = BuildContext {
                 settings,
                 origin,
                 data_dir,
+                config_dir: &config_dir,
                 clock: clock.clone(),
                 store: store.clone(),
                 embedder: embedder.clone(),
@@ -177,7 +182,8 @@ impl Runtime {
         let now = self.engine.clock().now();
         let assessment = self.assessor.assess(task, pack.clone(), now, self.engine.as_ref()).await?;
         let action = action_text(task, &assessment);
-        Ok(AgentTurn { remembered: None, pack, assessment, action })
+        let verdict = crate::verdict::verdict(task, &assessment);
+        Ok(AgentTurn { remembered: None, pack, assessment, action, verdict })
     }
 
     /// The full agent turn: remember the message (said by `source`), then `turn`.

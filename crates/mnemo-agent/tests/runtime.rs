@@ -23,7 +23,7 @@ fn registry_holds_every_expected_kind() {
         (Role::Index, &["brute", "tantivy"]),
         (Role::Embedder, &["fake"]),
         (Role::Reasoner, &["llm"]),
-        (Role::Grounder, &["table", "erp_csv"]),
+        (Role::Grounder, &["table", "csv", "sqlite", "http", "erp_csv"]),
         (Role::Assessor, &["grounding", "provenance"]),
     ];
     for (role, want) in expect {

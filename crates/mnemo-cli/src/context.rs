@@ -35,6 +35,7 @@ pub fn embedder(config: &Config) -> Result<Arc<dyn mnemo_core::Embedder>> {
         settings: &settings,
         origin: &origin,
         data_dir: data_dir.path(),
+        config_dir: data_dir.path(),
         clock: Arc::new(SystemClock),
         store: None,
         embedder: None,

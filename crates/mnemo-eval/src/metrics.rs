@@ -58,6 +58,11 @@ pub struct ProbeScore {
     pub present_absent: Vec<String>,
     /// The answer is one of the probe's known `stale` values.
     pub stale_answer: bool,
+    /// The agent's decision ("act" | "escalate"), when one was made (Mnemo only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// The probe asserts a decision and the agent decided otherwise.
+    pub wrong_decision: bool,
 }
 
 /// Score a probe from its answer and the texts of the pack's memories (or turns).
@@ -80,6 +85,18 @@ pub fn score_probe(probe: &Probe, answer: Option<&str>, pack_texts: &[&str]) -> 
         stale_answer: answer.is_some_and(|a| probe.stale.iter().any(|s| same_value(a, s))),
         missing_in_pack,
         present_absent,
+        decision: None,
+        wrong_decision: false,
+    }
+}
+
+/// Score the agent's decision (`acted`) against the probe's `decision`, if it asserts one: a
+/// probe with `decision` is correct only if the decision matches too.
+pub fn score_decision(probe: &Probe, score: &mut ProbeScore, acted: bool) {
+    score.decision = Some(if acted { "act" } else { "escalate" }.to_string());
+    if probe.decision.is_some_and(|want| want != acted) {
+        score.wrong_decision = true;
+        score.correct = false;
     }
 }
 

@@ -13,6 +13,7 @@ fn build(role: Role, kind: &str, settings: &str) -> Result<Component, CoreError>
         settings: &table,
         origin: "test.toml [section]",
         data_dir: Path::new("/nonexistent"),
+        config_dir: Path::new("/nonexistent"),
         clock: Arc::new(SimClock::new(Timestamp(0))),
         store: None,
         embedder: None,

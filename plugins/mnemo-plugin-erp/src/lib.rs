@@ -8,7 +8,7 @@
 //! [[grounders]]
 //! kind = "erp_csv"
 //! source = "erp"
-//! path = "erp.csv"      # relative to the data directory; lines: entity,attribute,value
+//! path = "erp.csv"      # relative to this config file; lines: entity,attribute,value
 //! ```
 //!
 //! The file is re-read when it changes (by modification time), so the grounder always answers
@@ -28,8 +28,9 @@ use mnemo_core::{CoreError, GroundedValue, Grounder, Result};
 
 type Rows = HashMap<(String, String), String>;
 
-/// A grounder over a CSV file of `entity,attribute,value` lines (a header line
-/// `entity,attribute,value` is skipped; `#` starts a comment line; the value may hold commas).
+/// A grounder over a CSV file of `entity,attribute,value` records (quoted fields allowed; a
+/// header line `entity,attribute,value` is skipped; `#` starts a comment line; further columns
+/// are ignored).
 pub struct CsvGrounder {
     source: String,
     path: PathBuf,
@@ -61,18 +62,34 @@ impl CsvGrounder {
 }
 
 fn parse(text: &str) -> std::result::Result<Rows, String> {
+    // The `csv` crate reads quoted fields (commas and quotes inside values); a header row
+    // `entity,attribute,value` is skipped, other columns are ignored, `#` starts a comment.
+    let mut rd = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .from_reader(text.trim_start_matches('\u{feff}').as_bytes());
     let mut rows = Rows::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') || (n == 0 && line.eq_ignore_ascii_case("entity,attribute,value")) {
+    for (n, rec) in rd.records().enumerate() {
+        let rec = rec.map_err(|e| e.to_string())?;
+        let line = rec.position().map_or(n + 1, |p| p.line() as usize);
+        let is_header = n == 0
+            && rec.get(0).is_some_and(|f| f.eq_ignore_ascii_case("entity"))
+            && rec.get(1).is_some_and(|f| f.eq_ignore_ascii_case("attribute"));
+        if is_header {
             continue;
         }
-        let mut it = line.splitn(3, ',');
-        match (it.next(), it.next(), it.next()) {
-            (Some(e), Some(a), Some(v)) if !e.trim().is_empty() && !a.trim().is_empty() && !v.trim().is_empty() => {
+        match (rec.get(0), rec.get(1), rec.get(2)) {
+            (Some(e), Some(a), Some(v)) if !e.is_empty() && !a.is_empty() && !v.is_empty() => {
                 rows.insert((norm_name(e), norm_name(a)), norm_value(v));
             }
-            _ => return Err(format!("line {}: expected entity,attribute,value, got {line:?}", n + 1)),
+            _ => {
+                return Err(format!(
+                    "line {line}: expected entity,attribute,value, got {:?}",
+                    rec.iter().collect::<Vec<_>>()
+                ))
+            }
         }
     }
     Ok(rows)
@@ -102,7 +119,7 @@ struct Settings {
 
 fn build(ctx: &BuildContext<'_>) -> Result<Component> {
     let s: Settings = ctx.settings()?;
-    let path = ctx.data_path(&s.path)?;
+    let path = ctx.config_path(&s.path)?;
     let g = CsvGrounder::new(&s.source, path);
     // fail at start-up, not on the first recall, when the file is missing or malformed
     g.rows().map_err(|e| CoreError::Config(format!("{}: {e}", ctx.origin)))?;
@@ -144,5 +161,12 @@ mod tests {
     fn malformed_lines_are_named() {
         let e = parse("a,b,c\nbroken line\n").unwrap_err();
         assert!(e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn quoted_fields_and_extra_columns() {
+        let rows = parse("\"Maria Lopez\",\"metformin dose\",\"250 mg, once daily\",2026-03-08\n").unwrap();
+        let v = rows.get(&(norm_name("Maria Lopez"), norm_name("metformin dose")));
+        assert_eq!(v.map(String::as_str), Some("250 mg, once daily"));
     }
 }

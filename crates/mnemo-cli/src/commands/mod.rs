@@ -12,6 +12,10 @@ use crate::{context, print};
 mod bench;
 mod demo;
 mod eval;
+mod eval_assessor;
+
+/// The exit status of `recall --exit-code` on ESCALATE.
+pub const ESCALATE_EXIT: u8 = 3;
 
 /// Run one command.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
@@ -19,6 +23,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Demo(args) => demo::run(&cli, args).await,
         Command::Plugins(j) => plugins(j.json),
         Command::Eval(args) => eval::run(&cli, args).await,
+        Command::EvalAssessor(args) => eval_assessor::run(&cli, args).await,
         Command::Bench(b) => bench::run(&cli, b).await,
         _ => engine_command(&cli).await,
     }
@@ -87,23 +92,25 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 Some(other) => bail!("--mode {other:?}: expected lexical, dense or hybrid"),
             };
             let opts = RecallOptions { budget, mode, ..RecallOptions::default() };
-            match &a.about {
-                Some(about) => {
-                    let task = Task { query: a.query.clone(), about: Some(parse_about(about)?) };
-                    let t = rt.turn(&ns, &task, &opts).await?;
-                    if a.out.json {
-                        emit_json(&t)?
-                    } else {
-                        print::agent_turn(&t)
-                    }
+            if a.raw {
+                let p = engine.recall(&ns, &a.query, &opts).await?;
+                if a.out.json {
+                    emit_json(&p)?
+                } else {
+                    print::pack(&p)
                 }
-                None => {
-                    let p = engine.recall(&ns, &a.query, &opts).await?;
-                    if a.out.json {
-                        emit_json(&p)?
-                    } else {
-                        print::pack(&p)
-                    }
+            } else {
+                let about = a.about.as_deref().map(parse_about).transpose()?;
+                let task = Task { query: a.query.clone(), about };
+                let t = rt.turn(&ns, &task, &opts).await?;
+                if a.out.json {
+                    emit_json(&t)?
+                } else {
+                    print::agent_turn(&t)
+                }
+                if a.exit_code && t.verdict.decision == "escalate" {
+                    engine.index().flush().await?;
+                    return Ok(ExitCode::from(ESCALATE_EXIT));
                 }
             }
         }
@@ -146,7 +153,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             bar.finish_and_clear();
             out!("index rebuilt from the store: {} memories indexed, at store revision {}", r.upserted, r.rev);
         }
-        Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) | Command::Bench(_) => {}
+        Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) | Command::EvalAssessor(_) | Command::Bench(_) => {}
     }
     engine.index().flush().await?;
     Ok(ExitCode::SUCCESS)

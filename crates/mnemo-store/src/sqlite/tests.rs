@@ -255,6 +255,7 @@ fn build(settings: &str, data_dir: &Path) -> mnemo_core::Result<Arc<dyn Store>> 
         settings: &table,
         origin: "test [store]",
         data_dir,
+        config_dir: data_dir,
         clock: Arc::new(SimClock::new(Timestamp(0))),
         store: None,
         embedder: None,
