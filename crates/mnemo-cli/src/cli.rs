@@ -70,7 +70,8 @@ pub enum Command {
     /// measured on its own (default: the embedded default). Exits non-zero when any decisive
     /// case is unsafely accepted or a value other than the world's is acted on.
     EvalAssessor(EvalAssessorArgs),
-    /// Benchmarks: retrieval under a budget on LoCoMo, and ingest/recall/RSS at scale.
+    /// Benchmarks: retrieval under a budget on LoCoMo, and ingest/recall/RSS at scale
+    /// (definitions: docs/metrics.md).
     #[command(subcommand)]
     Bench(BenchCommand),
 }

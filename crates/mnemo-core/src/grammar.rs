@@ -1,4 +1,4 @@
-//! The tagged-line grammar of SCENARIOS.md, shared by the offline fake extractor and the
+//! The tagged-line grammar of docs/scenarios.md, shared by the offline fake extractor and the
 //! baselines (which read claims from raw turns with the same rules).
 //!
 //! | line | meaning |

@@ -1,9 +1,9 @@
 //! Mnemo evaluation harness (`mnemo eval`).
 //!
-//! Scenario files (SCENARIOS.md) are data: a timeline of turns, system-of-record changes and
+//! Scenario files (docs/scenarios.md) are data: a timeline of turns, system-of-record changes and
 //! probes. Each scenario runs under each config in a fresh temporary data directory, and the
 //! same timeline is replayed through two baselines (NaiveRAG, RecentOnly) that see the raw chat
-//! history of the same namespaces. Metrics follow METRICS.md exactly; every rate carries its n
+//! history of the same namespaces. Metrics follow docs/metrics.md exactly; every rate carries its n
 //! and a 95% Wilson interval; "all" pools the counts.
 #![deny(missing_docs)]
 

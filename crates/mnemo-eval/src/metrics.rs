@@ -1,4 +1,4 @@
-//! Metric arithmetic, exactly as METRICS.md defines it: probe correctness, wrong-fact and miss
+//! Metric arithmetic, exactly as docs/metrics.md defines it: probe correctness, wrong-fact and miss
 //! rates over probes, forgetting precision over tombstoned memories and recall over
 //! `forgotten` matchers, each with its n and a 95% Wilson interval. Pooling adds the counts
 //! (it never averages rates).
@@ -24,7 +24,7 @@ pub struct Rate {
 }
 
 impl Rate {
-    /// k/n; `if_empty` is the value METRICS.md defines for n = 0.
+    /// k/n; `if_empty` is the value docs/metrics.md defines for n = 0.
     pub fn new(k: usize, n: usize, if_empty: f64) -> Rate {
         let value = if n == 0 { if_empty } else { k as f64 / n as f64 };
         let (lo, hi) = wilson95(k, n);
@@ -46,7 +46,7 @@ pub fn same_value(a: &str, b: &str) -> bool {
 pub struct ProbeScore {
     /// The answer given (None: nothing asserted on the probed claim).
     pub answer: Option<String>,
-    /// Correct per METRICS.md (plus the `absent` extension).
+    /// Correct per docs/metrics.md (plus the `absent` extension).
     pub correct: bool,
     /// Counted in the wrong-fact rate: an answer that is not `expect`.
     pub wrong: bool,

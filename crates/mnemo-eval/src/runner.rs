@@ -1,7 +1,7 @@
 //! The runner: one scenario under one config, Mnemo and both baselines side by side on the same
 //! timeline, in a fresh temporary data directory.
 //!
-//! Time (METRICS.md): steps are applied in time order; at each distinct time the decay sweep
+//! Time (docs/metrics.md): steps are applied in time order; at each distinct time the decay sweep
 //! runs first (in every namespace the scenario uses), then the events at that time in file
 //! order, then the probes in file order. "The end" is after the last step.
 use std::collections::BTreeMap;

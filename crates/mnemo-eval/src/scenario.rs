@@ -1,4 +1,4 @@
-//! A validated scenario (SCENARIOS.md): a timeline of events and probes with expectations.
+//! A validated scenario (docs/scenarios.md): a timeline of events and probes with expectations.
 //! The loader (`loader.rs`) builds these from TOML; nothing here reads files.
 use std::path::PathBuf;
 

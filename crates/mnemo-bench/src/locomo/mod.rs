@@ -34,7 +34,7 @@ use metrics::{question_figures, Metric, Table};
 /// Arguments of `bench locomo`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct LocomoArgs {
-    /// A LoCoMo-format JSON file (e.g. ../shared/data/locomo/locomo-dev.json).
+    /// A LoCoMo-format JSON file (e.g. the LoCoMo dev split, locomo-dev.json).
     #[arg(long = "data", alias = "file", value_name = "FILE")]
     pub file: PathBuf,
     /// Token budgets (comma-separated).
