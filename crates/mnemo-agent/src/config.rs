@@ -31,6 +31,9 @@ pub struct Config {
     /// Which file last set each top-level section (for error messages).
     origins: BTreeMap<String, String>,
     files: Vec<String>,
+    /// The directory of the file that last set each top-level section: paths in it (e.g. a
+    /// grounder's CSV) resolve against it.
+    dirs: BTreeMap<String, PathBuf>,
     policy: EnginePolicy,
 }
 
@@ -41,6 +44,7 @@ impl Config {
             table: toml::Table::new(),
             origins: BTreeMap::new(),
             files: vec![],
+            dirs: BTreeMap::new(),
             policy: EnginePolicy::default(),
         };
         c.merge_text(DEFAULT_TOML, "embedded default config", None)?;
@@ -61,6 +65,12 @@ impl Config {
                 message: format!("not UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()),
             })?;
             c.merge_text(&text, &f.display().to_string(), Some(f.parent().unwrap_or_else(|| Path::new("."))))?;
+            let dir = f.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+            for (key, origin) in &c.origins {
+                if *origin == f.display().to_string() {
+                    c.dirs.insert(key.clone(), dir.clone());
+                }
+            }
             c.files.push(f.display().to_string());
         }
         Ok(c)
@@ -130,6 +140,7 @@ impl Config {
                     }
                 }
                 self.table.insert(key.clone(), value);
+                self.dirs.remove(&key);
                 self.origins.insert(key, origin.to_string());
                 continue;
             }
@@ -149,12 +160,14 @@ impl Config {
                 if new_kind.is_some() && new_kind != old_kind {
                     // another implementation: its settings start from nothing
                     self.table.insert(key.clone(), toml::Value::Table(new));
+                    self.dirs.remove(&key);
                     self.origins.insert(key, origin.to_string());
                     continue;
                 }
             }
             let slot = self.table.entry(key.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
             deep_merge(slot, toml::Value::Table(new));
+            self.dirs.remove(&key);
             self.origins.insert(key, origin.to_string());
         }
         self.policy = self.parse_policy(origin)?;
@@ -174,6 +187,12 @@ impl Config {
         })?;
         p.validate().map_err(|e| AgentError::Config { file: origin.to_string(), message: e.to_string() })?;
         Ok(p)
+    }
+
+    /// The directory paths of `section` resolve against: that of the config file that set it
+    /// last, or the current directory (embedded default, scenario settings).
+    pub fn section_dir(&self, section: &str) -> PathBuf {
+        self.dirs.get(section).cloned().unwrap_or_else(|| PathBuf::from("."))
     }
 
     /// The engine policy.
@@ -362,6 +381,19 @@ mod tests {
         assert_eq!(c2.policy().recall.budget_tokens, 512);
         assert_eq!(c2.policy().recall.candidates, 64);
         assert_ne!(c.hash(), c2.hash());
+    }
+
+    #[test]
+    fn grounder_paths_resolve_against_their_file() {
+        let d = tempfile::tempdir().unwrap();
+        let sub = d.path().join("conf");
+        std::fs::create_dir_all(&sub).unwrap();
+        let p = write(&sub, "g.toml", "[[grounders]]\nkind = \"table\"\nsource = \"erp\"\n");
+        let q = write(d.path(), "r.toml", "[recall]\nbudget_tokens = 100\n");
+        let c = Config::load(&[p, q]).unwrap();
+        assert_eq!(c.section_dir("grounders"), sub);
+        assert_eq!(c.section_dir("recall"), d.path());
+        assert_eq!(c.section_dir("store"), PathBuf::from("."));
     }
 
     #[test]

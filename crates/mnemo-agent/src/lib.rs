@@ -14,7 +14,9 @@ pub mod lock;
 pub mod plugins;
 pub mod runtime;
 pub mod unextracted;
+pub mod verdict;
 
 pub use config::Config;
 pub use error::AgentError;
 pub use runtime::{AgentTurn, Runtime};
+pub use verdict::Verdict;

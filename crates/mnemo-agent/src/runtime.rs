@@ -38,6 +38,8 @@ pub struct AgentTurn {
     pub assessment: Assessment,
     /// What the agent does: the plan it acts on, or the escalation.
     pub action: String,
+    /// The decision, the value(s) to act on, and for ESCALATE the weak memories and why.
+    pub verdict: crate::verdict::Verdict,
 }
 
 impl Runtime {
@@ -72,35 +74,57 @@ impl Runtime {
         let (k, s, o) = config.plugin("store")?;
         let store = registry::build_store(
             &k,
-            &StoreContext { section: Section { settings: &s, origin: &o, data_dir }, clock: clock.clone() },
+            &StoreContext {
+                section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("store") },
+                clock: clock.clone(),
+            },
         )?;
         let (k, s, o) = config.plugin_with_llm("embedder")?;
         let embedder = match dynamic.embedder(&k, &s, &o, data_dir).await? {
             Some(e) => e,
             None => registry::build_embedder(
                 &k,
-                &EmbedderContext { section: Section { settings: &s, origin: &o, data_dir } },
+                &EmbedderContext {
+                    section: Section {
+                        settings: &s,
+                        origin: &o,
+                        data_dir,
+                        config_dir: &config.section_dir("embedder"),
+                    },
+                },
             )?,
         };
         let (k, s, o) = config.plugin("index")?;
         let index = registry::build_index(
             &k,
             &IndexContext {
-                section: Section { settings: &s, origin: &o, data_dir },
+                section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("index") },
                 clock: clock.clone(),
                 embedder: embedder.clone(),
             },
         )?;
         let (k, s, o) = config.plugin_with_llm("reasoner")?;
-        let reasoner =
-            registry::build_reasoner(&k, &ReasonerContext { section: Section { settings: &s, origin: &o, data_dir } })?;
+        let reasoner = registry::build_reasoner(
+            &k,
+            &ReasonerContext {
+                section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("reasoner") },
+            },
+        )?;
         let mut grounders: Vec<Arc<dyn Grounder>> = Vec::new();
         for (k, s, o) in config.grounders()? {
             let g = match dynamic.grounder(&k, &s, &o, data_dir).await? {
                 Some(g) => g,
                 None => registry::build_grounder(
                     &k,
-                    &GrounderContext { section: Section { settings: &s, origin: &o, data_dir }, clock: clock.clone() },
+                    &GrounderContext {
+                        section: Section {
+                            settings: &s,
+                            origin: &o,
+                            data_dir,
+                            config_dir: &config.section_dir("grounders"),
+                        },
+                        clock: clock.clone(),
+                    },
                 )?,
             };
             grounders.push(g);
@@ -112,7 +136,12 @@ impl Runtime {
             None => registry::build_assessor(
                 &k,
                 &AssessorContext {
-                    section: Section { settings: &s, origin: &o, data_dir },
+                    section: Section {
+                        settings: &s,
+                        origin: &o,
+                        data_dir,
+                        config_dir: &config.section_dir("assessor"),
+                    },
                     grounders: grounders.clone(),
                 },
             )?,
@@ -252,7 +281,8 @@ impl Runtime {
         )
         .await?;
         let action = action_text(task, &assessment);
-        Ok(AgentTurn { remembered: None, pack, assessment, action })
+        let verdict = crate::verdict::verdict(task, &assessment);
+        Ok(AgentTurn { remembered: None, pack, assessment, action, verdict })
     }
 
     /// The full agent turn: remember the message (said by `source`), then `turn`.

@@ -27,7 +27,7 @@ fn registry_holds_every_expected_kind() {
         (Role::Index, &["brute", "tantivy"]),
         (Role::Embedder, &["fake"]),
         (Role::Reasoner, &["llm"]),
-        (Role::Grounder, &["table"]),
+        (Role::Grounder, &["table", "csv", "sqlite", "http"]),
         (Role::Assessor, &["grounding", "provenance"]),
     ];
     for (role, want) in expect {

@@ -1,6 +1,6 @@
 //! Mnemo benchmarks, as library functions the CLI wires to `mnemo bench locomo` and
 //! `mnemo bench scale`:
-//! - [`locomo`]: retrieval under a token budget on LoCoMo-format data (METRICS.md, "Retrieval
+//! - [`locomo`]: retrieval under a token budget on LoCoMo-format data (docs/metrics.md, "Retrieval
 //!   under a budget"): evidence recall@B, R@k and MRR per category, for BM25, dense, hybrid
 //!   and RecentOnly in one run.
 //! - [`scale`]: synthetic memories with precomputed embeddings: ingest throughput, recall

@@ -53,7 +53,12 @@ pub enum Command {
     Demo(DemoArgs),
     /// Remember a turn (tagged lines: [SEM] e | a | v, [PROC] …, [EPI] …, [FORGET] …).
     Remember(RememberArgs),
-    /// Recall a pack for a query under a token budget, with its trace.
+    /// Recall a pack under a token budget, ground and grade it, and decide ACT or ESCALATE.
+    ///
+    /// Every recall is assessed: verifiable claims are re-checked against the configured
+    /// grounders (a stale value is substituted and written back), the rest scored from
+    /// provenance; the JSON's `verdict` gives the value(s) to act on or, on ESCALATE, the weak
+    /// memories and why. The rule is described in docs/assessor.md. `--raw` skips assessment.
     Recall(RecallArgs),
     /// Forget exactly what a command designates: `entity | attribute`, or free text.
     Forget(ForgetArgs),
@@ -70,14 +75,25 @@ pub enum Command {
     /// Copy a data directory's store into PostgreSQL (ids, history kept), proven by counts
     /// and a checksum per namespace.
     Migrate(MigrateArgs),
-    /// Run the scenario evaluation: Mnemo vs NaiveRAG vs RecentOnly, metrics per METRICS.md.
+    /// Run the scenario evaluation: Mnemo vs NaiveRAG vs RecentOnly (docs/metrics.md).
     ///
-    /// Every *.toml scenario in the given directories runs on simulated time through the real
-    /// engine (offline fake model unless a config says otherwise), once per --config file
-    /// (each merged over the embedded default on its own, compared side by side). Exits
-    /// non-zero when Mnemo fails a scenario.
+    /// Every *.toml scenario in the given directories (format: docs/scenarios.md) runs on
+    /// simulated time through the real engine (offline fake model unless a config says
+    /// otherwise), once per --config file (each merged over the embedded default on its own,
+    /// compared side by side). A probe may assert the agent's decision (`decision = "act"` or
+    /// `"escalate"`). The per-scenario table's codes are explained under it. Exits non-zero
+    /// when Mnemo fails a scenario.
     Eval(EvalArgs),
-    /// Benchmarks: retrieval under a budget on LoCoMo, and ingest/recall/RSS at scale.
+    /// Measure the assessor on labelled cases: unsafe-acceptance, over-abstention and
+    /// wrong-value action, with n and Wilson 95% intervals, decisive and ladder cases apart,
+    /// and a threshold sweep with the band where both rates are at their best.
+    ///
+    /// Case files: docs/cases.md; metric definitions: docs/metrics.md. Each --config file is
+    /// measured on its own (default: the embedded default). Exits non-zero when any decisive
+    /// case is unsafely accepted or a value other than the world's is acted on.
+    EvalAssessor(EvalAssessorArgs),
+    /// Benchmarks: retrieval under a budget on LoCoMo, and ingest/recall/RSS at scale
+    /// (definitions: docs/metrics.md).
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Reliability harness: SIGKILL trials, damage trials and a fuzz driver (see RELIABILITY.md).
@@ -169,6 +185,23 @@ pub struct EvalArgs {
     /// Where published results go.
     #[arg(long, default_value = "eval/results")]
     pub results_dir: PathBuf,
+    /// Run Mnemo alone, without the NaiveRAG and RecentOnly baselines.
+    #[arg(long)]
+    pub no_baselines: bool,
+}
+
+/// `mnemo eval-assessor`.
+#[derive(Debug, Args)]
+pub struct EvalAssessorArgs {
+    /// Directory (or file) of case files (repeatable; default: eval/cases).
+    #[arg(long = "cases")]
+    pub cases: Vec<PathBuf>,
+    /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write an SVG plot of both rates against the threshold to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 /// `mnemo migrate`.
@@ -229,9 +262,16 @@ pub struct RecallArgs {
     /// Retrieval signals: lexical, dense or hybrid.
     #[arg(long)]
     pub mode: Option<String>,
-    /// Also grade the pack (assessor) for a task about `entity | attribute`.
+    /// The claim the task is about, `entity | attribute`: it is load-bearing, and the agent
+    /// escalates when nothing recalled asserts it.
     #[arg(long)]
     pub about: Option<String>,
+    /// Plain retrieval: the pack and its trace, no grounding, no grade, no decision.
+    #[arg(long, conflicts_with_all = ["about", "exit_code"])]
+    pub raw: bool,
+    /// Exit with status 3 when the decision is ESCALATE (0 on ACT; 1 on errors).
+    #[arg(long)]
+    pub exit_code: bool,
 }
 
 /// `mnemo forget`.

@@ -66,7 +66,9 @@ pub async fn embedder(config: &Config) -> Result<Arc<dyn mnemo_core::Embedder>> 
     if let Some(e) = plugins.embedder(&kind, &settings, &origin, data_dir.path()).await? {
         return Ok(e);
     }
-    let ctx = EmbedderContext { section: Section { settings: &settings, origin: &origin, data_dir: data_dir.path() } };
+    let config_dir = config.section_dir("embedder");
+    let section = Section { settings: &settings, origin: &origin, data_dir: data_dir.path(), config_dir: &config_dir };
+    let ctx = EmbedderContext { section };
     Ok(registry::build_embedder(&kind, &ctx)?)
 }
 

@@ -85,6 +85,24 @@ pub fn agent_turn(t: &AgentTurn) {
             s.fresh
         );
     }
+    for l in &a.lookups {
+        let outcome = match &l.outcome {
+            LookupOutcome::Held { value } => format!("holds {value:?}"),
+            LookupOutcome::NotHeld => "does not hold it".to_string(),
+            LookupOutcome::Timeout => "TIMED OUT: unverified this recall".to_string(),
+            LookupOutcome::Error { message } => format!("FAILED: unverified this recall ({})", clip(message, 60)),
+            LookupOutcome::Garbage { message } => format!("GARBAGE: unverified this recall ({})", clip(message, 60)),
+        };
+        out!(
+            "  lookup: {:<10} {} | {} (memory {}) {:.1} ms: {}",
+            l.source,
+            l.entity,
+            l.attribute,
+            l.memory,
+            l.took_ms,
+            outcome
+        );
+    }
     out!("  grades:");
     for g in &a.grades {
         let content =

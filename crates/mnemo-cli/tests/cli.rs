@@ -30,7 +30,7 @@ fn err(o: &Output) -> String {
 }
 
 fn recall_json(dir: &Path, q: &str) -> serde_json::Value {
-    serde_json::from_str(&ok(&mnemo(dir, &["recall", q, "--json"]))).unwrap()
+    serde_json::from_str(&ok(&mnemo(dir, &["recall", q, "--raw", "--json"]))).unwrap()
 }
 
 #[test]
@@ -76,7 +76,8 @@ fn namespaces_are_walls() {
     let d = tempfile::tempdir().unwrap();
     ok(&mnemo(d.path(), &["-n", "a", "remember", "[SEM] Northwind Labs | owner | Ben"]));
     let pack: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["-n", "b", "recall", "Northwind Labs owner", "--json"]))).unwrap();
+        serde_json::from_str(&ok(&mnemo(d.path(), &["-n", "b", "recall", "Northwind Labs owner", "--raw", "--json"])))
+            .unwrap();
     assert_eq!(pack["items"].as_array().unwrap().len(), 0);
     let e = err(&mnemo(d.path(), &["-n", "../etc", "recall", "x"]));
     assert!(e.contains("namespace"), "{e}");
@@ -108,12 +109,14 @@ fn budgets_negative_zero_and_huge() {
     let e = err(&mnemo(d.path(), &["recall", "owner", "--budget", "-5"]));
     assert!(e.contains("--budget") && e.contains("-5"), "{e}");
     let p: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--budget", "0", "--json"]))).unwrap();
+        serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--raw", "--budget", "0", "--json"]))).unwrap();
     assert_eq!(p["items"].as_array().unwrap().len(), 0);
     assert_eq!(p["trace"][0]["reason"], "budget");
-    let p: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--budget", "999999999999", "--json"])))
-            .unwrap();
+    let p: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d.path(),
+        &["recall", "owner", "--raw", "--budget", "999999999999", "--json"],
+    )))
+    .unwrap();
     assert_eq!(p["items"].as_array().unwrap().len(), 1);
     assert!(p["notes"][0].as_str().unwrap().contains("clamped"), "{p}");
 }
@@ -177,4 +180,70 @@ fn demo_runs_offline_and_decides() {
     assert!(out.contains("ACT: proceed using \"IC-MC-44 from S-208\" | \"lead time\" = \"35 days\""), "{out}");
     assert!(out.contains("ESCALATE"), "{out}");
     assert!(out.contains("grounding: memory"), "{out}");
+}
+
+/// The reproduction, end to end: a quoted clinic CSV with a fourth column, named by a
+/// config file in another directory (path relative to that file); `recall` without `--about`
+/// grounds and grades; `--exit-code` marks ESCALATE.
+#[test]
+fn every_recall_is_grounded_and_graded() {
+    let d = tempfile::tempdir().unwrap();
+    let conf = tempfile::tempdir().unwrap();
+    std::fs::write(
+        conf.path().join("clinic.csv"),
+        "entity,attribute,value,as_of\n\"Maria Lopez\",\"metformin dose\",\"500 mg twice daily\",2026-03-08\n",
+    )
+    .unwrap();
+    let cfg = conf.path().join("clinic.toml");
+    std::fs::write(&cfg, "[[grounders]]\nkind = \"csv\"\nsource = \"clinic\"\npath = \"clinic.csv\"\n").unwrap();
+    let c = cfg.to_str().unwrap();
+    ok(&mnemo(
+        d.path(),
+        &[
+            "--config",
+            c,
+            "--at",
+            "2026-01-05T09:00:00Z",
+            "remember",
+            "[SEM] Maria Lopez | metformin dose | 250 mg once daily",
+        ],
+    ));
+    let t: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d.path(),
+        &["--config", c, "--at", "2026-03-10T09:00:00Z", "recall", "metformin dose of Maria Lopez", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(t["verdict"]["decision"], "act", "{t}");
+    assert_eq!(t["verdict"]["act_on"][0]["value"], "500 mg twice daily", "{t}");
+    assert_eq!(t["assessment"]["lookups"][0]["source"], "clinic");
+    assert_eq!(t["assessment"]["lookups"][0]["outcome"], "held");
+    assert_eq!(t["assessment"]["substitutions"][0]["new_value"], "500 mg twice daily");
+    // the grounder's value went into memory alone, not with the as_of column glued on
+    let why: serde_json::Value =
+        serde_json::from_str(&ok(&mnemo(d.path(), &["--config", c, "why", "2", "--json"]))).unwrap();
+    assert_eq!(why["memory"]["claim"]["value"], "500 mg twice daily", "{why}");
+
+    let o = mnemo(
+        d.path(),
+        &[
+            "--config",
+            c,
+            "--at",
+            "2026-03-10T09:00:00Z",
+            "recall",
+            "Zeta owner",
+            "--about",
+            "Zeta | owner",
+            "--json",
+            "--exit-code",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    let t: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(t["verdict"]["decision"], "escalate");
+    assert!(t["verdict"]["reasons"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().contains("Zeta")), "{t}");
+    let raw: serde_json::Value =
+        serde_json::from_str(&ok(&mnemo(d.path(), &["--config", c, "recall", "metformin", "--raw", "--json"])))
+            .unwrap();
+    assert!(raw.get("items").is_some() && raw.get("verdict").is_none());
 }

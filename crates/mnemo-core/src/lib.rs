@@ -1,6 +1,6 @@
 //! Mnemo core: the domain model, the swappable traits and the engine.
 //!
-//! Data flows one way (see DESIGN.md): a turn is recorded durably first, candidates are
+//! Data flows one way: a turn is recorded durably first, candidates are
 //! extracted, embedded once, and reconciled against active neighbours; forgetting and decay
 //! tombstone (never delete); recall packs the best candidates under a token budget with
 //! per-kind quotas and a trace of every inclusion and exclusion.

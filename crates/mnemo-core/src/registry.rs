@@ -69,6 +69,9 @@ pub struct Section<'a> {
     pub origin: &'a str,
     /// The data directory; relative paths in settings resolve inside it.
     pub data_dir: &'a Path,
+    /// The directory of the config file that named this section (the current directory for
+    /// the embedded default): paths to systems of record resolve against it.
+    pub config_dir: &'a Path,
 }
 
 impl Section<'_> {
@@ -77,6 +80,14 @@ impl Section<'_> {
     pub fn settings<T: DeserializeOwned>(&self) -> Result<T> {
         toml::Table::try_into::<T>(self.settings.clone())
             .map_err(|e| CoreError::Config(format!("{}: {}", self.origin, e.to_string().trim_end())))
+    }
+    /// A path given in the config file: absolute as written, relative to that file's directory.
+    pub fn config_path(&self, path: &str) -> Result<PathBuf> {
+        if path.trim().is_empty() {
+            return Err(CoreError::Config(format!("{}: path must not be empty", self.origin)));
+        }
+        let p = Path::new(path);
+        Ok(if p.is_absolute() { p.to_path_buf() } else { self.config_dir.join(p) })
     }
     /// Resolve a relative path inside the data directory; absolute paths and `..` are refused.
     pub fn data_path(&self, rel: &str) -> Result<PathBuf> {

@@ -60,7 +60,7 @@ mod tests {
         }
     }
 
-    /// METRICS.md: an untouched episode of importance 0.5 fades after about 37 days, one of
+    /// docs/metrics.md: an untouched episode of importance 0.5 fades after about 37 days, one of
     /// importance 0.1 after about 5; facts and procedures do not decay by default.
     #[test]
     fn metrics_md_anchor_points() {

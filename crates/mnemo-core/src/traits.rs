@@ -371,6 +371,62 @@ pub trait Grounder: Send + Sync {
     /// The current value of `(entity, attribute)`, or None when this source does not hold it
     /// (the claim is then not verifiable here).
     async fn lookup(&self, entity: &str, attribute: &str) -> Result<Option<GroundedValue>>;
+    /// How long a lookup may take before the assessor gives up on it for this recall
+    /// (None: the assessor's default).
+    fn timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
+}
+
+/// How one system-of-record lookup ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum LookupOutcome {
+    /// The source holds this value.
+    Held {
+        /// The value it holds.
+        value: String,
+    },
+    /// The source does not hold the claim.
+    NotHeld,
+    /// No answer within the timeout: the claim stays unverified for this recall.
+    Timeout,
+    /// The source failed (down, unreadable): unverified for this recall.
+    Error {
+        /// What failed.
+        message: String,
+    },
+    /// The source answered something that cannot be a value (empty, multi-line, too long,
+    /// several values): unverified for this recall, and never written to memory.
+    Garbage {
+        /// What was wrong with it.
+        message: String,
+    },
+}
+
+impl LookupOutcome {
+    /// Whether the lookup failed (timeout, error or garbage).
+    pub fn is_fault(&self) -> bool {
+        matches!(self, LookupOutcome::Timeout | LookupOutcome::Error { .. } | LookupOutcome::Garbage { .. })
+    }
+}
+
+/// One lookup the assessor made, for the trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroundingLookup {
+    /// The memory whose claim was looked up.
+    pub memory: MemoryId,
+    /// The claim's entity.
+    pub entity: String,
+    /// The claim's attribute.
+    pub attribute: String,
+    /// The grounder's source name.
+    pub source: String,
+    /// How long it took, in milliseconds (elapsed time, not simulated time).
+    pub took_ms: f64,
+    /// How it ended.
+    #[serde(flatten)]
+    pub outcome: LookupOutcome,
 }
 
 /// What the agent should do with a pack.
@@ -438,6 +494,9 @@ pub struct Assessment {
     pub grades: Vec<MemoryGrade>,
     /// Grounding substitutions made.
     pub substitutions: Vec<Substitution>,
+    /// Every system-of-record lookup made (source, time taken, outcome).
+    #[serde(default)]
+    pub lookups: Vec<GroundingLookup>,
 }
 
 /// Grades a recall pack and decides act or escalate.

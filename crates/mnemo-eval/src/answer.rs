@@ -1,4 +1,4 @@
-//! The answer of a probe (METRICS.md): the value the planner would use.
+//! The answer of a probe (docs/metrics.md): the value the planner would use.
 //!
 //! - Mnemo: `mnemo_agent::runtime::answer_of` on the *final, assessed* pack — the highest-ranked
 //!   memory asserting a claim on the probed `(entity, attribute)`; rank = position (pinned

@@ -1,4 +1,4 @@
-//! The two baselines of METRICS.md, over the raw chat history of one namespace:
+//! The two baselines of docs/metrics.md, over the raw chat history of one namespace:
 //!
 //! - **NaiveRAG**: turns ranked by cosine similarity of the configured embedder's vectors to
 //!   the query (ties: the newer turn first), packed greedily in rank order while they fit the

@@ -1,13 +1,14 @@
 //! Mnemo evaluation harness (`mnemo eval`).
 //!
-//! Scenario files (SCENARIOS.md) are data: a timeline of turns, system-of-record changes and
+//! Scenario files (docs/scenarios.md) are data: a timeline of turns, system-of-record changes and
 //! probes. Each scenario runs under each config in a fresh temporary data directory, and the
 //! same timeline is replayed through two baselines (NaiveRAG, RecentOnly) that see the raw chat
-//! history of the same namespaces. Metrics follow METRICS.md exactly; every rate carries its n
+//! history of the same namespaces. Metrics follow docs/metrics.md exactly; every rate carries its n
 //! and a 95% Wilson interval; "all" pools the counts.
 #![deny(missing_docs)]
 
 pub mod answer;
+pub mod assessor;
 pub mod baselines;
 pub mod error;
 pub mod history;
@@ -42,6 +43,8 @@ pub struct EvalArgs {
     pub publish: bool,
     /// Where published results go (default `eval/results`).
     pub results_dir: PathBuf,
+    /// Run Mnemo alone, without the NaiveRAG and RecentOnly baselines.
+    pub no_baselines: bool,
 }
 
 impl EvalArgs {
@@ -53,6 +56,7 @@ impl EvalArgs {
             json: None,
             publish: false,
             results_dir: PathBuf::from("eval/results"),
+            no_baselines: false,
         }
     }
 }
@@ -98,7 +102,7 @@ pub async fn run_eval_with_progress(
     let mut runs = Vec::new();
     for (info, c) in &configs {
         for s in &scenarios {
-            let run = runner::run_scenario(s, c, &info.name).await?;
+            let run = runner::run_scenario_with(s, c, &info.name, !args.no_baselines).await?;
             progress(&run);
             runs.push(run);
         }

@@ -79,6 +79,8 @@ struct RawProbe {
     absent: Vec<Spanned<String>>,
     #[serde(default)]
     namespace: Option<Spanned<String>>,
+    #[serde(default)]
+    decision: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -373,6 +375,16 @@ fn probe(
         }
     }
     let expect = p.expect.as_ref().map(|e| text(src, e, &f("expect"))).transpose()?;
+    let decision = match &p.decision {
+        None => None,
+        Some(d) => match d.get_ref().trim() {
+            "act" => Some(true),
+            "escalate" => Some(false),
+            other => {
+                return Err(src.err(d.span(), f("decision"), format!("must be \"act\" or \"escalate\", not {other:?}")))
+            }
+        },
+    };
     let query = match (&p.query, &about) {
         (Some(q), _) => text(src, q, &f("query"))?,
         (None, Some((e, a))) => format!("What is the {a} of {e}?"),
@@ -390,6 +402,7 @@ fn probe(
         stale,
         in_pack,
         absent,
+        decision,
     })
 }
 

@@ -1,4 +1,4 @@
-//! Metric arithmetic, exactly as METRICS.md defines it: probe correctness, wrong-fact and miss
+//! Metric arithmetic, exactly as docs/metrics.md defines it: probe correctness, wrong-fact and miss
 //! rates over probes, forgetting precision over tombstoned memories and recall over
 //! `forgotten` matchers, each with its n and a 95% Wilson interval. Pooling adds the counts
 //! (it never averages rates).
@@ -24,7 +24,7 @@ pub struct Rate {
 }
 
 impl Rate {
-    /// k/n; `if_empty` is the value METRICS.md defines for n = 0.
+    /// k/n; `if_empty` is the value docs/metrics.md defines for n = 0.
     pub fn new(k: usize, n: usize, if_empty: f64) -> Rate {
         let value = if n == 0 { if_empty } else { k as f64 / n as f64 };
         let (lo, hi) = wilson95(k, n);
@@ -46,7 +46,7 @@ pub fn same_value(a: &str, b: &str) -> bool {
 pub struct ProbeScore {
     /// The answer given (None: nothing asserted on the probed claim).
     pub answer: Option<String>,
-    /// Correct per METRICS.md (plus the `absent` extension).
+    /// Correct per docs/metrics.md (plus the `absent` extension).
     pub correct: bool,
     /// Counted in the wrong-fact rate: an answer that is not `expect`.
     pub wrong: bool,
@@ -58,6 +58,11 @@ pub struct ProbeScore {
     pub present_absent: Vec<String>,
     /// The answer is one of the probe's known `stale` values.
     pub stale_answer: bool,
+    /// The agent's decision ("act" | "escalate"), when one was made (Mnemo only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// The probe asserts a decision and the agent decided otherwise.
+    pub wrong_decision: bool,
 }
 
 /// Score a probe from its answer and the texts of the pack's memories (or turns).
@@ -80,6 +85,18 @@ pub fn score_probe(probe: &Probe, answer: Option<&str>, pack_texts: &[&str]) -> 
         stale_answer: answer.is_some_and(|a| probe.stale.iter().any(|s| same_value(a, s))),
         missing_in_pack,
         present_absent,
+        decision: None,
+        wrong_decision: false,
+    }
+}
+
+/// Score the agent's decision (`acted`) against the probe's `decision`, if it asserts one: a
+/// probe with `decision` is correct only if the decision matches too.
+pub fn score_decision(probe: &Probe, score: &mut ProbeScore, acted: bool) {
+    score.decision = Some(if acted { "act" } else { "escalate" }.to_string());
+    if probe.decision.is_some_and(|want| want != acted) {
+        score.wrong_decision = true;
+        score.correct = false;
     }
 }
 

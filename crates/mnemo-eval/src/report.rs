@@ -9,6 +9,13 @@ use serde_json::{json, Value};
 use crate::metrics::{Counts, Rate};
 use crate::outcome::{Evidence, ScenarioRun, SystemOutcome, MNEMO};
 
+/// What the codes of a failing cell in the per-scenario table mean.
+pub const LEGEND: &str = "Codes of a FAIL cell (counts in that scenario): w = probes answered with a wrong value, \
+m = probes missed (expected value not asserted, or `in_pack` content missing), d = probes whose act/escalate \
+decision differs from the probe's `decision`, a = probes failing only on `absent` content, fp = forgetting \
+precision below 1 (tombstoned memories a `forgotten` matcher explains / all tombstoned), fr = forgetting recall \
+below 1 (`forgotten` matchers met / all), k = `kept` matchers met / all. Definitions: docs/metrics.md.";
+
 /// The systems, in report order.
 pub const SYSTEMS: [&str; 3] = [MNEMO, "naive_rag", "recent_only"];
 
@@ -73,7 +80,7 @@ impl EvalOutcome {
     pub fn rows(&self) -> Vec<Value> {
         let mut rows = Vec::new();
         for c in &self.configs {
-            for system in SYSTEMS {
+            for system in self.systems() {
                 for scenario in &self.scenarios {
                     let Some(o) = self.outcome(system, &c.name, scenario) else { continue };
                     let base = |metric: &str| json!({"system": system, "config": c.name, "scenario": scenario, "metric": metric});
@@ -113,7 +120,7 @@ impl EvalOutcome {
             "| system | config | scenarios passed | wrong-fact rate | miss rate | forgetting precision | forgetting recall |\n|---|---|---|---|---|---|---|\n",
         );
         for c in &self.configs {
-            for system in SYSTEMS {
+            for system in self.systems() {
                 let all = self.pooled(system, &c.name);
                 let [w, m, p, r] = rates(&all);
                 let pass = all.pass_rate();
@@ -134,11 +141,16 @@ impl EvalOutcome {
         out
     }
 
-    /// Per scenario: pass, or what failed (w = wrong answers, m = misses, fp/fr = forgetting
-    /// precision/recall below 1, k = kept matchers unmet).
+    /// The systems that took part (Mnemo, and the baselines unless they were left out).
+    pub fn systems(&self) -> Vec<&'static str> {
+        SYSTEMS.into_iter().filter(|s| self.runs.iter().any(|r| r.systems.iter().any(|o| o.system == *s))).collect()
+    }
+
+    /// Per scenario: pass, or what failed (codes in [`LEGEND`]).
     pub fn scenario_markdown(&self) -> String {
+        let systems = self.systems();
         let cols: Vec<(String, &str)> =
-            self.configs.iter().flat_map(|c| SYSTEMS.iter().map(move |s| (c.name.clone(), *s))).collect();
+            self.configs.iter().flat_map(|c| systems.iter().map(move |s| (c.name.clone(), *s))).collect();
         let mut out = String::from("| scenario |");
         for (c, s) in &cols {
             let _ = write!(out, " {s} ({c}) |");
@@ -197,7 +209,7 @@ impl EvalOutcome {
     /// Everything: the summary table, provenance, the per-scenario table and the failures.
     pub fn markdown(&self) -> String {
         format!(
-            "### Scenario evaluation ({} scenarios)\n\n{}\n{}\n#### Per scenario\n\n{}\n#### Failures\n{}",
+            "### Scenario evaluation ({} scenarios)\n\n{}\n{}\n#### Per scenario\n\n{}\n{LEGEND}\n\n#### Failures\n{}",
             self.scenarios.len(),
             self.table_markdown(),
             self.provenance_markdown(),
@@ -242,7 +254,15 @@ fn cell_of(o: &SystemOutcome) -> String {
     if c.missed > 0 {
         why.push(format!("m{}", c.missed));
     }
-    let other = o.probes.iter().filter(|p| !p.score.correct && !p.score.wrong && !p.score.missed).count();
+    let decisions = o.probes.iter().filter(|p| p.score.wrong_decision).count();
+    if decisions > 0 {
+        why.push(format!("d{decisions}"));
+    }
+    let other = o
+        .probes
+        .iter()
+        .filter(|p| !p.score.correct && !p.score.wrong && !p.score.missed && !p.score.wrong_decision)
+        .count();
     if other > 0 {
         why.push(format!("a{other}"));
     }
@@ -278,6 +298,14 @@ fn explain(out: &mut String, o: &SystemOutcome, detailed: bool) {
         }
         if !s.present_absent.is_empty() {
             let _ = writeln!(out, "  - absent but found in the pack: {:?}", s.present_absent);
+        }
+        if s.wrong_decision {
+            let want = if p.probe.decision == Some(true) { "act" } else { "escalate" };
+            let _ = writeln!(
+                out,
+                "  - decision: expected {want}, the agent decided {}",
+                s.decision.as_deref().unwrap_or("nothing")
+            );
         }
         match &p.evidence {
             Evidence::Memory { id, content, history } => {

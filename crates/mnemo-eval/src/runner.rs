@@ -1,7 +1,7 @@
 //! The runner: one scenario under one config, Mnemo and both baselines side by side on the same
 //! timeline, in a fresh temporary data directory.
 //!
-//! Time (METRICS.md): steps are applied in time order; at each distinct time the decay sweep
+//! Time (docs/metrics.md): steps are applied in time order; at each distinct time the decay sweep
 //! runs first (in every namespace the scenario uses), then the events at that time in file
 //! order, then the probes in file order. "The end" is after the last step.
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ use mnemo_tools::TableGrounder;
 use crate::answer::ranked_turns_answer;
 use crate::baselines::{retrieve, Baseline, ChatTurn};
 use crate::error::{EvalError, Result};
-use crate::metrics::score_probe;
+use crate::metrics::{score_decision, score_probe};
 use crate::outcome::*;
 use crate::scenario::{Action, Matcher, Probe, Scenario};
 
@@ -56,8 +56,18 @@ impl Ctx<'_> {
     }
 }
 
-/// Run `s` under `config` (named `config_name` in the report).
+/// Run `s` under `config` (named `config_name` in the report), with both baselines.
 pub async fn run_scenario(s: &Scenario, config: &Config, config_name: &str) -> Result<ScenarioRun> {
+    run_scenario_with(s, config, config_name, true).await
+}
+
+/// Run `s` under `config`; the baselines too when `baselines`.
+pub async fn run_scenario_with(
+    s: &Scenario,
+    config: &Config,
+    config_name: &str,
+    baselines: bool,
+) -> Result<ScenarioRun> {
     let cx = Ctx { s, config: config_name.to_string() };
     let cfg = scenario_config(s, config)?;
     let dir = tempfile::tempdir().map_err(|e| cx.fail("creating a temporary data directory".into(), e))?;
@@ -113,7 +123,7 @@ pub async fn run_scenario(s: &Scenario, config: &Config, config_name: &str) -> R
             mnemo.push(probe_mnemo(&runtime, p).await.map_err(|e| cx.fail(what.clone(), e))?);
             let query = embed(&engine, &p.query).await.map_err(|e| cx.fail(what, e))?;
             let turns: Vec<&ChatTurn> = transcript.iter().filter(|t| t.namespace == p.namespace).collect();
-            for b in Baseline::ALL {
+            for b in Baseline::ALL.into_iter().filter(|_| baselines) {
                 let got = retrieve(b, &turns, &query, budget);
                 base.entry(b).or_default().push(probe_baseline(p, &got));
             }
@@ -127,7 +137,7 @@ pub async fn run_scenario(s: &Scenario, config: &Config, config_name: &str) -> R
         );
     }
     let mut systems = vec![mnemo_outcome(s, mnemo, &memories)];
-    for b in Baseline::ALL {
+    for b in Baseline::ALL.into_iter().filter(|_| baselines) {
         systems.push(baseline_outcome(s, b, base.remove(&b).unwrap_or_default(), &transcript));
     }
     Ok(ScenarioRun {
@@ -150,7 +160,8 @@ async fn probe_mnemo(runtime: &Runtime, p: &Probe) -> std::result::Result<ProbeO
     let source = p.about.as_ref().and_then(|(e, a)| answer_of(pack, e, a));
     let answer = source.and_then(|m| m.claim.as_ref()).map(|c| c.value.clone());
     let texts: Vec<&str> = pack.memories().map(|m| m.content.as_str()).collect();
-    let score = score_probe(p, answer.as_deref(), &texts);
+    let mut score = score_probe(p, answer.as_deref(), &texts);
+    score_decision(p, &mut score, turn.assessment.decision == mnemo_core::Decision::Act);
     let (evidence, pack_list) = if score.correct {
         (Evidence::None, vec![])
     } else {

@@ -1,4 +1,4 @@
-//! A validated scenario (SCENARIOS.md): a timeline of events and probes with expectations.
+//! A validated scenario (docs/scenarios.md): a timeline of events and probes with expectations.
 //! The loader (`loader.rs`) builds these from TOML; nothing here reads files.
 use std::path::PathBuf;
 
@@ -123,6 +123,8 @@ pub struct Probe {
     pub in_pack: Vec<String>,
     /// Extension: substrings that must be in no memory of the final pack.
     pub absent: Vec<String>,
+    /// The agent's decision must be this: true = act, false = escalate (None: not checked).
+    pub decision: Option<bool>,
 }
 
 impl Probe {

@@ -25,6 +25,7 @@ fn probe(about: Option<(&str, &str)>, expect: Option<&str>, in_pack: &[&str], ab
         stale: vec!["21 days".into()],
         in_pack: in_pack.iter().map(|s| s.to_string()).collect(),
         absent: absent.iter().map(|s| s.to_string()).collect(),
+        decision: None,
     }
 }
 
@@ -244,4 +245,17 @@ fn baseline_answers_read_tagged_lines() {
     let ranked = ["[SEM] X | y | z", "[SEM] A | b | first", "[SEM] A | b | second"];
     assert_eq!(ranked_turns_answer(&ranked, "A", "b"), Some((1, "first".to_string())));
     assert_eq!(ranked_turns_answer(&ranked, "Q", "b"), None);
+}
+
+#[test]
+fn a_probe_with_a_decision_needs_the_decision_too() {
+    let mut p = probe(Some(("IC-MC-44", "lead time")), Some("35 days"), &[], &[]);
+    p.decision = Some(false);
+    let mut s = score_probe(&p, Some("35 days"), &[]);
+    assert!(s.correct);
+    mnemo_eval::metrics::score_decision(&p, &mut s, true);
+    assert!(!s.correct && s.wrong_decision && !s.wrong);
+    let mut s = score_probe(&p, Some("35 days"), &[]);
+    mnemo_eval::metrics::score_decision(&p, &mut s, false);
+    assert!(s.correct && !s.wrong_decision);
 }

@@ -113,6 +113,7 @@ async fn a_new_scenario_directory_runs_under_two_configs() {
         json: Some(json.clone()),
         publish: true,
         results_dir: results.clone(),
+        no_baselines: false,
     };
 
     let out = run_eval(&args, provenance()).await.unwrap();

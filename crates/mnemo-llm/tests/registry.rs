@@ -9,7 +9,12 @@ use mnemo_core::{CoreError, Embedder, Reasoner};
 fn with_section<T>(settings: &str, f: impl FnOnce(Section<'_>) -> T) -> T {
     mnemo_llm::link();
     let table: toml::Table = toml::from_str(settings).unwrap();
-    f(Section { settings: &table, origin: "test.toml [section]", data_dir: Path::new("/nonexistent") })
+    f(Section {
+        settings: &table,
+        origin: "test.toml [section]",
+        data_dir: Path::new("/nonexistent"),
+        config_dir: Path::new("/nonexistent"),
+    })
 }
 
 fn embedder(settings: &str) -> Result<Arc<dyn Embedder>, CoreError> {
@@ -80,8 +85,6 @@ fn the_client_is_never_implied_and_old_keys_say_where_they_went() {
 
 #[test]
 fn live_without_its_key_is_refused_naming_the_variable() {
-    let e = config_err(reasoner(
-        "[llm]\nclient = \"live\"\napi_key_env = \"MNEMO_TEST_KEY_THAT_IS_NEVER_SET\"",
-    ));
+    let e = config_err(reasoner("[llm]\nclient = \"live\"\napi_key_env = \"MNEMO_TEST_KEY_THAT_IS_NEVER_SET\""));
     assert!(e.contains("MNEMO_TEST_KEY_THAT_IS_NEVER_SET") && e.contains("API key"), "{e}");
 }

@@ -198,6 +198,14 @@ impl Assessor for PluginAssessor {
             .into_iter()
             .map(|g| MemoryGrade { id: MemoryId(g.id), trust: g.trust, load_bearing: g.load_bearing, basis: g.basis })
             .collect();
-        Ok(Assessment { pack, trust: r.trust, threshold: r.threshold, decision, grades, substitutions: Vec::new() })
+        Ok(Assessment {
+            pack,
+            trust: r.trust,
+            threshold: r.threshold,
+            decision,
+            grades,
+            substitutions: Vec::new(),
+            lookups: Vec::new(),
+        })
     }
 }

@@ -2,10 +2,12 @@
 use async_trait::async_trait;
 use serde::Deserialize;
 use std::sync::Arc;
+use std::time::Duration;
 
 use mnemo_core::registry::AssessorContext;
 use mnemo_core::*;
 
+use super::lookup::ground_all;
 use super::provenance::provenance_trust;
 
 /// `[assessor]` settings.
@@ -16,13 +18,24 @@ pub struct AssessorSettings {
     pub threshold: f64,
     /// Provenance freshness half-life in days.
     pub confirm_half_life_days: f64,
-    /// Memories at or above this importance are load-bearing.
+    /// Memories at or above this importance are load-bearing when relevant enough.
     pub load_bearing_importance: f64,
+    /// An important memory is load-bearing only when its relevance to the task is above this
+    /// (so an unrelated memory that happens to be packed never drags pack trust down).
+    pub relevance_floor: f64,
+    /// How long a grounder lookup may take when the grounder sets no timeout of its own.
+    pub grounder_timeout_ms: u64,
 }
 
 impl Default for AssessorSettings {
     fn default() -> Self {
-        AssessorSettings { threshold: 0.55, confirm_half_life_days: 180.0, load_bearing_importance: 0.5 }
+        AssessorSettings {
+            threshold: 0.55,
+            confirm_half_life_days: 180.0,
+            load_bearing_importance: 0.5,
+            relevance_floor: 0.3,
+            grounder_timeout_ms: 2000,
+        }
     }
 }
 
@@ -33,6 +46,15 @@ impl AssessorSettings {
         }
         if !(self.confirm_half_life_days.is_finite() && self.confirm_half_life_days > 0.0) {
             return Err(CoreError::Config(format!("{origin}: confirm_half_life_days must be positive")));
+        }
+        if !(0.0..=1.0).contains(&self.load_bearing_importance) {
+            return Err(CoreError::Config(format!("{origin}: load_bearing_importance must be within 0..=1")));
+        }
+        if !(0.0..=1.0).contains(&self.relevance_floor) {
+            return Err(CoreError::Config(format!("{origin}: relevance_floor must be within 0..=1")));
+        }
+        if self.grounder_timeout_ms == 0 {
+            return Err(CoreError::Config(format!("{origin}: grounder_timeout_ms must be at least 1")));
         }
         Ok(())
     }
@@ -49,15 +71,9 @@ impl GroundingAssessor {
     pub fn new(settings: AssessorSettings, grounders: Vec<Arc<dyn Grounder>>) -> Self {
         GroundingAssessor { settings, grounders }
     }
-
-    async fn ground(&self, claim: &Claim) -> Result<Option<GroundedValue>> {
-        for g in &self.grounders {
-            let span = tracing::info_span!("grounder_lookup", source = g.source(), entity = %claim.entity, attribute = %claim.attribute);
-            if let Some(v) = tracing::Instrument::instrument(g.lookup(&claim.entity, &claim.attribute), span).await? {
-                return Ok(Some(v));
-            }
-        }
-        Ok(None)
+    /// Its settings.
+    pub fn settings(&self) -> &AssessorSettings {
+        &self.settings
     }
 }
 
@@ -70,6 +86,18 @@ impl Assessor for GroundingAssessor {
         now: Timestamp,
         corrector: &dyn Corrector,
     ) -> Result<Assessment> {
+        let claims: Vec<(MemoryId, String, String)> = pack
+            .items
+            .iter()
+            .filter_map(|i| i.memory.claim.as_ref().map(|c| (i.memory.id, c.entity.clone(), c.attribute.clone())))
+            .collect();
+        let timeout = Duration::from_millis(self.settings.grounder_timeout_ms);
+        let (grounded, lookups) = ground_all(&self.grounders, &claims, timeout).await;
+        let mut grounded = grounded.into_iter();
+        // Relevance of each packed memory to the query, from the recall trace (0 when absent:
+        // e.g. a pinned memory no search hit).
+        let relevance_of: std::collections::HashMap<MemoryId, f64> =
+            pack.trace.iter().map(|t| (t.id, t.relevance)).collect();
         let mut grades = Vec::new();
         let mut substitutions = Vec::new();
         for item in pack.items.iter_mut() {
@@ -78,23 +106,13 @@ impl Assessor for GroundingAssessor {
                 (Some((e, a)), Some(c)) => c.is_on(e, a),
                 _ => false,
             };
-            let grounded = match &m.claim {
-                Some(c) => match self.ground(c).await {
-                    Ok(g) => g,
-                    Err(e) => {
-                        // A system of record that cannot answer leaves the claim unverified:
-                        // it bears on the decision with no trust, so the agent escalates.
-                        let basis = format!("grounding failed, claim unverified: {e}");
-                        grades.push(MemoryGrade { id: m.id, trust: 0.0, load_bearing: true, basis });
-                        continue;
-                    }
-                },
-                None => None,
-            };
-            let verifiable = grounded.is_some();
-            let load_bearing =
-                about_task || verifiable || f64::from(m.importance) >= self.settings.load_bearing_importance;
-            let (trust, basis) = match (grounded, &m.claim) {
+            let found = if m.claim.is_some() { grounded.next().unwrap_or_default() } else { Default::default() };
+            let verifiable = found.held.is_some();
+            let relevance = relevance_of.get(&m.id).copied().unwrap_or(0.0);
+            let importance = f64::from(m.importance);
+            let important = importance >= self.settings.load_bearing_importance;
+            let load_bearing = about_task || verifiable || (important && relevance > self.settings.relevance_floor);
+            let (trust, basis) = match (found.held, &m.claim) {
                 (Some(g), Some(c)) if c.same_value(&g.value) => {
                     item.memory = corrector.confirm(m, &g.source).await?;
                     (1.0, format!("verifiable: {} confirms {:?}", g.source, g.value))
@@ -114,16 +132,29 @@ impl Assessor for GroundingAssessor {
                 }
                 _ => {
                     let t = provenance_trust(m, now, self.settings.confirm_half_life_days);
+                    let unverified = if found.faults.is_empty() {
+                        String::new()
+                    } else {
+                        let f: Vec<String> = found.faults.iter().map(|(s, w)| format!("{s} {w}")).collect();
+                        format!("unverified this recall ({}); ", f.join("; "))
+                    };
                     (
                         t,
                         format!(
-                            "provenance: {} source(s), {} restatement(s), confirmed {:.0} days ago",
+                            "{unverified}provenance: {} source(s), {} restatement(s), confirmed {:.0} days ago",
                             m.sources.len(),
                             m.reinforcements,
                             now.days_since(m.last_confirmed_at).max(0.0)
                         ),
                     )
                 }
+            };
+            let basis = if load_bearing || about_task || verifiable {
+                basis
+            } else if important {
+                format!("{basis}; colour: relevance {relevance:.2} ≤ floor {:.2}", self.settings.relevance_floor)
+            } else {
+                format!("{basis}; colour: importance {importance:.2} < {:.2}", self.settings.load_bearing_importance)
             };
             grades.push(MemoryGrade { id: item.memory.id, trust, load_bearing, basis });
         }
@@ -153,7 +184,7 @@ impl Assessor for GroundingAssessor {
             }
             Decision::Escalate { reasons }
         };
-        Ok(Assessment { pack, trust, threshold: self.settings.threshold, decision, grades, substitutions })
+        Ok(Assessment { pack, trust, threshold: self.settings.threshold, decision, grades, substitutions, lookups })
     }
 }
 

@@ -6,10 +6,26 @@
 //!   written back); a stale value is caught, the fresh one substituted in the pack and the
 //!   correction written back through reconcile; the rest are scored from provenance.
 //!
-//! Pack trust = min over load-bearing memories: the claim the task is about, every verifiable
-//! claim, and every memory of importance ≥ 0.5. Below the threshold the agent escalates.
+//! Lookups run concurrently, each under its grounder's timeout (default
+//! `grounder_timeout_ms`), and each is traced (`Assessment::lookups`: source, time taken,
+//! outcome). A source that is down, slow or answers garbage leaves the claim **unverified for
+//! this recall**: it is scored from provenance like any unverifiable claim, never counted as a
+//! confirmation, never written to memory, and the recall goes on.
+//!
+//! Pack trust = min over **load-bearing** memories:
+//! - the claim the task is about (`Task::about`);
+//! - every verifiable claim (a grounder holds it);
+//! - every memory of importance ≥ `load_bearing_importance` (0.5) whose relevance to the query
+//!   (from the recall trace) is above `relevance_floor` (0.3).
+//!
+//! Everything else is *colour*: graded and shown, but it never drags pack trust down and never
+//! forces escalation. Trust comes only from grounding and provenance (sources, restatements,
+//! age): a memory's content is never read, so instructions written inside it cannot raise it.
+//! Below the threshold, or when nothing recalled asserts the task's claim, the agent escalates.
 mod grade;
+mod lookup;
 mod provenance;
 
 pub use grade::{AssessorSettings, GroundingAssessor};
+pub use lookup::{garbage, ground_all, ClaimGrounding, MAX_VALUE_CHARS};
 pub use provenance::provenance_trust;

@@ -1,4 +1,4 @@
-//! The retrieval metrics, as METRICS.md defines them, accumulated per (method, category).
+//! The retrieval metrics, as docs/metrics.md defines them, accumulated per (method, category).
 //!
 //! - evidence recall@B: evidence turns present in the pack ÷ evidence turns of the question
 //!   (an evidence id naming no turn stays in the denominator: it can never be found, and is

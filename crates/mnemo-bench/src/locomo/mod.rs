@@ -33,7 +33,7 @@ use metrics::{question_figures, Metric, Table};
 /// Arguments of `bench locomo`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct LocomoArgs {
-    /// A LoCoMo-format JSON file (e.g. ../shared/data/locomo/locomo-dev.json).
+    /// A LoCoMo-format JSON file (e.g. the LoCoMo dev split, locomo-dev.json).
     #[arg(long = "data", alias = "file", value_name = "FILE")]
     pub file: PathBuf,
     /// Token budgets (comma-separated).
@@ -115,7 +115,8 @@ impl LocomoArgs {
             }
             other => return Err(BenchError::Arg(format!("--index {other:?}: expected tantivy or brute"))),
         };
-        let section = Section { settings: &t, origin: "bench --index", data_dir: Path::new(".") };
+        let section =
+            Section { settings: &t, origin: "bench --index", data_dir: Path::new("."), config_dir: Path::new(".") };
         let index = registry::build_index(&self.index, &IndexContext { section, clock, embedder })?;
         Ok((index, desc))
     }
@@ -124,7 +125,7 @@ impl LocomoArgs {
 /// A throw-away SQLite store, built through the registry's typed factory.
 fn in_memory_store(clock: Arc<SimClock>) -> Result<Arc<dyn Store>> {
     let t: toml::Table = toml::Table::from_iter([("in_memory".to_string(), true.into())]);
-    let section = Section { settings: &t, origin: "bench store", data_dir: Path::new(".") };
+    let section = Section { settings: &t, origin: "bench store", data_dir: Path::new("."), config_dir: Path::new(".") };
     Ok(registry::build_store("sqlite", &StoreContext { section, clock })?)
 }
 

@@ -14,6 +14,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
         json: args.json.clone(),
         publish: args.publish,
         results_dir: args.results_dir.clone(),
+        no_baselines: args.no_baselines,
     };
     // Which client answers, and the model string it gives, come from the wired reasoner of
     // each config — never from what the config asked for.

@@ -12,10 +12,14 @@ use crate::{context, print};
 mod bench;
 mod demo;
 mod eval;
+mod eval_assessor;
 mod migrate;
 mod reliability;
 mod remember;
 pub mod tokens;
+
+/// The exit status of `recall --exit-code` on ESCALATE.
+pub const ESCALATE_EXIT: u8 = 3;
 
 /// Run one command.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
@@ -23,6 +27,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Demo(args) => demo::run(&cli, args).await,
         Command::Plugins(j) => plugins(&cli, j.json),
         Command::Eval(args) => eval::run(&cli, args).await,
+        Command::EvalAssessor(args) => eval_assessor::run(&cli, args).await,
         Command::Bench(b) => bench::run(&cli, b).await,
         Command::Reliability(args) => reliability::run(&cli, args).await,
         Command::Migrate(args) => migrate::run(&cli, args).await,
@@ -105,23 +110,25 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 Some(other) => bail!("--mode {other:?}: expected lexical, dense or hybrid"),
             };
             let opts = RecallOptions { budget, mode, ..RecallOptions::default() };
-            match &a.about {
-                Some(about) => {
-                    let task = Task { query: a.query.clone(), about: Some(parse_about(about)?) };
-                    let t = rt.turn(&ns, &task, &opts).await?;
-                    if a.out.json {
-                        emit_json(&t)?
-                    } else {
-                        print::agent_turn(&t)
-                    }
+            if a.raw {
+                let p = engine.recall(&ns, &a.query, &opts).await?;
+                if a.out.json {
+                    emit_json(&p)?
+                } else {
+                    print::pack(&p)
                 }
-                None => {
-                    let p = engine.recall(&ns, &a.query, &opts).await?;
-                    if a.out.json {
-                        emit_json(&p)?
-                    } else {
-                        print::pack(&p)
-                    }
+            } else {
+                let about = a.about.as_deref().map(parse_about).transpose()?;
+                let task = Task { query: a.query.clone(), about };
+                let t = rt.turn(&ns, &task, &opts).await?;
+                if a.out.json {
+                    emit_json(&t)?
+                } else {
+                    print::agent_turn(&t)
+                }
+                if a.exit_code && t.verdict.decision == "escalate" {
+                    engine.index().flush().await?;
+                    return Ok(ExitCode::from(ESCALATE_EXIT));
                 }
             }
         }
@@ -188,6 +195,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         Command::Demo(_)
         | Command::Plugins(_)
         | Command::Eval(_)
+        | Command::EvalAssessor(_)
         | Command::Bench(_)
         | Command::Reliability(_)
         | Command::Migrate(_) => {}

@@ -252,7 +252,7 @@ async fn dropping_the_store_stops_the_writer_and_closes_the_file() {
 fn build(settings: &str, data_dir: &Path) -> mnemo_core::Result<Arc<dyn Store>> {
     let table: toml::Table = toml::from_str(settings).unwrap();
     let ctx = StoreContext {
-        section: Section { settings: &table, origin: "test [store]", data_dir },
+        section: Section { settings: &table, origin: "test [store]", data_dir, config_dir: data_dir },
         clock: Arc::new(SimClock::new(Timestamp(0))),
     };
     registry::build_store("sqlite", &ctx)

@@ -1,0 +1,252 @@
+//! Running one case: the pack as written, one grounder per world source (failing as the case
+//! says), the configured assessor, and an in-memory corrector standing in for the engine.
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mnemo_agent::runtime::answer_of;
+use mnemo_agent::Config;
+use mnemo_core::registry::{self, AssessorContext, Section};
+use mnemo_core::text::norm_name;
+use mnemo_core::*;
+use mnemo_tools::TableGrounder;
+
+use super::case::{Case, FaultKind};
+use crate::error::{EvalError, Result};
+use crate::metrics::same_value;
+
+/// What the assessor did with one case.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CaseOutcome {
+    /// The case's name.
+    pub name: String,
+    /// Its domain.
+    pub domain: Option<String>,
+    /// Decisive or ladder.
+    pub decisive: bool,
+    /// The ladder.
+    pub ladder: Option<String>,
+    /// The label.
+    pub should_act: bool,
+    /// Pack trust.
+    pub trust: f64,
+    /// The value the agent would act on (the probe's answer in the final pack).
+    pub answer: Option<String>,
+    /// That value was confirmed or substituted by a grounder in this assessment.
+    pub answer_grounded: bool,
+    /// The world's current value of the probed claim, if a source holds it.
+    pub world_value: Option<String>,
+    /// The assessor's own decision at the configured threshold.
+    pub acted: bool,
+    /// The configured threshold.
+    pub threshold: f64,
+    /// Why it escalated, if it did.
+    pub reasons: Vec<String>,
+}
+
+impl CaseOutcome {
+    /// Whether the agent acts at threshold `t`: the probe is answered and pack trust ≥ t (the
+    /// grounding assessor's rule; `check_sweepable` verifies it at the configured threshold).
+    pub fn acts_at(&self, t: f64) -> bool {
+        self.answer.is_some() && self.trust >= t
+    }
+}
+
+/// A source that fails as the case says.
+struct Faulty {
+    source: String,
+    kind: FaultKind,
+}
+
+#[async_trait]
+impl Grounder for Faulty {
+    fn source(&self) -> &str {
+        &self.source
+    }
+    async fn lookup(&self, entity: &str, attribute: &str) -> mnemo_core::Result<Option<GroundedValue>> {
+        match self.kind {
+            FaultKind::Down => {
+                Err(CoreError::Grounder(format!("{}: connection refused (simulated outage)", self.source)))
+            }
+            FaultKind::Slow => {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                Ok(None)
+            }
+            FaultKind::Garbage => Ok(Some(GroundedValue {
+                value: format!("<html><body>502 Bad Gateway\n{entity} {attribute}</body></html>"),
+                source: self.source.clone(),
+                as_of: None,
+            })),
+        }
+    }
+    fn timeout(&self) -> Option<Duration> {
+        // a slow source is configured with a short timeout, as a real one would be
+        (self.kind == FaultKind::Slow).then_some(Duration::from_millis(50))
+    }
+}
+
+/// Stands in for the engine: records corrections and confirmations in memory only.
+struct PackCorrector {
+    now: Timestamp,
+    next: Mutex<i64>,
+}
+
+#[async_trait]
+impl Corrector for PackCorrector {
+    async fn correct(&self, stale: &Memory, fresh_value: &str, source: &str) -> mnemo_core::Result<Memory> {
+        let id = {
+            let mut n = self.next.lock().map_err(|_| CoreError::Grounder("corrector poisoned".into()))?;
+            *n += 1;
+            *n
+        };
+        let mut m = stale.clone();
+        m.id = MemoryId(id);
+        if let Some(c) = &stale.claim {
+            m.claim = Some(Claim::new(&c.entity, &c.attribute, fresh_value));
+            m.content = format!("{} | {} | {}", c.entity, c.attribute, fresh_value);
+        }
+        m.sources = vec![source.to_string()];
+        m.reinforcements = 0;
+        m.created_at = self.now;
+        m.last_confirmed_at = self.now;
+        Ok(m)
+    }
+    async fn confirm(&self, memory: &Memory, source: &str) -> mnemo_core::Result<Memory> {
+        let mut m = memory.clone();
+        if !m.sources.iter().any(|s| s == source) {
+            m.sources.push(source.to_string());
+        }
+        m.last_confirmed_at = self.now;
+        Ok(m)
+    }
+}
+
+fn memory_of(case: &Case, i: usize, cm: &super::case::CaseMemory) -> Memory {
+    let at = case.now.plus_millis(-cm.confirmed_ms);
+    let claim = cm.claim.as_ref().map(|(e, a, v)| Claim::new(e, a, v));
+    Memory {
+        id: MemoryId(i as i64 + 1),
+        namespace: Namespace::default(),
+        kind: cm.kind,
+        content: cm.text.clone(),
+        entities: claim.iter().map(|c| c.entity.clone()).collect(),
+        claim,
+        importance: cm.importance,
+        reinforcements: cm.restated,
+        sources: (1..=cm.sources).map(|n| if n == 1 { "user".to_string() } else { format!("source-{n}") }).collect(),
+        provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: "case-file".into() },
+        created_at: at,
+        last_confirmed_at: at,
+        last_accessed_at: None,
+        pinned: cm.pinned,
+        embedding: None,
+        status: Status::Active,
+        rev: 1,
+    }
+}
+
+fn pack_of(case: &Case) -> Pack {
+    let mut pack = Pack { budget: 1024, ..Pack::default() };
+    for (i, cm) in case.memories.iter().enumerate() {
+        let m = memory_of(case, i, cm);
+        let tokens = m.content.len().div_ceil(4);
+        pack.trace.push(TraceEntry {
+            id: m.id,
+            kind: m.kind,
+            pinned: m.pinned,
+            relevance: cm.relevance,
+            salience: 1.0,
+            score: cm.relevance,
+            tokens,
+            included: true,
+            reason: if m.pinned { TraceReason::Pinned } else { TraceReason::WithinQuota },
+            detail: "from the case file".into(),
+        });
+        pack.used += tokens;
+        pack.items.push(PackItem { memory: m, score: cm.relevance, tokens });
+    }
+    pack
+}
+
+/// The grounders of a case: one per source named by `world` or `faults`, in name order; a
+/// failing source holds nothing.
+fn grounders_of(case: &Case) -> Vec<Arc<dyn Grounder>> {
+    let failing = |s: &str| case.faults.iter().any(|f| f.source == s);
+    let mut tables: BTreeMap<String, TableGrounder> = BTreeMap::new();
+    for w in case.world.iter().filter(|w| !failing(&w.source)) {
+        tables.entry(w.source.clone()).or_insert_with(|| TableGrounder::new(&w.source)).set(
+            &w.entity,
+            &w.attribute,
+            &w.value,
+        );
+    }
+    let mut by_source: BTreeMap<String, Arc<dyn Grounder>> =
+        tables.into_iter().map(|(s, t)| (s, Arc::new(t) as Arc<dyn Grounder>)).collect();
+    for f in &case.faults {
+        by_source.insert(f.source.clone(), Arc::new(Faulty { source: f.source.clone(), kind: f.kind }));
+    }
+    by_source.into_values().collect()
+}
+
+/// Build the configured assessor over `grounders`.
+fn assessor(config: &Config, grounders: Vec<Arc<dyn Grounder>>) -> Result<Arc<dyn Assessor>> {
+    let (kind, settings, origin) = config.plugin("assessor").map_err(|e| EvalError::Config(e.to_string()))?;
+    let dir = std::path::Path::new(".");
+    let section = Section { settings: &settings, origin: &origin, data_dir: dir, config_dir: dir };
+    let ctx = AssessorContext { section, grounders };
+    registry::build_assessor(&kind, &ctx).map_err(|e| EvalError::Config(e.to_string()))
+}
+
+/// Assess one case under `config`.
+pub async fn run_case(case: &Case, config: &Config) -> Result<CaseOutcome> {
+    let fail = |e: String| EvalError::Run { scenario: case.name.clone(), config: config.name(), message: e };
+    let a = assessor(config, grounders_of(case))?;
+    let corrector = PackCorrector { now: case.now, next: Mutex::new(1000) };
+    let (e, at) = &case.probe;
+    let task = Task { query: case.query.clone(), about: Some((e.clone(), at.clone())) };
+    let assessment = a.assess(&task, pack_of(case), case.now, &corrector).await.map_err(|e| fail(e.to_string()))?;
+    let answer = answer_of(&assessment.pack, e, at).and_then(|m| m.claim.as_ref()).map(|c| c.value.clone());
+    let key = (norm_name(e), norm_name(at));
+    let answer_grounded = answer.as_ref().is_some_and(|v| {
+        assessment.lookups.iter().any(|l| {
+            (norm_name(&l.entity), norm_name(&l.attribute)) == key
+                && matches!(&l.outcome, LookupOutcome::Held { value } if same_value(value, v))
+        })
+    });
+    let world_value =
+        case.world.iter().find(|w| (norm_name(&w.entity), norm_name(&w.attribute)) == key).map(|w| w.value.clone());
+    let (acted, reasons) = match &assessment.decision {
+        Decision::Act => (true, vec![]),
+        Decision::Escalate { reasons } => (false, reasons.clone()),
+    };
+    Ok(CaseOutcome {
+        name: case.name.clone(),
+        domain: case.domain.clone(),
+        decisive: case.decisive,
+        ladder: case.ladder.clone(),
+        should_act: case.should_act,
+        trust: assessment.trust,
+        answer,
+        answer_grounded,
+        world_value,
+        acted,
+        threshold: assessment.threshold,
+        reasons,
+    })
+}
+
+/// The sweep recomputes decisions from pack trust; check that this rule reproduces the
+/// assessor's own decision at its threshold for every case (it does for `grounding` and
+/// `provenance`; another assessor may decide otherwise, and then no sweep is reported).
+pub fn check_sweepable(outcomes: &[CaseOutcome]) -> Result<()> {
+    for o in outcomes {
+        if o.acts_at(o.threshold) != o.acted {
+            return Err(EvalError::Config(format!(
+                "case {:?}: the assessor's decision does not follow `answered and trust ≥ threshold`; the threshold sweep cannot be computed for it",
+                o.name
+            )));
+        }
+    }
+    Ok(())
+}

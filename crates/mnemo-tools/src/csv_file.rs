@@ -1,0 +1,267 @@
+//! A read-only grounder over a CSV file (`[[grounders]] kind = "csv"`).
+//!
+//! ```toml
+//! [[grounders]]
+//! kind = "csv"
+//! source = "erp"
+//! path = "erp.csv"          # relative to this config file; absolute paths are allowed
+//! # columns, by header name (these are the defaults; as_of is optional):
+//! entity = "entity"
+//! attribute = "attribute"
+//! value = "value"
+//! as_of = "as_of"
+//! timeout_ms = 2000         # optional; default: the assessor's grounder_timeout_ms
+//! ```
+//!
+//! A real CSV reader: quoted fields (commas, quotes and line breaks inside them), a header row
+//! naming the columns, other columns ignored, a UTF-8 byte-order mark skipped, `#` comment lines.
+//! The file is re-read when its modification time or size changes. One `(entity, attribute)`
+//! on several rows with different values is ambiguous (a many-valued attribute): looking it up
+//! is an error, so it can never confirm or overwrite one of the values.
+use async_trait::async_trait;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use mnemo_core::registry::GrounderContext;
+use mnemo_core::text::norm_value;
+use mnemo_core::{CoreError, GroundedValue, Grounder, Result, Timestamp};
+
+use crate::common::{blocking, key, parse_as_of, timeout};
+
+/// A row's answer: one value, or several (ambiguous).
+#[derive(Clone, Debug, PartialEq)]
+enum Cell {
+    One(String, Option<Timestamp>),
+    Many(Vec<String>),
+}
+
+type Rows = HashMap<(String, String), Cell>;
+type Stamp = (SystemTime, u64);
+/// The table as last read, with the file's (modification time, size) then.
+type Cache = Mutex<Option<(Stamp, Arc<Rows>)>>;
+
+/// Header names of the mapped columns.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CsvColumns {
+    /// Entity column.
+    pub entity: String,
+    /// Attribute column.
+    pub attribute: String,
+    /// Value column.
+    pub value: String,
+    /// Optional as-of column (used when the header has it).
+    pub as_of: String,
+}
+
+impl Default for CsvColumns {
+    fn default() -> Self {
+        CsvColumns {
+            entity: "entity".into(),
+            attribute: "attribute".into(),
+            value: "value".into(),
+            as_of: "as_of".into(),
+        }
+    }
+}
+
+/// A grounder over a CSV file with a header row.
+pub struct CsvGrounder {
+    source: String,
+    path: PathBuf,
+    columns: CsvColumns,
+    timeout: Option<Duration>,
+    cache: Arc<Cache>,
+}
+
+impl CsvGrounder {
+    /// A grounder named `source` over `path` with the default column names.
+    pub fn new(source: &str, path: PathBuf) -> Self {
+        Self::with_columns(source, path, CsvColumns::default())
+    }
+    /// With other column names.
+    pub fn with_columns(source: &str, path: PathBuf, columns: CsvColumns) -> Self {
+        CsvGrounder { source: source.to_string(), path, columns, timeout: None, cache: Arc::default() }
+    }
+    /// Read (or reuse) the table as the file is now.
+    fn rows(source: &str, path: &Path, columns: &CsvColumns, cache: &Cache) -> Result<Arc<Rows>> {
+        let err = |m: String| CoreError::Grounder(format!("{source} ({}): {m}", path.display()));
+        let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
+        let stamp = (meta.modified().map_err(|e| err(e.to_string()))?, meta.len());
+        if let Ok(c) = cache.lock() {
+            if let Some((at, rows)) = c.as_ref() {
+                if *at == stamp {
+                    return Ok(rows.clone());
+                }
+            }
+        }
+        let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+        let rows = Arc::new(parse(&bytes, columns).map_err(err)?);
+        if let Ok(mut c) = cache.lock() {
+            *c = Some((stamp, rows.clone()));
+        }
+        Ok(rows)
+    }
+    /// Check the file now (used at start-up so a broken path is a config error).
+    pub fn check(&self) -> Result<usize> {
+        Ok(Self::rows(&self.source, &self.path, &self.columns, &self.cache)?.len())
+    }
+}
+
+/// Parse CSV bytes into rows. Errors name the line.
+fn parse(bytes: &[u8], cols: &CsvColumns) -> std::result::Result<Rows, String> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut rd = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .from_reader(bytes);
+    let header = rd.headers().map_err(|e| format!("header: {e}"))?.clone();
+    let find = |name: &str| header.iter().position(|h| h.eq_ignore_ascii_case(name.trim()));
+    let need = |name: &str, what: &str| {
+        find(name).ok_or_else(|| {
+            format!("the header has no {what} column {name:?} (columns: {:?})", header.iter().collect::<Vec<_>>())
+        })
+    };
+    let (ei, ai, vi) =
+        (need(&cols.entity, "entity")?, need(&cols.attribute, "attribute")?, need(&cols.value, "value")?);
+    let ti = find(&cols.as_of);
+    let mut rows = Rows::new();
+    for rec in rd.records() {
+        let rec = rec.map_err(|e| e.to_string())?;
+        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        let field = |i: usize, what: &str| {
+            rec.get(i).filter(|v| !v.is_empty()).ok_or_else(|| format!("line {line}: no {what}"))
+        };
+        let (e, a, v) = (field(ei, "entity")?, field(ai, "attribute")?, field(vi, "value")?);
+        let as_of = match ti.and_then(|i| rec.get(i)).filter(|t| !t.is_empty()) {
+            Some(t) => Some(parse_as_of(t).map_err(|m| format!("line {line}: {m}"))?),
+            None => None,
+        };
+        let value = norm_value(v);
+        let k = key(e, a);
+        let cell = match rows.remove(&k) {
+            None => Cell::One(value, as_of),
+            Some(Cell::One(old, t)) if old == value => Cell::One(old, t.max(as_of)),
+            Some(Cell::One(old, _)) => Cell::Many(vec![old, value]),
+            Some(Cell::Many(mut vs)) => {
+                if !vs.contains(&value) {
+                    vs.push(value);
+                }
+                Cell::Many(vs)
+            }
+        };
+        rows.insert(k, cell);
+    }
+    Ok(rows)
+}
+
+#[async_trait]
+impl Grounder for CsvGrounder {
+    fn source(&self) -> &str {
+        &self.source
+    }
+    async fn lookup(&self, entity: &str, attribute: &str) -> Result<Option<GroundedValue>> {
+        let (source, path, columns, cache) =
+            (self.source.clone(), self.path.clone(), self.columns.clone(), self.cache.clone());
+        let rows = blocking(&self.source, move || Self::rows(&source, &path, &columns, &cache)).await?;
+        match rows.get(&key(entity, attribute)) {
+            None => Ok(None),
+            Some(Cell::One(v, at)) => {
+                Ok(Some(GroundedValue { value: v.clone(), source: self.source.clone(), as_of: *at }))
+            }
+            Some(Cell::Many(vs)) => Err(CoreError::Grounder(format!(
+                "{}: {entity} | {attribute} has {} values ({}); one value cannot be confirmed or corrected",
+                self.source,
+                vs.len(),
+                vs.join(", ")
+            ))),
+        }
+    }
+    fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    source: String,
+    path: String,
+    #[serde(default)]
+    entity: Option<String>,
+    #[serde(default)]
+    attribute: Option<String>,
+    #[serde(default)]
+    value: Option<String>,
+    #[serde(default)]
+    as_of: Option<String>,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+}
+
+fn build(ctx: &GrounderContext<'_>) -> Result<Arc<dyn Grounder>> {
+    let s: Settings = ctx.settings()?;
+    if s.source.trim().is_empty() {
+        return Err(CoreError::Config(format!("{}: source must not be empty", ctx.origin)));
+    }
+    let d = CsvColumns::default();
+    let columns = CsvColumns {
+        entity: s.entity.unwrap_or(d.entity),
+        attribute: s.attribute.unwrap_or(d.attribute),
+        value: s.value.unwrap_or(d.value),
+        as_of: s.as_of.unwrap_or(d.as_of),
+    };
+    let mut g = CsvGrounder::with_columns(s.source.trim(), ctx.config_path(&s.path)?, columns);
+    g.timeout = timeout(s.timeout_ms, ctx.origin)?;
+    // a wrong path or header is a configuration error, said at start-up
+    g.check().map_err(|e| CoreError::Config(format!("{}: {e}", ctx.origin)))?;
+    Ok(Arc::new(g))
+}
+
+mnemo_core::register_grounder!(
+    "csv",
+    "read-only CSV file with a header (entity, attribute, value[, as_of]); re-read on change",
+    build
+);
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn quoted_fields_bom_comments_and_extra_columns() {
+        let text = "\u{feff}entity,attribute,value,as_of,note\n# an export\n\"Maria Lopez\",\"metformin dose\",\"500 mg, twice daily\",2026-03-08,\"said \"\"ok\"\"\"\n";
+        let rows = parse(text.as_bytes(), &CsvColumns::default()).unwrap();
+        let cell = rows.get(&key("maria lopez", "Metformin Dose")).unwrap();
+        let at = parse_as_of("2026-03-08").unwrap();
+        assert_eq!(cell, &Cell::One("500 mg, twice daily".into(), Some(at)));
+    }
+
+    #[test]
+    fn missing_column_and_bad_rows_are_named() {
+        let e = parse(b"name,attribute,value\na,b,c\n", &CsvColumns::default()).unwrap_err();
+        assert!(e.contains("entity"), "{e}");
+        let e = parse(b"entity,attribute,value\na,b,c\nx,y\n", &CsvColumns::default()).unwrap_err();
+        assert!(e.contains("line 3") && e.contains("value"), "{e}");
+        let e = parse(b"entity,attribute,value,as_of\na,b,c,yesterday\n", &CsvColumns::default()).unwrap_err();
+        assert!(e.contains("line 2") && e.contains("as_of"), "{e}");
+    }
+
+    #[test]
+    fn configurable_columns() {
+        let cols = CsvColumns {
+            entity: "sku".into(),
+            attribute: "field".into(),
+            value: "current".into(),
+            as_of: "updated".into(),
+        };
+        let rows = parse(b"current,sku,field\n35 days,IC-MC-44,lead time\n", &cols).unwrap();
+        assert_eq!(rows.get(&key("IC-MC-44", "lead time")), Some(&Cell::One("35 days".into(), None)));
+    }
+}
