@@ -9,6 +9,7 @@
 pub mod assess;
 pub mod config;
 pub mod error;
+mod index_embedder;
 pub mod runtime;
 
 pub use config::Config;

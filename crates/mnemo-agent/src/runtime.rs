@@ -142,7 +142,7 @@ impl Runtime {
             tokens: Arc::new(CharTokenCounter),
             policy: config.policy().clone(),
         })?;
-        engine.sync_index(progress).await?;
+        crate::index_embedder::sync(&engine, data_dir, progress).await?;
         Ok(Runtime { engine: Arc::new(engine), assessor, grounders, config: config.clone(), _lock: lock })
     }
 
