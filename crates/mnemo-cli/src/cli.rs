@@ -58,6 +58,9 @@ pub enum Command {
     /// Benchmarks: retrieval under a budget on LoCoMo, and ingest/recall/RSS at scale.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Local model files (for `[embedder] kind = "local"`): fetch and list.
+    #[command(subcommand)]
+    Models(crate::commands::models::ModelsCommand),
 }
 
 /// `mnemo bench …`.

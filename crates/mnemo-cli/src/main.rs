@@ -11,12 +11,14 @@ macro_rules! out {
 mod cli;
 mod commands;
 mod context;
+mod local_embedder;
 mod print;
 mod provenance;
 
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    local_embedder::link();
     let cli = cli::Cli::parse();
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

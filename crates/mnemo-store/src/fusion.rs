@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn convex_mixes_normalised_scores_by_weight() {
-        let h = |id: u64, score: f32| Hit { id: MemoryId(id), score };
+        let h = |id: i64, score: f32| Hit { id: MemoryId(id), score };
         let lex = [h(1, 0.9), h(2, 0.5), h(3, 0.1)];
         let den = [h(3, 0.8), h(2, 0.7), h(4, 0.2)];
         let f = convex(&[(0.5, &lex), (0.5, &den)], 10);

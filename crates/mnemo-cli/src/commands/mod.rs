@@ -12,6 +12,7 @@ use crate::{context, print};
 mod bench;
 mod demo;
 mod eval;
+pub mod models;
 
 /// Run one command.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
@@ -20,6 +21,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Plugins(j) => plugins(j.json),
         Command::Eval(args) => eval::run(&cli, args).await,
         Command::Bench(b) => bench::run(&cli, b).await,
+        Command::Models(m) => models::run(m),
         _ => engine_command(&cli).await,
     }
 }
@@ -146,7 +148,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             bar.finish_and_clear();
             out!("index rebuilt from the store: {} memories indexed, at store revision {}", r.upserted, r.rev);
         }
-        Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) | Command::Bench(_) => {}
+        Command::Demo(_) | Command::Plugins(_) | Command::Eval(_) | Command::Bench(_) | Command::Models(_) => {}
     }
     engine.index().flush().await?;
     Ok(ExitCode::SUCCESS)

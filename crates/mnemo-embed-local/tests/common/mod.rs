@@ -16,6 +16,13 @@ pub fn minilm_dir() -> PathBuf {
     }
     let root = mnemo_models::models_root().expect("a models directory");
     let out = mnemo_models::fetch(&MINILM, &root, false).unwrap_or_else(|e| {
+        let mut e: &dyn std::error::Error = &e;
+        let mut chain = e.to_string();
+        while let Some(s) = e.source() {
+            chain.push_str(&format!(": {s}"));
+            e = s;
+        }
+        let e = chain;
         panic!("the local embedder's tests need all-MiniLM-L6-v2; fetching it into {} failed: {e} (run `mnemo models fetch minilm` with network once, or set MNEMO_MODELS to a directory that has it)", root.display())
     });
     let d = out.dir().to_path_buf();
