@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod lock;
 pub mod plugins;
+mod index_embedder;
 pub mod runtime;
 pub mod unextracted;
 pub mod verdict;

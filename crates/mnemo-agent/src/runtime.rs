@@ -155,7 +155,7 @@ impl Runtime {
             tokens: Arc::new(CharTokenCounter),
             policy: config.policy().clone(),
         })?;
-        let startup_sync = engine.sync_index(progress).await?;
+        let startup_sync = crate::index_embedder::sync(&engine, data_dir, progress).await?;
         let ledger = crate::unextracted::Ledger::new(data_dir);
         Ok(Runtime {
             engine: Arc::new(engine),

@@ -9,6 +9,7 @@
 //! Both return a [`BenchReport`]: `{"provenance": {...}, "rows": [...]}` plus a markdown table.
 #![deny(missing_docs)]
 
+pub mod embed_cache;
 pub mod error;
 pub mod locomo;
 pub mod report;

@@ -96,6 +96,9 @@ pub enum Command {
     /// (definitions: docs/metrics.md).
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Local model files (for `[embedder] kind = "local"`): fetch and list.
+    #[command(subcommand)]
+    Models(crate::commands::models::ModelsCommand),
     /// Reliability harness: SIGKILL trials, damage trials and a fuzz driver (see RELIABILITY.md).
     Reliability(ReliabilityArgs),
 }

@@ -11,6 +11,7 @@ macro_rules! out {
 mod cli;
 mod commands;
 mod context;
+mod local_embedder;
 mod logs;
 mod print;
 mod provenance;
@@ -26,6 +27,7 @@ use mnemo_store as _;
 use mnemo_tools as _;
 
 fn main() -> std::process::ExitCode {
+    local_embedder::link();
     let cli = cli::Cli::parse();
     logs::init(cli.verbose, cli.quiet, &cli.log_format);
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

@@ -1,8 +1,15 @@
-//! Weighted reciprocal-rank fusion of ranked lists, with scores normalised into 0..=1.
+//! Fusion of the lexical and dense signals, with scores normalised into 0..=1. Two methods
+//! (`[index] fusion = "rrf" | "convex"`):
 //!
-//! fused(d) = Σ_s w_s / (k + rank_s(d)) over the signals s whose list holds d (ranks from 1),
-//! divided by the best attainable value Σ_s w_s / (k + 1) over the non-empty lists: a document
-//! ranked first by every signal scores 1.
+//! - weighted reciprocal rank (`rrf`, the default): fused(d) = Σ_s w_s / (k + rank_s(d)) over
+//!   the signals s whose list holds d (ranks from 1), divided by the best attainable value
+//!   Σ_s w_s / (k + 1) over the non-empty lists: a document ranked first by every signal
+//!   scores 1. Uses ranks only: right when one signal's scores mean little (a hashed bag of words).
+//! - convex mix of min-max normalised scores (`convex`): each signal's candidate scores are
+//!   mapped to 0..=1 by (s − min) / (max − min) over its list, and fused(d) = Σ_s w_s · s'(d) /
+//!   Σ_s w_s (a document missing from a list gets 0 there). Keeps how much better the best
+//!   candidates are, which ranks throw away: with a real embedder it beat every RRF weighting on
+//!   LoCoMo (bench/RESULTS.md).
 use std::collections::HashMap;
 
 use mnemo_core::{CoreError, Hit, MemoryId, Result, SearchMode, SearchQuery};
@@ -10,16 +17,29 @@ use mnemo_core::{CoreError, Hit, MemoryId, Result, SearchMode, SearchQuery};
 use crate::vector::VectorIndex;
 use serde::{Deserialize, Serialize};
 
-/// How lexical and dense rankings are fused (the `[index]` keys `lexical_weight`,
+/// How two signals are combined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FusionMethod {
+    /// Weighted reciprocal-rank fusion.
+    #[default]
+    Rrf,
+    /// Convex mix of min-max normalised scores.
+    Convex,
+}
+
+/// How lexical and dense rankings are fused (the `[index]` keys `fusion`, `lexical_weight`,
 /// `dense_weight`, `rrf_k`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FusionSettings {
+    /// rrf or convex.
+    pub fusion: FusionMethod,
     /// Weight of the lexical (BM25) ranking.
     pub lexical_weight: f32,
     /// Weight of the dense (vector) ranking.
     pub dense_weight: f32,
-    /// The RRF constant k (larger flattens the rank curve).
+    /// The RRF constant k (larger flattens the rank curve; unused by convex).
     pub rrf_k: f32,
 }
 
@@ -29,7 +49,7 @@ impl Default for FusionSettings {
     /// near-ties; equal weights or k = 60 lose to BM25 alone (see mnemo-bench RESULTS.md).
     /// A real embedder deserves a larger dense weight: it is a setting.
     fn default() -> Self {
-        FusionSettings { lexical_weight: 1.0, dense_weight: 0.1, rrf_k: 30.0 }
+        FusionSettings { fusion: FusionMethod::Rrf, lexical_weight: 1.0, dense_weight: 0.1, rrf_k: 30.0 }
     }
 }
 
@@ -82,10 +102,17 @@ pub fn search_by_mode<V: VectorIndex + ?Sized>(
         }
         SearchMode::Hybrid => {
             let depth = fusion_depth(q.limit);
-            let l: Vec<MemoryId> = lexical(depth)?.into_iter().map(|h| h.id).collect();
+            let l = lexical(depth)?;
             // A vector at or below 0 cosine shares nothing with the query: it does not vote.
-            let d: Vec<MemoryId> = dense(depth)?.into_iter().filter(|h| h.score > 0.0).map(|h| h.id).collect();
-            Ok(rrf(&[(fusion.lexical_weight, &l), (fusion.dense_weight, &d)], fusion.rrf_k, q.limit))
+            let d: Vec<Hit> = dense(depth)?.into_iter().filter(|h| h.score > 0.0).collect();
+            Ok(match fusion.fusion {
+                FusionMethod::Rrf => {
+                    let l: Vec<MemoryId> = l.into_iter().map(|h| h.id).collect();
+                    let d: Vec<MemoryId> = d.into_iter().map(|h| h.id).collect();
+                    rrf(&[(fusion.lexical_weight, &l), (fusion.dense_weight, &d)], fusion.rrf_k, q.limit)
+                }
+                FusionMethod::Convex => convex(&[(fusion.lexical_weight, &l), (fusion.dense_weight, &d)], q.limit),
+            })
         }
     }
 }
@@ -117,6 +144,34 @@ pub fn rrf(lists: &[(f32, &[MemoryId])], k: f32, limit: usize) -> Vec<Hit> {
     hits
 }
 
+/// Fuse scored lists `(weight, hits)` by a convex mix of their min-max normalised scores;
+/// returns at most `limit` hits, scores in 0..=1 descending (ties: the higher id first).
+/// Empty lists and zero weights take no part (and do not dilute the others).
+pub fn convex(lists: &[(f32, &[Hit])], limit: usize) -> Vec<Hit> {
+    let total: f32 = lists.iter().filter(|(w, l)| !l.is_empty() && *w > 0.0).map(|(w, _)| *w).sum();
+    if total <= 0.0 {
+        return vec![];
+    }
+    let mut fused: HashMap<MemoryId, f32> = HashMap::new();
+    for (w, hits) in lists {
+        if *w <= 0.0 || hits.is_empty() {
+            continue;
+        }
+        let (lo, hi) =
+            hits.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), h| (lo.min(h.score), hi.max(h.score)));
+        let span = hi - lo;
+        for h in hits.iter() {
+            // One candidate, or all equal: each is as good as the best.
+            let norm = if span > 0.0 { (h.score - lo) / span } else { 1.0 };
+            *fused.entry(h.id).or_insert(0.0) += w * norm;
+        }
+    }
+    let mut out: Vec<Hit> = fused.into_iter().map(|(id, s)| Hit { id, score: (s / total).clamp(0.0, 1.0) }).collect();
+    sort_hits(&mut out);
+    out.truncate(limit);
+    out
+}
+
 /// Sort hits by score descending, ties to the higher id.
 pub fn sort_hits(hits: &mut [Hit]) {
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.id.cmp(&a.id)));
@@ -143,7 +198,33 @@ mod tests {
     fn bad_settings_are_named() {
         let s = FusionSettings { lexical_weight: -1.0, ..Default::default() };
         assert!(s.validate().unwrap_err().to_string().contains("lexical_weight"));
-        let s = FusionSettings { lexical_weight: 0.0, dense_weight: 0.0, rrf_k: 60.0 };
+        let s = FusionSettings { lexical_weight: 0.0, dense_weight: 0.0, rrf_k: 60.0, ..Default::default() };
         assert!(s.validate().is_err());
+    }
+
+    #[test]
+    fn convex_mixes_normalised_scores_by_weight() {
+        let h = |id: i64, score: f32| Hit { id: MemoryId(id), score };
+        let lex = [h(1, 0.9), h(2, 0.5), h(3, 0.1)];
+        let den = [h(3, 0.8), h(2, 0.7), h(4, 0.2)];
+        let f = convex(&[(0.5, &lex), (0.5, &den)], 10);
+        // 1: lex 1.0 → 0.5; 2: lex 0.5, dense (0.7-0.2)/0.6 → 0.25 + 0.4167; 3: 0 + 0.5; 4: 0.
+        assert_eq!(f[0].id, MemoryId(2));
+        assert!((f[0].score - (0.25 + 0.5 * 0.5 / 0.6)).abs() < 1e-5, "{f:?}");
+        assert_eq!(f.last().map(|x| x.id), Some(MemoryId(4)));
+        assert!(f.windows(2).all(|w| w[0].score >= w[1].score));
+        // The dense side alone, weights ignored when the other list is empty.
+        let only = convex(&[(0.9, &[]), (0.1, &den)], 10);
+        assert_eq!(only[0], Hit { id: MemoryId(3), score: 1.0 });
+        assert!(convex(&[(1.0, &[])], 10).is_empty());
+        assert_eq!(convex(&[(1.0, &lex)], 2).len(), 2);
+    }
+
+    #[test]
+    fn the_method_is_chosen_by_config() {
+        let s: FusionSettings = toml::from_str("fusion = \"convex\"\ndense_weight = 0.5").unwrap();
+        assert_eq!(s.fusion, FusionMethod::Convex);
+        assert!(toml::from_str::<FusionSettings>("fusion = \"mean\"").is_err());
+        assert_eq!(FusionSettings::default().fusion, FusionMethod::Rrf);
     }
 }

@@ -8,10 +8,12 @@
 //! packed by RecentOnly (the newest turns that fit), all in one run.
 pub mod data;
 pub mod metrics;
+pub mod timing;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use mnemo_core::engine::{EngineParts, RecallOptions};
 use mnemo_core::registry::{self, IndexContext, Section, StoreContext};
@@ -20,20 +22,22 @@ use mnemo_core::{
     CharTokenCounter, ClientKind, Embedder, Engine, EnginePolicy, Index, MemoryId, MemoryKind, Namespace, NewMemory,
     NewTurn, Provenance, SearchMode, SearchQuery, SimClock, Store, TokenCounter,
 };
-use mnemo_store::fusion::FusionSettings;
+use mnemo_store::fusion::{FusionMethod, FusionSettings};
 use mnemo_store::tantivy_index::TantivySettings;
 use serde_json::json;
 
+use crate::embed_cache::CachedEmbedder;
 use crate::error::{BenchError, Result};
 use crate::report::{provenance_md, table, BenchReport};
-use crate::util::{bar, NoReasoner};
+use crate::util::{bar, percentile, NoReasoner};
 use data::Conversation;
 use metrics::{question_figures, Metric, Table};
+use timing::TimingEmbedder;
 
 /// Arguments of `bench locomo`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct LocomoArgs {
-    /// A LoCoMo-format JSON file (e.g. the LoCoMo dev split, locomo-dev.json).
+    /// A LoCoMo-format JSON file (e.g. the dev split: conversations 0–4 of locomo10.json).
     #[arg(long = "data", alias = "file", value_name = "FILE")]
     pub file: PathBuf,
     /// Token budgets (comma-separated).
@@ -57,6 +61,20 @@ pub struct LocomoArgs {
     /// Override the RRF constant k.
     #[arg(long)]
     pub rrf_k: Option<f32>,
+    /// Override the fusion method: rrf (weighted reciprocal rank) or convex (min-max scores).
+    #[arg(long, value_parser = parse_fusion)]
+    pub fusion: Option<FusionMethod>,
+    /// Cache embeddings in FILE by (model, text) across runs (for tuning; the speed figures of
+    /// a run with cache hits measure the cache and are marked so).
+    #[arg(long, value_name = "FILE")]
+    pub embed_cache: Option<PathBuf>,
+    /// Variant: prefix each turn's text with its session date ("[2023-05-08] Caroline: …").
+    #[arg(long)]
+    pub session_dates: bool,
+    /// Variant: normalise each question before search (drop the question word and auxiliary
+    /// at its start and the trailing "?": "When did Caroline go…?" → "Caroline go…").
+    #[arg(long)]
+    pub query_norm: bool,
     /// Tantivy: stem words (default: the index's default).
     #[arg(long)]
     pub stemming: Option<bool>,
@@ -80,6 +98,10 @@ impl LocomoArgs {
             lexical_weight: None,
             dense_weight: None,
             rrf_k: None,
+            fusion: None,
+            embed_cache: None,
+            session_dates: false,
+            query_norm: false,
             stemming: None,
             conversations: None,
             quiet: false,
@@ -89,6 +111,7 @@ impl LocomoArgs {
     fn fusion(&self) -> FusionSettings {
         let d = FusionSettings::default();
         FusionSettings {
+            fusion: self.fusion.unwrap_or(d.fusion),
             lexical_weight: self.lexical_weight.unwrap_or(d.lexical_weight),
             dense_weight: self.dense_weight.unwrap_or(d.dense_weight),
             rrf_k: self.rrf_k.unwrap_or(d.rrf_k),
@@ -102,6 +125,14 @@ impl LocomoArgs {
         t.insert("lexical_weight".into(), f64::from(f.lexical_weight).into());
         t.insert("dense_weight".into(), f64::from(f.dense_weight).into());
         t.insert("rrf_k".into(), f64::from(f.rrf_k).into());
+        t.insert(
+            "fusion".into(),
+            match f.fusion {
+                FusionMethod::Rrf => "rrf",
+                FusionMethod::Convex => "convex",
+            }
+            .into(),
+        );
         let desc = match self.index.as_str() {
             "brute" => format!("brute (lexical {} dense {} k {})", f.lexical_weight, f.dense_weight, f.rrf_k),
             "tantivy" => {
@@ -109,7 +140,8 @@ impl LocomoArgs {
                 let stemming = self.stemming.unwrap_or(TantivySettings::default().stemming);
                 t.insert("stemming".into(), stemming.into());
                 format!(
-                    "tantivy in RAM (lexical {} dense {} k {} stemming {stemming})",
+                    "tantivy in RAM ({:?} fusion, lexical {} dense {} k {} stemming {stemming})",
+                    f.fusion,
                     f.lexical_weight, f.dense_weight, f.rrf_k
                 )
             }
@@ -127,6 +159,14 @@ fn in_memory_store(clock: Arc<SimClock>) -> Result<Arc<dyn Store>> {
     let t: toml::Table = toml::Table::from_iter([("in_memory".to_string(), true.into())]);
     let section = Section { settings: &t, origin: "bench store", data_dir: Path::new("."), config_dir: Path::new(".") };
     Ok(registry::build_store("sqlite", &StoreContext { section, clock })?)
+}
+
+fn parse_fusion(s: &str) -> std::result::Result<FusionMethod, String> {
+    match s {
+        "rrf" => Ok(FusionMethod::Rrf),
+        "convex" => Ok(FusionMethod::Convex),
+        other => Err(format!("{other:?}: expected rrf or convex")),
+    }
 }
 
 /// The methods compared, with the engine's search mode (None: RecentOnly).
@@ -153,6 +193,16 @@ pub async fn locomo(
     }
     let clock = Arc::new(SimClock::new(mnemo_core::Timestamp::from_millis(0)));
     let (index, index_desc) = args.index(clock.clone(), embedder.clone())?;
+    let cache = match &args.embed_cache {
+        Some(p) => Some(Arc::new(CachedEmbedder::open(embedder.clone(), p)?)),
+        None => None,
+    };
+    let base: Arc<dyn Embedder> = match &cache {
+        Some(c) => c.clone(),
+        None => embedder.clone(),
+    };
+    let timed = Arc::new(TimingEmbedder::new(base));
+    let embedder: Arc<dyn Embedder> = timed.clone();
     let mut policy = EnginePolicy::default();
     // No LoCoMo turn may fade during the benchmark, whatever the recall time.
     policy.kinds.episodic.decays = false;
@@ -179,17 +229,23 @@ pub async fn locomo(
             .turns
             .iter()
             .map(|t| {
+                let content = if args.session_dates {
+                    let date: String = t.at.to_rfc3339().chars().take(10).collect();
+                    format!("[{date}] {}", t.content)
+                } else {
+                    t.content.clone()
+                };
                 let turn = NewTurn {
                     namespace: ns.clone(),
                     source: t.speaker.clone(),
                     at: t.at,
-                    text: t.content.clone(),
+                    text: content.clone(),
                     external_id: Some(t.dia_id.clone()),
                 };
                 let mem = NewMemory {
                     namespace: ns.clone(),
                     kind: MemoryKind::Episodic,
-                    content: t.content.clone(),
+                    content,
                     claim: None,
                     entities: vec![],
                     importance: 0.5,
@@ -207,6 +263,7 @@ pub async fn locomo(
         pb.inc(c.turns.len() as u64);
     }
     pb.finish();
+    let ingest_calls = timed.take();
 
     // Query.
     let total_q: usize = convs.iter().map(|c| c.questions.len()).sum();
@@ -214,6 +271,8 @@ pub async fn locomo(
     let mut tab = Table::default();
     let mut unreachable: HashMap<String, (usize, usize, usize)> = HashMap::new(); // cat → (ids, evidence ids, questions hit)
     let mut no_evidence: HashMap<String, usize> = HashMap::new();
+    let (mut query_embed, mut recall_total, mut recall_embed) = (Vec::new(), Vec::new(), Vec::new());
+    let largest_budget = args.budgets.iter().copied().max().unwrap_or(0);
     for (c, ids) in convs.iter().zip(&ids_of) {
         let ns = namespace_of(c)?;
         let index_of = c.turn_index();
@@ -238,7 +297,9 @@ pub async fn locomo(
                 u.1 += evidence.len();
                 u.2 += usize::from(missing > 0);
             }
-            let qvec = embedder.embed(std::slice::from_ref(&q.question)).await?.into_iter().next();
+            let query = if args.query_norm { normalise_query(&q.question) } else { q.question.clone() };
+            let qvec = embedder.embed(std::slice::from_ref(&query)).await?.into_iter().next();
+            query_embed.extend(timed.take().into_iter().map(|(_, d)| d));
             for (method, mode) in METHODS {
                 let (packed, ranking) = match mode {
                     None => {
@@ -249,7 +310,7 @@ pub async fn locomo(
                             .index()
                             .search(&SearchQuery {
                                 namespace: ns.clone(),
-                                text: q.question.clone(),
+                                text: query.clone(),
                                 embedding: if mode == SearchMode::Lexical { None } else { qvec.clone() },
                                 limit: args.candidates,
                                 mode,
@@ -264,7 +325,15 @@ pub async fn locomo(
                                 candidates: Some(args.candidates),
                                 no_touch: true,
                             };
-                            let pack = engine.recall(&ns, &q.question, &opts).await?;
+                            let _ = timed.take();
+                            let t0 = Instant::now();
+                            let pack = engine.recall(&ns, &query, &opts).await?;
+                            let took = t0.elapsed();
+                            let embed_took: Duration = timed.take().into_iter().map(|(_, d)| d).sum();
+                            if mode == SearchMode::Hybrid && *b == largest_budget {
+                                recall_total.push(took);
+                                recall_embed.push(embed_took);
+                            }
                             packed.push((
                                 *b,
                                 pack.memories().filter_map(|m| ids.get(&m.id).copied()).collect::<HashSet<usize>>(),
@@ -279,10 +348,126 @@ pub async fn locomo(
     }
     pb.finish();
 
-    let rows = rows(&tab, args, &unreachable, &no_evidence);
-    let md =
+    let speed = Speed::of(&ingest_calls, &query_embed, &recall_total, &recall_embed, cache.as_ref().map(|c| c.hits()));
+    let mut rows = rows(&tab, args, &unreachable, &no_evidence);
+    rows.extend(speed.rows(largest_budget));
+    let mut md =
         markdown(&tab, args, &provenance, &index_desc, &unreachable, &no_evidence, convs.len(), total_turns, total_q);
+    md.push_str(&speed.markdown(largest_budget));
     Ok(BenchReport::new(provenance, rows, md))
+}
+
+/// Speed figures of one run.
+struct Speed {
+    /// Texts embedded at ingest, and the time the embedder took for them.
+    ingest_texts: usize,
+    ingest_secs: f64,
+    /// Query-embedding latency (ms): p50, p99, n.
+    query_ms: (f64, f64, usize),
+    /// Hybrid recall latency at the largest budget (ms), with the query embedding: p50, p99.
+    recall_ms: (f64, f64, usize),
+    /// The same, without the time spent embedding the query.
+    recall_no_embed_ms: (f64, f64),
+    /// Texts answered from the embedding cache (then the embedding figures are not the model's).
+    cache_hits: Option<usize>,
+}
+
+impl Speed {
+    fn of(
+        ingest: &[(usize, Duration)],
+        query: &[Duration],
+        recall: &[Duration],
+        recall_embed: &[Duration],
+        cache_hits: Option<usize>,
+    ) -> Self {
+        let ms = |v: Vec<f64>| {
+            let mut v = v;
+            v.sort_by(f64::total_cmp);
+            (percentile(&v, 50.0), percentile(&v, 99.0), v.len())
+        };
+        let q = ms(query.iter().map(|d| d.as_secs_f64() * 1e3).collect());
+        let r = ms(recall.iter().map(|d| d.as_secs_f64() * 1e3).collect());
+        let rn = ms(recall.iter().zip(recall_embed).map(|(t, e)| t.saturating_sub(*e).as_secs_f64() * 1e3).collect());
+        Speed {
+            ingest_texts: ingest.iter().map(|(n, _)| n).sum(),
+            ingest_secs: ingest.iter().map(|(_, d)| d.as_secs_f64()).sum(),
+            query_ms: q,
+            recall_ms: r,
+            recall_no_embed_ms: (rn.0, rn.1),
+            cache_hits,
+        }
+    }
+
+    fn throughput(&self) -> f64 {
+        if self.ingest_secs > 0.0 {
+            self.ingest_texts as f64 / self.ingest_secs
+        } else {
+            f64::NAN
+        }
+    }
+
+    fn rows(&self, budget: usize) -> Vec<serde_json::Value> {
+        let cached = self.cache_hits.unwrap_or(0);
+        vec![
+            json!({"method": "embedder", "category": "all", "metric": "embed_throughput_texts_per_s", "value": self.throughput(), "n": self.ingest_texts, "cache_hits": cached}),
+            json!({"method": "embedder", "category": "all", "metric": "query_embed_ms_p50", "value": self.query_ms.0, "n": self.query_ms.2, "cache_hits": cached}),
+            json!({"method": "embedder", "category": "all", "metric": "query_embed_ms_p99", "value": self.query_ms.1, "n": self.query_ms.2, "cache_hits": cached}),
+            json!({"method": "hybrid", "category": "all", "metric": "recall_ms_p50", "budget": budget, "value": self.recall_ms.0, "n": self.recall_ms.2, "with_query_embedding": true}),
+            json!({"method": "hybrid", "category": "all", "metric": "recall_ms_p99", "budget": budget, "value": self.recall_ms.1, "n": self.recall_ms.2, "with_query_embedding": true}),
+            json!({"method": "hybrid", "category": "all", "metric": "recall_ms_p50", "budget": budget, "value": self.recall_no_embed_ms.0, "n": self.recall_ms.2, "with_query_embedding": false}),
+            json!({"method": "hybrid", "category": "all", "metric": "recall_ms_p99", "budget": budget, "value": self.recall_no_embed_ms.1, "n": self.recall_ms.2, "with_query_embedding": false}),
+        ]
+    }
+
+    fn markdown(&self, budget: usize) -> String {
+        let note = match self.cache_hits {
+            Some(h) if h > 0 => format!(
+                " **{h} texts came from the embedding cache: the embedding figures measure the cache, not the model.**"
+            ),
+            _ => String::new(),
+        };
+        format!(
+            "\n## Speed\n\nEmbedding at ingest: {} texts in {:.1} s of embedder time = **{:.1} texts/s** (batched per conversation).\n\
+             Query embedding (one text): p50 {:.1} ms, p99 {:.1} ms (n = {}).\n\
+             Hybrid recall at budget {budget} (engine.recall, n = {}): p50 {:.1} ms, p99 {:.1} ms with the query embedding; \
+             p50 {:.1} ms, p99 {:.1} ms without it.{note}\n",
+            self.ingest_texts,
+            self.ingest_secs,
+            self.throughput(),
+            self.query_ms.0,
+            self.query_ms.1,
+            self.query_ms.2,
+            self.recall_ms.2,
+            self.recall_ms.0,
+            self.recall_ms.1,
+            self.recall_no_embed_ms.0,
+            self.recall_no_embed_ms.1,
+        )
+    }
+}
+
+/// Drop a leading question word (and the auxiliary after it) and trailing punctuation.
+pub fn normalise_query(q: &str) -> String {
+    const WH: [&str; 9] = ["what", "when", "where", "who", "whom", "which", "why", "how", "whose"];
+    const AUX: [&str; 14] =
+        ["did", "does", "do", "is", "was", "are", "were", "has", "have", "had", "would", "will", "can", "could"];
+    let words: Vec<&str> = q.trim().trim_end_matches(['?', '.', '!', ' ']).split_whitespace().collect();
+    let mut i = 0;
+    if words.first().is_some_and(|w| WH.contains(&w.to_lowercase().as_str())) {
+        i = 1;
+        // "how many", "what kind of": keep the noun phrase, drop only the wh-word.
+        if words.get(i).is_some_and(|w| AUX.contains(&w.to_lowercase().as_str())) {
+            i += 1;
+        }
+    } else if words.first().is_some_and(|w| AUX.contains(&w.to_lowercase().as_str())) {
+        i = 1;
+    }
+    let rest = words[i.min(words.len())..].join(" ");
+    if rest.is_empty() {
+        q.to_string()
+    } else {
+        rest
+    }
 }
 
 /// The namespace of a conversation: `locomo-<sample_id>` (sanitised).
@@ -434,4 +619,21 @@ fn markdown(
         s.push_str(&format!("Notes:\n\n- {}\n", notes.join("\n- ")));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalise_query;
+
+    #[test]
+    fn question_words_are_dropped_and_the_rest_kept() {
+        assert_eq!(
+            normalise_query("When did Caroline go to the LGBTQ support group?"),
+            "Caroline go to the LGBTQ support group"
+        );
+        assert_eq!(normalise_query("What is Melanie's hobby?"), "Melanie's hobby");
+        assert_eq!(normalise_query("How many kids does Mel have?"), "many kids does Mel have");
+        assert_eq!(normalise_query("Did Jon open a studio?"), "Jon open a studio");
+        assert_eq!(normalise_query("Why?"), "Why?");
+    }
 }

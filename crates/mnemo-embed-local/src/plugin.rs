@@ -1,0 +1,68 @@
+//! Registration: `[embedder] kind = "local"`.
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mnemo_core::registry::{BuildContext, Component, Role};
+use mnemo_core::CoreError;
+use serde::Deserialize;
+
+use crate::embedder::{LocalEmbedder, LocalSettings, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS};
+
+/// Settings of `[embedder] kind = "local"`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    /// Catalogue name.
+    #[serde(default = "default_model")]
+    model: String,
+    /// Model directory (absolute, or relative to the working directory); default: the models
+    /// directory's `<model>`.
+    dir: Option<String>,
+    #[serde(default = "default_batch")]
+    batch_size: i64,
+    #[serde(default = "default_max_tokens")]
+    max_tokens: i64,
+}
+
+fn default_model() -> String {
+    mnemo_models::MINILM.name.to_string()
+}
+fn default_batch() -> i64 {
+    DEFAULT_BATCH_SIZE as i64
+}
+fn default_max_tokens() -> i64 {
+    DEFAULT_MAX_TOKENS as i64
+}
+
+fn build_local_embedder(ctx: &BuildContext<'_>) -> mnemo_core::Result<Component> {
+    let s: Settings = ctx.settings()?;
+    let origin = ctx.origin;
+    let spec = mnemo_models::find(&s.model).ok_or_else(|| {
+        CoreError::Config(format!(
+            "{origin}: model = {:?} is not a known local model; known: {}",
+            s.model,
+            mnemo_models::CATALOGUE.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    let dir = match s.dir.filter(|d| !d.trim().is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => mnemo_models::model_dir(
+            spec,
+            &mnemo_models::models_root().map_err(|e| CoreError::Config(format!("{origin}: {e}")))?,
+        ),
+    };
+    let batch_size = usize::try_from(s.batch_size)
+        .map_err(|_| CoreError::Config(format!("{origin}: batch_size = {} must be positive", s.batch_size)))?;
+    let max_tokens = usize::try_from(s.max_tokens)
+        .map_err(|_| CoreError::Config(format!("{origin}: max_tokens = {} must be positive", s.max_tokens)))?;
+    let settings = LocalSettings { batch_size, max_tokens, ..LocalSettings::of(spec, dir) };
+    let e = LocalEmbedder::load(&settings).map_err(|e| CoreError::Config(format!("{origin}: {}", e.chain())))?;
+    Ok(Component::Embedder(Arc::new(e)))
+}
+
+mnemo_core::register_plugin!(
+    Role::Embedder,
+    "local",
+    "sentence-transformers model on the CPU (candle; all-MiniLM-L6-v2, 384 dims); offline, files from `mnemo models fetch minilm`",
+    build_local_embedder
+);

@@ -1,0 +1,42 @@
+//! Without the model files the embedder refuses to build, naming the fetch command.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use std::sync::Arc;
+
+use mnemo_core::registry::{self, BuildContext, Role};
+use mnemo_core::SimClock;
+
+fn build(settings: &str) -> mnemo_core::Result<registry::Component> {
+    mnemo_embed_local::link();
+    let data = tempfile::tempdir().unwrap();
+    let settings: toml::Table = toml::from_str(settings).unwrap();
+    let ctx = BuildContext {
+        settings: &settings,
+        origin: "test [embedder]",
+        data_dir: data.path(),
+        clock: Arc::new(SimClock::new(mnemo_core::Timestamp::from_millis(0))),
+        store: None,
+        embedder: None,
+        grounders: vec![],
+    };
+    registry::build(Role::Embedder, "local", &ctx)
+}
+
+#[test]
+fn a_missing_model_names_the_fetch_command() {
+    let empty = tempfile::tempdir().unwrap();
+    let dir = empty.path().display().to_string().replace('\\', "/");
+    let err = build(&format!("dir = {dir:?}")).err().expect("no model, no embedder").to_string();
+    assert!(err.contains("mnemo models fetch minilm"), "{err}");
+    assert!(err.contains("config.json"), "names the missing file: {err}");
+    assert!(err.contains("test [embedder]"), "names the config origin: {err}");
+}
+
+#[test]
+fn bad_settings_are_named() {
+    let err = build("model = \"gpt-9\"").err().unwrap().to_string();
+    assert!(err.contains("gpt-9") && err.contains("minilm"), "{err}");
+    let err = build("batch_size = 0\ndir = \"/nonexistent\"").err().unwrap().to_string();
+    assert!(err.contains("batch_size"), "{err}");
+    let err = build("colour = \"red\"").err().unwrap().to_string();
+    assert!(err.contains("colour"), "{err}");
+}

