@@ -10,9 +10,9 @@
 pub mod assess;
 pub mod config;
 pub mod error;
+mod index_embedder;
 pub mod lock;
 pub mod plugins;
-mod index_embedder;
 pub mod runtime;
 pub mod unextracted;
 pub mod verdict;

@@ -9,7 +9,9 @@ pub fn link() {
 pub fn link() {}
 
 #[cfg(not(feature = "local-embedder"))]
-fn not_built(ctx: &mnemo_core::registry::BuildContext<'_>) -> mnemo_core::Result<mnemo_core::registry::Component> {
+fn not_built(
+    ctx: &mnemo_core::registry::EmbedderContext<'_>,
+) -> mnemo_core::Result<std::sync::Arc<dyn mnemo_core::Embedder>> {
     Err(mnemo_core::CoreError::Config(format!(
         "{}: kind = \"local\": this mnemo binary was built without the local embedder; rebuild it with \
          `cargo build --release -p mnemo-cli --features local-embedder` (or `cargo run --features local-embedder --bin mnemo -- …`)",
@@ -18,8 +20,7 @@ fn not_built(ctx: &mnemo_core::registry::BuildContext<'_>) -> mnemo_core::Result
 }
 
 #[cfg(not(feature = "local-embedder"))]
-mnemo_core::register_plugin!(
-    mnemo_core::registry::Role::Embedder,
+mnemo_core::register_embedder!(
     "local",
     "NOT BUILT in this binary: sentence-transformers on the CPU; rebuild with --features local-embedder",
     not_built

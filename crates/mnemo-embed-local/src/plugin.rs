@@ -2,8 +2,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use mnemo_core::registry::{BuildContext, Component, Role};
+use mnemo_core::registry::EmbedderContext;
 use mnemo_core::CoreError;
+use mnemo_core::Embedder;
 use serde::Deserialize;
 
 use crate::embedder::{LocalEmbedder, LocalSettings, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS};
@@ -34,7 +35,7 @@ fn default_max_tokens() -> i64 {
     DEFAULT_MAX_TOKENS as i64
 }
 
-fn build_local_embedder(ctx: &BuildContext<'_>) -> mnemo_core::Result<Component> {
+fn build_local_embedder(ctx: &EmbedderContext<'_>) -> mnemo_core::Result<Arc<dyn Embedder>> {
     let s: Settings = ctx.settings()?;
     let origin = ctx.origin;
     let spec = mnemo_models::find(&s.model).ok_or_else(|| {
@@ -45,7 +46,7 @@ fn build_local_embedder(ctx: &BuildContext<'_>) -> mnemo_core::Result<Component>
         ))
     })?;
     let dir = match s.dir.filter(|d| !d.trim().is_empty()) {
-        Some(d) => PathBuf::from(d),
+        Some(d) => ctx.config_path(&d)?,
         None => mnemo_models::model_dir(
             spec,
             &mnemo_models::models_root().map_err(|e| CoreError::Config(format!("{origin}: {e}")))?,
@@ -57,11 +58,10 @@ fn build_local_embedder(ctx: &BuildContext<'_>) -> mnemo_core::Result<Component>
         .map_err(|_| CoreError::Config(format!("{origin}: max_tokens = {} must be positive", s.max_tokens)))?;
     let settings = LocalSettings { batch_size, max_tokens, ..LocalSettings::of(spec, dir) };
     let e = LocalEmbedder::load(&settings).map_err(|e| CoreError::Config(format!("{origin}: {}", e.chain())))?;
-    Ok(Component::Embedder(Arc::new(e)))
+    Ok(Arc::new(e))
 }
 
-mnemo_core::register_plugin!(
-    Role::Embedder,
+mnemo_core::register_embedder!(
     "local",
     "sentence-transformers model on the CPU (candle; all-MiniLM-L6-v2, 384 dims); offline, files from `mnemo models fetch minilm`",
     build_local_embedder

@@ -107,6 +107,18 @@ pub async fn run_eval_with_progress(
             runs.push(run);
         }
     }
+    // The models that really answered, as the answers said: they replace what the wired
+    // components announced before the run (a live or replayed model may echo another name).
+    let echoed: std::collections::BTreeSet<&str> =
+        runs.iter().flat_map(|r: &ScenarioRun| r.echoed_models.iter().map(String::as_str)).collect();
+    if !echoed.is_empty() {
+        let clients: std::collections::BTreeSet<&str> =
+            echoed.iter().filter_map(|e| e.split_once(':')).map(|(c, _)| c).collect();
+        let models: std::collections::BTreeSet<&str> =
+            echoed.iter().filter_map(|e| e.split_once(':')).map(|(_, m)| m).collect();
+        provenance.client = clients.into_iter().collect::<Vec<_>>().join(",");
+        provenance.model = models.into_iter().collect::<Vec<_>>().join(",");
+    }
     if provenance.config_hash.is_empty() {
         let joined: Vec<&str> = configs.iter().map(|(i, _)| i.hash.as_str()).collect();
         provenance.config_hash = fnv1a_hex(joined.join(",").as_bytes());

@@ -120,4 +120,7 @@ pub struct ScenarioRun {
     pub config_hash: String,
     /// Mnemo first, then naive_rag, recent_only.
     pub systems: Vec<SystemOutcome>,
+    /// Who answered the extraction calls, as each answer said (`client:model`), sorted, once
+    /// each: the run's provenance is taken from these, never from config.
+    pub echoed_models: Vec<String>,
 }

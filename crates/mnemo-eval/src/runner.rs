@@ -86,6 +86,7 @@ pub async fn run_scenario_with(
     let mut mnemo: Vec<ProbeOutcome> = Vec::new();
     let mut base: BTreeMap<Baseline, Vec<ProbeOutcome>> = BTreeMap::new();
     let mut last_swept: Option<Timestamp> = None;
+    let mut echoed: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for (at, phase, i) in timeline(s) {
         clock.set(at);
         if last_swept != Some(at) {
@@ -99,7 +100,9 @@ pub async fn run_scenario_with(
             let what = format!("{}:{}: events[{i}]", s.file.display(), ev.line);
             match &ev.action {
                 Action::Say { source, text } => {
-                    engine.remember(&ev.namespace, source, text).await.map_err(|e| cx.fail(what.clone(), e))?;
+                    let report =
+                        engine.remember(&ev.namespace, source, text).await.map_err(|e| cx.fail(what.clone(), e))?;
+                    echoed.insert(format!("{}:{}", report.model.client.as_str(), report.model.model));
                     let vector = embed(&engine, text).await.map_err(|e| cx.fail(what, e))?;
                     transcript.push(ChatTurn {
                         seq: transcript.len(),
@@ -146,6 +149,7 @@ pub async fn run_scenario_with(
         config: config_name.to_string(),
         config_hash: cfg.hash(),
         systems,
+        echoed_models: echoed.into_iter().collect(),
     })
 }
 

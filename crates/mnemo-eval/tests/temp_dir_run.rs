@@ -121,6 +121,11 @@ async fn a_new_scenario_directory_runs_under_two_configs() {
     assert_eq!(out.configs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), vec!["small", "big"]);
     assert!(out.mnemo_passed_all(), "{}", out.failures_markdown());
     assert!(!out.provenance.config_hash.is_empty());
+    // The provenance says who answered, as the answers said: the announced "fake" is replaced
+    // by the model string the fake model echoed.
+    assert_eq!(out.provenance.model, "fake-qwen");
+    assert_eq!(out.provenance.client, "fake");
+    assert!(out.runs.iter().all(|r| r.echoed_models == vec!["fake:fake-qwen".to_string()]));
 
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["provenance"]["run_id"], "r1");

@@ -141,8 +141,7 @@ impl LocomoArgs {
                 t.insert("stemming".into(), stemming.into());
                 format!(
                     "tantivy in RAM ({:?} fusion, lexical {} dense {} k {} stemming {stemming})",
-                    f.fusion,
-                    f.lexical_weight, f.dense_weight, f.rrf_k
+                    f.fusion, f.lexical_weight, f.dense_weight, f.rrf_k
                 )
             }
             other => return Err(BenchError::Arg(format!("--index {other:?}: expected tantivy or brute"))),
