@@ -129,7 +129,12 @@ impl IndexSettings {
     }
 
     fn fusion(&self) -> FusionSettings {
-        FusionSettings { lexical_weight: self.lexical_weight, dense_weight: self.dense_weight, rrf_k: self.rrf_k }
+        FusionSettings {
+            lexical_weight: self.lexical_weight,
+            dense_weight: self.dense_weight,
+            rrf_k: self.rrf_k,
+            ..FusionSettings::default()
+        }
     }
 }
 
