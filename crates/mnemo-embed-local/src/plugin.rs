@@ -1,5 +1,4 @@
 //! Registration: `[embedder] kind = "local"`.
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use mnemo_core::registry::EmbedderContext;

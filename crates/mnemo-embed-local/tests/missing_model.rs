@@ -2,23 +2,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::sync::Arc;
 
-use mnemo_core::registry::{self, BuildContext, Role};
-use mnemo_core::SimClock;
+use mnemo_core::registry::{self, EmbedderContext, Section};
+use mnemo_core::Embedder;
 
-fn build(settings: &str) -> mnemo_core::Result<registry::Component> {
+fn build(settings: &str) -> mnemo_core::Result<Arc<dyn Embedder>> {
     mnemo_embed_local::link();
     let data = tempfile::tempdir().unwrap();
     let settings: toml::Table = toml::from_str(settings).unwrap();
-    let ctx = BuildContext {
-        settings: &settings,
-        origin: "test [embedder]",
-        data_dir: data.path(),
-        clock: Arc::new(SimClock::new(mnemo_core::Timestamp::from_millis(0))),
-        store: None,
-        embedder: None,
-        grounders: vec![],
-    };
-    registry::build(Role::Embedder, "local", &ctx)
+    let section =
+        Section { settings: &settings, origin: "test [embedder]", data_dir: data.path(), config_dir: data.path() };
+    registry::build_embedder("local", &EmbedderContext { section })
 }
 
 #[test]
