@@ -3,6 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
 
+// The built-in kinds the runtime assembles (the binary links them; the agent library does not).
+use mnemo_llm as _;
+use mnemo_store as _;
 use std::sync::Arc;
 
 use mnemo_agent::{Config, Runtime};

@@ -132,8 +132,16 @@ impl Assessor for GroundingAssessor {
                 }
                 _ => {
                     let t = provenance_trust(m, now, self.settings.confirm_half_life_days);
+                    // The claim the task is about, which its system of record failed to check
+                    // this time, rests on one voice only: not enough to act on (a corroborated
+                    // one keeps its provenance trust).
+                    let uncheckable = about_task && !found.faults.is_empty() && m.sources.len() < 2;
+                    let t = if uncheckable { 0.0 } else { t };
                     let unverified = if found.faults.is_empty() {
                         String::new()
+                    } else if uncheckable {
+                        let f: Vec<String> = found.faults.iter().map(|(s, w)| format!("{s} {w}")).collect();
+                        format!("unverified this recall ({}) and single-source: trust 0; ", f.join("; "))
                     } else {
                         let f: Vec<String> = found.faults.iter().map(|(s, w)| format!("{s} {w}")).collect();
                         format!("unverified this recall ({}); ", f.join("; "))
