@@ -4,6 +4,8 @@
 use mnemo_llm as _;
 use mnemo_store as _;
 use mnemo_tools as _;
+// The plugin-host tests build plugin libraries the same way: one helper for both.
+#[path = "../../mnemo-plugin-host/tests/support/mod.rs"]
 mod support;
 
 use std::sync::Arc;
