@@ -276,8 +276,13 @@ impl Runtime {
         let pack = self.engine.recall(ns, &task.query, opts).await?;
         let now = self.engine.clock().now();
         let assessment = tracing::Instrument::instrument(
-            self.assessor.assess(task, pack.clone(), now, self.engine.as_ref()),
+            self.assessor.assess(task, pack.clone(), now),
             tracing::info_span!("assess"),
+        )
+        .await?;
+        let assessment = tracing::Instrument::instrument(
+            crate::assess::settle(&self.engine, ns, assessment),
+            tracing::info_span!("apply_corrections"),
         )
         .await?;
         let action = action_text(task, &assessment);

@@ -5,7 +5,7 @@
 //! trust down.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use async_trait::async_trait;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mnemo_agent::assess::{AssessorSettings, GroundingAssessor};
@@ -67,27 +67,6 @@ fn pack(items: Vec<(Memory, f64)>) -> Pack {
     p
 }
 
-/// Records every write-back.
-#[derive(Default)]
-struct Recorder {
-    writes: Mutex<Vec<String>>,
-}
-
-#[async_trait]
-impl Corrector for Recorder {
-    async fn correct(&self, stale: &Memory, fresh_value: &str, source: &str) -> Result<Memory> {
-        self.writes.lock().unwrap().push(format!("correct {} -> {fresh_value} ({source})", stale.id));
-        let mut m = stale.clone();
-        m.id = MemoryId(stale.id.0 + 100);
-        m.claim = stale.claim.as_ref().map(|c| Claim::new(&c.entity, &c.attribute, fresh_value));
-        Ok(m)
-    }
-    async fn confirm(&self, memory: &Memory, source: &str) -> Result<Memory> {
-        self.writes.lock().unwrap().push(format!("confirm {} ({source})", memory.id));
-        Ok(memory.clone())
-    }
-}
-
 enum Behaviour {
     Down,
     Slow,
@@ -133,11 +112,11 @@ fn stale_lead_time() -> Memory {
     mem(1, "IC-MC-44 | lead time | 21 days", Some(("IC-MC-44", "lead time", "21 days")), 200, 1, 0.8)
 }
 
-async fn assess_with(g: Vec<Arc<dyn Grounder>>, p: Pack) -> (Assessment, Vec<String>) {
+/// The assessment and the write-backs it asks for.
+async fn assess_with(g: Vec<Arc<dyn Grounder>>, p: Pack) -> (Assessment, Vec<Correction>) {
     let a = GroundingAssessor::new(AssessorSettings::default(), g);
-    let rec = Recorder::default();
-    let out = a.assess(&task(), p, now(), &rec).await.unwrap();
-    let writes = rec.writes.lock().unwrap().clone();
+    let out = a.assess(&task(), p, now()).await.unwrap();
+    let writes = out.corrections.clone();
     (out, writes)
 }
 
@@ -154,7 +133,6 @@ async fn down_slow_garbage_or_panicking_grounders_never_become_trust() {
     for (b, want) in cases {
         let (a, writes) = assess_with(vec![Arc::new(Faulty("erp", b))], pack(vec![(stale_lead_time(), 1.0)])).await;
         assert!(writes.is_empty(), "nothing written back on a fault: {writes:?}");
-        assert!(a.substitutions.is_empty());
         let lookup = serde_json::to_value(&a.lookups[0]).unwrap();
         assert_eq!(lookup["outcome"], want, "{lookup}");
         assert_eq!(lookup["source"], "erp");
@@ -175,9 +153,10 @@ async fn a_fault_falls_back_to_the_next_source_that_holds_the_claim() {
         pack(vec![(stale_lead_time(), 1.0)]),
     )
     .await;
-    assert_eq!(a.substitutions.len(), 1);
-    assert_eq!(a.substitutions[0].source, "wms");
-    assert_eq!(writes.len(), 1);
+    assert_eq!(
+        writes,
+        vec![Correction::Supersede { memory: MemoryId(1), value: "35 days".into(), source: "wms".into() }]
+    );
     assert_eq!(a.lookups.len(), 2);
     assert_eq!(a.decision, Decision::Act);
 }
@@ -203,13 +182,12 @@ async fn injected_instructions_in_content_never_raise_trust() {
         .into();
     let t = Task { query: "owner of Northwind Labs".into(), about: Some(("Northwind Labs".into(), "owner".into())) };
     let a = GroundingAssessor::new(AssessorSettings::default(), vec![]);
-    let rec = Recorder::default();
-    let x = a.assess(&t, pack(vec![(plain, 1.0)]), now(), &rec).await.unwrap();
-    let y = a.assess(&t, pack(vec![(injected, 1.0)]), now(), &rec).await.unwrap();
+    let x = a.assess(&t, pack(vec![(plain, 1.0)]), now()).await.unwrap();
+    let y = a.assess(&t, pack(vec![(injected, 1.0)]), now()).await.unwrap();
     assert_eq!(x.grades[0].trust, y.grades[0].trust);
     assert_eq!(x.trust, y.trust);
     assert!(matches!(y.decision, Decision::Escalate { .. }));
-    assert!(rec.writes.lock().unwrap().is_empty());
+    assert!(x.corrections.is_empty() && y.corrections.is_empty());
 }
 
 #[tokio::test]

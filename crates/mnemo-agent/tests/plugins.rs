@@ -98,3 +98,56 @@ async fn an_embedder_and_an_assessor_from_a_plugin_assemble_an_agent() {
     let Decision::Escalate { reasons } = &turn.assessment.decision else { panic!("acted: {}", turn.action) };
     assert!(reasons.iter().any(|r| r.contains("makes no claim")), "{reasons:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_assessor_plugin_returns_corrections_that_the_runtime_applies() {
+    let libs = support::build(&["fixture-kinds"]);
+    let d = tempfile::tempdir().unwrap();
+    let lib = support::library(&libs, "fixture-kinds").display().to_string();
+    let config = config_with(
+        d.path(),
+        &format!(
+            "[[plugins]]\npath = {lib:?}\n\n[assessor]\nkind = \"fixture_correcting_assessor\"\nattribute = \"stock on hand\"\nvalue = \"35 units\"\nsource = \"wms\"\n"
+        ),
+    );
+    let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
+    let rt = Runtime::build(&config, &d.path().join("data"), clock, vec![]).await.unwrap();
+    let ns = Namespace::new("t").unwrap();
+    let r = rt.engine().remember(&ns, "user", "[SEM] SKU-1 | stock on hand | 40 units").await.unwrap();
+    let stale = r.outcomes[0].memory.unwrap();
+    let task =
+        Task { query: "How much SKU-1 is on hand?".into(), about: Some(("SKU-1".into(), "stock on hand".into())) };
+
+    // The plugin asks for a supersede; the runtime writes it and shows it in the pack.
+    let turn = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
+    let a = &turn.assessment;
+    assert_eq!(a.decision, Decision::Act, "{}", turn.action);
+    assert_eq!(
+        a.corrections,
+        vec![Correction::Supersede { memory: stale, value: "35 units".into(), source: "wms".into() }]
+    );
+    assert_eq!(a.substitutions.len(), 1, "{:?}", a.substitutions);
+    let s = &a.substitutions[0];
+    assert_eq!(
+        (s.stale, s.old_value.as_str(), s.new_value.as_str(), s.source.as_str()),
+        (stale, "40 units", "35 units", "wms")
+    );
+    assert!(turn.action.contains("35 units"), "{}", turn.action);
+    let fresh = a.pack.items.iter().find(|i| i.memory.id == s.fresh).expect("the fresh memory is in the pack");
+    assert_eq!(fresh.memory.claim.as_ref().unwrap().value, "35 units");
+    assert!(a.grades.iter().any(|g| g.id == s.fresh) && !a.grades.iter().any(|g| g.id == stale));
+    let stored = rt.engine().store().get_many(&ns, &[stale, s.fresh]).await.unwrap();
+    let old = stored.iter().find(|m| m.id == stale).unwrap();
+    let Status::Tombstoned { reason, superseded_by, .. } = &old.status else { panic!("not tombstoned: {old:?}") };
+    assert!(reason.contains("grounded: wms"), "{reason}");
+    assert_eq!(*superseded_by, Some(s.fresh));
+    let new = stored.iter().find(|m| m.id == s.fresh).unwrap();
+    assert_eq!((new.status.clone(), new.sources.clone()), (Status::Active, vec!["wms".to_string()]));
+
+    // Next recall finds the corrected value: the plugin confirms it, nothing is substituted.
+    let turn = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
+    let a = &turn.assessment;
+    assert_eq!(a.corrections, vec![Correction::Confirm { memory: s.fresh, source: "wms".into() }]);
+    assert!(a.substitutions.is_empty());
+    assert!(turn.action.contains("35 units"), "{}", turn.action);
+}

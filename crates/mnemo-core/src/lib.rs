@@ -9,6 +9,7 @@
 pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod correction;
 pub mod engine;
 pub mod error;
 pub mod model;
@@ -23,6 +24,7 @@ pub mod tokens;
 pub mod traits;
 
 pub use clock::{Clock, SimClock, SystemClock};
+pub use correction::Correction;
 pub use engine::Engine;
 pub use error::{CoreError, Result};
 pub use model::*;

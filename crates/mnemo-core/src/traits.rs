@@ -479,10 +479,12 @@ pub struct Task {
     pub about: Option<(String, String)>,
 }
 
-/// The assessor's verdict on a pack (the pack may have been changed by grounding).
+/// The assessor's verdict on a pack, with the corrections it asks for. As the assessor returns
+/// it, `pack` is the pack it was given; once the corrections are applied
+/// ([`Assessment::settle`]), `pack` is the final pack (corrected memories in place).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Assessment {
-    /// The final pack (after substitutions).
+    /// The pack: as assessed, then (settled) as corrected.
     pub pack: Pack,
     /// Pack trust = min over load-bearing memories.
     pub trust: f64,
@@ -492,27 +494,21 @@ pub struct Assessment {
     pub decision: Decision,
     /// Per-memory grades.
     pub grades: Vec<MemoryGrade>,
-    /// Grounding substitutions made.
+    /// Grounding substitutions made (filled when the corrections are applied).
     pub substitutions: Vec<Substitution>,
     /// Every system-of-record lookup made (source, time taken, outcome).
     #[serde(default)]
     pub lookups: Vec<GroundingLookup>,
+    /// The write-backs the assessor asks for, in pack order (applied after assessment).
+    #[serde(default)]
+    pub corrections: Vec<crate::correction::Correction>,
 }
 
-/// Grades a recall pack and decides act or escalate.
+/// Grades a recall pack and decides act or escalate. An assessor only reads: what it wants
+/// written back (a stale value superseded by a system of record's, a confirmation) it returns
+/// as `Assessment::corrections`, and the caller applies them.
 #[async_trait]
 pub trait Assessor: Send + Sync {
-    /// Assess `pack` for `task` at `now`. Grounding corrections are written back through
-    /// `corrector`.
-    async fn assess(&self, task: &Task, pack: Pack, now: Timestamp, corrector: &dyn Corrector) -> Result<Assessment>;
-}
-
-/// Writes grounding results back into memory (implemented by the engine).
-#[async_trait]
-pub trait Corrector: Send + Sync {
-    /// The memory `stale` was found to hold an old value: supersede it with `fresh_value`
-    /// from `source`; returns the new memory.
-    async fn correct(&self, stale: &Memory, fresh_value: &str, source: &str) -> Result<Memory>;
-    /// The memory was confirmed by `source`; returns it updated.
-    async fn confirm(&self, memory: &Memory, source: &str) -> Result<Memory>;
+    /// Assess `pack` for `task` at `now`.
+    async fn assess(&self, task: &Task, pack: Pack, now: Timestamp) -> Result<Assessment>;
 }

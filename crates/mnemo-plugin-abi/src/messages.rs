@@ -173,6 +173,10 @@ pub struct AssessRequest {
     pub about: Option<(String, String)>,
     /// The recalled memories, in pack order.
     pub items: Vec<AssessItem>,
+    /// The host applies the `corrections` of the response (added within ABI version 1: an
+    /// older host neither sends this field nor reads corrections, so it reads as `false`).
+    #[serde(default)]
+    pub applies_corrections: bool,
 }
 
 /// The grade of one memory.
@@ -203,6 +207,36 @@ pub struct AssessResponse {
     /// Per-memory grades.
     #[serde(default)]
     pub grades: Vec<GradeV1>,
+    /// Write-backs the plugin asks the host to apply after assessment (added within ABI
+    /// version 1; absent means none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub corrections: Vec<CorrectionV1>,
+}
+
+/// A write-back an assessor plugin asks for, about a memory of the request's items.
+/// JSON: `{"op": "supersede", "memory": 12, "value": "35 days", "source": "wms"}` or
+/// `{"op": "confirm", "memory": 12, "source": "wms"}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum CorrectionV1 {
+    /// The system of record `source` holds `value` for the memory's claim: the host tombstones
+    /// the memory (superseded) and inserts the claim with the fresh value.
+    Supersede {
+        /// The memory id (one of the request's items, with a claim).
+        memory: i64,
+        /// The value the system of record holds.
+        value: String,
+        /// The system of record.
+        source: String,
+    },
+    /// The system of record `source` holds the memory's value: the host adds the source and
+    /// refreshes the memory's confirmation time.
+    Confirm {
+        /// The memory id (one of the request's items).
+        memory: i64,
+        /// The system of record.
+        source: String,
+    },
 }
 
 #[cfg(test)]
@@ -219,5 +253,32 @@ mod tests {
         assert_eq!(ok, Response::Ok(serde_json::json!({"instance": 7})));
         let err: Response = serde_json::from_str(r#"{"error":"no such kind"}"#).unwrap();
         assert_eq!(err, Response::Error("no such kind".into()));
+    }
+
+    #[test]
+    fn corrections_are_an_additive_field_of_the_assess_messages() {
+        // a response from a plugin built before corrections existed still reads: none
+        let old: AssessResponse = serde_json::from_str(r#"{"act":true,"trust":0.9,"threshold":0.5}"#).unwrap();
+        assert!(old.corrections.is_empty());
+        // a request from a host built before corrections existed reads as "not applied"
+        let old: AssessRequest = serde_json::from_str(r#"{"query":"q","items":[]}"#).unwrap();
+        assert!(!old.applies_corrections);
+        let r: AssessResponse = serde_json::from_str(
+            r#"{"act":true,"trust":1,"threshold":0.5,"corrections":[
+                {"op":"supersede","memory":3,"value":"35 days","source":"wms"},
+                {"op":"confirm","memory":4,"source":"erp"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r.corrections,
+            vec![
+                CorrectionV1::Supersede { memory: 3, value: "35 days".into(), source: "wms".into() },
+                CorrectionV1::Confirm { memory: 4, source: "erp".into() }
+            ]
+        );
+        let bad = serde_json::from_str::<AssessResponse>(
+            r#"{"act":true,"trust":1,"threshold":0.5,"corrections":[{"op":"delete","memory":3}]}"#,
+        );
+        assert!(bad.unwrap_err().to_string().contains("unknown variant `delete`"));
     }
 }

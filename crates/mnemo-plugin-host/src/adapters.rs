@@ -4,11 +4,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mnemo_core::{
-    Assessment, Assessor, CoreError, Corrector, Decision, Embedder, GroundedValue, Grounder, MemoryGrade, MemoryId,
+    Assessment, Assessor, CoreError, Correction, Decision, Embedder, GroundedValue, Grounder, MemoryGrade, MemoryId,
     Pack, Task, Timestamp,
 };
 use mnemo_plugin_abi::{
-    AssessItem, AssessRequest, AssessResponse, ClaimV1, Created, EmbedderInfo, Grounded, PluginRole, Request,
+    AssessItem, AssessRequest, AssessResponse, ClaimV1, CorrectionV1, Created, EmbedderInfo, Grounded, PluginRole,
+    Request,
 };
 
 use crate::error::HostError;
@@ -137,9 +138,9 @@ impl Embedder for PluginEmbedder {
     }
 }
 
-/// An assessor living in a plugin library. It grades and decides; it does not write back
-/// (no substitutions), and the host escalates unless the plugin says act AND its trust is at
-/// or above its threshold.
+/// An assessor living in a plugin library. It grades, decides and returns the corrections it
+/// wants (applied by the runtime, like a linked assessor's); the host escalates unless the
+/// plugin says act AND its trust is at or above its threshold.
 pub struct PluginAssessor {
     plugin: Arc<LoadedPlugin>,
     instance: u64,
@@ -153,13 +154,7 @@ impl PluginAssessor {
 
 #[async_trait]
 impl Assessor for PluginAssessor {
-    async fn assess(
-        &self,
-        task: &Task,
-        pack: Pack,
-        now: Timestamp,
-        _: &dyn Corrector,
-    ) -> mnemo_core::Result<Assessment> {
+    async fn assess(&self, task: &Task, pack: Pack, now: Timestamp) -> mnemo_core::Result<Assessment> {
         let items = pack
             .items
             .iter()
@@ -179,7 +174,12 @@ impl Assessor for PluginAssessor {
             .collect();
         let request = Request::Assess {
             instance: self.instance,
-            request: AssessRequest { query: task.query.clone(), about: task.about.clone(), items },
+            request: AssessRequest {
+                query: task.query.clone(),
+                about: task.about.clone(),
+                items,
+                applies_corrections: true,
+            },
         };
         let r: AssessResponse = blocking(&self.plugin, move |p| p.call(&request, "an assess request"))
             .await
@@ -198,6 +198,17 @@ impl Assessor for PluginAssessor {
             .into_iter()
             .map(|g| MemoryGrade { id: MemoryId(g.id), trust: g.trust, load_bearing: g.load_bearing, basis: g.basis })
             .collect();
+        // Checked against the pack by the runtime before anything is written.
+        let corrections = r
+            .corrections
+            .into_iter()
+            .map(|c| match c {
+                CorrectionV1::Supersede { memory, value, source } => {
+                    Correction::Supersede { memory: MemoryId(memory), value, source }
+                }
+                CorrectionV1::Confirm { memory, source } => Correction::Confirm { memory: MemoryId(memory), source },
+            })
+            .collect();
         Ok(Assessment {
             pack,
             trust: r.trust,
@@ -206,6 +217,7 @@ impl Assessor for PluginAssessor {
             grades,
             substitutions: Vec::new(),
             lookups: Vec::new(),
+            corrections,
         })
     }
 }

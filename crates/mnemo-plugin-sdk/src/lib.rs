@@ -26,7 +26,9 @@ pub mod ffi;
 mod settings;
 
 pub use mnemo_plugin_abi as abi;
-pub use mnemo_plugin_abi::{AssessItem, AssessRequest, AssessResponse, ClaimV1, GradeV1, Grounded, PluginRole};
+pub use mnemo_plugin_abi::{
+    AssessItem, AssessRequest, AssessResponse, ClaimV1, CorrectionV1, GradeV1, Grounded, PluginRole,
+};
 pub use settings::Settings;
 
 use std::fmt;
@@ -99,7 +101,10 @@ pub trait AssessorPlugin: Send + Sync + Sized + 'static {
     const ABOUT: &'static str;
     /// Build from the config section.
     fn new(settings: &Settings) -> Result<Self, PluginError>;
-    /// The verdict on a pack.
+    /// The verdict on a pack, with the write-backs wanted (`AssessResponse::corrections`:
+    /// supersede a stale value with a system of record's, or confirm one). The plugin never
+    /// writes memory itself; the host applies the corrections when
+    /// `request.applies_corrections` says it does (an older host ignores them).
     fn assess(&self, request: &AssessRequest) -> Result<AssessResponse, PluginError>;
 }
 

@@ -1,7 +1,8 @@
-//! A plugin providing an embedder and an assessor, so the host's adapters for those roles are
-//! exercised end to end.
+//! A plugin providing an embedder and two assessors (one of which asks for corrections), so the
+//! host's adapters for those roles are exercised end to end.
 use mnemo_plugin_sdk::{
-    export_plugin, AssessRequest, AssessResponse, AssessorPlugin, EmbedderPlugin, GradeV1, PluginError, Settings,
+    export_plugin, AssessRequest, AssessResponse, AssessorPlugin, CorrectionV1, EmbedderPlugin, GradeV1, PluginError,
+    Settings,
 };
 
 /// One-hot vectors by text length: deterministic, unit length.
@@ -65,8 +66,61 @@ impl AssessorPlugin for ClaimsOnly {
             threshold: 0.5,
             reasons: unclaimed.iter().map(|id| format!("memory {id} makes no claim")).collect(),
             grades,
+            corrections: vec![],
         })
     }
 }
 
-export_plugin!(embedders: [LengthEmbedder], assessors: [ClaimsOnly]);
+/// Holds one attribute's current value (as a system of record would) and asks the host to
+/// correct every recalled claim on that attribute: confirm it when it says the held value,
+/// supersede it otherwise. Acts only when it asked for a correction on the task's claim.
+pub struct HeldValue {
+    settings: HeldSettings,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HeldSettings {
+    /// The attribute it holds.
+    attribute: String,
+    /// Its current value.
+    value: String,
+    /// The source name it reports.
+    source: String,
+}
+
+impl AssessorPlugin for HeldValue {
+    const KIND: &'static str = "fixture_correcting_assessor";
+    const ABOUT: &'static str = "test fixture: holds one attribute's value and asks for corrections";
+    fn new(settings: &Settings) -> Result<Self, PluginError> {
+        Ok(HeldValue { settings: settings.parse()? })
+    }
+    fn assess(&self, r: &AssessRequest) -> Result<AssessResponse, PluginError> {
+        let s = &self.settings;
+        let mut corrections = Vec::new();
+        for i in &r.items {
+            let Some(c) = i.claim.as_ref().filter(|c| c.attribute == s.attribute) else { continue };
+            corrections.push(if c.value == s.value {
+                CorrectionV1::Confirm { memory: i.id, source: s.source.clone() }
+            } else {
+                CorrectionV1::Supersede { memory: i.id, value: s.value.clone(), source: s.source.clone() }
+            });
+        }
+        let grades = r
+            .items
+            .iter()
+            .map(|i| GradeV1 { id: i.id, trust: 1.0, load_bearing: true, basis: format!("held by {}", s.source) })
+            .collect();
+        let act = r.applies_corrections && !corrections.is_empty();
+        Ok(AssessResponse {
+            act,
+            trust: 1.0,
+            threshold: 0.5,
+            reasons: if act { vec![] } else { vec!["no correction applied".into()] },
+            grades,
+            corrections,
+        })
+    }
+}
+
+export_plugin!(embedders: [LengthEmbedder], assessors: [ClaimsOnly, HeldValue]);

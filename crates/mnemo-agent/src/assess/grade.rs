@@ -1,4 +1,6 @@
 //! The assessor: grounding first, provenance for the rest, pack trust = min over load-bearing.
+//! What grounding found is returned as corrections (supersede a stale value, confirm a held
+//! one); the runtime applies them.
 use async_trait::async_trait;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -79,13 +81,7 @@ impl GroundingAssessor {
 
 #[async_trait]
 impl Assessor for GroundingAssessor {
-    async fn assess(
-        &self,
-        task: &Task,
-        mut pack: Pack,
-        now: Timestamp,
-        corrector: &dyn Corrector,
-    ) -> Result<Assessment> {
+    async fn assess(&self, task: &Task, pack: Pack, now: Timestamp) -> Result<Assessment> {
         let claims: Vec<(MemoryId, String, String)> = pack
             .items
             .iter()
@@ -99,8 +95,8 @@ impl Assessor for GroundingAssessor {
         let relevance_of: std::collections::HashMap<MemoryId, f64> =
             pack.trace.iter().map(|t| (t.id, t.relevance)).collect();
         let mut grades = Vec::new();
-        let mut substitutions = Vec::new();
-        for item in pack.items.iter_mut() {
+        let mut corrections = Vec::new();
+        for item in pack.items.iter() {
             let m = &item.memory;
             let about_task = match (&task.about, &m.claim) {
                 (Some((e, a)), Some(c)) => c.is_on(e, a),
@@ -114,20 +110,16 @@ impl Assessor for GroundingAssessor {
             let load_bearing = about_task || verifiable || (important && relevance > self.settings.relevance_floor);
             let (trust, basis) = match (found.held, &m.claim) {
                 (Some(g), Some(c)) if c.same_value(&g.value) => {
-                    item.memory = corrector.confirm(m, &g.source).await?;
+                    corrections.push(Correction::Confirm { memory: m.id, source: g.source.clone() });
                     (1.0, format!("verifiable: {} confirms {:?}", g.source, g.value))
                 }
                 (Some(g), Some(c)) => {
                     let old = c.value.clone();
-                    let fresh = corrector.correct(m, &g.value, &g.source).await?;
-                    substitutions.push(Substitution {
-                        stale: m.id,
-                        fresh: fresh.id,
+                    corrections.push(Correction::Supersede {
+                        memory: m.id,
+                        value: g.value.clone(),
                         source: g.source.clone(),
-                        old_value: old.clone(),
-                        new_value: g.value.clone(),
                     });
-                    item.memory = fresh;
                     (1.0, format!("verifiable: {} holds {:?}, memory said {:?}: substituted", g.source, g.value, old))
                 }
                 _ => {
@@ -164,7 +156,7 @@ impl Assessor for GroundingAssessor {
             } else {
                 format!("{basis}; colour: importance {importance:.2} < {:.2}", self.settings.load_bearing_importance)
             };
-            grades.push(MemoryGrade { id: item.memory.id, trust, load_bearing, basis });
+            grades.push(MemoryGrade { id: m.id, trust, load_bearing, basis });
         }
         let bearing: Vec<&MemoryGrade> = grades.iter().filter(|g| g.load_bearing).collect();
         let trust = bearing.iter().map(|g| g.trust).fold(f64::INFINITY, f64::min);
@@ -192,7 +184,16 @@ impl Assessor for GroundingAssessor {
             }
             Decision::Escalate { reasons }
         };
-        Ok(Assessment { pack, trust, threshold: self.settings.threshold, decision, grades, substitutions, lookups })
+        Ok(Assessment {
+            pack,
+            trust,
+            threshold: self.settings.threshold,
+            decision,
+            grades,
+            substitutions: Vec::new(),
+            lookups,
+            corrections,
+        })
     }
 }
 

@@ -2,9 +2,14 @@
 //!
 //! - `provenance`: every memory is scored from its provenance (see [`provenance_trust`]).
 //! - `grounding`: verifiable claims (those a configured grounder holds) are re-checked against
-//!   the system of record first: a confirmed value gets trust 1.0 (and the confirmation is
-//!   written back); a stale value is caught, the fresh one substituted in the pack and the
-//!   correction written back through reconcile; the rest are scored from provenance.
+//!   the system of record first: a confirmed value gets trust 1.0 (and a confirmation is asked
+//!   for); a stale value is caught and a supersede with the fresh value asked for; the rest are
+//!   scored from provenance.
+//!
+//! An assessor never writes: it returns the corrections it wants (`Assessment::corrections`),
+//! and [`settle`] applies them through the engine (one batch, under the namespace's write lock)
+//! and puts the corrected memories in the pack. An assessor from a plugin library corrects the
+//! same way.
 //!
 //! Lookups run concurrently, each under its grounder's timeout (default
 //! `grounder_timeout_ms`), and each is traced (`Assessment::lookups`: source, time taken,
@@ -25,7 +30,9 @@
 mod grade;
 mod lookup;
 mod provenance;
+mod settle;
 
 pub use grade::{AssessorSettings, GroundingAssessor};
 pub use lookup::{garbage, ground_all, ClaimGrounding, MAX_VALUE_CHARS};
 pub use provenance::provenance_trust;
+pub use settle::settle;

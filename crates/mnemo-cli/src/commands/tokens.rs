@@ -142,7 +142,7 @@ async fn run_demo(
         engine.remember(&ns, "patient", message).await.with_context(|| format!("demo turn {}", i + 1))?;
         let pack = engine.recall(&ns, message, &RecallOptions::default()).await?;
         let task = Task { query: message.to_string(), about: about.map(|(e, a)| (e.to_string(), a.to_string())) };
-        let a = assessor.assess(&task, pack, clock.now(), &engine).await?;
+        let a = mnemo_agent::assess::settle(&engine, &ns, assessor.assess(&task, pack, clock.now()).await?).await?;
         let decision = match a.decision {
             Decision::Act => "act".to_string(),
             Decision::Escalate { .. } => "escalate".to_string(),

@@ -1,8 +1,8 @@
 //! Running one case: the pack as written, one grounder per world source (failing as the case
-//! says), the configured assessor, and an in-memory corrector standing in for the engine.
+//! says), the configured assessor, and its corrections applied in memory in place of the engine.
 use async_trait::async_trait;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mnemo_agent::runtime::answer_of;
@@ -86,40 +86,37 @@ impl Grounder for Faulty {
     }
 }
 
-/// Stands in for the engine: records corrections and confirmations in memory only.
-struct PackCorrector {
-    now: Timestamp,
-    next: Mutex<i64>,
-}
-
-#[async_trait]
-impl Corrector for PackCorrector {
-    async fn correct(&self, stale: &Memory, fresh_value: &str, source: &str) -> mnemo_core::Result<Memory> {
-        let id = {
-            let mut n = self.next.lock().map_err(|_| CoreError::Grounder("corrector poisoned".into()))?;
-            *n += 1;
-            *n
-        };
-        let mut m = stale.clone();
-        m.id = MemoryId(id);
-        if let Some(c) = &stale.claim {
-            m.claim = Some(Claim::new(&c.entity, &c.attribute, fresh_value));
-            m.content = format!("{} | {} | {}", c.entity, c.attribute, fresh_value);
-        }
-        m.sources = vec![source.to_string()];
-        m.reinforcements = 0;
-        m.created_at = self.now;
-        m.last_confirmed_at = self.now;
-        Ok(m)
-    }
-    async fn confirm(&self, memory: &Memory, source: &str) -> mnemo_core::Result<Memory> {
-        let mut m = memory.clone();
-        if !m.sources.iter().any(|s| s == source) {
-            m.sources.push(source.to_string());
-        }
-        m.last_confirmed_at = self.now;
-        Ok(m)
-    }
+/// Stands in for the engine: applies an assessment's corrections to the pack's memories in
+/// memory only (fresh memories numbered from 1001), as the engine would write them.
+fn apply_in_memory(a: &Assessment, now: Timestamp) -> Vec<Memory> {
+    let mut next = 1000;
+    a.corrections
+        .iter()
+        .filter_map(|c| {
+            let stale = a.pack.items.iter().map(|i| &i.memory).find(|m| m.id == c.memory())?;
+            let mut m = stale.clone();
+            match c {
+                Correction::Supersede { value, source, .. } => {
+                    next += 1;
+                    m.id = MemoryId(next);
+                    if let Some(cl) = &stale.claim {
+                        m.claim = Some(Claim::new(&cl.entity, &cl.attribute, value));
+                        m.content = format!("{} | {} | {}", cl.entity, cl.attribute, value);
+                    }
+                    m.sources = vec![source.clone()];
+                    m.reinforcements = 0;
+                    m.created_at = now;
+                }
+                Correction::Confirm { source, .. } => {
+                    if !m.sources.iter().any(|s| s == source) {
+                        m.sources.push(source.clone());
+                    }
+                }
+            }
+            m.last_confirmed_at = now;
+            Some(m)
+        })
+        .collect()
 }
 
 fn memory_of(case: &Case, i: usize, cm: &super::case::CaseMemory) -> Memory {
@@ -202,10 +199,12 @@ fn assessor(config: &Config, grounders: Vec<Arc<dyn Grounder>>) -> Result<Arc<dy
 pub async fn run_case(case: &Case, config: &Config) -> Result<CaseOutcome> {
     let fail = |e: String| EvalError::Run { scenario: case.name.clone(), config: config.name(), message: e };
     let a = assessor(config, grounders_of(case))?;
-    let corrector = PackCorrector { now: case.now, next: Mutex::new(1000) };
     let (e, at) = &case.probe;
     let task = Task { query: case.query.clone(), about: Some((e.clone(), at.clone())) };
-    let assessment = a.assess(&task, pack_of(case), case.now, &corrector).await.map_err(|e| fail(e.to_string()))?;
+    let assessment = a.assess(&task, pack_of(case), case.now).await.map_err(|e| fail(e.to_string()))?;
+    assessment.check_corrections().map_err(|e| fail(e.to_string()))?;
+    let applied = apply_in_memory(&assessment, case.now);
+    let assessment = assessment.settle(applied).map_err(|e| fail(e.to_string()))?;
     let answer = answer_of(&assessment.pack, e, at).and_then(|m| m.claim.as_ref()).map(|c| c.value.clone());
     let key = (norm_name(e), norm_name(at));
     let answer_grounded = answer.as_ref().is_some_and(|v| {
