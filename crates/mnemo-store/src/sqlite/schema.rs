@@ -139,6 +139,7 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
         tx.execute_batch(sql).map_err(fail)?;
         tx.pragma_update(None, "user_version", target).map_err(fail)?;
     }
+    crate::sqlite::ids::ensure_key(&tx)?;
     let app_id: i64 = tx.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     if app_id == 0 {
         tx.pragma_update(None, "application_id", APPLICATION_ID)?;
