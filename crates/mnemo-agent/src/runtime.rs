@@ -226,11 +226,10 @@ impl Runtime {
         match self.engine.remember_turn(ns, source, text, external_id).await {
             Ok(r) => Ok(r),
             Err(CoreError::Unextracted { turn, error }) => {
-                self.ledger.add(crate::unextracted::UnextractedTurn {
-                    namespace: ns.clone(),
-                    turn,
-                    error: error.to_string(),
-                })?;
+                let entry =
+                    crate::unextracted::UnextractedTurn { namespace: ns.clone(), turn, error: error.to_string() };
+                // The ledger is a file: written off the executor.
+                crate::blocking::blocking(|| self.ledger.add(entry))?;
                 Err(AgentError::Core(CoreError::Unextracted { turn, error }))
             }
             Err(e) => Err(e.into()),
@@ -248,7 +247,7 @@ impl Runtime {
         &self,
         ns: &Namespace,
     ) -> Result<(Vec<RememberReport>, Vec<crate::unextracted::UnextractedTurn>), AgentError> {
-        let pending = self.unextracted(ns)?;
+        let pending = crate::blocking::blocking(|| self.unextracted(ns))?;
         if pending.is_empty() {
             return Ok((vec![], vec![]));
         }
@@ -265,13 +264,13 @@ impl Runtime {
             };
             match self.engine.reextract(ns, turn).await {
                 Ok(r) => {
-                    self.ledger.remove(ns, entry.turn)?;
+                    crate::blocking::blocking(|| self.ledger.remove(ns, entry.turn))?;
                     done.push(r);
                 }
                 Err(CoreError::Unextracted { turn, error }) => {
                     let again =
                         crate::unextracted::UnextractedTurn { namespace: ns.clone(), turn, error: error.to_string() };
-                    self.ledger.add(again.clone())?;
+                    crate::blocking::blocking(|| self.ledger.add(again.clone()))?;
                     failed.push(again);
                 }
                 Err(e) => return Err(e.into()),
