@@ -20,7 +20,8 @@ pub(crate) fn known_version() -> i64 {
 
 /// Version 1. Notes on the choices:
 /// - AUTOINCREMENT so ids (and event seqs, which double as `rev`) are never reused, even
-///   after the highest row is gone — a rev must only ever grow.
+///   after the highest row is gone — a rev must only ever grow. (Memory and turn ids are now
+///   given explicitly, per namespace: see `ids`; event seqs still come from here.)
 /// - entities and sources are JSON text for an exact round trip (order, case); the lookup
 ///   side table `memory_entities` holds the normalised names.
 /// - the claim is stored as written plus normalised entity/attribute for lookups.
