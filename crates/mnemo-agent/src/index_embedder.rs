@@ -31,22 +31,32 @@ pub async fn sync(
 ) -> Result<SyncReport, AgentError> {
     let path = data_dir.join(FILE);
     let want = identity(engine);
-    let recorded = match std::fs::read_to_string(&path) {
+    let recorded = match crate::blocking::blocking(|| std::fs::read_to_string(&path)) {
         Ok(s) => Some(s),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(error) => return Err(AgentError::Io { action: "read", file: path.display().to_string(), error }),
     };
+    let unchanged = recorded.as_deref() == Some(want.as_str());
     let report = match recorded {
         Some(r) if r == want => engine.sync_index(progress).await?,
         // Nothing stored yet: nothing to re-embed.
         None if engine.store().max_rev().await? == 0 => engine.sync_index(progress).await?,
         _ => engine.rebuild_index(progress).await?,
     };
+    if unchanged {
+        // Nothing to record: a command on a full disk or a read-only directory writes nothing.
+        return Ok(report);
+    }
     let tmp = data_dir.join(format!("{FILE}.tmp"));
-    std::fs::write(&tmp, &want).and_then(|()| std::fs::rename(&tmp, &path)).map_err(|error| AgentError::Io {
-        action: "write",
-        file: path.display().to_string(),
-        error,
-    })?;
+    match crate::blocking::blocking(|| std::fs::write(&tmp, &want).and_then(|()| std::fs::rename(&tmp, &path))) {
+        Ok(()) => {}
+        // A read-only data directory (its index lives in memory and is rebuilt every time) or a
+        // full disk: without the record the next command rebuilds again, which is safe.
+        Err(error) if crate::read_only::is_read_only(&error) || error.kind() == std::io::ErrorKind::StorageFull => {
+            let _ = std::fs::remove_file(&tmp);
+            tracing::warn!(file = %path.display(), %error, "the embedder record cannot be written; the next command rebuilds the index again")
+        }
+        Err(error) => return Err(AgentError::Io { action: "write", file: path.display().to_string(), error }),
+    }
     Ok(report)
 }

@@ -8,11 +8,13 @@
 #![deny(missing_docs)]
 
 pub mod assess;
+mod blocking;
 pub mod config;
 pub mod error;
 mod index_embedder;
 pub mod lock;
 pub mod plugins;
+mod read_only;
 pub mod runtime;
 pub mod unextracted;
 pub mod verdict;

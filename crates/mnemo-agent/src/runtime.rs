@@ -24,7 +24,8 @@ pub struct Runtime {
     ledger: crate::unextracted::Ledger,
     /// Held for the runtime's life: one process writes a data directory at a time (the
     /// reconcile read-then-write and the index writer both need it).
-    _lock: std::fs::File,
+    /// None: the data directory is read-only (no writer can run there, nothing to lock).
+    _lock: Option<std::fs::File>,
 }
 
 /// One agent turn: what was recalled, how it was assessed, what the agent does.
@@ -67,18 +68,21 @@ impl Runtime {
             file: data_dir.display().to_string(),
             error: e,
         })?;
-        let lock = crate::lock::lock_data_dir(data_dir, crate::lock::lock_timeout()).await?;
+        let lock = crate::read_only::lock_or_read_only(data_dir).await?;
         // Libraries named in [[plugins]]: their kinds are built by the library, the rest by the
         // registry of kinds linked into the binary.
         let dynamic = crate::plugins::load(config)?;
         let (k, s, o) = config.plugin("store")?;
-        let store = registry::build_store(
-            &k,
-            &StoreContext {
-                section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("store") },
-                clock: clock.clone(),
-            },
-        )?;
+        // Opening a store reads its file (an integrity check included): not on the executor.
+        let store = crate::blocking::blocking(|| {
+            registry::build_store(
+                &k,
+                &StoreContext {
+                    section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("store") },
+                    clock: clock.clone(),
+                },
+            )
+        })?;
         let (k, s, o) = config.plugin_with_llm("embedder")?;
         let embedder = match dynamic.embedder(&k, &s, &o, data_dir).await? {
             Some(e) => e,
@@ -94,15 +98,20 @@ impl Runtime {
                 },
             )?,
         };
-        let (k, s, o) = config.plugin("index")?;
-        let index = registry::build_index(
-            &k,
-            &IndexContext {
-                section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("index") },
-                clock: clock.clone(),
-                embedder: embedder.clone(),
-            },
-        )?;
+        let (k, mut s, o) = config.plugin("index")?;
+        if lock.is_none() {
+            crate::read_only::index_in_memory(&k, &mut s);
+        }
+        let index = crate::blocking::blocking(|| {
+            registry::build_index(
+                &k,
+                &IndexContext {
+                    section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("index") },
+                    clock: clock.clone(),
+                    embedder: embedder.clone(),
+                },
+            )
+        })?;
         let (k, s, o) = config.plugin_with_llm("reasoner")?;
         let reasoner = registry::build_reasoner(
             &k,
@@ -217,11 +226,10 @@ impl Runtime {
         match self.engine.remember_turn(ns, source, text, external_id).await {
             Ok(r) => Ok(r),
             Err(CoreError::Unextracted { turn, error }) => {
-                self.ledger.add(crate::unextracted::UnextractedTurn {
-                    namespace: ns.clone(),
-                    turn,
-                    error: error.to_string(),
-                })?;
+                let entry =
+                    crate::unextracted::UnextractedTurn { namespace: ns.clone(), turn, error: error.to_string() };
+                // The ledger is a file: written off the executor.
+                crate::blocking::blocking(|| self.ledger.add(entry))?;
                 Err(AgentError::Core(CoreError::Unextracted { turn, error }))
             }
             Err(e) => Err(e.into()),
@@ -239,7 +247,7 @@ impl Runtime {
         &self,
         ns: &Namespace,
     ) -> Result<(Vec<RememberReport>, Vec<crate::unextracted::UnextractedTurn>), AgentError> {
-        let pending = self.unextracted(ns)?;
+        let pending = crate::blocking::blocking(|| self.unextracted(ns))?;
         if pending.is_empty() {
             return Ok((vec![], vec![]));
         }
@@ -256,13 +264,13 @@ impl Runtime {
             };
             match self.engine.reextract(ns, turn).await {
                 Ok(r) => {
-                    self.ledger.remove(ns, entry.turn)?;
+                    crate::blocking::blocking(|| self.ledger.remove(ns, entry.turn))?;
                     done.push(r);
                 }
                 Err(CoreError::Unextracted { turn, error }) => {
                     let again =
                         crate::unextracted::UnextractedTurn { namespace: ns.clone(), turn, error: error.to_string() };
-                    self.ledger.add(again.clone())?;
+                    crate::blocking::blocking(|| self.ledger.add(again.clone()))?;
                     failed.push(again);
                 }
                 Err(e) => return Err(e.into()),

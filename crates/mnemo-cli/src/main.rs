@@ -11,6 +11,7 @@ macro_rules! out {
 mod cli;
 mod commands;
 mod context;
+mod error_text;
 mod local_embedder;
 mod logs;
 mod print;
@@ -40,7 +41,7 @@ fn main() -> std::process::ExitCode {
     match rt.block_on(commands::run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_text::one_line(&e));
             std::process::ExitCode::FAILURE
         }
     }

@@ -219,8 +219,9 @@ fn every_recall_is_grounded_and_graded() {
     assert_eq!(t["assessment"]["lookups"][0]["outcome"], "held");
     assert_eq!(t["assessment"]["substitutions"][0]["new_value"], "500 mg twice daily");
     // the grounder's value went into memory alone, not with the as_of column glued on
+    let fresh = t["assessment"]["substitutions"][0]["fresh"].as_i64().unwrap().to_string();
     let why: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["--config", c, "why", "2", "--json"]))).unwrap();
+        serde_json::from_str(&ok(&mnemo(d.path(), &["--config", c, "why", &fresh, "--json"]))).unwrap();
     assert_eq!(why["memory"]["claim"]["value"], "500 mg twice daily", "{why}");
 
     let o = mnemo(

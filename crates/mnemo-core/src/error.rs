@@ -37,9 +37,20 @@ pub enum CoreError {
     /// A memory or turn was not found.
     #[error("not found: {0}")]
     NotFound(String),
-    /// The store failed.
+    /// The store failed (a message only; backends keep the cause with `StoreFailure`).
     #[error("store error: {0}")]
     Store(String),
+    /// The store failed, its cause kept as the error's source (downcast it to the backend's
+    /// error for detail) and classified, so a caller can match on what happened: wait and
+    /// retry when `Busy`, read only when `ReadOnly`, restore when `Damaged`...
+    #[error("store error: {source}")]
+    StoreFailure {
+        /// What kind of failure.
+        kind: StoreErrorKind,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
     /// The index failed.
     #[error("index error: {0}")]
     Index(String),
@@ -65,4 +76,58 @@ pub enum CoreError {
         /// Why extraction (or planning what it said) failed.
         error: Box<CoreError>,
     },
+}
+
+/// What kind of store failure a [`CoreError::StoreFailure`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StoreErrorKind {
+    /// Another writer holds the store (a lock not released in time): retrying later may work.
+    Busy,
+    /// The store cannot be written (read-only file, directory or mount): reads still work.
+    ReadOnly,
+    /// No space left for the write: reads still work; free space and retry.
+    Full,
+    /// The file is not a store of this program (another format or application).
+    Foreign,
+    /// The store was written by a newer version of this program.
+    Newer,
+    /// The store's content is damaged or cut off: restore it from a backup.
+    Damaged,
+    /// The store cannot be reached or opened (a missing server, a file that cannot be opened).
+    Unavailable,
+    /// Anything else.
+    Other,
+}
+
+impl std::fmt::Display for StoreErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StoreErrorKind::Busy => "busy",
+            StoreErrorKind::ReadOnly => "read-only",
+            StoreErrorKind::Full => "full",
+            StoreErrorKind::Foreign => "foreign",
+            StoreErrorKind::Newer => "newer",
+            StoreErrorKind::Damaged => "damaged",
+            StoreErrorKind::Unavailable => "unavailable",
+            StoreErrorKind::Other => "other",
+        })
+    }
+}
+
+impl CoreError {
+    /// A store failure of `kind`, keeping `source` as the cause.
+    pub fn store(kind: StoreErrorKind, source: impl std::error::Error + Send + Sync + 'static) -> CoreError {
+        CoreError::StoreFailure { kind, source: Box::new(source) }
+    }
+
+    /// The kind of store failure this is, looking through an unextracted turn's cause
+    /// (None: not a store failure with a kind).
+    pub fn store_kind(&self) -> Option<StoreErrorKind> {
+        match self {
+            CoreError::StoreFailure { kind, .. } => Some(*kind),
+            CoreError::Unextracted { error, .. } => error.store_kind(),
+            _ => None,
+        }
+    }
 }

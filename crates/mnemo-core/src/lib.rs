@@ -26,7 +26,7 @@ pub mod traits;
 pub use clock::{Clock, SimClock, SystemClock};
 pub use correction::Correction;
 pub use engine::Engine;
-pub use error::{CoreError, Result};
+pub use error::{CoreError, Result, StoreErrorKind};
 pub use model::*;
 pub use planner::{Pack, PackItem, TraceEntry, TraceReason};
 pub use policy::EnginePolicy;

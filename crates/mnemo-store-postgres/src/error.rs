@@ -1,5 +1,5 @@
 //! Errors of the PostgreSQL backend, mapped into [`CoreError`] at the trait boundary.
-use mnemo_core::CoreError;
+use mnemo_core::{CoreError, StoreErrorKind};
 use thiserror::Error;
 
 /// What can go wrong talking to PostgreSQL.
@@ -63,9 +63,30 @@ fn describe(e: &tokio_postgres::Error) -> String {
     }
 }
 
+impl PgError {
+    /// What kind of failure this is, for callers matching on it.
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            PgError::Db { source, .. } => match source.code().map(|c| c.code()) {
+                Some("40001" | "40P01" | "55P03") => StoreErrorKind::Busy,
+                Some("25006") => StoreErrorKind::ReadOnly,
+                Some("53100") => StoreErrorKind::Full,
+                Some(c) if c.starts_with("08") || c.starts_with("57P") => StoreErrorKind::Unavailable,
+                Some("XX001" | "XX002") => StoreErrorKind::Damaged,
+                None if source.is_closed() => StoreErrorKind::Unavailable,
+                _ => StoreErrorKind::Other,
+            },
+            PgError::Pool { .. } => StoreErrorKind::Unavailable,
+            PgError::Settings(_) => StoreErrorKind::Other,
+            PgError::FutureSchema { .. } => StoreErrorKind::Newer,
+            PgError::Corrupt { .. } => StoreErrorKind::Damaged,
+        }
+    }
+}
+
 impl From<PgError> for CoreError {
     fn from(e: PgError) -> Self {
-        CoreError::Store(e.to_string())
+        CoreError::store(e.kind(), e)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The errors of mnemo-store's SQLite backend, mapped into [`CoreError`] at the trait boundary.
 use std::path::PathBuf;
 
-use mnemo_core::CoreError;
+use mnemo_core::{CoreError, StoreErrorKind};
 use thiserror::Error;
 
 /// What can go wrong inside the SQLite store (validation errors of a write batch are
@@ -30,6 +30,17 @@ pub enum StoreError {
         path: PathBuf,
         /// What was found.
         detail: String,
+    },
+    /// SQLite's `quick_check` found damage: the store is not written on.
+    #[error(
+        "{path}: the store file is damaged (SQLite quick_check: {problems}); it is not written on: \
+         restore it from a backup"
+    )]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What the check reported (the first few problems).
+        problems: String,
     },
     /// The file is a SQLite database, but not one of Mnemo's.
     #[error("{path}: a SQLite database but not a Mnemo store ({detail})")]
@@ -80,6 +91,18 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
+    /// The store was opened read-only (its file or directory cannot be written): reads work,
+    /// this write does not.
+    #[error(
+        "{path}: the store is read-only (its file or directory cannot be written: {why}); reads work, \
+         writes need write access"
+    )]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+        /// Why it was opened read-only.
+        why: String,
+    },
     /// The writer thread could not be started.
     #[error("cannot start the store's writer thread: {0}")]
     Spawn(std::io::Error),
@@ -95,9 +118,51 @@ pub enum StoreError {
     Poisoned,
 }
 
+impl StoreError {
+    /// What kind of failure this is, for callers matching on it.
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            StoreError::Sqlite(e) | StoreError::Migration { source: e, .. } => sqlite_kind(e),
+            StoreError::NotADatabase { .. } | StoreError::Foreign { .. } => StoreErrorKind::Foreign,
+            StoreError::Truncated { .. } | StoreError::Damaged { .. } | StoreError::Corrupt { .. } => {
+                StoreErrorKind::Damaged
+            }
+            StoreError::FutureSchema { .. } => StoreErrorKind::Newer,
+            StoreError::CreateDir { source, .. } => io_kind(source),
+            StoreError::ReadOnly { .. } => StoreErrorKind::ReadOnly,
+            StoreError::Spawn(_) | StoreError::WriterGone | StoreError::ReadTask(_) | StoreError::Poisoned => {
+                StoreErrorKind::Other
+            }
+        }
+    }
+}
+
+/// SQLite's result code as a kind.
+fn sqlite_kind(e: &rusqlite::Error) -> StoreErrorKind {
+    use rusqlite::ErrorCode;
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreErrorKind::Busy,
+        Some(ErrorCode::ReadOnly) => StoreErrorKind::ReadOnly,
+        Some(ErrorCode::DiskFull) => StoreErrorKind::Full,
+        Some(ErrorCode::DatabaseCorrupt) => StoreErrorKind::Damaged,
+        Some(ErrorCode::NotADatabase) => StoreErrorKind::Foreign,
+        Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => StoreErrorKind::Unavailable,
+        _ => StoreErrorKind::Other,
+    }
+}
+
+/// An OS error as a kind.
+fn io_kind(e: &std::io::Error) -> StoreErrorKind {
+    match e.kind() {
+        std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied => StoreErrorKind::ReadOnly,
+        std::io::ErrorKind::StorageFull => StoreErrorKind::Full,
+        _ => StoreErrorKind::Unavailable,
+    }
+}
+
 impl From<StoreError> for CoreError {
     fn from(e: StoreError) -> Self {
-        CoreError::Store(e.to_string())
+        CoreError::store(e.kind(), e)
     }
 }
 

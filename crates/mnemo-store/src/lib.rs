@@ -2,6 +2,7 @@
 //! [`Index`](mnemo_core::Index) implementations (brute force in memory; tantivy hybrid).
 #![deny(missing_docs)]
 
+pub mod blocking;
 pub mod brute;
 pub mod error;
 pub mod fusion;

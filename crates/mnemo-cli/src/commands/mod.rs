@@ -16,6 +16,7 @@ mod eval_assessor;
 mod migrate;
 mod reliability;
 mod remember;
+mod tenant_view;
 pub mod tokens;
 
 /// The exit status of `recall --exit-code` on ESCALATE.
@@ -97,7 +98,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             };
             let r = remember::run(&rt, &ns, a, &bytes).await?;
             if a.out.json {
-                emit_json(&r)?
+                tenant_view::emit(&r)?
             } else {
                 print::remember(&r)
             }
@@ -115,7 +116,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             if a.raw {
                 let p = engine.recall(&ns, &a.query, &opts).await?;
                 if a.out.json {
-                    emit_json(&p)?
+                    tenant_view::emit(&p)?
                 } else {
                     print::pack(&p)
                 }
@@ -124,7 +125,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 let task = Task { query: a.query.clone(), about };
                 let t = rt.turn(&ns, &task, &opts).await?;
                 if a.out.json {
-                    emit_json(&t)?
+                    tenant_view::emit(&t)?
                 } else {
                     print::agent_turn(&t)
                 }
@@ -138,7 +139,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             let cmd = mnemo_core::ForgetCommand::parse_arg(&a.command).map_err(anyhow::Error::msg)?;
             let r = engine.forget(&ns, "user", &cmd).await?;
             if a.out.json {
-                emit_json(&r)?
+                tenant_view::emit(&r)?
             } else {
                 print::remember(&r)
             }
@@ -146,7 +147,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         Command::Why(a) => {
             let w = engine.why(&ns, MemoryId(a.id)).await?;
             if a.out.json {
-                emit_json(&w)?
+                tenant_view::emit(&w)?
             } else {
                 print::why(&w)
             }
@@ -154,7 +155,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         Command::Decay(j) => {
             let r = engine.decay_sweep(&ns).await?;
             if j.json {
-                emit_json(&r)?
+                tenant_view::emit(&r)?
             } else {
                 out!("examined {} active memories; {} decayed", r.examined, r.decayed.len());
                 for (id, s) in &r.decayed {
@@ -177,7 +178,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         Command::Reextract(j) => {
             let (done, failed) = rt.reextract(&ns).await?;
             if j.json {
-                emit_json(&serde_json::json!({"extracted": done, "failed": failed}))?
+                tenant_view::emit(&serde_json::json!({"extracted": done, "failed": failed}))?
             } else {
                 if done.is_empty() && failed.is_empty() {
                     out!("no unextracted turns in namespace {ns}");

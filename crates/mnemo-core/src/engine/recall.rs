@@ -91,7 +91,20 @@ impl Engine {
         pack.notes.extend(notes);
         if !opts.no_touch && !pack.items.is_empty() {
             let ids: Vec<MemoryId> = pack.items.iter().map(|i| i.memory.id).collect();
-            self.store.touch(ns, &ids, now).await?;
+            match self.store.touch(ns, &ids, now).await {
+                Ok(()) => {}
+                // A read-only store (a mounted backup) or a full disk still recalls; only the
+                // recall times, which feed decay, are not kept — and the pack says so.
+                Err(e)
+                    if matches!(
+                        e.store_kind(),
+                        Some(crate::error::StoreErrorKind::ReadOnly | crate::error::StoreErrorKind::Full)
+                    ) =>
+                {
+                    pack.notes.push(format!("recall times not recorded: {e}"))
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok(pack)
     }

@@ -114,6 +114,9 @@ pub(crate) async fn namespace(
         )
         .await?;
     }
+    let max_memory = memories.iter().map(|m| m.id.0).max();
+    let max_turn = turns.iter().map(|t| t.id.0).max();
+    crate::store::ids::adopt(tx, ns, max_memory, max_turn).await?;
     Ok(())
 }
 

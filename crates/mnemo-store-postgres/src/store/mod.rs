@@ -1,5 +1,6 @@
 //! The PostgreSQL [`Store`]. Many processes may share one schema: batches of a namespace are
 //! serialised by an advisory lock, revisions are handed out in commit order (see `write`).
+mod ids;
 mod import;
 mod lock;
 mod read;
@@ -103,10 +104,13 @@ impl PostgresStore {
 impl Store for PostgresStore {
     async fn record_turn(&self, t: NewTurn) -> Result<Turn> {
         in_tx!(self, Scope::Namespace(&t.namespace), |tx| {
+            let ids = ids::next(&tx, &t.namespace, ids::Table::Turns, 1).await?;
+            let id = ids.first().ok_or_else(|| CoreError::Store("no turn id was allocated".into()))?;
             let rows = read::rows(
                 &tx,
-                "INSERT INTO turns (namespace, source, at, text, external_id) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-                &[&t.namespace.as_str(), &t.source, &t.at.0, &t.text, &t.external_id],
+                "INSERT INTO turns (id, namespace, source, at, text, external_id) VALUES ($1, $2, $3, $4, $5, $6) \
+                 RETURNING id",
+                &[id, &t.namespace.as_str(), &t.source, &t.at.0, &t.text, &t.external_id],
             )
             .await?;
             let id: i64 = rows

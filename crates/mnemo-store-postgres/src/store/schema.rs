@@ -1,6 +1,7 @@
 //! The Store's tables. Step i brings the store schema to version i + 1; append, never edit.
 //!
-//! - ids are BIGSERIAL (never reused); `rev` comes from the sequence `mnemo_rev`, assigned at
+//! - ids are per namespace (see `ids`; V2), so a tenant's ids say nothing of other tenants;
+//!   rows of V1 have BIGSERIAL ids (never reused); `rev` comes from the sequence `mnemo_rev`, assigned at
 //!   the end of each write transaction under a lock (see `write`), so revisions become
 //!   visible in the order they were handed out.
 //! - entities, sources and provenance are JSON text for an exact round trip; the normalised
@@ -10,13 +11,14 @@
 //!   The query role gets no DELETE: nothing is hard-deleted.
 
 /// Migration steps.
-pub(crate) const STEPS: &[&str] = &[V1];
+pub(crate) const STEPS: &[&str] = &[V1, V2];
 
 /// Grants for the query role (`{role}`, `{schema}` filled in).
 pub(crate) const GRANTS: &str = "
 GRANT USAGE ON SCHEMA {schema} TO {role};
 GRANT SELECT, INSERT, UPDATE ON {schema}.turns, {schema}.memories, {schema}.memory_events TO {role};
 GRANT SELECT ON {schema}.mnemo_schema_versions TO {role};
+GRANT SELECT, INSERT, UPDATE ON {schema}.namespace_ids TO {role};
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
 ";
 
@@ -90,6 +92,21 @@ CREATE POLICY namespace_partition ON memories
 ALTER TABLE memory_events ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_events FORCE ROW LEVEL SECURITY;
 CREATE POLICY namespace_partition ON memory_events
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
+    WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+";
+
+/// Version 2: per-namespace id ranges and counters (see `ids`), partitioned like the rest.
+const V2: &str = "
+CREATE TABLE namespace_ids (
+    namespace TEXT   PRIMARY KEY,
+    tag       BIGINT NOT NULL UNIQUE CHECK (tag > 0 AND tag < 2097152),
+    memories  BIGINT NOT NULL DEFAULT 0,
+    turns     BIGINT NOT NULL DEFAULT 0
+);
+ALTER TABLE namespace_ids ENABLE ROW LEVEL SECURITY;
+ALTER TABLE namespace_ids FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON namespace_ids
     USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
     WITH CHECK (namespace = current_setting('mnemo.namespace', true));
 ";

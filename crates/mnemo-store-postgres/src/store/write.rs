@@ -182,8 +182,8 @@ pub(crate) async fn assign_revs(tx: &Transaction<'_>, schema: &str, changed: &[M
     Ok(())
 }
 
-/// Insert every memory of the batch in three statements; ids are taken from the sequence
-/// first so they increase in insert order.
+/// Insert every memory of the batch in three statements; ids are taken from the namespace's
+/// counter first (see `ids`) so they increase in insert order.
 async fn insert_all(
     tx: &Transaction<'_>,
     ns: &Namespace,
@@ -194,16 +194,7 @@ async fn insert_all(
         return Ok(vec![]);
     }
     let n = inserts.len() as i64;
-    let mut ids: Vec<i64> = read::rows(
-        tx,
-        "SELECT nextval(pg_get_serial_sequence('memories', 'id')) FROM generate_series(1, $1::bigint)",
-        &[&n],
-    )
-    .await?
-    .iter()
-    .map(|r| r.try_get::<_, i64>(0).db("allocate ids"))
-    .collect::<Result<_>>()?;
-    ids.sort_unstable();
+    let ids = crate::store::ids::next(tx, ns, crate::store::ids::Table::Memories, n).await?;
     let len = inserts.len();
     let mut kind = Vec::with_capacity(len);
     let mut content = Vec::with_capacity(len);

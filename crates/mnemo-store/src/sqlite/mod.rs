@@ -9,6 +9,7 @@
 //!   batch half-applied there either.
 //! - Schema changes go through `schema`'s migrator (`PRAGMA user_version`).
 mod connection;
+mod ids;
 mod plugin;
 mod read;
 mod rows;
@@ -38,9 +39,12 @@ use writer::Writer;
 /// (after the writes already queued) and closes the database.
 pub struct SqliteStore {
     // Field order matters for Drop: the writer (and its connection) goes first.
-    writer: Writer,
+    /// None when the store was opened read-only.
+    writer: Option<Writer>,
     reader: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
+    /// Why the store was opened read-only (None: it is writable).
+    read_only: Option<String>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -58,18 +62,71 @@ impl SqliteStore {
     }
 
     /// `open` with an explicit `synchronous` level (`Full` also survives power loss).
+    ///
+    /// An existing store that cannot be written (a read-only file, directory or mount, e.g. a
+    /// mounted backup) is opened read-only instead: every read works, every write fails with
+    /// [`StoreError::ReadOnly`] (kind `ReadOnly`) saying why.
     pub fn open_with(path: &Path, sync: Synchronous) -> Result<SqliteStore> {
-        let write_conn = connection::open_writer(path, sync)?;
+        Self::open_checked(path, sync, true)
+    }
+
+    /// `open_with`, choosing whether SQLite's `quick_check` runs before the store is written
+    /// (a damaged file is then refused naming it; the check reads the whole file once).
+    pub fn open_checked(path: &Path, sync: Synchronous, quick_check: bool) -> Result<SqliteStore> {
+        let write_conn = match connection::open_writer(path, sync, quick_check) {
+            Ok(c) => c,
+            Err(e) if path.exists() && connection::cannot_write(&e, path) => {
+                return Self::open_read_only_because(path, e.to_string())
+            }
+            Err(e) => return Err(e.into()),
+        };
         let reader = connection::open_reader(path)?;
         let writer = Writer::spawn(Arc::new(Mutex::new(write_conn)))?;
-        Ok(SqliteStore { writer, reader: Arc::new(Mutex::new(reader)), path: Some(path.to_path_buf()) })
+        Ok(SqliteStore {
+            writer: Some(writer),
+            reader: Arc::new(Mutex::new(reader)),
+            path: Some(path.to_path_buf()),
+            read_only: None,
+        })
+    }
+
+    /// Open an existing store for reading only (nothing is written, not even a WAL switch or
+    /// a migration: a store of an older schema is refused).
+    pub fn open_read_only(path: &Path) -> Result<SqliteStore> {
+        Self::open_read_only_because(path, "opened read-only".to_string())
+    }
+
+    fn open_read_only_because(path: &Path, why: String) -> Result<SqliteStore> {
+        let reader = connection::open_read_only(path)?;
+        tracing::warn!(path = %path.display(), %why, "the store cannot be written: opened read-only");
+        Ok(SqliteStore {
+            writer: None,
+            reader: Arc::new(Mutex::new(reader)),
+            path: Some(path.to_path_buf()),
+            read_only: Some(why),
+        })
     }
 
     /// A fresh, empty store in memory (gone when dropped); same behaviour as a file store.
     pub fn open_in_memory() -> Result<SqliteStore> {
         let conn = Arc::new(Mutex::new(connection::open_memory()?));
         let writer = Writer::spawn(Arc::clone(&conn))?;
-        Ok(SqliteStore { writer, reader: conn, path: None })
+        Ok(SqliteStore { writer: Some(writer), reader: conn, path: None, read_only: None })
+    }
+
+    /// Why the store is read-only (None: it can be written).
+    pub fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
+    }
+
+    /// The writer, or the read-only error.
+    fn writer(&self) -> Result<&Writer> {
+        self.writer.as_ref().ok_or_else(|| {
+            CoreError::from(StoreError::ReadOnly {
+                path: self.path.clone().unwrap_or_default(),
+                why: self.read_only.clone().unwrap_or_default(),
+            })
+        })
     }
 
     /// The database file, or None in memory.
@@ -120,12 +177,12 @@ impl SqliteStore {
 #[async_trait]
 impl Store for SqliteStore {
     async fn record_turn(&self, turn: NewTurn) -> Result<Turn> {
-        self.writer.run(move |c| write::record_turn(c, turn)).await
+        self.writer()?.run(move |c| write::record_turn(c, turn)).await
     }
 
     async fn apply(&self, namespace: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
         let ns = namespace.clone();
-        self.writer.run(move |c| write::apply(c, &ns, at, ops)).await
+        self.writer()?.run(move |c| write::apply(c, &ns, at, ops)).await
     }
 
     async fn get_many(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
@@ -179,7 +236,7 @@ impl Store for SqliteStore {
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
         let ns = namespace.clone();
         let ids = ids.to_vec();
-        self.writer.run(move |c| write::touch(c, &ns, &ids, at)).await
+        self.writer()?.run(move |c| write::touch(c, &ns, &ids, at)).await
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>> {

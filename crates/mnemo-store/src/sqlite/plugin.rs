@@ -6,7 +6,11 @@
 //! path = "mnemo.db"        # relative to the data directory
 //! in_memory = false        # true: a throw-away store (tests, demos)
 //! synchronous = "normal"   # or "full": also survive power loss (one fsync per write)
+//! quick_check = true       # SQLite quick_check at open for writing; a damaged file is refused
 //! ```
+//!
+//! A store file or directory that cannot be written opens read-only: reads work, writes fail
+//! saying so.
 use std::sync::Arc;
 
 use mnemo_core::registry::StoreContext;
@@ -24,6 +28,12 @@ struct Settings {
     in_memory: bool,
     #[serde(default)]
     synchronous: Synchronous,
+    #[serde(default = "yes")]
+    quick_check: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_path() -> String {
@@ -35,7 +45,7 @@ fn build(ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
     let store = if s.in_memory {
         SqliteStore::open_in_memory()?
     } else {
-        SqliteStore::open_with(&ctx.data_path(&s.path)?, s.synchronous)?
+        SqliteStore::open_checked(&ctx.data_path(&s.path)?, s.synchronous, s.quick_check)?
     };
     Ok(Arc::new(store))
 }

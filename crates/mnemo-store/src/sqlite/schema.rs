@@ -20,7 +20,8 @@ pub(crate) fn known_version() -> i64 {
 
 /// Version 1. Notes on the choices:
 /// - AUTOINCREMENT so ids (and event seqs, which double as `rev`) are never reused, even
-///   after the highest row is gone — a rev must only ever grow.
+///   after the highest row is gone — a rev must only ever grow. (Memory and turn ids are now
+///   given explicitly, per namespace: see `ids`; event seqs still come from here.)
 /// - entities and sources are JSON text for an exact round trip (order, case); the lookup
 ///   side table `memory_entities` holds the normalised names.
 /// - the claim is stored as written plus normalised entity/attribute for lookups.
@@ -139,6 +140,7 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
         tx.execute_batch(sql).map_err(fail)?;
         tx.pragma_update(None, "user_version", target).map_err(fail)?;
     }
+    crate::sqlite::ids::ensure_key(&tx)?;
     let app_id: i64 = tx.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     if app_id == 0 {
         tx.pragma_update(None, "application_id", APPLICATION_ID)?;

@@ -43,7 +43,7 @@ async fn insert(s: &SqliteStore, content: &str) -> MemoryId {
 fn open_err(path: &Path) -> String {
     match SqliteStore::open(path) {
         Ok(_) => panic!("opening {} should fail", path.display()),
-        Err(CoreError::Store(msg)) => msg,
+        Err(e) if e.store_kind().is_some() => e.to_string(),
         Err(other) => panic!("expected a store error, got {other:?}"),
     }
 }
@@ -143,7 +143,8 @@ async fn a_corrupt_row_is_an_error_naming_the_row() {
         let s = SqliteStore::open(&path).unwrap();
         for r in [s.get_many(&ns(), &[id]).await, s.all_memories(&ns()).await, s.changed_since(0, 10).await] {
             match r {
-                Err(CoreError::Store(msg)) => {
+                Err(e @ CoreError::StoreFailure { .. }) => {
+                    let msg = e.to_string();
                     assert!(msg.contains(&format!("memories row {id}")), "names the row: {msg}");
                     assert!(msg.contains(column), "names what is wrong ({column}): {msg}");
                 }
@@ -159,7 +160,7 @@ async fn a_corrupt_row_is_an_error_naming_the_row() {
 async fn a_corrupt_turn_is_an_error_naming_the_row() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemo.db");
-    {
+    let id = {
         let s = SqliteStore::open(&path).unwrap();
         let t = mnemo_core::NewTurn {
             namespace: ns(),
@@ -168,12 +169,15 @@ async fn a_corrupt_turn_is_an_error_naming_the_row() {
             text: "hi".into(),
             external_id: None,
         };
-        s.record_turn(t).await.unwrap();
-    }
+        s.record_turn(t).await.unwrap().id
+    };
     Connection::open(&path).unwrap().execute("UPDATE turns SET text = CAST(X'C328' AS TEXT)", []).unwrap();
     let s = SqliteStore::open(&path).unwrap();
     match s.turns(&ns()).await {
-        Err(CoreError::Store(msg)) => assert!(msg.contains("turns row 1") && msg.contains("text"), "{msg}"),
+        Err(e @ CoreError::StoreFailure { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains(&format!("turns row {id}")) && msg.contains("text"), "{msg}")
+        }
         other => panic!("expected a store error, got {other:?}"),
     }
 }

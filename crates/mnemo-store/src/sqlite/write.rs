@@ -15,6 +15,7 @@ use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use serde_json::json;
 
 use crate::error::DbResult;
+use crate::sqlite::ids::{self, Table};
 use crate::sqlite::read;
 use crate::sqlite::rows::encode_vector;
 
@@ -33,12 +34,13 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
 /// Record a turn.
 pub(crate) fn record_turn(conn: &mut Connection, t: NewTurn) -> Result<Turn> {
     let tx = begin(conn)?;
+    let id = ids::next(&tx, &t.namespace, Table::Turns)?;
     tx.execute(
-        "INSERT INTO turns (namespace, source, at, text, external_id) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![t.namespace.as_str(), t.source, t.at.0, t.text, t.external_id],
+        "INSERT INTO turns (id, namespace, source, at, text, external_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![id, t.namespace.as_str(), t.source, t.at.0, t.text, t.external_id],
     )
     .db()?;
-    let id = TurnId(tx.last_insert_rowid());
+    let id = TurnId(id);
     tx.commit().db()?;
     Ok(Turn { id, namespace: t.namespace, source: t.source, at: t.at, text: t.text, external_id: t.external_id })
 }
@@ -196,11 +198,12 @@ fn insert(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, m: NewMemory, tur
         }
         None => (None, None),
     };
+    let id = ids::next(tx, ns, Table::Memories)?;
     tx.prepare_cached(
         "INSERT INTO memories (namespace, kind, content, claim_entity, claim_attribute, claim_value, \
          claim_entity_norm, claim_attribute_norm, entities, importance, reinforcements, sources, provenance, \
-         created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?13, NULL, ?14, ?15, ?16, 'active', 0)",
+         created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev, id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?13, NULL, ?14, ?15, ?16, 'active', 0, ?17)",
     )
     .db()?
     .execute(params![
@@ -220,9 +223,10 @@ fn insert(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, m: NewMemory, tur
         m.pinned,
         m.embedding.as_ref().map(|e| e.model.as_str()),
         m.embedding.as_ref().map(|e| encode_vector(&e.vector)),
+        id,
     ])
     .db()?;
-    let id = MemoryId(tx.last_insert_rowid());
+    let id = MemoryId(id);
     {
         let mut stmt =
             tx.prepare_cached("INSERT OR IGNORE INTO memory_entities (memory_id, entity_norm) VALUES (?1, ?2)").db()?;

@@ -528,102 +528,108 @@ fn stale_err(g: &Inner) -> CoreError {
 #[async_trait]
 impl Index for TantivyIndex {
     async fn upsert(&self, docs: Vec<IndexDoc>) -> Result<()> {
-        let mut g = self.write()?;
-        let g = &mut *g;
-        let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
-        let dims = g.vectors.dims();
-        crate::vector::check_batch(&docs, dims)?;
-        for d in docs {
-            let text = indexed_text(&d);
-            live.writer.delete_term(Term::from_field_i64(live.fields.id, d.id.0));
-            let mut doc = TantivyDocument::default();
-            doc.add_i64(live.fields.id, d.id.0);
-            doc.add_text(live.fields.ns, d.namespace.as_str());
-            doc.add_text(live.fields.text, &text);
-            live.writer.add_document(doc).map_err(|e| terr("cannot add a document", e))?;
-            let toks = schema::tokens(&mut live.analyzer, &text);
-            g.overlay.put(d.id, &d.namespace, &toks);
-            match d.embedding {
-                Some(v) => {
-                    g.vectors.upsert(&d.namespace, d.id, &v)?;
-                    if self.dir.is_some() {
-                        // The list it was filed under, so a reopen need not reassign it; an
-                        // IVF (re)trained by this insert is queued after it.
-                        let list = g.vectors.list_of(d.id);
-                        g.pending_vectors.push(VecOp::Upsert(d.namespace, d.id, v, list));
+        crate::blocking::blocking(|| {
+            let mut g = self.write()?;
+            let g = &mut *g;
+            let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
+            let dims = g.vectors.dims();
+            crate::vector::check_batch(&docs, dims)?;
+            for d in docs {
+                let text = indexed_text(&d);
+                live.writer.delete_term(Term::from_field_i64(live.fields.id, d.id.0));
+                let mut doc = TantivyDocument::default();
+                doc.add_i64(live.fields.id, d.id.0);
+                doc.add_text(live.fields.ns, d.namespace.as_str());
+                doc.add_text(live.fields.text, &text);
+                live.writer.add_document(doc).map_err(|e| terr("cannot add a document", e))?;
+                let toks = schema::tokens(&mut live.analyzer, &text);
+                g.overlay.put(d.id, &d.namespace, &toks);
+                match d.embedding {
+                    Some(v) => {
+                        g.vectors.upsert(&d.namespace, d.id, &v)?;
+                        if self.dir.is_some() {
+                            // The list it was filed under, so a reopen need not reassign it; an
+                            // IVF (re)trained by this insert is queued after it.
+                            let list = g.vectors.list_of(d.id);
+                            g.pending_vectors.push(VecOp::Upsert(d.namespace, d.id, v, list));
+                        }
                     }
-                }
-                None => {
-                    if g.vectors.remove(d.id) && self.dir.is_some() {
-                        g.pending_vectors.push(VecOp::Remove(d.id));
+                    None => {
+                        if g.vectors.remove(d.id) && self.dir.is_some() {
+                            g.pending_vectors.push(VecOp::Remove(d.id));
+                        }
                     }
-                }
-            }
-            queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
-        }
-        self.maybe_commit(g)
-    }
-
-    async fn remove(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<()> {
-        let mut g = self.write()?;
-        let g = &mut *g;
-        let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
-        for id in ids {
-            // Delete only within the namespace asked: the partition holds for removals too.
-            let q = BooleanQuery::new(vec![
-                (
-                    Occur::Must,
-                    Box::new(TermQuery::new(Term::from_field_i64(live.fields.id, id.0), IndexRecordOption::Basic))
-                        as Box<dyn Query>,
-                ),
-                (
-                    Occur::Must,
-                    Box::new(TermQuery::new(
-                        Term::from_field_text(live.fields.ns, namespace.as_str()),
-                        IndexRecordOption::Basic,
-                    )),
-                ),
-            ]);
-            live.writer.delete_query(Box::new(q)).map_err(|e| terr("cannot delete", e))?;
-            g.overlay.remove(namespace, *id);
-            if g.vectors.namespace_of(*id) == Some(namespace) {
-                g.vectors.remove(*id);
-                if self.dir.is_some() {
-                    g.pending_vectors.push(VecOp::Remove(*id));
                 }
                 queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
             }
-        }
-        self.maybe_commit(g)
+            self.maybe_commit(g)
+        })
+    }
+
+    async fn remove(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<()> {
+        crate::blocking::blocking(|| {
+            let mut g = self.write()?;
+            let g = &mut *g;
+            let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
+            for id in ids {
+                // Delete only within the namespace asked: the partition holds for removals too.
+                let q = BooleanQuery::new(vec![
+                    (
+                        Occur::Must,
+                        Box::new(TermQuery::new(Term::from_field_i64(live.fields.id, id.0), IndexRecordOption::Basic))
+                            as Box<dyn Query>,
+                    ),
+                    (
+                        Occur::Must,
+                        Box::new(TermQuery::new(
+                            Term::from_field_text(live.fields.ns, namespace.as_str()),
+                            IndexRecordOption::Basic,
+                        )),
+                    ),
+                ]);
+                live.writer.delete_query(Box::new(q)).map_err(|e| terr("cannot delete", e))?;
+                g.overlay.remove(namespace, *id);
+                if g.vectors.namespace_of(*id) == Some(namespace) {
+                    g.vectors.remove(*id);
+                    if self.dir.is_some() {
+                        g.pending_vectors.push(VecOp::Remove(*id));
+                    }
+                    queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
+                }
+            }
+            self.maybe_commit(g)
+        })
     }
 
     async fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>> {
-        let g = self.read()?;
-        if g.live.is_none() {
-            return Err(stale_err(&g));
-        }
-        // A damaged segment can make tantivy panic deep inside a read; contained here, it makes
-        // the index stale (rebuilt from the store) instead of taking the process down.
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            search_by_mode(q, &self.fusion, &g.vectors, |limit| self.lexical(&g, q, limit))
-        }));
-        let result = match result {
-            Ok(r) => r,
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                Err(CoreError::Index(format!("the index is damaged (a search failed inside tantivy: {what})")))
+        crate::blocking::blocking(|| {
+            let g = self.read()?;
+            if g.live.is_none() {
+                return Err(stale_err(&g));
             }
-        };
-        if let Err(e) = &result {
-            if let Ok(mut d) = self.damaged.lock() {
-                *d = Some(e.to_string());
+            // A damaged segment can make tantivy panic deep inside a read; contained here, it makes
+            // the index stale (rebuilt from the store) instead of taking the process down.
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                search_by_mode(q, &self.fusion, &g.vectors, |limit| self.lexical(&g, q, limit))
+            }));
+            let result = match result {
+                Ok(r) => r,
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    Err(CoreError::Index(format!("the index is damaged (a search failed inside tantivy: {what})")))
+                }
+            };
+            if let Err(e) = &result {
+                if let Ok(mut d) = self.damaged.lock() {
+                    *d = Some(e.to_string());
+                }
             }
-        }
-        result
+            result
+        })
     }
 
     async fn state(&self) -> Result<IndexState> {
@@ -644,58 +650,63 @@ impl Index for TantivyIndex {
     }
 
     async fn flush(&self) -> Result<()> {
-        let mut g = self.write()?;
-        if g.live.is_none() {
-            return Err(stale_err(&g));
-        }
-        if dirty(&g) {
-            self.commit(&mut g)?;
-        }
-        Ok(())
+        crate::blocking::blocking(|| {
+            let mut g = self.write()?;
+            if g.live.is_none() {
+                return Err(stale_err(&g));
+            }
+            if dirty(&g) {
+                self.commit(&mut g)?;
+            }
+            Ok(())
+        })
     }
 
     async fn clear(&self) -> Result<()> {
-        if let Ok(mut d) = self.damaged.lock() {
-            *d = None;
-        }
-        // A new index starts its searcher generations anew: cached sizes would be taken for its.
-        if let Ok(mut c) = self.ns_sizes.lock() {
-            c.clear();
-        }
-        let mut g = self.write()?;
-        let g = &mut *g;
-        match &self.dir {
-            Some(dir) => {
-                // Never reuse the old files: a damaged segment must not survive a rebuild, and
-                // nothing of the old index needs to open. The writer goes first (it holds the
-                // directory lock), then every file of ours.
-                g.live = None;
-                let tdir = dir.join("tantivy");
-                if tdir.exists() {
-                    std::fs::remove_dir_all(&tdir)
-                        .map_err(|e| terr(&format!("cannot remove {}", tdir.display()), e))?;
+        crate::blocking::blocking(|| {
+            if let Ok(mut d) = self.damaged.lock() {
+                *d = None;
+            }
+            // A new index starts its searcher generations anew: cached sizes would be taken for its.
+            if let Ok(mut c) = self.ns_sizes.lock() {
+                c.clear();
+            }
+            let mut g = self.write()?;
+            let g = &mut *g;
+            match &self.dir {
+                Some(dir) => {
+                    // Never reuse the old files: a damaged segment must not survive a rebuild, and
+                    // nothing of the old index needs to open. The writer goes first (it holds the
+                    // directory lock), then every file of ours.
+                    g.live = None;
+                    let tdir = dir.join("tantivy");
+                    if tdir.exists() {
+                        std::fs::remove_dir_all(&tdir)
+                            .map_err(|e| terr(&format!("cannot remove {}", tdir.display()), e))?;
+                    }
+                    vector_log::remove_other_generations(dir, None);
+                    std::fs::create_dir_all(&tdir)
+                        .map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
+                    g.live = Some(Self::create_live(Some(&tdir), &self.settings)?);
                 }
-                vector_log::remove_other_generations(dir, None);
-                std::fs::create_dir_all(&tdir).map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
-                g.live = Some(Self::create_live(Some(&tdir), &self.settings)?);
+                None => {
+                    let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
+                    // Drop uncommitted documents first: delete_all_documents only covers segments.
+                    live.writer.rollback().map_err(|e| terr("cannot roll back", e))?;
+                    live.writer.delete_all_documents().map_err(|e| terr("cannot delete all documents", e))?;
+                }
             }
-            None => {
-                let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
-                // Drop uncommitted documents first: delete_all_documents only covers segments.
-                live.writer.rollback().map_err(|e| terr("cannot roll back", e))?;
-                live.writer.delete_all_documents().map_err(|e| terr("cannot delete all documents", e))?;
-            }
-        }
-        g.overlay.clear();
-        g.vectors.clear();
-        g.pending_vectors.clear();
-        g.watermark = 0;
-        g.stamp = None;
-        g.vectors_generation = 0;
-        // Force a fresh vector generation at the commit below.
-        g.vectors_len = 0;
-        g.stale = None;
-        self.commit(g)
+            g.overlay.clear();
+            g.vectors.clear();
+            g.pending_vectors.clear();
+            g.watermark = 0;
+            g.stamp = None;
+            g.vectors_generation = 0;
+            // Force a fresh vector generation at the commit below.
+            g.vectors_len = 0;
+            g.stale = None;
+            self.commit(g)
+        })
     }
 
     async fn stamp(&self) -> Result<Option<IndexStamp>> {

@@ -1,0 +1,135 @@
+//! Ids a tenant sees reveal nothing of other tenants.
+//!
+//! A store-wide counter would let tenant B read A's write volume off its own ids (B's ids jump
+//! by however many memories A wrote in between). Instead every namespace numbers its memories
+//! and turns on its own, inside an id range of its own:
+//!
+//! ```text
+//! id = tag << 32 | n      n = 1, 2, 3 ... counted within the namespace
+//! ```
+//!
+//! - `tag` (1 ..= 2^21 - 1) is drawn once per namespace from a keyed hash of its name with a
+//!   secret key of this store (`store_meta` row `id_key`), and recorded (`ns_tag:<namespace>`,
+//!   and `tag:<tag>` so that no two namespaces share one: a collision draws the next candidate).
+//!   A tenant cannot compute another namespace's tag without the key, so it cannot aim for a
+//!   collision; and which candidate a namespace got is not visible in its ids.
+//! - `n` is one more than the namespace's highest id in its range (nothing is hard-deleted, so
+//!   an id is never reused). Ids stay in insertion order within a namespace, which is all the
+//!   engine relies on (recency tie-breaks, "oldest first" listings); every query is per
+//!   namespace. The store-wide change sequence (`rev`, the index's watermark) stays global: it
+//!   is internal, and the CLI does not print it to a tenant.
+//! - ids stay below 2^53, so a JSON reader using doubles reads them exactly.
+//!
+//! Rows written before this scheme keep their small, store-wide ids; a namespace's first id in
+//! its range is above all of them, so the order within the namespace still holds.
+//!
+//! Everything here runs inside the writer's transaction, so two processes never draw the same
+//! id (the write lock of `BEGIN IMMEDIATE` serialises them).
+use mnemo_core::{CoreError, Namespace};
+use rusqlite::{params, Connection, OptionalExtension};
+use sha2::{Digest, Sha256};
+
+use crate::error::DbResult;
+
+type Result<T> = std::result::Result<T, CoreError>;
+
+/// Bits of the per-namespace counter.
+const LOCAL_BITS: u32 = 32;
+/// Tags are 1 .. TAG_LIMIT (21 bits), so ids are below 2^53.
+const TAG_LIMIT: u64 = 1 << 21;
+/// Candidates tried before giving up (only reached with ~2 million namespaces).
+const ATTEMPTS: u32 = 64;
+
+/// Create this store's id key if it has none (a store from before this scheme, or a new one).
+pub(crate) fn ensure_key(conn: &Connection) -> std::result::Result<(), rusqlite::Error> {
+    conn.execute("INSERT OR IGNORE INTO store_meta (key, value) VALUES ('id_key', lower(hex(randomblob(16))))", [])
+        .map(|_| ())
+}
+
+fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+    conn.query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |r| r.get(0)).optional().db()
+}
+
+/// Candidate `attempt` for the tag of `ns` under `key`.
+fn candidate(key: &str, ns: &Namespace, attempt: u32) -> i64 {
+    let mut h = Sha256::new();
+    h.update(key.as_bytes());
+    h.update([0u8]);
+    h.update(ns.as_str().as_bytes());
+    h.update([0u8]);
+    h.update(attempt.to_le_bytes());
+    let d = h.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&d[..8]);
+    // 1 ..= TAG_LIMIT - 1; fits an i64 by construction.
+    (1 + u64::from_le_bytes(first) % (TAG_LIMIT - 1)) as i64
+}
+
+/// The tag of `ns`, drawn and recorded at its first write.
+fn tag(conn: &Connection, ns: &Namespace) -> Result<i64> {
+    let own = format!("ns_tag:{}", ns.as_str());
+    if let Some(t) = meta(conn, &own)? {
+        return t.parse::<i64>().map_err(|e| CoreError::Store(format!("store_meta {own:?} is not a number: {e}")));
+    }
+    ensure_key(conn).db()?;
+    let key = meta(conn, "id_key")?.ok_or_else(|| CoreError::Store("store_meta has no id_key row".into()))?;
+    for attempt in 0..ATTEMPTS {
+        let t = candidate(&key, ns, attempt);
+        let claimed = conn
+            .execute(
+                "INSERT OR IGNORE INTO store_meta (key, value) VALUES (?1, ?2)",
+                params![format!("tag:{t}"), ns.as_str()],
+            )
+            .db()?;
+        if claimed == 1 {
+            conn.execute("INSERT INTO store_meta (key, value) VALUES (?1, ?2)", params![own, t.to_string()]).db()?;
+            return Ok(t);
+        }
+    }
+    Err(CoreError::Store(format!(
+        "no free id range for namespace {ns} after {ATTEMPTS} candidates (the store holds too many namespaces)"
+    )))
+}
+
+/// Which table an id is for.
+#[derive(Clone, Copy)]
+pub(crate) enum Table {
+    /// `memories.id`.
+    Memories,
+    /// `turns.id`.
+    Turns,
+}
+
+/// The next id of `table` in `ns`: one above the namespace's highest in its range.
+pub(crate) fn next(conn: &Connection, ns: &Namespace, table: Table) -> Result<i64> {
+    let t = tag(conn, ns)?;
+    let low = t << LOCAL_BITS;
+    let high = (t + 1) << LOCAL_BITS;
+    let sql = match table {
+        Table::Memories => "SELECT MAX(id) FROM memories WHERE id > ?1 AND id < ?2",
+        Table::Turns => "SELECT MAX(id) FROM turns WHERE id > ?1 AND id < ?2",
+    };
+    let max: Option<i64> = conn.query_row(sql, [low, high], |r| r.get(0)).db()?;
+    let id = max.unwrap_or(low) + 1;
+    if id >= high {
+        return Err(CoreError::Store(format!("namespace {ns} has used up its id range ({} ids)", 1u64 << LOCAL_BITS)));
+    }
+    Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn candidates_are_in_range_and_keyed() {
+        let ns = Namespace::new("b").unwrap();
+        for a in 0..100 {
+            let t = candidate("k", &ns, a);
+            assert!((1..TAG_LIMIT as i64).contains(&t));
+            assert!((t + 1) << LOCAL_BITS <= 1i64 << 53, "ids stay below 2^53");
+        }
+        assert_ne!(candidate("k1", &ns, 0), candidate("k2", &ns, 0), "the key changes the tag");
+    }
+}
