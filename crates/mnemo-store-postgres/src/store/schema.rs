@@ -10,7 +10,7 @@
 //!   The query role gets no DELETE: nothing is hard-deleted.
 
 /// Migration steps.
-pub(crate) const STEPS: &[&str] = &[V1];
+pub(crate) const STEPS: &[&str] = &[V1, V2];
 
 /// Grants for the query role (`{role}`, `{schema}` filled in).
 pub(crate) const GRANTS: &str = "
@@ -92,4 +92,10 @@ ALTER TABLE memory_events FORCE ROW LEVEL SECURITY;
 CREATE POLICY namespace_partition ON memory_events
     USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
     WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+";
+
+/// Version 2: the pinned memories of a namespace without reading its other memories (every
+/// recall asks for them; a namespace holds few or none).
+const V2: &str = "
+CREATE INDEX memories_pinned ON memories (namespace, id) WHERE pinned AND status = 'active';
 ";
