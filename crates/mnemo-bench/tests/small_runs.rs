@@ -103,7 +103,7 @@ async fn scale_tiny_run_reports_every_metric() {
         quiet: true,
         ..Default::default()
     };
-    let r = scale(&args, prov()).await.unwrap();
+    let r = scale(&args, prov(), &mnemo_bench::scale::Backend::embedded_default()).await.unwrap();
     let metrics: Vec<&str> = r.report.rows.iter().map(|r| r["metric"].as_str().unwrap()).collect();
     for m in [
         "ingest_batched",
@@ -114,10 +114,11 @@ async fn scale_tiny_run_reports_every_metric() {
         "index_reopen",
         "peak_rss",
         "disk_bytes_per_memory",
+        "dense_recall_at_10_vs_exact",
     ] {
         assert!(metrics.contains(&m), "missing {m}: {metrics:?}");
     }
     let reopen = r.report.rows.iter().find(|r| r["metric"] == "index_reopen").unwrap();
-    assert!(reopen["note"].as_str().unwrap().contains("305 vectors loaded"), "{reopen}");
+    assert!(reopen["note"].as_str().unwrap().contains("the same 10 dense hits"), "{reopen}");
     assert!(!reopen["note"].as_str().unwrap().contains("UNEXPECTED"));
 }

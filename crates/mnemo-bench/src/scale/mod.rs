@@ -16,11 +16,11 @@
 //! - peak RSS (`VmHWM`, reset per N where the kernel allows) and bytes on disk per memory.
 //!
 //! `--dense-only` measures the dense side alone (see [`dense`]).
+pub mod backend;
 mod dense;
-pub mod postgres;
 pub mod synth;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,17 +29,17 @@ use mnemo_core::engine::{EngineParts, RecallOptions};
 use mnemo_core::report::RunProvenance;
 use mnemo_core::time::DAY_MS;
 use mnemo_core::{
-    CharTokenCounter, ClientKind, Clock, Embedding, Engine, EnginePolicy, Index, IndexState, MemoryKind, Namespace,
-    NewMemory, Provenance, SearchMode, SearchQuery, Store, SystemClock, TokenCounter, WriteOp,
+    CharTokenCounter, ClientKind, Clock, Embedding, Engine, EnginePolicy, Index, IndexState, MemoryId, MemoryKind,
+    Namespace, NewMemory, Provenance, SearchMode, SearchQuery, Store, SystemClock, TokenCounter, WriteOp,
 };
-use mnemo_store::sqlite::SqliteStore;
-use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
+use mnemo_store::tantivy_index::TantivySettings;
 use mnemo_store::vector::AnnKind;
 use serde_json::json;
 
 use crate::error::{BenchError, Result};
 use crate::report::{provenance_md, table, BenchReport};
-use crate::util::{bar, dir_bytes, peak_rss_mib, percentile, reset_peak_rss, NoReasoner};
+use crate::util::{bar, peak_rss_mib, percentile, reset_peak_rss, NoReasoner};
+pub use backend::{Backend, Component};
 use synth::{Corpus, Rng, SynthEmbedder};
 
 /// Arguments of `bench scale`.
@@ -117,6 +117,30 @@ impl ScaleArgs {
         s.validate()?;
         Ok(s)
     }
+
+    /// `backend` with the ANN overrides given written into its `[index]` settings (they are
+    /// the tantivy index's keys: an error for another index kind).
+    pub fn with_overrides(&self, backend: &Backend) -> Result<Backend> {
+        let given = [
+            ("ann", self.ann.clone().map(toml::Value::String)),
+            ("ann_min_vectors", self.ann_min_vectors.map(|v| toml::Value::Integer(v as i64))),
+            ("ivf_lists", self.ivf_lists.map(|v| toml::Value::Integer(v as i64))),
+            ("ivf_nprobe", self.ivf_nprobe.map(|v| toml::Value::Integer(v as i64))),
+        ];
+        let mut b = backend.clone();
+        for (key, value) in given {
+            let Some(value) = value else { continue };
+            if b.index.kind != "tantivy" {
+                return Err(BenchError::Arg(format!(
+                    "--{} is a setting of the tantivy index, not of [index] kind {:?}",
+                    key.replace('_', "-"),
+                    b.index.kind
+                )));
+            }
+            b.index.settings.insert(key.to_string(), value);
+        }
+        Ok(b)
+    }
 }
 
 impl Default for ScaleArgs {
@@ -181,7 +205,7 @@ pub(crate) fn memory(corpus: &Corpus, i: usize, ns: Namespace, now: mnemo_core::
 
 /// Run the scale benchmark (the provenance's `embedder` and `token_counter` are set from what
 /// was used).
-pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance) -> Result<BenchReport> {
+pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance, backend: &Backend) -> Result<BenchReport> {
     if args.n.is_empty() || args.n.contains(&0) || args.dims == 0 || args.batch == 0 || args.namespaces == 0 {
         return Err(BenchError::Arg("--n, --dims, --batch and --namespaces must be positive".into()));
     }
@@ -190,12 +214,13 @@ pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance) -> Result<Be
     provenance.embedder = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
     provenance.token_counter = CharTokenCounter.name().to_string();
     let settings = args.index_settings()?;
+    let backend = args.with_overrides(backend)?;
     let mut rows = Vec::new();
     for &n in &args.n {
         if args.dense_only {
             rows.extend(dense::dense_only(args, n, &corpus, &settings.ann())?);
         } else {
-            rows.extend(one_size(args, n, &corpus, &embedder, &settings).await?);
+            rows.extend(one_size(args, &backend, n, &corpus, &embedder).await?);
         }
     }
     let json_rows = rows
@@ -205,20 +230,29 @@ pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance) -> Result<Be
     let mut md = format!("# Scale\n\n{}\n", provenance_md(&provenance));
     let a = settings.ann();
     let ann = format!(
-        "corpus topic weight {}; dense: ann = {:?}, ann_min_vectors = {}, ivf_lists = {} (0 = auto), ivf_nprobe = {}",
-        args.topic_weight, a.kind, a.min_vectors, a.lists, a.nprobe
+        "dense: ann = {:?}, ann_min_vectors = {}, ivf_lists = {} (0 = auto), ivf_nprobe = {}",
+        a.kind, a.min_vectors, a.lists, a.nprobe
     );
     if args.dense_only {
         md.push_str(&format!(
-            "Dense side only: {} dims, one namespace, {} vectors, {} queries per N; {ann}.\n\n",
+            "Dense side only: {} dims, one namespace, {} vectors, {} queries per N; corpus topic weight {}; {ann}.\n\n",
             args.dims,
             if args.uniform { "uniformly random" } else { "topic-corpus" },
-            args.queries
+            args.queries,
+            args.topic_weight
         ));
     } else {
         md.push_str(&format!(
-            "{} dims, {} namespace(s), SQLite store + tantivy index on disk, batch {}, {} recall queries per N, {} one-at-a-time inserts per N; {ann}.\n\n",
-            args.dims, args.namespaces, args.batch, args.queries, args.single
+            "{} dims, {} namespace(s), {} built from config through the registry, batch {}, {} recall queries per N, \
+             {} one-at-a-time inserts per N; corpus topic weight {}; [index] settings {}.\n\n",
+            args.dims,
+            args.namespaces,
+            backend.describe(),
+            args.batch,
+            args.queries,
+            args.single,
+            args.topic_weight,
+            settings_line(&backend.index.settings)
         ));
     }
     let body: Vec<Vec<String>> = rows
@@ -227,6 +261,16 @@ pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance) -> Result<Be
         .collect();
     md.push_str(&table(&["n", "metric", "value", "unit", "note"], &body));
     Ok(BenchReport::new(provenance, json_rows, md))
+}
+
+/// `key = value` pairs of a section, without connection URLs (they may hold a password).
+fn settings_line(t: &toml::Table) -> String {
+    let parts: Vec<String> = t.iter().filter(|(k, _)| k.as_str() != "url").map(|(k, v)| format!("{k} = {v}")).collect();
+    if parts.is_empty() {
+        "(defaults)".to_string()
+    } else {
+        parts.join(", ")
+    }
 }
 
 pub(crate) fn fmt(x: f64) -> String {
@@ -253,30 +297,25 @@ pub(crate) fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>, embedder: Arc
 
 async fn one_size(
     args: &ScaleArgs,
+    backend: &Backend,
     n: usize,
     corpus: &Arc<Corpus>,
     embedder: &Arc<SynthEmbedder>,
-    settings: &TantivySettings,
 ) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let mut push = |metric, value, unit, note: &str| rows.push(Row { n, metric, value, unit, note: note.to_string() });
     let rss_reset = reset_peak_rss();
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&base).map_err(|e| BenchError::Io { path: base.clone(), source: e })?;
-    let tmp = tempfile::Builder::new()
-        .prefix("mnemo-scale-")
-        .tempdir_in(&base)
-        .map_err(|e| BenchError::Io { path: base.clone(), source: e })?;
-    let store_path = tmp.path().join("store.db");
-    let index_path = tmp.path().join("index");
+    let site = backend.site(&base)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let model = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&store_path)?);
-    let tantivy = Arc::new(TantivyIndex::open(&index_path, settings.clone(), clock.clone())?);
-    let index: Arc<dyn Index> = tantivy.clone();
+    let dyn_embedder: Arc<dyn mnemo_core::Embedder> = embedder.clone();
+    let (store, index) = backend.build(&site, clock.clone(), dyn_embedder.clone())?;
     let eng = engine(store.clone(), index.clone(), embedder.clone())?;
     eng.sync_index(&|_, _| {}).await?;
     let now = clock.now();
+    // The id of memory j (in corpus order), for the exact dense scan at the end.
+    let mut ids: Vec<(Namespace, MemoryId)> = Vec::with_capacity(n + args.single);
 
     // Batched ingest.
     let pb = bar(n as u64, &format!("ingest {n}"), args.quiet);
@@ -284,20 +323,26 @@ async fn one_size(
     let mut i = 0;
     while i < n {
         let end = (i + args.batch).min(n);
-        let mut by_ns: BTreeMap<Namespace, Vec<WriteOp>> = BTreeMap::new();
+        let mut by_ns: BTreeMap<Namespace, (Vec<usize>, Vec<WriteOp>)> = BTreeMap::new();
         for j in i..end {
             let ns = ns_of(j, args.namespaces)?;
             let m = memory(corpus, j, ns.clone(), now, &model);
-            by_ns.entry(ns).or_default().push(WriteOp::Insert { memory: m, turn: None });
+            let e = by_ns.entry(ns).or_default();
+            e.0.push(j);
+            e.1.push(WriteOp::Insert { memory: m, turn: None });
         }
         let t0 = Instant::now();
-        for (ns, ops) in by_ns {
-            store.apply(&ns, now, ops).await?;
+        let mut written = Vec::with_capacity(end - i);
+        for (ns, (js, ops)) in by_ns {
+            let got = store.apply(&ns, now, ops).await?;
+            written.extend(js.into_iter().zip(got).map(|(j, id)| (j, ns.clone(), id)));
         }
         let t1 = Instant::now();
         eng.sync_index(&|_, _| {}).await?;
         t_index += t1.elapsed().as_secs_f64();
         t_store += (t1 - t0).as_secs_f64();
+        written.sort_by_key(|w| w.0);
+        ids.extend(written.into_iter().map(|(_, ns, id)| (ns, id)));
         pb.inc((end - i) as u64);
         i = end;
     }
@@ -323,9 +368,10 @@ async fn one_size(
             let ns = ns_of(j, args.namespaces)?;
             let m = memory(corpus, j, ns.clone(), now, &model);
             let t0 = Instant::now();
-            store.apply(&ns, now, vec![WriteOp::Insert { memory: m, turn: None }]).await?;
+            let got = store.apply(&ns, now, vec![WriteOp::Insert { memory: m, turn: None }]).await?;
             eng.sync_index(&|_, _| {}).await?;
             secs += t0.elapsed().as_secs_f64();
+            ids.extend(got.into_iter().map(|id| (ns.clone(), id)));
             pb.inc(1);
         }
         index.flush().await?;
@@ -386,18 +432,13 @@ async fn one_size(
     for q in 0..args.queries as u64 {
         let ns = ns_of(q as usize, args.namespaces)?;
         let text = corpus.query_text(q);
+        let embedding = Some(corpus.embed(&text));
         let hits = index
-            .search(&SearchQuery {
-                namespace: ns.clone(),
-                text,
-                embedding: Some(corpus.embed(&corpus.query_text(q))),
-                limit: 64,
-                mode: SearchMode::Hybrid,
-            })
+            .search(&SearchQuery { namespace: ns.clone(), text, embedding, limit: 64, mode: SearchMode::Hybrid })
             .await?;
-        let ids: Vec<_> = hits.iter().map(|h| h.id).collect();
+        let hit_ids: Vec<_> = hits.iter().map(|h| h.id).collect();
         let t0 = Instant::now();
-        store.get_many(&ns, &ids).await?;
+        store.get_many(&ns, &hit_ids).await?;
         get_lat.push(t0.elapsed().as_secs_f64() * 1000.0);
         let t0 = Instant::now();
         store.pinned(&ns).await?;
@@ -408,54 +449,12 @@ async fn one_size(
     push("store_get_many_p50", percentile(&get_lat, 50.0), "ms", "Store::get_many of the 64 hybrid hits");
     push("store_pinned_p50", percentile(&pin_lat, 50.0), "ms", "Store::pinned of the namespace (none are pinned)");
 
-    // Dense quality: the index's dense top k against the exact scan of the same vectors.
-    let ns0 = ns_of(0, args.namespaces)?;
-    let lists = tantivy.dense_ivf_lists(&ns0)?;
-    for (k, metric) in [(10usize, "dense_recall_at_10_vs_exact"), (128, "dense_recall_at_128_vs_exact")] {
-        let mut recall = 0.0;
-        for q in 0..args.recall_queries as u64 {
-            let ns = ns_of(q as usize, args.namespaces)?;
-            let text = corpus.query_text(q);
-            let e = corpus.embed(&text);
-            let got = index
-                .search(&SearchQuery {
-                    namespace: ns.clone(),
-                    text,
-                    embedding: Some(e.clone()),
-                    limit: k,
-                    mode: SearchMode::Dense,
-                })
-                .await?;
-            let exact = tantivy.dense_exact(&ns, &e, k)?;
-            let pairs = |h: &[mnemo_core::Hit]| h.iter().map(|h| (h.id, h.score)).collect::<Vec<_>>();
-            recall += dense::overlap(&pairs(&got), &pairs(&exact));
-        }
-        let note = match lists {
-            Some(l) => format!("IVF, {l} lists, nprobe {}; {} queries", settings.ivf_nprobe, args.recall_queries),
-            None => format!("exact (below ann_min_vectors, or ann = exact); {} queries", args.recall_queries),
-        };
-        push(metric, recall / args.recall_queries.max(1) as f64, "fraction", &note);
-    }
-    if lists.is_some() {
-        let t0 = Instant::now();
-        tantivy.retrain_dense(&ns0)?;
-        push(
-            "ivf_train",
-            t0.elapsed().as_secs_f64(),
-            "s",
-            "one training of the namespace's IVF at n (k-means + filing)",
-        );
-    }
-
     let total_n = n + args.single;
-    let bytes_store = dir_bytes(tmp.path()) - dir_bytes(&index_path);
-    let bytes_index = dir_bytes(&index_path);
-    push(
-        "disk_bytes_per_memory",
-        (bytes_store + bytes_index) as f64 / total_n as f64,
-        "bytes",
-        &format!("store {bytes_store} + index {bytes_index} bytes"),
-    );
+    let (bytes, note) = site.bytes().await?;
+    push("disk_bytes_per_memory", bytes as f64 / total_n as f64, "bytes", &note);
+    if let Some((mib, note)) = site.server_memory_mib().await? {
+        push("server_memory", mib, "MiB", &note);
+    }
 
     // Rebuild: clear the index and replay the store into it.
     let pb = bar(total_n as u64, "rebuild", args.quiet);
@@ -470,29 +469,82 @@ async fn one_size(
     drop(eng2);
     drop(eng);
 
-    // Reopen: the persisted index, vectors (and IVF lists) included, without re-embedding.
+    // Reopen: the persisted index, without re-embedding: it must stand where it stood and
+    // answer the same dense query the same way.
+    let probe = |ns: Namespace| SearchQuery {
+        namespace: ns,
+        text: String::new(),
+        embedding: Some(corpus.embed(&corpus.query_text(0))),
+        limit: 10,
+        mode: SearchMode::Dense,
+    };
+    let ns0 = ns_of(0, args.namespaces)?;
+    let before: Vec<MemoryId> = index.search(&probe(ns0.clone())).await?.iter().map(|h| h.id).collect();
+    let state_before = index.state().await?;
     drop(index);
-    drop(tantivy);
     let t0 = Instant::now();
-    let reopened = TantivyIndex::open(&index_path, settings.clone(), clock.clone())?;
+    let reopened = backend.build_index(&site, clock.clone(), dyn_embedder.clone())?;
     let state = reopened.state().await?;
     let secs = t0.elapsed().as_secs_f64();
-    let vectors = reopened.vector_count()?;
-    let ok = matches!(state, IndexState::UpTo(r) if r > 0) && vectors == total_n;
-    let ivf = match reopened.dense_ivf_lists(&ns0)? {
-        Some(l) => format!(", IVF of {l} lists restored"),
-        None => String::new(),
-    };
+    let after: Vec<MemoryId> = reopened.search(&probe(ns0)).await?.iter().map(|h| h.id).collect();
+    let ok = matches!(state, IndexState::UpTo(r) if r > 0) && state == state_before && after == before;
     push(
         "index_reopen",
         secs,
         "s",
-        &format!("state {state:?}, {vectors} vectors loaded{ivf}{}", if ok { "" } else { " (UNEXPECTED)" }),
+        &format!(
+            "state {state:?}; the same {} dense hits as before closing{}",
+            after.len(),
+            if ok { "" } else { " (UNEXPECTED)" }
+        ),
     );
-    drop(reopened);
 
     let (mib, note) = peak_rss_mib(rss_reset);
     push("peak_rss", mib, "MiB", note);
+
+    // Dense quality: the index's dense top k against the exact scan of the same vectors
+    // (computed here from the corpus, so every backend is held to the same truth).
+    let mut vectors: HashMap<Namespace, Vec<(MemoryId, Vec<f32>)>> = HashMap::new();
+    for (j, (ns, id)) in ids.into_iter().enumerate() {
+        let v = corpus.embed(&corpus.memory_text(j as u64));
+        vectors.entry(ns).or_default().push((id, v));
+    }
+    for (k, metric) in [(10usize, "dense_recall_at_10_vs_exact"), (128, "dense_recall_at_128_vs_exact")] {
+        let mut recall = 0.0;
+        for q in 0..args.recall_queries as u64 {
+            let ns = ns_of(q as usize, args.namespaces)?;
+            let text = corpus.query_text(q);
+            let e = corpus.embed(&text);
+            let got = reopened
+                .search(&SearchQuery {
+                    namespace: ns.clone(),
+                    text,
+                    embedding: Some(e.clone()),
+                    limit: k,
+                    mode: SearchMode::Dense,
+                })
+                .await?;
+            let got: Vec<(MemoryId, f32)> = got.iter().map(|h| (h.id, h.score)).collect();
+            recall += dense::overlap(&got, &exact_top(vectors.get(&ns).map_or(&[][..], |v| &v[..]), &e, k));
+        }
+        push(
+            metric,
+            recall / args.recall_queries.max(1) as f64,
+            "fraction",
+            &format!("the index's dense search against the exact scan; {} queries", args.recall_queries),
+        );
+    }
+    drop(reopened);
     drop(store);
+    drop(site);
     Ok(rows)
+}
+
+/// The exact `k` nearest of `vectors` to `e` (cosine of unit vectors: the dot product).
+fn exact_top(vectors: &[(MemoryId, Vec<f32>)], e: &[f32], k: usize) -> Vec<(MemoryId, f32)> {
+    let mut scored: Vec<(MemoryId, f32)> =
+        vectors.iter().map(|(id, v)| (*id, v.iter().zip(e).map(|(a, b)| a * b).sum())).collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    scored.truncate(k);
+    scored
 }

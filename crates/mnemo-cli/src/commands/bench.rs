@@ -23,21 +23,13 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
         BenchCommand::Scale { args, json } => {
             let provenance =
                 run_provenance("none (synthetic vectors: no model call)", "none", "synthetic", &config.hash());
-            let (kind, store, origin) = config.plugin("store")?;
-            if kind == "postgres" {
-                let (index_kind, index, index_origin) = config.plugin("index")?;
-                anyhow::ensure!(
-                    index_kind == "postgres",
-                    "{index_origin}: bench scale on the postgres store needs [index] kind = \"postgres\""
-                );
-                let store: mnemo_store_postgres::PgSettings =
-                    store.try_into().map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
-                let index: mnemo_store_postgres::index::IndexSettings =
-                    index.try_into().map_err(|e| anyhow::anyhow!("{index_origin}: {e}"))?;
-                (mnemo_bench::scale::postgres::scale_postgres(args, provenance, &store, &index).await?, json)
-            } else {
-                (mnemo_bench::scale(args, provenance).await?, json)
-            }
+            // The configured [store] and [index], built by the bench through the registry.
+            let component = |section: &str| -> Result<mnemo_bench::scale::Component> {
+                let (kind, settings, origin) = config.plugin(section)?;
+                Ok(mnemo_bench::scale::Component::new(&kind, settings, &origin, &config.section_dir(section)))
+            };
+            let backend = mnemo_bench::scale::Backend { store: component("store")?, index: component("index")? };
+            (mnemo_bench::scale(args, provenance, &backend).await?, json)
         }
         BenchCommand::Tokens { .. } => return Ok(ExitCode::SUCCESS),
     };

@@ -11,7 +11,7 @@
 //!   The query role gets no DELETE: nothing is hard-deleted.
 
 /// Migration steps.
-pub(crate) const STEPS: &[&str] = &[V1, V2];
+pub(crate) const STEPS: &[&str] = &[V1, V2, V3];
 
 /// Grants for the query role (`{role}`, `{schema}` filled in).
 pub(crate) const GRANTS: &str = "
@@ -109,4 +109,10 @@ ALTER TABLE namespace_ids FORCE ROW LEVEL SECURITY;
 CREATE POLICY namespace_partition ON namespace_ids
     USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
     WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+";
+
+/// Version 3: the pinned memories of a namespace without reading its other memories (every
+/// recall asks for them; a namespace holds few or none).
+const V3: &str = "
+CREATE INDEX memories_pinned ON memories (namespace, id) WHERE pinned AND status = 'active';
 ";
