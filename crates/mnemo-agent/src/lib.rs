@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 mod index_embedder;
 pub mod lock;
+pub mod memories;
 pub mod plugins;
 pub mod runtime;
 pub mod unextracted;

@@ -33,6 +33,7 @@ where
     history_in_order(&*make().await).await;
     touch_does_not_bump_rev(&*make().await).await;
     active_by_entities_matches_any(&*make().await).await;
+    list_memories_pages_by_id(&*make().await).await;
 }
 
 // ---------------------------------------------------------------- fixtures
@@ -743,4 +744,33 @@ pub async fn active_by_entities_matches_any(s: &dyn Store) {
     assert_eq!(id_set(&found), set(&[both, north]));
     assert!(s.active_by_entities(&a, &q(&["nobody"])).await.unwrap().is_empty());
     assert!(s.active_by_entities(&a, &[]).await.unwrap().is_empty());
+}
+
+/// `list_memories`: by id, after the cursor, at most `limit`, active only unless asked, and
+/// never another namespace's memories.
+pub async fn list_memories_pages_by_id(s: &dyn Store) {
+    use crate::traits::ListPage;
+    let a = ns("list-a");
+    let b = ns("list-b");
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        ids.push(insert(s, mem(&a, &format!("fact {i}"), &["x"])).await);
+        insert(s, mem(&b, &format!("other {i}"), &["x"])).await;
+    }
+    s.apply(
+        &a,
+        at(10),
+        vec![WriteOp::Tombstone { id: ids[1], reason: "test".into(), superseded_by: None, turn: None }],
+    )
+    .await
+    .unwrap();
+    let page = |after, limit, include_tombstoned| ListPage { after, limit, include_tombstoned };
+    let a = &a;
+    let list =
+        |p: ListPage| async move { s.list_memories(a, &p).await.unwrap().iter().map(|m| m.id).collect::<Vec<_>>() };
+    assert_eq!(list(page(None, 10, false)).await, vec![ids[0], ids[2], ids[3], ids[4]], "active ones, by id");
+    assert_eq!(list(page(None, 10, true)).await, ids, "tombstoned ones too when asked");
+    assert_eq!(list(page(None, 2, true)).await, vec![ids[0], ids[1]], "at most limit");
+    assert_eq!(list(page(Some(ids[1]), 2, true)).await, vec![ids[2], ids[3]], "after the cursor");
+    assert_eq!(list(page(Some(ids[4]), 2, true)).await, Vec::<MemoryId>::new(), "past the end");
 }

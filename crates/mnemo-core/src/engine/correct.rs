@@ -11,7 +11,7 @@ use crate::traits::Corrector;
 
 impl Engine {
     /// The latest state of memory `id`.
-    async fn reload(&self, ns: &Namespace, id: MemoryId) -> Result<Memory> {
+    pub(super) async fn reload(&self, ns: &Namespace, id: MemoryId) -> Result<Memory> {
         self.store
             .get_many(ns, &[id])
             .await?
