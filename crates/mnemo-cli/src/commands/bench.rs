@@ -39,7 +39,7 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
                 (mnemo_bench::scale(args, provenance).await?, json)
             }
         }
-        BenchCommand::Tokens { .. } => return Ok(ExitCode::SUCCESS),
+        BenchCommand::Tokens { .. } | BenchCommand::Serve(_) => return Ok(ExitCode::SUCCESS),
     };
     emit(&report, json)
 }
