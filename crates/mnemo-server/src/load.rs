@@ -105,7 +105,7 @@ async fn client(http: reqwest::Client, o: LoadOptions, id: usize, deadline: Inst
     let mut i = 0usize;
     while Instant::now() < deadline {
         let started = Instant::now();
-        if i % o.remember_every.max(1) == 0 || log.acked.is_empty() {
+        if i.is_multiple_of(o.remember_every.max(1)) || log.acked.is_empty() {
             let (e, v) = fact(id, i);
             match post(&http, &remember_url, &o.token, json!({"text": format!("[SEM] {e} | slot | {v}")})).await {
                 Ok(_) => {
