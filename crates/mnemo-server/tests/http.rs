@@ -348,3 +348,26 @@ async fn shutdown_loses_no_acknowledged_write_and_releases_the_directory() {
     let pack = rt.engine().recall(&Namespace::new("a").unwrap(), "Bolt0x0 size", &Default::default()).await.unwrap();
     assert!(pack.items[0].memory.content.contains("M0-0"), "the index serves it after the restart");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_agent_turn_remembers_under_the_principal_then_decides() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start(d.path(), None).await;
+    s.remember("a", CRM, "[SEM] Acme | owner | Ben", None).await;
+    let (st, v) = s
+        .call(
+            "POST",
+            "/v1/namespaces/a/turn",
+            Some(OPS),
+            Some(json!({"message": "[SEM] Acme | owner | Ben", "about": {"entity": "Acme", "attribute": "owner"}})),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["principal"], "ops");
+    assert_eq!(v["turn"]["remembered"]["turn"]["source"], "ops");
+    assert_eq!(v["turn"]["verdict"]["decision"], "act", "two principals agree: {v}");
+    assert_eq!(v["turn"]["verdict"]["act_on"][0]["value"], "Ben", "{v}");
+    let (st, v) = s.call("POST", "/v1/namespaces/a/turn", Some(OTHER), Some(json!({"message": "hi"}))).await;
+    assert_eq!((st, code(&v)), (403, "forbidden"));
+    s.stop().await;
+}
