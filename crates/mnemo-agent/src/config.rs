@@ -23,6 +23,8 @@ pub const GROUNDERS: &str = "grounders";
 pub const PLUGINS: &str = "plugins";
 /// The model seam (`[llm]`): passed to components of kind "llm" as their `llm` setting.
 pub const LLM: &str = "llm";
+/// The HTTP server's section (`[serve]`, `[[serve.tokens]]`), read by `mnemo serve`.
+pub const SERVE: &str = "serve";
 
 /// A resolved configuration.
 #[derive(Clone, Debug)]
@@ -121,10 +123,11 @@ impl Config {
                 || POLICY_SECTIONS.contains(&key.as_str())
                 || key == GROUNDERS
                 || key == SOURCES
-                || key == LLM;
+                || key == LLM
+                || key == SERVE;
             if !known {
                 return Err(err(format!(
-                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}, {PLUGINS}, {LLM}",
+                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}, {PLUGINS}, {LLM}, {SERVE}",
                     PLUGIN_SECTIONS.join(", "),
                     POLICY_SECTIONS.join(", ")
                 )));
@@ -223,6 +226,12 @@ impl Config {
     /// The `[llm]` section (empty when not configured: every key has a default).
     pub fn llm(&self) -> toml::Table {
         self.table.get(LLM).and_then(|v| v.as_table()).cloned().unwrap_or_default()
+    }
+
+    /// The `[serve]` section (empty when not configured) and the file that set it.
+    pub fn serve(&self) -> (toml::Table, String) {
+        let origin = self.origins.get(SERVE).cloned().unwrap_or_else(|| "embedded default config".into());
+        (self.table.get(SERVE).and_then(|v| v.as_table()).cloned().unwrap_or_default(), origin)
     }
 
     /// The `[[grounders]]` entries: (kind, settings, origin).

@@ -13,6 +13,7 @@ pub mod config;
 pub mod error;
 mod index_embedder;
 pub mod lock;
+pub mod memories;
 pub mod plugins;
 mod read_only;
 pub mod runtime;

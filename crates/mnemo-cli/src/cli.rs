@@ -101,6 +101,83 @@ pub enum Command {
     Models(crate::commands::models::ModelsCommand),
     /// Reliability harness: SIGKILL trials, damage trials and a fuzz driver (see RELIABILITY.md).
     Reliability(ReliabilityArgs),
+    /// Serve the HTTP JSON API over the data directory (README: "HTTP API"); bearer tokens
+    /// come from `[[serve.tokens]]`. Prints the bound address on stderr; ctrl-c or SIGTERM
+    /// stops it gracefully.
+    Serve(ServeArgs),
+    /// List the namespace's memories by id, a page at a time (active ones unless --all).
+    List(ListArgs),
+    /// Export the namespace's memories as JSON lines on stdout, one memory per line (no vectors).
+    Export(ExportArgs),
+    /// Restore a tombstoned memory as a NEW active memory ("restored from memory ID"); the
+    /// tombstone stays. Restoring an active memory is an error.
+    Restore(RestoreArgs),
+}
+
+/// `mnemo serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (`127.0.0.1:0` picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: String,
+}
+
+/// `mnemo list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
+    /// Tombstoned memories too.
+    #[arg(long)]
+    pub all: bool,
+    /// Only ids above this one (the `--after` the previous page printed).
+    #[arg(long)]
+    pub after: Option<i64>,
+    /// Page size (1 to 1000).
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+}
+
+/// `mnemo export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Accepted for uniformity: the export is JSON lines either way.
+    #[arg(long)]
+    pub json: bool,
+    /// Tombstoned memories too.
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// `mnemo restore`.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
+    /// The tombstoned memory's id.
+    pub id: i64,
+}
+
+/// `mnemo bench serve`.
+#[derive(Debug, Args)]
+pub struct ServeBenchArgs {
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 16)]
+    pub clients: usize,
+    /// How long the load runs (e.g. 60s, 2m).
+    #[arg(long, default_value = "60s")]
+    pub duration: String,
+    /// Use this running server instead of starting `mnemo serve` (token in MNEMO_TOKEN).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// The namespace written with --url (a fresh one is best: the check recalls what it wrote).
+    #[arg(long, default_value = "load")]
+    pub namespace: String,
+    /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// `mnemo reliability`.
@@ -163,6 +240,10 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+    /// Load on the HTTP API: N concurrent clients mixing remember and recall against
+    /// `mnemo serve` on loopback for a bounded time; throughput, p50/p99 per operation,
+    /// errors, and a check that every acknowledged remember is recallable afterwards.
+    Serve(ServeBenchArgs),
 }
 
 /// `--json`: machine-readable output on stdout.

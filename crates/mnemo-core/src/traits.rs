@@ -63,6 +63,28 @@ pub trait Store: Send + Sync {
     async fn lock_namespace(&self, _namespace: &Namespace) -> Result<NamespaceGuard> {
         Ok(Box::new(()))
     }
+    /// One page of a namespace's memories by id: those with an id above `page.after`, at most
+    /// `page.limit`, tombstoned ones only when `page.include_tombstoned`. Default: filters
+    /// `active`/`all_memories` (a store may answer it with one indexed query instead).
+    async fn list_memories(&self, namespace: &Namespace, page: &ListPage) -> Result<Vec<Memory>> {
+        let all =
+            if page.include_tombstoned { self.all_memories(namespace).await? } else { self.active(namespace).await? };
+        let mut out: Vec<Memory> = all.into_iter().filter(|m| page.after.is_none_or(|a| m.id > a)).collect();
+        out.sort_by_key(|m| m.id);
+        out.truncate(page.limit);
+        Ok(out)
+    }
+}
+
+/// Which page of a namespace's memories `Store::list_memories` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListPage {
+    /// Only ids above this one (the last id of the previous page); None: from the start.
+    pub after: Option<MemoryId>,
+    /// At most this many.
+    pub limit: usize,
+    /// Tombstoned memories too (else active ones only).
+    pub include_tombstoned: bool,
 }
 
 /// Who a Store is: an identity drawn when it was created (a new or emptied store gets a new

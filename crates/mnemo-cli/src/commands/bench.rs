@@ -31,7 +31,7 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
             let backend = mnemo_bench::scale::Backend { store: component("store")?, index: component("index")? };
             (mnemo_bench::scale(args, provenance, &backend).await?, json)
         }
-        BenchCommand::Tokens { .. } => return Ok(ExitCode::SUCCESS),
+        BenchCommand::Tokens { .. } | BenchCommand::Serve(_) => return Ok(ExitCode::SUCCESS),
     };
     emit(&report, json)
 }

@@ -13,9 +13,11 @@ mod bench;
 mod demo;
 mod eval;
 mod eval_assessor;
+mod memories;
 mod migrate;
 mod reliability;
 mod remember;
+mod serve;
 mod tenant_view;
 pub mod tokens;
 
@@ -30,10 +32,12 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Plugins(j) => plugins(&cli, j.json),
         Command::Eval(args) => eval::run(&cli, args).await,
         Command::EvalAssessor(args) => eval_assessor::run(&cli, args).await,
+        Command::Bench(crate::cli::BenchCommand::Serve(a)) => serve::bench(&cli, a).await,
         Command::Bench(b) => bench::run(&cli, b).await,
         Command::Reliability(args) => reliability::run(&cli, args).await,
         Command::Migrate(args) => migrate::run(&cli, args).await,
         Command::Models(m) => models::run(m),
+        Command::Serve(a) => serve::run(&cli, a).await,
         _ => engine_command(&cli).await,
     }
 }
@@ -195,7 +199,11 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         }
+        Command::List(a) => memories::list(&rt, &ns, a).await?,
+        Command::Export(a) => memories::export(&rt, &ns, a).await?,
+        Command::Restore(a) => memories::restore(&rt, &ns, a).await?,
         Command::Demo(_)
+        | Command::Serve(_)
         | Command::Plugins(_)
         | Command::Eval(_)
         | Command::EvalAssessor(_)

@@ -34,6 +34,7 @@ where
     touch_does_not_bump_rev(&*make().await).await;
     active_by_entities_matches_any(&*make().await).await;
     ids_reveal_nothing_of_other_namespaces(&*make().await).await;
+    list_memories_pages_by_id(&*make().await).await;
 }
 
 // ---------------------------------------------------------------- fixtures
@@ -768,4 +769,33 @@ pub async fn ids_reveal_nothing_of_other_namespaces(s: &dyn Store) {
     assert_eq!(t2.0, t1.0 + 1, "B's turn ids must not skip the turns A recorded in between");
     assert_eq!(m1[1].0, m1[0].0 + 1, "ids within a batch are consecutive");
     assert_eq!(m2[0].0, m1[1].0 + 1, "B's memory ids must not skip the memories A wrote in between");
+}
+
+/// `list_memories`: by id, after the cursor, at most `limit`, active only unless asked, and
+/// never another namespace's memories.
+pub async fn list_memories_pages_by_id(s: &dyn Store) {
+    use crate::traits::ListPage;
+    let a = ns("list-a");
+    let b = ns("list-b");
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        ids.push(insert(s, mem(&a, &format!("fact {i}"), &["x"])).await);
+        insert(s, mem(&b, &format!("other {i}"), &["x"])).await;
+    }
+    s.apply(
+        &a,
+        at(10),
+        vec![WriteOp::Tombstone { id: ids[1], reason: "test".into(), superseded_by: None, turn: None }],
+    )
+    .await
+    .unwrap();
+    let page = |after, limit, include_tombstoned| ListPage { after, limit, include_tombstoned };
+    let a = &a;
+    let list =
+        |p: ListPage| async move { s.list_memories(a, &p).await.unwrap().iter().map(|m| m.id).collect::<Vec<_>>() };
+    assert_eq!(list(page(None, 10, false)).await, vec![ids[0], ids[2], ids[3], ids[4]], "active ones, by id");
+    assert_eq!(list(page(None, 10, true)).await, ids, "tombstoned ones too when asked");
+    assert_eq!(list(page(None, 2, true)).await, vec![ids[0], ids[1]], "at most limit");
+    assert_eq!(list(page(Some(ids[1]), 2, true)).await, vec![ids[2], ids[3]], "after the cursor");
+    assert_eq!(list(page(Some(ids[4]), 2, true)).await, Vec::<MemoryId>::new(), "past the end");
 }

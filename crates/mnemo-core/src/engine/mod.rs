@@ -20,11 +20,13 @@ mod forget;
 mod ingest;
 mod plan;
 mod recall;
+mod restore;
 mod why;
 mod write;
 
 pub use decay::DecayReport;
 pub use recall::RecallOptions;
+pub use restore::{restored_from, RestoreReport};
 pub use why::WhyReport;
 pub use write::{Outcome, OutcomeKind, RememberReport};
 

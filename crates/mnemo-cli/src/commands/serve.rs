@@ -1,0 +1,215 @@
+//! `mnemo serve`: the HTTP API over the data directory (this process is its one writer).
+//! `mnemo bench serve`: the load benchmark against `mnemo serve` on loopback.
+use anyhow::{Context as _, Result};
+use std::io::BufRead as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mnemo_server::load::{LoadOptions, LoadReport};
+use mnemo_server::ServeSettings;
+
+use crate::cli::{Cli, ServeArgs, ServeBenchArgs};
+use crate::context;
+
+/// The line `mnemo serve` prints on stderr once it listens (the bench reads it).
+const LISTENING: &str = "mnemo: listening on http://";
+
+pub async fn run(cli: &Cli, a: &ServeArgs) -> Result<ExitCode> {
+    let config = context::config(cli)?;
+    let (table, origin) = config.serve();
+    let settings = ServeSettings::from_table(&table, &origin, &|v| std::env::var(v).ok())?;
+    let clock = context::clock(cli)?;
+    let rt = context::runtime(&config, &cli.data_dir, clock).await?;
+    let listener =
+        tokio::net::TcpListener::bind(&a.addr).await.with_context(|| format!("cannot listen on {}", a.addr))?;
+    let addr = listener.local_addr()?;
+    // Always said (even with -q): a caller of `--addr 127.0.0.1:0` needs the port.
+    eprintln!("{LISTENING}{addr} (data directory {}; ctrl-c or SIGTERM stops)", cli.data_dir.display());
+    mnemo_server::serve(Arc::new(rt), settings, listener, mnemo_server::shutdown_signal()).await?;
+    eprintln!("mnemo: stopped; every acknowledged write is in the store");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// "60s", "2m", "500ms" or a number of seconds.
+fn parse_duration(s: &str) -> Result<Duration> {
+    let t = s.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
+    let n: f64 = num.parse().with_context(|| format!("--duration {s:?}: expected e.g. 60s, 2m, 500ms"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "ms" => n / 1e3,
+        "m" => n * 60.0,
+        _ => anyhow::bail!("--duration {s:?}: unit must be ms, s or m"),
+    };
+    anyhow::ensure!(secs > 0.0 && secs.is_finite(), "--duration {s:?} must be positive");
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A `mnemo serve` child on loopback over a fresh data directory.
+struct Child {
+    process: std::process::Child,
+    base: String,
+    token: String,
+    _dir: tempfile::TempDir,
+}
+
+fn start_child(configs: &[PathBuf]) -> Result<Child> {
+    use mnemo_core::Clock as _;
+    let dir = tempfile::tempdir()?;
+    let token = format!("bench-{:x}-{:x}", std::process::id(), mnemo_core::SystemClock.now().millis());
+    let config = dir.path().join("serve-bench.toml");
+    std::fs::write(
+        &config,
+        "[[serve.tokens]]\nprincipal = \"load\"\ntoken_env = \"MNEMO_BENCH_TOKEN\"\nnamespaces = [\"load\"]\n",
+    )?;
+    let mut cmd = std::process::Command::new(std::env::current_exe()?);
+    cmd.arg("--data-dir").arg(dir.path().join("data"));
+    for c in configs {
+        cmd.arg("--config").arg(c);
+    }
+    cmd.arg("--config").arg(&config).args(["serve", "--addr", "127.0.0.1:0"]);
+    cmd.env("MNEMO_BENCH_TOKEN", &token).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+    let mut process = cmd.spawn().context("cannot start `mnemo serve`")?;
+    let stderr = process.stderr.take().context("no stderr of `mnemo serve`")?;
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let base = loop {
+        match lines.next() {
+            Some(Ok(l)) => {
+                if let Some(rest) = l.strip_prefix(LISTENING) {
+                    break format!("http://{}", rest.split_whitespace().next().unwrap_or_default());
+                }
+            }
+            _ => {
+                let _ = process.kill();
+                anyhow::bail!("`mnemo serve` ended before listening");
+            }
+        }
+    };
+    // Keep draining its stderr so it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    Ok(Child { process, base, token, _dir: dir })
+}
+
+/// SIGTERM (a graceful stop), then its exit status.
+fn stop_child(mut c: Child) -> Result<String> {
+    let pid = c.process.id().to_string();
+    let sent = std::process::Command::new("kill").args(["-TERM", &pid]).status();
+    if !sent.is_ok_and(|s| s.success()) {
+        let _ = c.process.kill();
+    }
+    let status = c.process.wait()?;
+    Ok(if status.success() { "graceful (exit 0)".to_string() } else { format!("{status}") })
+}
+
+pub async fn bench(cli: &Cli, a: &ServeBenchArgs) -> Result<ExitCode> {
+    let duration = parse_duration(&a.duration)?;
+    let config = context::config(cli)?;
+    let (child, base, token, namespace) = match &a.url {
+        Some(url) => {
+            let token = std::env::var("MNEMO_TOKEN").context("--url needs the bearer token in MNEMO_TOKEN")?;
+            (None, url.trim_end_matches('/').to_string(), token, a.namespace.clone())
+        }
+        None => {
+            let configs = cli.config.clone();
+            let c = tokio::task::spawn_blocking(move || start_child(&configs)).await??;
+            let (b, t) = (c.base.clone(), c.token.clone());
+            (Some(c), b, t, "load".to_string())
+        }
+    };
+    eprintln!("mnemo: {} clients for {:?} against {base}", a.clients, duration);
+    let opts = LoadOptions { base: base.clone(), token, namespace, clients: a.clients, duration, remember_every: 2 };
+    let report = mnemo_server::load::run(&opts).await;
+    let server_exit = match child {
+        Some(c) => tokio::task::spawn_blocking(move || stop_child(c)).await??,
+        None => "not started here (--url)".to_string(),
+    };
+    let report = report?;
+    let provenance = crate::provenance::run_provenance("fake (offline)", "none", "configured", &config.hash());
+    let machine = tokio::task::spawn_blocking(machine).await?;
+    let rows = rows(&report, a.clients, duration, &machine, &server_exit);
+    let markdown = markdown(&report, a.clients, duration, &server_exit);
+    let out = mnemo_bench::BenchReport::new(provenance, rows, markdown);
+    match a.json.as_deref() {
+        Some(p) if p == std::path::Path::new("-") => out!("{}", out.to_json()),
+        Some(p) => {
+            out!("{}", out.markdown);
+            std::fs::write(p, out.to_json())?;
+            eprintln!("wrote {}", p.display());
+        }
+        None => out!("{}", out.markdown),
+    }
+    let errors: usize = report.ops.iter().map(|o| o.errors).sum();
+    Ok(if errors == 0 && report.lost.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// OS, architecture, cores and CPU model.
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown cpu".into());
+    format!(
+        "{}/{}, {} cores, {cpu}",
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    )
+}
+
+fn rows(r: &LoadReport, clients: usize, d: Duration, machine: &str, server_exit: &str) -> Vec<serde_json::Value> {
+    let mut rows: Vec<serde_json::Value> = r
+        .ops
+        .iter()
+        .map(|o| {
+            serde_json::json!({
+                "bench": "serve-load", "op": o.op, "clients": clients, "duration_s": d.as_secs_f64(),
+                "ok": o.ok, "errors": o.errors, "throughput_per_s": o.throughput_per_s,
+                "p50_ms": o.p50_ms, "p99_ms": o.p99_ms, "max_ms": o.max_ms, "machine": machine,
+            })
+        })
+        .collect();
+    rows.push(serde_json::json!({
+        "bench": "serve-load", "op": "check", "clients": clients, "duration_s": d.as_secs_f64(),
+        "elapsed_s": r.elapsed_s, "acknowledged_writes": r.acknowledged, "recallable": r.recallable,
+        "lost_writes": r.lost.len(), "lost_sample": r.lost.iter().take(10).collect::<Vec<_>>(),
+        "recall_misses_during_load": r.recall_misses, "error_samples": r.error_samples,
+        "server_exit": server_exit, "machine": machine,
+    }));
+    rows
+}
+
+fn markdown(r: &LoadReport, clients: usize, d: Duration, server_exit: &str) -> String {
+    let table = mnemo_bench::report::table(
+        &["op", "ok", "errors", "ops/s", "p50 ms", "p99 ms", "max ms"],
+        &r.ops
+            .iter()
+            .map(|o| {
+                vec![
+                    o.op.clone(),
+                    o.ok.to_string(),
+                    o.errors.to_string(),
+                    format!("{:.1}", o.throughput_per_s),
+                    format!("{:.2}", o.p50_ms),
+                    format!("{:.2}", o.p99_ms),
+                    format!("{:.2}", o.max_ms),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    );
+    format!(
+        "## serve load: {clients} clients, {:.0} s\n\n{table}\nacknowledged writes {}, recallable afterwards {}, lost {}; \
+         recalls not leading with their value during the load: {}; server stop: {server_exit}\n",
+        d.as_secs_f64(),
+        r.acknowledged,
+        r.recallable,
+        r.lost.len(),
+        r.recall_misses
+    )
+}

@@ -1,0 +1,119 @@
+//! `mnemo list | export | restore` and `mnemo serve` as separate processes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use std::io::{BufRead as _, Read as _, Write as _};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn mnemo(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
+    c.arg("--data-dir").arg(dir).arg("-q").env_remove("MNEMO_DATA_DIR").env_remove("MNEMO_NAMESPACE");
+    c
+}
+
+fn ok(o: Output) -> String {
+    assert!(
+        o.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    mnemo(dir).args(args).output().unwrap()
+}
+
+#[test]
+fn list_export_and_restore_on_the_command_line() {
+    let d = tempfile::tempdir().unwrap();
+    ok(run(d.path(), &["remember", "[SEM] Acme | owner | Ben"]));
+    ok(run(d.path(), &["remember", "[SEM] Acme | site | Lyon"]));
+    ok(run(d.path(), &["forget", "Acme | owner"]));
+    let page: serde_json::Value = serde_json::from_str(&ok(run(d.path(), &["list", "--json"]))).unwrap();
+    assert_eq!(page["memories"].as_array().unwrap().len(), 1, "active only: {page}");
+    let all: serde_json::Value = serde_json::from_str(&ok(run(d.path(), &["list", "--all", "--json"]))).unwrap();
+    assert_eq!(all["memories"].as_array().unwrap().len(), 2);
+    let lines = ok(run(d.path(), &["export", "--all"]));
+    assert_eq!(lines.lines().count(), 2);
+    assert!(lines.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).unwrap().get("embedding").is_none()));
+
+    let r: serde_json::Value = serde_json::from_str(&ok(run(d.path(), &["restore", "1", "--json"]))).unwrap();
+    assert_eq!(r["from"], 1);
+    assert_eq!(r["restored"]["provenance"]["model"], "restored from memory 1");
+    let again = run(d.path(), &["restore", "1"]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds"));
+    let active = run(d.path(), &["restore", "2"]);
+    assert!(String::from_utf8_lossy(&active.stderr).contains("is active"), "{active:?}");
+}
+
+/// One HTTP/1.1 request over a plain socket; (status, body).
+fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, out.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
+}
+
+#[test]
+fn serve_answers_on_loopback_and_stops_gracefully_on_sigterm() {
+    let d = tempfile::tempdir().unwrap();
+    let config = d.path().join("serve.toml");
+    std::fs::write(
+        &config,
+        "[[serve.tokens]]\nprincipal = \"ops\"\ntoken_env = \"TEST_SERVE_TOKEN\"\nnamespaces = [\"default\"]\n",
+    )
+    .unwrap();
+    // No token configured: refused before anything listens.
+    let none = run(d.path(), &["serve", "--addr", "127.0.0.1:0"]);
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no [[serve.tokens]]"), "{none:?}");
+
+    let data = d.path().join("data");
+    let mut child = mnemo(&data)
+        .arg("--config")
+        .arg(&config)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env("TEST_SERVE_TOKEN", "a-test-token-0123456789")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let l = lines.next().unwrap().unwrap();
+        if let Some(rest) = l.strip_prefix("mnemo: listening on http://") {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    assert_eq!(http(&addr, "GET", "/health", None, "").0, 200);
+    let (st, body) = http(&addr, "POST", "/v1/namespaces/default/remember", None, r#"{"text": "[SEM] X | y | z"}"#);
+    assert_eq!(st, 401, "{body}");
+    let (st, body) = http(
+        &addr,
+        "POST",
+        "/v1/namespaces/default/remember",
+        Some("a-test-token-0123456789"),
+        r#"{"text": "[SEM] Acme | owner | Ben"}"#,
+    );
+    assert_eq!(st, 200, "{body}");
+    // Another process cannot write the directory meanwhile: the server is its one writer.
+    let busy = mnemo(&data).args(["list"]).env("MNEMO_LOCK_TIMEOUT_SECS", "0").output().unwrap();
+    assert!(!busy.status.success(), "the lock is held by the server");
+
+    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "graceful stop exits 0, got {status}");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(rest.iter().any(|l| l.contains("stopped")), "{rest:?}");
+    let listed = ok(run(&data, &["list"]));
+    assert!(listed.contains("Acme | owner | Ben"), "the acknowledged write is there: {listed}");
+}

@@ -1,0 +1,173 @@
+//! Request and response bodies (the OpenAPI document is generated from these types). Engine
+//! reports (pack, assessment, history) are carried as JSON objects whose fields are those of
+//! the CLI's `--json` output.
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// `POST /v1/namespaces/{ns}/remember`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RememberRequest {
+    /// The turn: tagged lines (`[SEM] entity | attribute | value`, `[PROC] …`, `[EPI] …`,
+    /// `[FORGET] …`) for the offline model, or prose for a live one.
+    pub text: String,
+    /// A free label for who said it. The turn is recorded under the token's principal whatever
+    /// the label: corroboration counts distinct authenticated principals.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Makes the write idempotent: a retry with the same key in the same namespace writes
+    /// nothing again and answers the turn first recorded.
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+}
+
+/// What a remember (or forget) wrote.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct RememberResponse {
+    /// The authenticated principal the turn is recorded under.
+    pub principal: String,
+    /// The engine's report: `turn`, `outcomes` (inserted / reinforced / superseded / forgotten,
+    /// with memory ids), `notes`, `model`.
+    #[schema(value_type = Object)]
+    pub report: serde_json::Value,
+}
+
+/// The claim a task is about.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct About {
+    /// Entity.
+    pub entity: String,
+    /// Attribute.
+    pub attribute: String,
+}
+
+/// `POST /v1/namespaces/{ns}/recall`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallRequest {
+    /// The query.
+    pub query: String,
+    /// Token budget (default from config).
+    #[serde(default)]
+    pub budget: Option<usize>,
+    /// lexical, dense or hybrid (default from config).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The claim the task is about: load-bearing, and the agent escalates when nothing
+    /// recalled asserts it.
+    #[serde(default)]
+    pub about: Option<About>,
+    /// Plain retrieval: the pack and its trace, no grounding, no grade, no decision.
+    #[serde(default)]
+    pub raw: bool,
+}
+
+/// A recall: the pack with its trace; unless raw, the assessment, verdict and action.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct RecallResponse {
+    /// The pack as recalled (items, trace, tokens used, notes).
+    #[schema(value_type = Object)]
+    pub pack: serde_json::Value,
+    /// The assessment (grades, lookups, substitutions, trust, decision); absent when raw.
+    #[schema(value_type = Object)]
+    pub assessment: Option<serde_json::Value>,
+    /// The decision and the value(s) to act on or the weak memories; absent when raw.
+    #[schema(value_type = Object)]
+    pub verdict: Option<serde_json::Value>,
+    /// What the agent does; absent when raw.
+    pub action: Option<String>,
+}
+
+/// `POST /v1/namespaces/{ns}/turn`: remember a message, then recall → assess → decide.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TurnRequest {
+    /// The message (remembered under the token's principal, then used as the query).
+    pub message: String,
+    /// The claim the task is about.
+    #[serde(default)]
+    pub about: Option<About>,
+    /// Token budget (default from config).
+    #[serde(default)]
+    pub budget: Option<usize>,
+}
+
+/// An agent turn.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct TurnResponse {
+    /// The authenticated principal the message is recorded under.
+    pub principal: String,
+    /// `remembered`, `pack`, `assessment`, `action`, `verdict`.
+    #[schema(value_type = Object)]
+    pub turn: serde_json::Value,
+}
+
+/// `POST /v1/namespaces/{ns}/forget`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetRequest {
+    /// `entity | attribute`, or free text designating the memories.
+    pub command: String,
+}
+
+/// A memory's history.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct WhyResponse {
+    /// `memory`, `events`, `turns`, `superseded_by`.
+    #[schema(value_type = Object)]
+    pub why: serde_json::Value,
+}
+
+/// Query of `GET /v1/namespaces/{ns}/memories`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// Only ids above this one (`next_after` of the previous page).
+    pub after: Option<i64>,
+    /// Page size (1 to the server's max_page, default 100).
+    pub limit: Option<usize>,
+    /// Tombstoned memories too.
+    #[serde(default)]
+    pub include_tombstoned: bool,
+}
+
+/// Query of `GET /v1/namespaces/{ns}/export`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ExportQuery {
+    /// Tombstoned memories too.
+    #[serde(default)]
+    pub include_tombstoned: bool,
+}
+
+/// One page of memories (no embedding vectors; `embedding_model` names the model).
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct ListResponse {
+    /// The memories, by id.
+    #[schema(value_type = Vec<Object>)]
+    pub memories: Vec<serde_json::Value>,
+    /// Pass as `after` for the next page; null on the last page.
+    pub next_after: Option<i64>,
+}
+
+/// A restore.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct RestoreResponse {
+    /// The tombstoned memory restored (it stays tombstoned).
+    pub from: i64,
+    /// The new active memory (provenance model "restored from memory N").
+    #[schema(value_type = Object)]
+    pub restored: serde_json::Value,
+    /// Active memories of the same one-valued claim that the restore superseded.
+    pub superseded: Vec<i64>,
+}
+
+/// `/health` and `/ready`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct Health {
+    /// ok | ready | shutting_down.
+    pub status: String,
+    /// The store's highest revision (readiness only).
+    pub store_rev: Option<u64>,
+}

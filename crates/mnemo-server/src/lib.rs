@@ -1,0 +1,180 @@
+//! Mnemo's HTTP JSON API: remember (a turn), recall (budget, trace, assessment), forget, why,
+//! the agent turn (recall → assess → decision), list/export/restore of a namespace's memories,
+//! `/health`, `/ready` and `/openapi.json` (generated from the request and response types).
+//!
+//! Every `/v1/namespaces/{ns}/…` call needs a bearer token from `[[serve.tokens]]`: none or an
+//! unknown one → 401, a namespace the token does not reach → 403. A turn remembered over HTTP is
+//! recorded under the token's principal (its authenticated source), so corroboration counts
+//! distinct principals; a client's free `source` label changes nothing. Errors are
+//! `{"error": {"code", "message"}}` with stable codes (see `error::code`).
+//!
+//! The server is the one writer of its data directory (the runtime holds the directory lock
+//! for its life) and serves concurrent readers; writes are serialised by the engine. On
+//! shutdown it stops accepting, lets in-flight requests finish (every acknowledged write is in
+//! the store before its answer is sent), then saves the index.
+#![deny(missing_docs)]
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use thiserror::Error;
+use utoipa::OpenApi;
+
+use mnemo_agent::{AgentError, Runtime};
+
+pub mod api;
+pub mod error;
+pub mod load;
+pub mod routes;
+pub mod settings;
+
+pub use settings::{ServeSettings, TokenGrant};
+
+/// Errors of starting or running the server.
+#[derive(Debug, Error)]
+pub enum ServerError {
+    /// `[serve]` is wrong; names the file and the key.
+    #[error("{file}: {message}")]
+    Config {
+        /// The config file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The socket failed.
+    #[error("cannot {action}: {source}")]
+    Io {
+        /// What was being done.
+        action: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The runtime failed.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    /// The wired runtime (engine, assessor).
+    pub rt: Arc<Runtime>,
+    /// Limits and tokens.
+    pub settings: Arc<ServeSettings>,
+    /// Set once shutdown begins (`/ready` answers 503).
+    pub shutting_down: Arc<AtomicBool>,
+    /// Serialises idempotent remembers from look-up to write.
+    pub idempotency: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// The OpenAPI document.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Mnemo HTTP API", description = "Long-term memory for AI agents that audits what it recalls."),
+    paths(routes::remember, routes::recall, routes::turn, routes::forget, routes::why, routes::list,
+        routes::export, routes::restore, routes::health, routes::ready),
+    components(schemas(api::RememberRequest, api::RememberResponse, api::About, api::RecallRequest,
+        api::RecallResponse, api::TurnRequest, api::TurnResponse, api::ForgetRequest, api::WhyResponse,
+        api::ListQuery, api::ExportQuery, api::ListResponse, api::RestoreResponse, api::Health,
+        error::ErrorBody, error::ErrorDetail)),
+    modifiers(&BearerAuth)
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The router over `state`.
+pub fn router(state: AppState) -> Router {
+    let limit = state.settings.max_body_bytes;
+    let v1 = Router::new()
+        .route("/v1/namespaces/{ns}/remember", post(routes::remember))
+        .route("/v1/namespaces/{ns}/recall", post(routes::recall))
+        .route("/v1/namespaces/{ns}/turn", post(routes::turn))
+        .route("/v1/namespaces/{ns}/forget", post(routes::forget))
+        .route("/v1/namespaces/{ns}/memories", get(routes::list))
+        .route("/v1/namespaces/{ns}/memories/{id}", get(routes::why))
+        .route("/v1/namespaces/{ns}/memories/{id}/restore", post(routes::restore))
+        .route("/v1/namespaces/{ns}/export", get(routes::export))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::auth));
+    Router::new()
+        .route("/health", get(routes::health))
+        .route("/ready", get(routes::ready))
+        .route("/openapi.json", get(|| async { axum::Json(ApiDoc::openapi()) }))
+        .merge(v1)
+        .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state)
+}
+
+/// Serve `rt` on `listener` until `shutdown` completes; then finish in-flight requests and
+/// save the index. The caller drops the runtime afterwards (releasing the directory lock).
+pub async fn serve(
+    rt: Arc<Runtime>,
+    settings: ServeSettings,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let state = AppState {
+        rt: rt.clone(),
+        settings: Arc::new(settings),
+        shutting_down: Arc::new(AtomicBool::new(false)),
+        idempotency: Arc::new(tokio::sync::Mutex::new(())),
+    };
+    let flag = state.shutting_down.clone();
+    let app = router(state);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            flag.store(true, Ordering::SeqCst);
+            tracing::info!("shutting down: no new connections; finishing requests in flight");
+        })
+        .await
+        .map_err(|e| ServerError::Io { action: "serve HTTP".into(), source: e })?;
+    rt.engine().index().flush().await.map_err(AgentError::from)?;
+    Ok(())
+}
+
+/// Completes on ctrl-c or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!("cannot listen for ctrl-c: {e}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,390 @@
+//! The handlers: each checks its input, calls the runtime, answers JSON. Authentication and
+//! the namespace wall are checked before any of them runs (`auth`).
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+
+use mnemo_core::engine::RecallOptions;
+use mnemo_core::{ForgetCommand, ListPage, MemoryId, Namespace, SearchMode, Task};
+
+use crate::api::*;
+use crate::error::{code, ApiError};
+use crate::AppState;
+
+/// Who is calling, and on which namespace (set by `auth`).
+#[derive(Clone, Debug)]
+pub struct Caller {
+    /// The token's principal.
+    pub principal: String,
+    /// The namespace of the path.
+    pub namespace: Namespace,
+}
+
+/// The prefix of an idempotency key in a turn's external id (the CLI uses the same form, so a
+/// key is honoured whichever door the retry comes through).
+const IDEMPOTENCY_PREFIX: &str = "idempotency:";
+
+/// Default page size of `list`.
+const DEFAULT_PAGE: usize = 100;
+
+/// JSON body whose rejections are structured errors (413 for a body above the limit).
+pub struct ApiJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for ApiJson<T>
+where
+    Json<T>: FromRequest<S, Rejection = JsonRejection>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(ApiJson(v)),
+            Err(r) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                code::PAYLOAD_TOO_LARGE,
+                "the request body is larger than this server accepts (serve.max_body_bytes)",
+            )),
+            Err(r) => Err(ApiError::new(r.status(), code::BAD_REQUEST, r.body_text())),
+        }
+    }
+}
+
+/// Bearer token → principal; the namespace in the path must be one the token reaches.
+pub async fn auth(
+    State(st): State<AppState>,
+    params: Result<Path<HashMap<String, String>>, PathRejection>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let token = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim);
+    let Some(grant) = token.and_then(|t| st.settings.grant(t)) else {
+        let mut r = ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            code::UNAUTHORIZED,
+            "a valid bearer token is required (Authorization: Bearer …)",
+        )
+        .into_response();
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return r;
+    };
+    let params = match params {
+        Ok(Path(p)) => p,
+        Err(e) => return ApiError::bad_request(e.body_text()).into_response(),
+    };
+    let Some(ns) = params.get("ns") else {
+        return ApiError::bad_request("the path names no namespace").into_response();
+    };
+    let namespace = match Namespace::new(ns) {
+        Ok(n) => n,
+        Err(e) => return ApiError::new(StatusCode::BAD_REQUEST, code::INVALID_INPUT, e.to_string()).into_response(),
+    };
+    if !grant.reaches(namespace.as_str()) {
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            code::FORBIDDEN,
+            format!("the token of {} does not reach namespace {namespace}", grant.principal),
+        )
+        .into_response();
+    }
+    req.extensions_mut().insert(Caller { principal: grant.principal.clone(), namespace });
+    next.run(req).await
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, ApiError> {
+    serde_json::to_value(v)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, code::INTERNAL, format!("cannot encode: {e}")))
+}
+
+fn memory_id(p: Result<Path<(String, i64)>, PathRejection>) -> Result<MemoryId, ApiError> {
+    match p {
+        Ok(Path((_, id))) => Ok(MemoryId(id)),
+        Err(e) => Err(ApiError::bad_request(e.body_text())),
+    }
+}
+
+fn about(a: Option<About>) -> Result<Option<(String, String)>, ApiError> {
+    match a {
+        None => Ok(None),
+        Some(About { entity, attribute }) if !entity.trim().is_empty() && !attribute.trim().is_empty() => {
+            Ok(Some((entity.trim().to_string(), attribute.trim().to_string())))
+        }
+        Some(_) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            code::INVALID_INPUT,
+            "about needs a non-empty entity and attribute",
+        )),
+    }
+}
+
+/// Remember a turn.
+#[utoipa::path(post, path = "/v1/namespaces/{ns}/remember", tag = "memory",
+    params(("ns" = String, Path, description = "namespace")),
+    request_body = RememberRequest,
+    responses((status = 200, body = RememberResponse), (status = 400, body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 413, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn remember(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    ApiJson(req): ApiJson<RememberRequest>,
+) -> Result<Json<RememberResponse>, ApiError> {
+    let label_note = req.source.as_deref().map(str::trim).filter(|l| !l.is_empty() && *l != c.principal).map(|l| {
+        format!(
+            "source label \"{l}\" is the word of principal \"{}\" and counts as \"{}\" (one source, however many labels)",
+            c.principal, c.principal
+        )
+    });
+    let mut report = match req.idempotency_key.as_deref().map(str::trim) {
+        Some("") => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_INPUT,
+                "idempotency_key must not be empty",
+            ))
+        }
+        Some(key) => {
+            let key = format!("{IDEMPOTENCY_PREFIX}{key}");
+            // Held from the look-up to the write, so two retries racing write once.
+            let _once = st.idempotency.lock().await;
+            let engine = st.rt.engine();
+            let seen =
+                engine.store().turns(&c.namespace).await?.into_iter().find(|t| t.external_id.as_ref() == Some(&key));
+            match seen {
+                Some(turn) => mnemo_core::engine::RememberReport {
+                    notes: vec![format!(
+                        "idempotency key already used by turn {} at {}: nothing written again",
+                        turn.id, turn.at
+                    )],
+                    turn,
+                    outcomes: vec![],
+                    model: engine.reasoner().model_info(),
+                },
+                None => st.rt.remember_turn(&c.namespace, &c.principal, &req.text, Some(key)).await?,
+            }
+        }
+        None => st.rt.remember_turn(&c.namespace, &c.principal, &req.text, None).await?,
+    };
+    report.notes.extend(label_note);
+    Ok(Json(RememberResponse { principal: c.principal, report: to_value(&report)? }))
+}
+
+fn recall_options(
+    st: &AppState,
+    query: &str,
+    budget: Option<usize>,
+    mode: Option<&str>,
+) -> Result<RecallOptions, ApiError> {
+    if query.len() > st.settings.max_query_bytes {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            code::TOO_MANY_ITEMS,
+            format!(
+                "the query is {} bytes; at most {} are accepted (serve.max_query_bytes)",
+                query.len(),
+                st.settings.max_query_bytes
+            ),
+        ));
+    }
+    let mode = match mode {
+        None => None,
+        Some("lexical") => Some(SearchMode::Lexical),
+        Some("dense") => Some(SearchMode::Dense),
+        Some("hybrid") => Some(SearchMode::Hybrid),
+        Some(other) => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_INPUT,
+                format!("mode {other:?}: expected lexical, dense or hybrid"),
+            ))
+        }
+    };
+    Ok(RecallOptions { budget, mode, ..RecallOptions::default() })
+}
+
+/// Recall a pack under a budget; unless raw, ground and grade it and decide ACT or ESCALATE.
+#[utoipa::path(post, path = "/v1/namespaces/{ns}/recall", tag = "memory",
+    params(("ns" = String, Path, description = "namespace")),
+    request_body = RecallRequest,
+    responses((status = 200, body = RecallResponse), (status = 400, body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn recall(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    ApiJson(req): ApiJson<RecallRequest>,
+) -> Result<Json<RecallResponse>, ApiError> {
+    let opts = recall_options(&st, &req.query, req.budget, req.mode.as_deref())?;
+    if req.raw {
+        let pack = st.rt.engine().recall(&c.namespace, &req.query, &opts).await?;
+        return Ok(Json(RecallResponse { pack: to_value(&pack)?, assessment: None, verdict: None, action: None }));
+    }
+    let task = Task { query: req.query.clone(), about: about(req.about)? };
+    let t = st.rt.turn(&c.namespace, &task, &opts).await?;
+    Ok(Json(RecallResponse {
+        pack: to_value(&t.pack)?,
+        assessment: Some(to_value(&t.assessment)?),
+        verdict: Some(to_value(&t.verdict)?),
+        action: Some(t.action),
+    }))
+}
+
+/// An agent turn: remember the message, recall, assess, decide.
+#[utoipa::path(post, path = "/v1/namespaces/{ns}/turn", tag = "agent",
+    params(("ns" = String, Path, description = "namespace")),
+    request_body = TurnRequest,
+    responses((status = 200, body = TurnResponse), (status = 400, body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn turn(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    ApiJson(req): ApiJson<TurnRequest>,
+) -> Result<Json<TurnResponse>, ApiError> {
+    let opts = recall_options(&st, "", req.budget, None)?;
+    let t = st.rt.handle(&c.namespace, &c.principal, &req.message, about(req.about)?, &opts).await?;
+    Ok(Json(TurnResponse { principal: c.principal, turn: to_value(&t)? }))
+}
+
+/// Forget exactly what a command designates.
+#[utoipa::path(post, path = "/v1/namespaces/{ns}/forget", tag = "memory",
+    params(("ns" = String, Path, description = "namespace")),
+    request_body = ForgetRequest,
+    responses((status = 200, body = RememberResponse), (status = 400, body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn forget(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    ApiJson(req): ApiJson<ForgetRequest>,
+) -> Result<Json<RememberResponse>, ApiError> {
+    let cmd = ForgetCommand::parse_arg(&req.command)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, code::INVALID_INPUT, e))?;
+    let r = st.rt.engine().forget(&c.namespace, &c.principal, &cmd).await?;
+    Ok(Json(RememberResponse { principal: c.principal, report: to_value(&r)? }))
+}
+
+/// A memory's history: created from which turn, reinforced by whom, tombstoned why.
+#[utoipa::path(get, path = "/v1/namespaces/{ns}/memories/{id}", tag = "memory",
+    params(("ns" = String, Path, description = "namespace"), ("id" = i64, Path, description = "memory id")),
+    responses((status = 200, body = WhyResponse), (status = 404, body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn why(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    p: Result<Path<(String, i64)>, PathRejection>,
+) -> Result<Json<WhyResponse>, ApiError> {
+    let w = st.rt.engine().why(&c.namespace, memory_id(p)?).await?;
+    Ok(Json(WhyResponse { why: to_value(&w)? }))
+}
+
+/// One page of the namespace's memories, by id.
+#[utoipa::path(get, path = "/v1/namespaces/{ns}/memories", tag = "memories",
+    params(("ns" = String, Path, description = "namespace"), ListQuery),
+    responses((status = 200, body = ListResponse), (status = 400, body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn list(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    q: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<ListResponse>, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let limit = q.limit.unwrap_or(DEFAULT_PAGE.min(st.settings.max_page));
+    if limit == 0 || limit > st.settings.max_page {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            code::TOO_MANY_ITEMS,
+            format!("limit must be 1 to {} (serve.max_page), got {limit}", st.settings.max_page),
+        ));
+    }
+    let page = ListPage { after: q.after.map(MemoryId), limit, include_tombstoned: q.include_tombstoned };
+    let p = st.rt.list(&c.namespace, &page).await?;
+    Ok(Json(ListResponse {
+        memories: p.memories.iter().map(to_value).collect::<Result<_, _>>()?,
+        next_after: p.next_after.map(|i| i.0),
+    }))
+}
+
+/// Every memory of the namespace as JSON lines (application/x-ndjson), one memory per line.
+#[utoipa::path(get, path = "/v1/namespaces/{ns}/export", tag = "memories",
+    params(("ns" = String, Path, description = "namespace"), ExportQuery),
+    responses((status = 200, description = "one memory per line (no embedding vectors)", content_type = "application/x-ndjson", body = String),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn export(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    q: Result<Query<ExportQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let mut body = String::new();
+    st.rt
+        .export(&c.namespace, q.include_tombstoned, &mut |l: &str| {
+            body.push_str(l);
+            body.push('\n');
+            Ok(())
+        })
+        .await?;
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
+}
+
+/// Restore a tombstoned memory as a new active memory ("restored from memory N").
+#[utoipa::path(post, path = "/v1/namespaces/{ns}/memories/{id}/restore", tag = "memories",
+    params(("ns" = String, Path, description = "namespace"), ("id" = i64, Path, description = "the tombstoned memory")),
+    responses((status = 200, body = RestoreResponse), (status = 400, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn restore(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    p: Result<Path<(String, i64)>, PathRejection>,
+) -> Result<Json<RestoreResponse>, ApiError> {
+    let r = st.rt.restore(&c.namespace, memory_id(p)?).await?;
+    Ok(Json(RestoreResponse {
+        from: r.from.0,
+        restored: to_value(&mnemo_agent::memories::MemoryRecord::from(r.restored))?,
+        superseded: r.superseded.iter().map(|i| i.0).collect(),
+    }))
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(get, path = "/health", tag = "service", responses((status = 200, body = Health)))]
+pub async fn health() -> Json<Health> {
+    Json(Health { status: "ok".into(), store_rev: None })
+}
+
+/// Readiness: the store answers and the server is not shutting down.
+#[utoipa::path(get, path = "/ready", tag = "service",
+    responses((status = 200, body = Health), (status = 503, body = crate::error::ErrorBody)))]
+pub async fn ready(State(st): State<AppState>) -> Result<Json<Health>, ApiError> {
+    if st.shutting_down.load(Ordering::SeqCst) {
+        return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code::SHUTTING_DOWN, "the server is shutting down"));
+    }
+    let rev = st.rt.engine().store().max_rev().await?;
+    Ok(Json(Health { status: "ready".into(), store_rev: Some(rev) }))
+}
+
+/// Unknown paths.
+pub async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, code::NOT_FOUND, "no such endpoint (see /openapi.json)")
+}
+
+/// Known paths, other methods.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, code::METHOD_NOT_ALLOWED, "this method is not served on this path")
+}
