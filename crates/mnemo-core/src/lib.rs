@@ -11,6 +11,7 @@ pub mod clock;
 pub mod conformance;
 pub mod engine;
 pub mod error;
+pub mod json_view;
 pub mod model;
 pub mod planner;
 pub mod policy;
