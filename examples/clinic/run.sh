@@ -2,13 +2,17 @@
 # A clinic front-desk agent: allergies and doses re-grounded against the records table,
 # appointment preferences from memory only. Offline, on simulated time.
 # Usage: examples/clinic/run.sh [DATA_DIR]   (default: a fresh temporary directory)
-# Needs the built binary and the CSV grounder plugin (MNEMO overrides the binary's path):
+# Needs the built (or installed) binary and the CSV grounder plugin (MNEMO overrides the binary's path):
 #   cargo build -p mnemo-cli -p mnemo-plugin-erp
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+# The binary: $MNEMO, else the one built in this checkout, else an installed `mnemo` on PATH.
 bin="${MNEMO:-$here/../../target/debug/mnemo}"
+if [ ! -x "$bin" ] && [ -z "${MNEMO:-}" ] && command -v mnemo >/dev/null; then
+  bin="$(command -v mnemo)"
+fi
 if [ ! -x "$bin" ]; then
-  echo "no mnemo binary at $bin; build it first: cargo build -p mnemo-cli -p mnemo-plugin-erp" >&2
+  echo "no mnemo binary at $bin and none on PATH; build it first: cargo build -p mnemo-cli -p mnemo-plugin-erp" >&2
   exit 1
 fi
 dir="${1:-$(mktemp -d)}"

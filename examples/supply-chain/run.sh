@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # A supply-chain agent session with the `mnemo` CLI, offline, on simulated time.
 # Usage: examples/supply-chain/run.sh [DATA_DIR]   (default: a fresh temporary directory)
-# Needs the built binary and the ERP plugin library (MNEMO overrides the binary's path):
+# Needs the built (or installed) binary and the ERP plugin library (MNEMO overrides the binary's path):
 #   cargo build -p mnemo-cli -p mnemo-plugin-erp -p inventory-grounder
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+# The binary: $MNEMO, else the one built in this checkout, else an installed `mnemo` on PATH.
 bin="${MNEMO:-$here/../../target/debug/mnemo}"
+if [ ! -x "$bin" ] && [ -z "${MNEMO:-}" ] && command -v mnemo >/dev/null; then
+  bin="$(command -v mnemo)"
+fi
 if [ ! -x "$bin" ]; then
-  echo "no mnemo binary at $bin; build it first: cargo build -p mnemo-cli -p mnemo-plugin-erp -p inventory-grounder" >&2
+  echo "no mnemo binary at $bin and none on PATH; build it first: cargo build -p mnemo-cli -p mnemo-plugin-erp -p inventory-grounder" >&2
   exit 1
 fi
 dir="${1:-$(mktemp -d)}"

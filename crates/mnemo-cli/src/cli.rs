@@ -21,7 +21,8 @@ pub struct Cli {
     /// Config file(s) merged over the embedded default, in order.
     #[arg(long, global = true)]
     pub config: Vec<PathBuf>,
-    /// Simulated time (RFC 3339, e.g. 2026-07-01T09:00:00Z) instead of the wall clock.
+    /// Simulated time instead of the wall clock: RFC 3339 (2026-07-01T09:00:00Z) or a date alone
+    /// (2026-07-01, midnight UTC).
     #[arg(long, global = true)]
     pub at: Option<String>,
     /// Accept an `--at` more than a day ahead of the real clock (time only moves forward in a
@@ -67,7 +68,7 @@ pub enum Command {
     /// Run a decay sweep: tombstone decaying memories whose salience fell below the threshold.
     Decay(JsonFlag),
     /// Rebuild the index from the store (after changing the index or the embedder).
-    Reindex,
+    Reindex(JsonFlag),
     /// Extract again the turns that were recorded but not extracted (the model failed).
     Reextract(JsonFlag),
     /// List the registered plugin kinds per role.
@@ -112,6 +113,13 @@ pub enum Command {
     /// Restore a tombstoned memory as a NEW active memory ("restored from memory ID"); the
     /// tombstone stays. Restoring an active memory is an error.
     Restore(RestoreArgs),
+    /// Serve remember, recall, forget and why as MCP tools over stdio, bound to --namespace
+    /// (for Claude Desktop, Cursor or any MCP client; README "MCP"). stdout carries only
+    /// protocol messages; logs go to stderr.
+    Mcp(McpArgs),
+    /// Print a shell completion script on stdout, e.g. `mnemo completions bash >
+    /// ~/.local/share/bash-completion/completions/mnemo`, or `source <(mnemo completions zsh)`.
+    Completions(CompletionsArgs),
 }
 
 /// `mnemo serve`.
@@ -178,6 +186,21 @@ pub struct ServeBenchArgs {
     /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+/// `mnemo completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
+}
+
+/// `mnemo mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Keep embedding vectors in tool results (left out by default).
+    #[arg(long)]
+    pub with_vectors: bool,
 }
 
 /// `mnemo reliability`.
@@ -254,6 +277,18 @@ pub struct JsonFlag {
     pub json: bool,
 }
 
+/// `--json` for output that holds memories (recall, why).
+#[derive(Debug, Args)]
+pub struct MemoryJsonFlags {
+    /// Machine-readable JSON on stdout (embedding vectors left out: `"embedding": {"model",
+    /// "dims"}`).
+    #[arg(long)]
+    pub json: bool,
+    /// Keep each memory's embedding vector in the JSON.
+    #[arg(long, requires = "json")]
+    pub with_vectors: bool,
+}
+
 /// `mnemo eval`.
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -311,6 +346,10 @@ pub struct DemoArgs {
     /// Keep the demo store in this directory (default: a temporary one, removed after).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// One JSON document on stdout: every write report, both agent turns and the history of
+    /// the superseded memory (embedding vectors left out).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `mnemo remember`.
@@ -336,7 +375,7 @@ pub struct RememberArgs {
 pub struct RecallArgs {
     /// Output options.
     #[command(flatten)]
-    pub out: JsonFlag,
+    pub out: MemoryJsonFlags,
     /// The query.
     pub query: String,
     /// Token budget (default from config: 1024). Must be ≥ 0; above 16,000,000 it is clamped
@@ -373,7 +412,7 @@ pub struct ForgetArgs {
 pub struct WhyArgs {
     /// Output options.
     #[command(flatten)]
-    pub out: JsonFlag,
+    pub out: MemoryJsonFlags,
     /// The memory id.
     pub id: i64,
 }

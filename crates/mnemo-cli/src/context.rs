@@ -15,7 +15,7 @@ const FUTURE_SLACK_MS: i64 = 24 * 3600 * 1000;
 pub fn clock(cli: &Cli) -> Result<Arc<dyn Clock>> {
     Ok(match &cli.at {
         Some(t) => {
-            let at = Timestamp::parse_rfc3339(t).context("--at")?;
+            let at = parse_at(t)?;
             let now = SystemClock.now();
             if at.millis() > now.millis().saturating_add(FUTURE_SLACK_MS) && !cli.allow_future {
                 anyhow::bail!(
@@ -26,6 +26,20 @@ pub fn clock(cli: &Cli) -> Result<Arc<dyn Clock>> {
             Arc::new(SimClock::new(at))
         }
         None => Arc::new(SystemClock),
+    })
+}
+
+/// `--at`: RFC 3339, or a date alone (`2026-05-01` is that day's midnight UTC).
+pub fn parse_at(t: &str) -> Result<Timestamp> {
+    let s = t.trim();
+    let is_date = s.len() == 10
+        && s.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
+    let full = if is_date { format!("{s}T00:00:00Z") } else { s.to_string() };
+    Timestamp::parse_rfc3339(&full).map_err(|_| {
+        let what = if is_date { "is not a calendar date" } else { "is neither a date nor an RFC 3339 time" };
+        anyhow::anyhow!(
+            "--at {t:?} {what}; expected YYYY-MM-DD (midnight UTC, e.g. 2026-05-01) or RFC 3339 (e.g. 2026-05-01T09:00:00Z)"
+        )
     })
 }
 
@@ -98,4 +112,25 @@ pub async fn runtime(config: &Config, data_dir: &Path, clock: Arc<dyn Clock>) ->
         eprintln!("mnemo: the index was rebuilt from the store ({} memories): {why}", rt.startup_sync().upserted);
     }
     Ok(rt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_takes_a_date_alone_as_midnight_utc() {
+        let d = parse_at("2026-05-01").unwrap();
+        assert_eq!(d, Timestamp::parse_rfc3339("2026-05-01T00:00:00Z").unwrap());
+        assert_eq!(parse_at("2026-05-01T09:30:00Z").unwrap().millis() - d.millis(), 9 * 3_600_000 + 30 * 60_000);
+    }
+
+    #[test]
+    fn bad_dates_say_what_is_expected() {
+        for bad in ["2026-02-30", "2026-13-01", "01-05-2026", "yesterday", "2026-5-1", ""] {
+            let e = parse_at(bad).unwrap_err().to_string();
+            assert!(e.contains("YYYY-MM-DD") && e.contains(bad), "{bad}: {e}");
+        }
+        assert!(parse_at("2026-02-30").unwrap_err().to_string().contains("not a calendar date"));
+    }
 }

@@ -12,12 +12,12 @@ mod cli;
 mod commands;
 mod context;
 mod error_text;
+mod help;
 mod local_embedder;
 mod logs;
 mod print;
 mod provenance;
 
-use clap::Parser;
 // Linked for its `postgres` Store and Index registrations.
 use mnemo_store_postgres as _;
 
@@ -26,10 +26,12 @@ use mnemo_store_postgres as _;
 use mnemo_llm as _;
 use mnemo_store as _;
 use mnemo_tools as _;
+// Linked for its `mcp` grounder registration (and `mnemo mcp`).
+use mnemo_mcp as _;
 
 fn main() -> std::process::ExitCode {
     local_embedder::link();
-    let cli = cli::Cli::parse();
+    let cli = help::parse();
     logs::init(cli.verbose, cli.quiet, &cli.log_format);
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

@@ -26,7 +26,12 @@ pub fn remember(r: &RememberReport) {
     }
     for o in &r.outcomes {
         let id = o.memory.map(|i| i.to_string()).unwrap_or_else(|| "-".into());
-        out!("  {:<18} memory {:<6} {}", format!("{:?}", o.kind).to_lowercase(), id, o.detail);
+        // The line reads left to right: "inserted memory 9 supersedes 2 (…)".
+        let label = match o.kind {
+            mnemo_core::engine::OutcomeKind::Superseded => "inserted".to_string(),
+            k => format!("{k:?}").to_lowercase(),
+        };
+        out!("  {:<18} memory {:<6} {}", label, id, o.detail);
     }
     for n in &r.notes {
         out!("  note: {n}");

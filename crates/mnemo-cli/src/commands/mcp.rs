@@ -1,0 +1,17 @@
+//! `mnemo mcp`: the MCP server over stdio, bound to the --namespace given.
+use anyhow::Result;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::cli::{Cli, McpArgs};
+use crate::context;
+
+pub async fn run(cli: &Cli, args: &McpArgs) -> Result<ExitCode> {
+    // Everything below writes to stderr only: stdout belongs to the protocol.
+    let config = context::config(cli)?;
+    let ns = context::namespace(cli)?;
+    let clock = context::clock(cli)?;
+    let rt = context::runtime(&config, &cli.data_dir, clock).await?;
+    mnemo_mcp::serve_stdio(Arc::new(rt), ns, args.with_vectors).await?;
+    Ok(ExitCode::SUCCESS)
+}

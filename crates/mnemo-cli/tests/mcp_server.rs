@@ -1,0 +1,188 @@
+//! `mnemo mcp` driven over stdio by a real MCP client (rmcp's, with the child-process
+//! transport): the handshake, the tool list with schemas, remember → recall → why → forget, and
+//! the namespace wall. And stdout carries nothing but protocol messages.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+use std::process::Stdio;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+
+fn mnemo_mcp_command(dir: &Path, ns: &str) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_mnemo"));
+    c.arg("--data-dir")
+        .arg(dir)
+        .args(["--namespace", ns, "--at", "2026-07-01T09:00:00Z", "mcp"])
+        .env_remove("MNEMO_DATA_DIR")
+        .env_remove("MNEMO_NAMESPACE")
+        .env("RUST_LOG", "debug");
+    c
+}
+
+async fn call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &str,
+    args: Value,
+) -> Result<CallToolResult, ServiceError> {
+    let Value::Object(args) = args else { panic!("arguments must be an object") };
+    client.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args)).await
+}
+
+async fn structured(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> Value {
+    let r = call(client, tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool} {args}: {e}"));
+    assert_ne!(r.is_error, Some(true), "{tool} {args}: {r:?}");
+    r.structured_content.unwrap_or_else(|| panic!("{tool}: no structured content"))
+}
+
+fn refused_for_namespace(r: Result<CallToolResult, ServiceError>, other: &str) {
+    match r {
+        Err(ServiceError::McpError(e)) => {
+            assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
+            assert!(e.message.contains(other) && e.message.contains("alice"), "{}", e.message);
+        }
+        other => panic!("a call naming another namespace must be refused, got {other:?}"),
+    }
+}
+
+fn has_key(v: &Value, key: &str) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key(key) || m.values().any(|x| has_key(x, key)),
+        Value::Array(a) => a.iter().any(|x| has_key(x, key)),
+        _ => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_lists_the_tools_remembers_recalls_and_meets_the_namespace_wall() {
+    let d = tempfile::tempdir().unwrap();
+    let (transport, stderr) =
+        TokioChildProcess::builder(mnemo_mcp_command(d.path(), "alice")).stderr(Stdio::piped()).spawn().unwrap();
+    let client = ().serve(transport).await.unwrap();
+    assert_eq!(client.peer_info().unwrap().server_info.as_ref().unwrap().name, "mnemo");
+
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(names, ["forget", "recall", "remember", "why"]);
+    for (tool, required) in [("remember", "text"), ("recall", "query"), ("forget", "command"), ("why", "id")] {
+        let t = tools.iter().find(|t| t.name == tool).unwrap();
+        assert!(t.description.as_deref().is_some_and(|d| d.len() > 20), "{tool} is described");
+        let schema = Value::Object((*t.input_schema).clone());
+        assert_eq!(schema["type"], "object", "{tool}: {schema}");
+        assert!(schema["properties"][required].is_object(), "{tool}: {schema}");
+        assert!(schema["properties"]["namespace"].is_object(), "{tool}: {schema}");
+        assert!(schema["required"].as_array().unwrap().iter().any(|r| r == required), "{tool}: {schema}");
+    }
+
+    let r = structured(&client, "remember", json!({"text": "[SEM] Northwind Labs | owner | Ben"})).await;
+    assert!(!r["outcomes"].as_array().unwrap().is_empty(), "{r}");
+    assert!(!has_key(&r, "vector"), "no embedding vectors unless asked: {r}");
+
+    let t =
+        structured(&client, "recall", json!({"query": "who owns Northwind Labs", "about": "Northwind Labs | owner"}))
+            .await;
+    let items = t["assessment"]["pack"]["items"].as_array().unwrap();
+    let ben = items
+        .iter()
+        .find(|i| i["memory"]["content"] == "Northwind Labs | owner | Ben")
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(t["verdict"]["decision"].is_string(), "{t}");
+    assert!(!has_key(&t, "vector"), "no embedding vectors unless asked");
+    let id = ben["memory"]["id"].as_i64().unwrap();
+
+    let w = structured(&client, "why", json!({"id": id})).await;
+    assert_eq!(w["memory"]["id"], id);
+    assert!(!w["turns"].as_array().unwrap().is_empty(), "{w}");
+
+    // The namespace wall: naming another namespace is refused, on every tool.
+    refused_for_namespace(
+        call(&client, "remember", json!({"text": "[SEM] X | y | z", "namespace": "bob"})).await,
+        "bob",
+    );
+    refused_for_namespace(call(&client, "recall", json!({"query": "Northwind", "namespace": "bob"})).await, "bob");
+    refused_for_namespace(
+        call(&client, "forget", json!({"command": "Northwind Labs | owner", "namespace": "bob"})).await,
+        "bob",
+    );
+    refused_for_namespace(call(&client, "why", json!({"id": id, "namespace": "bob"})).await, "bob");
+    // Naming its own namespace is fine.
+    structured(&client, "why", json!({"id": id, "namespace": "alice"})).await;
+    // Bad arguments are protocol errors too, not crashes.
+    let bad = call(&client, "recall", json!({"query": "x", "about": "no bar here"})).await;
+    assert!(matches!(bad, Err(ServiceError::McpError(ref e)) if e.code == ErrorCode::INVALID_PARAMS), "{bad:?}");
+
+    let f = structured(&client, "forget", json!({"command": "Northwind Labs | owner"})).await;
+    assert!(f.to_string().contains("tombstone") || f.to_string().contains("forgot"), "{f}");
+    let p = structured(&client, "recall", json!({"query": "who owns Northwind Labs", "raw": true})).await;
+    assert!(!p.to_string().contains("owner | Ben"), "forgotten: {p}");
+    let w = structured(&client, "why", json!({"id": id})).await;
+    assert_eq!(w["memory"]["status"]["status"], "tombstoned", "{w}");
+
+    client.cancel().await.unwrap();
+    let mut log = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr.unwrap(), &mut log).await.unwrap();
+    assert!(log.contains("MCP server on stdio"), "logs go to stderr: {log}");
+}
+
+/// Plain JSON-RPC lines in, and every line out must be a JSON-RPC message: no banner, no log.
+#[test]
+fn stdout_carries_only_protocol_messages() {
+    let d = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .arg("--data-dir")
+        .arg(d.path())
+        .args(["--namespace", "alice", "-vvv", "mcp"])
+        .env_remove("MNEMO_DATA_DIR")
+        .env_remove("MNEMO_NAMESPACE")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "remember", "arguments": {"text": "[SEM] Contoso | owner | Alice"}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "Contoso owner"}}}),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    // Send one request at a time and wait for its answer, so the server is never cut short.
+    let mut out = Vec::new();
+    let mut seen = String::new();
+    for r in &requests {
+        writeln!(stdin, "{r}").unwrap();
+        stdin.flush().unwrap();
+        let Some(id) = r.get("id") else { continue };
+        while !seen.lines().any(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v.get("id") == Some(id))) {
+            let mut buf = [0u8; 4096];
+            let n = stdout.read(&mut buf).unwrap();
+            assert!(n > 0, "the server closed stdout early; so far: {seen}");
+            out.extend_from_slice(&buf[..n]);
+            seen = String::from_utf8(out.clone()).unwrap();
+        }
+    }
+    drop(stdin);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(status.success(), "{err}");
+    let all = seen + &rest;
+    let mut ids = Vec::new();
+    for line in all.lines() {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{line}");
+        ids.extend(v.get("id").cloned());
+    }
+    assert_eq!(ids, [json!(1), json!(2), json!(3), json!(4)]);
+    assert!(all.contains("Contoso | owner | Alice"));
+    assert!(!err.is_empty(), "-vvv logs went to stderr");
+}

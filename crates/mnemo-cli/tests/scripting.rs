@@ -1,0 +1,126 @@
+//! The CLI as a script sees it: every command's `--json` is one JSON document on stdout,
+//! vectors only when asked, `--at` takes a date alone, completions, outcome lines that read
+//! in the right direction.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn mnemo(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env_remove("MNEMO_DATA_DIR")
+        .env_remove("MNEMO_NAMESPACE")
+        .env("MNEMO_MODELS", dir.join("models"))
+        .output()
+        .unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let out = ok(&mnemo(dir, args));
+    serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("`mnemo {}` stdout is not one JSON document ({e}): {out}", args.join(" ")))
+}
+
+fn has_key(v: &Value, key: &str) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key(key) || m.values().any(|x| has_key(x, key)),
+        Value::Array(a) => a.iter().any(|x| has_key(x, key)),
+        _ => false,
+    }
+}
+
+const T0: &[&str] = &["--at", "2026-07-01T09:00:00Z"];
+
+#[test]
+fn every_command_has_a_json_that_parses() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    fn at<'a>(args: &[&'a str]) -> Vec<&'a str> {
+        [T0, args].concat()
+    }
+    let r = json(dir, &at(&["remember", "--json", "[SEM] Northwind Labs | owner | Ben"]));
+    assert!(r["turn"]["id"].is_i64());
+    json(dir, &at(&["remember", "--json", "[SEM] Contoso | owner | Alice\n[EPI] Lunch at the harbour."]));
+    let t = json(dir, &at(&["recall", "--json", "who owns Northwind Labs", "--about", "Northwind Labs | owner"]));
+    assert!(t["verdict"]["decision"].is_string());
+    let p = json(dir, &at(&["recall", "--raw", "--json", "Northwind"]));
+    let id = p["items"][0]["memory"]["id"].as_i64().unwrap().to_string();
+    assert!(json(dir, &at(&["why", "--json", &id]))["memory"]["id"].is_i64());
+    assert!(json(dir, &at(&["forget", "--json", "Contoso | owner"]))["outcomes"].is_array());
+    assert!(json(dir, &["--at", "2026-09-01", "decay", "--json"])["examined"].is_u64());
+    assert!(json(dir, &["reindex", "--json"])["upserted"].is_u64());
+    assert!(json(dir, &["--at", "2026-09-01", "reextract", "--json"])["failed"].is_array());
+    assert!(json(dir, &["plugins", "--json"]).as_array().unwrap().iter().any(|k| k["kind"] == "mcp"));
+    assert!(json(dir, &["models", "list", "--json"]).as_array().is_some());
+    let demo = json(dir, &["demo", "--json"]);
+    assert_eq!(demo["turns"].as_array().unwrap().len(), 2);
+    assert_eq!(demo["history"].as_array().unwrap().len(), 6);
+    assert!(demo["why"]["memory"].is_object());
+    assert!(!has_key(&demo, "vector"), "the demo's JSON carries no vectors");
+}
+
+#[test]
+fn json_leaves_vectors_out_unless_asked() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    ok(&mnemo(dir, &[T0, &["remember", "[SEM] Northwind Labs | owner | Ben\n[PROC] Always add a 5-day buffer for S-208 orders.\n[EPI] Call with S-208 about port congestion."]].concat()));
+    let q = [T0, &["recall", "--json", "Northwind Labs S-208 orders port"]].concat();
+    let lean = ok(&mnemo(dir, &q));
+    let full = ok(&mnemo(dir, &[&q[..], &["--with-vectors"]].concat()));
+    let (lean_v, full_v): (Value, Value) = (serde_json::from_str(&lean).unwrap(), serde_json::from_str(&full).unwrap());
+    let items = lean_v["assessment"]["pack"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 3, "{lean}");
+    assert!(!has_key(&lean_v, "vector"));
+    assert!(items[0]["memory"]["embedding"]["dims"].as_u64().unwrap() > 0);
+    assert!(has_key(&full_v, "vector"));
+    eprintln!("recall --json, three memories: {} bytes without vectors, {} with", lean.len(), full.len());
+    assert!(lean.len() * 3 < full.len(), "{} vs {}", lean.len(), full.len());
+    // --with-vectors needs --json
+    assert!(!mnemo(dir, &["recall", "x", "--with-vectors"]).status.success());
+}
+
+#[test]
+fn at_takes_a_date_alone_and_names_a_bad_one() {
+    let d = tempfile::tempdir().unwrap();
+    let r = json(d.path(), &["--at", "2026-05-01", "remember", "--json", "[SEM] A | b | c"]);
+    let midnight = mnemo_core::Timestamp::parse_rfc3339("2026-05-01T00:00:00Z").unwrap();
+    assert_eq!(r["turn"]["at"], midnight.millis());
+    let o = mnemo(d.path(), &["--at", "2026-02-30", "remember", "[SEM] A | b | d"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("2026-02-30") && e.contains("YYYY-MM-DD"), "{e}");
+}
+
+#[test]
+fn outcome_lines_read_in_the_right_direction() {
+    let d = tempfile::tempdir().unwrap();
+    ok(&mnemo(d.path(), &[T0, &["remember", "[SEM] Northwind Labs | owner | Ben"]].concat()));
+    let out = ok(&mnemo(d.path(), &["--at", "2026-07-02", "remember", "[SEM] Northwind Labs | owner | Carla"]));
+    let line = out.lines().find(|l| l.contains("supersedes")).unwrap_or_else(|| panic!("{out}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(&words[..5], ["inserted", "memory", "2", "supersedes", "1"], "{line}");
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish() {
+    let d = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let s = ok(&mnemo(d.path(), &["completions", shell]));
+        assert!(s.contains("mnemo") && s.contains("recall") && s.contains("remember"), "{shell}");
+    }
+    assert!(!mnemo(d.path(), &["completions", "cmd.exe"]).status.success());
+}
