@@ -18,6 +18,7 @@ const READS: &[(&str, &[&str])] = &[
     ("bench", &["config", "live"]),
     ("reliability", &["config"]),
     ("models", &[]),
+    ("serve", &["config", "data_dir", "at", "allow_future", "live"]),
 ];
 
 /// Commands that read no global option at all (not even the logging ones).
