@@ -41,4 +41,18 @@ pub enum AgentError {
     /// The core (or a plugin) failed.
     #[error(transparent)]
     Core(#[from] mnemo_core::CoreError),
+    /// A turn was recorded but not extracted, and the ledger that lists such turns for
+    /// `mnemo reextract` could not be written either (a full disk): said, never silent.
+    #[error(
+        "turn {turn} was recorded but not extracted ({error}), and it could not be listed for \
+         `mnemo reextract` ({ledger}); once the cause is fixed, send the turn again"
+    )]
+    UnlistedTurn {
+        /// The recorded turn.
+        turn: mnemo_core::TurnId,
+        /// Why extraction failed.
+        error: String,
+        /// Why the ledger could not be written.
+        ledger: Box<AgentError>,
+    },
 }

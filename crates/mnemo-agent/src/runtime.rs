@@ -229,8 +229,12 @@ impl Runtime {
                 let entry =
                     crate::unextracted::UnextractedTurn { namespace: ns.clone(), turn, error: error.to_string() };
                 // The ledger is a file: written off the executor.
-                crate::blocking::blocking(|| self.ledger.add(entry))?;
-                Err(AgentError::Core(CoreError::Unextracted { turn, error }))
+                match crate::blocking::blocking(|| self.ledger.add(entry)) {
+                    Ok(()) => Err(AgentError::Core(CoreError::Unextracted { turn, error })),
+                    Err(ledger) => {
+                        Err(AgentError::UnlistedTurn { turn, error: error.to_string(), ledger: Box::new(ledger) })
+                    }
+                }
             }
             Err(e) => Err(e.into()),
         }
