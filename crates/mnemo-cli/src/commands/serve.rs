@@ -126,7 +126,9 @@ pub async fn bench(cli: &Cli, a: &ServeBenchArgs) -> Result<ExitCode> {
         None => "not started here (--url)".to_string(),
     };
     let report = report?;
-    let provenance = crate::provenance::run_provenance("fake (offline)", "none", "configured", &config.hash());
+    let seam = context::seam(&config)?.describe();
+    let (embedder, _, _) = config.plugin("embedder")?;
+    let provenance = crate::provenance::run_provenance(&seam, "as the seam says", &embedder, &config.hash());
     let machine = tokio::task::spawn_blocking(machine).await?;
     let rows = rows(&report, a.clients, duration, &machine, &server_exit);
     let markdown = markdown(&report, a.clients, duration, &server_exit);
