@@ -553,7 +553,7 @@ async fn rebuild_and_reopen(
     let state_before = index.state().await?;
     drop(index);
     let t0 = Instant::now();
-    let reopened = backend.build_index(&site, clock.clone(), dyn_embedder.clone())?;
+    let reopened = backend.build_index(site, clock.clone(), dyn_embedder.clone())?;
     let state = reopened.state().await?;
     let secs = t0.elapsed().as_secs_f64();
     let after: Vec<MemoryId> = reopened.search(&probe(ns0)).await?.iter().map(|h| h.id).collect();
