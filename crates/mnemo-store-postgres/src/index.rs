@@ -5,16 +5,21 @@
 //!   newer revision of a document, and a removed document stays as a marker that no upsert
 //!   revives (a tombstone is final), so several processes syncing one shared index cannot
 //!   bring back a forgotten memory by replaying an older change.
-//! - Vectors are stored untyped; the HNSW index is built on `embedding::vector(dims)` when the
-//!   first vector fixes the dimensions (all vectors must then have them).
+//! - Vectors are stored untyped; the first vector fixes the dimensions (all vectors must then
+//!   have them), and the HNSW index is built on `embedding::vector(dims)`: at once when that
+//!   first upsert is small, but after a bulk load (an upsert of [`BULK_UPSERT`] documents or
+//!   more: a replay, a migration, a benchmark load) only at the next `flush`, small upsert or
+//!   dense search (which waits for it), because building HNSW over loaded rows is much faster
+//!   than inserting into it row by row. The build blocks writes to the index while it runs.
 //! - Dense search runs HNSW with pgvector 0.8 iterative scans (`hnsw.iterative_scan =
 //!   strict_order`), so the namespace filter does not cut the candidate list to
 //!   `ef_search` rows; and if the scan still returns fewer than `limit` rows while the
 //!   namespace holds more vectors (the iterative scan stops at `hnsw.max_scan_tuples`), the
 //!   query is answered by an exact scan of the namespace instead: no candidate is lost.
-//! - Every write is committed at once, so `flush` has nothing to do and the watermark is
-//!   durable when set.
+//! - Every write is committed at once, so the watermark is durable when set; `flush` only
+//!   builds an HNSW index a bulk load deferred.
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use mnemo_core::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery};
@@ -27,6 +32,10 @@ use crate::error::{DbContext, PgError};
 use crate::settings::PgSettings;
 
 const STEPS: &[&str] = &[V1];
+
+/// An upsert of this many documents or more is a bulk load: it does not build the HNSW
+/// index (see the module docs).
+pub const BULK_UPSERT: usize = 1000;
 
 const V1: &str = "
 CREATE EXTENSION IF NOT EXISTS vector;
@@ -145,6 +154,9 @@ pub struct PostgresIndex {
     fusion: FusionSettings,
     ef_search: u32,
     ready: OnceCell<()>,
+    /// The HNSW index is known to exist (reset by `clear`; another process's `clear` only
+    /// makes a later search exact until the next build).
+    hnsw_built: AtomicBool,
 }
 
 /// A vector as pgvector's text form (Rust prints the shortest text that parses back to the
@@ -166,6 +178,7 @@ impl PostgresIndex {
             fusion: settings.fusion(),
             ef_search: settings.ef_search,
             ready: OnceCell::new(),
+            hnsw_built: AtomicBool::new(false),
         })
     }
 
@@ -188,8 +201,7 @@ impl PostgresIndex {
         }
     }
 
-    /// Fix the dimensions at `dims` (building the HNSW index) if unset; an error if they are
-    /// set to something else.
+    /// Fix the dimensions at `dims` if unset; an error if they are set to something else.
     async fn ensure_dims(&self, dims: usize) -> Result<()> {
         let mut client = self.db.client().await?;
         let tx = self.db.begin_as_owner(&mut client).await?;
@@ -198,12 +210,9 @@ impl PostgresIndex {
             .db("lock the index schema")?;
         let have = Self::meta(&tx, "dims").await?;
         if have == 0 {
-            let sql = format!(
-                "UPDATE index_meta SET value = {dims} WHERE key = 'dims'; \
-                 CREATE INDEX IF NOT EXISTS index_docs_hnsw ON index_docs USING hnsw \
-                 ((embedding::vector({dims})) vector_cosine_ops)"
-            );
-            tx.batch_execute(&sql).await.db("build the HNSW index")?;
+            tx.execute("UPDATE index_meta SET value = $1 WHERE key = 'dims'", &[&(dims as i64)])
+                .await
+                .db("record the dimensions")?;
         } else if have != dims as i64 {
             return Err(CoreError::InvalidInput(format!(
                 "a vector of {dims} dimensions, but this index holds vectors of {have} dimensions \
@@ -211,6 +220,41 @@ impl PostgresIndex {
             )));
         }
         tx.commit().await.db("commit")
+    }
+
+    /// Build the HNSW index if the dimensions are fixed and it does not exist yet.
+    async fn ensure_hnsw(&self) -> Result<()> {
+        if self.hnsw_built.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin_as_owner(&mut client).await?;
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext($1), hashtext('index-ddl'))", &[&self.db.schema()])
+            .await
+            .db("lock the index schema")?;
+        let dims = Self::meta(&tx, "dims").await?;
+        if dims == 0 {
+            return tx.commit().await.db("commit");
+        }
+        let exists: bool = tx
+            .query_one("SELECT to_regclass('index_docs_hnsw') IS NOT NULL", &[])
+            .await
+            .db("look for the HNSW index")?
+            .try_get(0)
+            .db("look for the HNSW index")?;
+        if !exists {
+            // Memory for the build (this transaction only): a graph built in memory is
+            // several times faster than one spilled to disk.
+            let sql = format!(
+                "SET LOCAL maintenance_work_mem = '256MB'; \
+                 CREATE INDEX IF NOT EXISTS index_docs_hnsw ON index_docs USING hnsw \
+                 ((embedding::vector({dims})) vector_cosine_ops)"
+            );
+            tx.batch_execute(&sql).await.db("build the HNSW index")?;
+        }
+        tx.commit().await.db("commit")?;
+        self.hnsw_built.store(true, Ordering::Release);
+        Ok(())
     }
 
     async fn lexical(
@@ -261,6 +305,8 @@ impl PostgresIndex {
                 e.len()
             )));
         }
+        // After a bulk load (on another connection: this transaction only reads).
+        self.ensure_hnsw().await?;
         let v = pgvector::Vector::from(e.to_vec());
         let ns = q.namespace.as_str();
         let lim = limit as i64;
@@ -395,7 +441,11 @@ impl Index for PostgresIndex {
             .await
             .db("prepare upsert")?;
         tx.execute(&stmt, &[&nss, &ids, &revs, &texts, &vecs]).await.db("upsert documents")?;
-        tx.commit().await.db("commit")
+        tx.commit().await.db("commit")?;
+        if !dims.is_empty() && docs.len() < BULK_UPSERT {
+            self.ensure_hnsw().await?;
+        }
+        Ok(())
     }
 
     async fn remove(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<()> {
@@ -474,7 +524,9 @@ impl Index for PostgresIndex {
     }
 
     async fn flush(&self) -> Result<()> {
-        Ok(())
+        // Writes are committed already; what a bulk load left to do is the HNSW build.
+        self.ready().await?;
+        self.ensure_hnsw().await
     }
 
     async fn clear(&self) -> Result<()> {
@@ -492,6 +544,7 @@ impl Index for PostgresIndex {
         )
         .await
         .db("clear the index")?;
+        self.hnsw_built.store(false, Ordering::Release);
         tx.commit().await.db("commit")
     }
 }

@@ -120,3 +120,48 @@ async fn dimension_mismatch_is_named() {
     idx.upsert(vec![doc(3, "a", "z", Some(vec![0.0, 0.0, 1.0]))]).await.unwrap();
     common::drop_schemas(&schema).await;
 }
+
+async fn hnsw_exists(schema: &str) -> bool {
+    let c = common::client().await;
+    let name = format!("\"{schema}\".index_docs_hnsw");
+    c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&name]).await.unwrap().get(0)
+}
+
+/// A bulk load defers the HNSW build to the next flush, and the built index finds the true
+/// nearest neighbours, also for another process that did not build it.
+#[tokio::test]
+async fn bulk_load_builds_hnsw_at_flush() {
+    let schema = common::unique_schema("ixbulk");
+    let idx = PostgresIndex::new(&settings(&schema)).unwrap();
+    idx.clear().await.unwrap();
+    let dims = 8;
+    let n = mnemo_store_postgres::index::BULK_UPSERT as i64 + 200;
+    let docs: Vec<IndexDoc> = (0..n).map(|i| doc(i, "a", "filler", Some(vector(i as u64, dims)))).collect();
+    idx.upsert(docs.clone()).await.unwrap();
+    assert!(!hnsw_exists(&schema).await, "a bulk upsert does not build HNSW row by row");
+    let q = vector(777_777, dims);
+    let mut want: Vec<(i64, f32)> = docs.iter().map(|d| (d.id.0, cosine(d.embedding.as_ref().unwrap(), &q))).collect();
+    want.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let want: Vec<i64> = want.iter().take(10).map(|w| w.0).collect();
+    // A second index on the same schema (another process): it has not seen the build yet.
+    let other = PostgresIndex::new(&settings(&schema)).unwrap();
+    idx.flush().await.unwrap();
+    assert!(hnsw_exists(&schema).await, "flush builds the deferred HNSW index");
+    for i in [&idx, &other] {
+        let got: Vec<i64> = i
+            .search(&query("a", "", Some(q.clone()), SearchMode::Dense, 10))
+            .await
+            .unwrap()
+            .iter()
+            .map(|h| h.id.0)
+            .collect();
+        let overlap = got.iter().filter(|g| want.contains(g)).count();
+        assert!(overlap >= 9, "HNSW top 10 {got:?} against the exact {want:?}");
+    }
+    // clear() drops it; a small upsert builds it at once.
+    idx.clear().await.unwrap();
+    assert!(!hnsw_exists(&schema).await);
+    idx.upsert(vec![doc(1, "a", "x", Some(vector(1, dims)))]).await.unwrap();
+    assert!(hnsw_exists(&schema).await, "a small upsert builds the index at once");
+    common::drop_schemas(&schema).await;
+}

@@ -94,6 +94,10 @@ pub struct ScaleArgs {
     /// With --dense-only: uniformly random unit vectors instead of the topic corpus's.
     #[arg(long)]
     pub uniform: bool,
+    /// Skip the index rebuild and reopen (a second full load: on a server backend at large N
+    /// they take as long as the ingest).
+    #[arg(long)]
+    pub no_rebuild: bool,
     /// How much the corpus's word vectors lean towards their topics' directions (0: the
     /// nearly structureless vectors of earlier runs; see `synth`).
     #[arg(long, default_value_t = 0.6)]
@@ -162,6 +166,7 @@ impl Default for ScaleArgs {
             recall_queries: 200,
             dense_only: false,
             uniform: false,
+            no_rebuild: false,
             topic_weight: 0.6,
         }
     }
@@ -456,6 +461,71 @@ async fn one_size(
         push("server_memory", mib, "MiB", &note);
     }
 
+    let index = if args.no_rebuild {
+        drop(eng);
+        index
+    } else {
+        rebuild_and_reopen(args, backend, &site, &mut push, total_n, &store, index, eng, embedder, corpus).await?
+    };
+
+    let (mib, note) = peak_rss_mib(rss_reset);
+    push("peak_rss", mib, "MiB", note);
+
+    // Dense quality: the index's dense top k against the exact scan of the same vectors
+    // (computed here from the corpus, so every backend is held to the same truth).
+    let mut vectors: HashMap<Namespace, Vec<(MemoryId, Vec<f32>)>> = HashMap::new();
+    for (j, (ns, id)) in ids.into_iter().enumerate() {
+        let v = corpus.embed(&corpus.memory_text(j as u64));
+        vectors.entry(ns).or_default().push((id, v));
+    }
+    for (k, metric) in [(10usize, "dense_recall_at_10_vs_exact"), (128, "dense_recall_at_128_vs_exact")] {
+        let mut recall = 0.0;
+        for q in 0..args.recall_queries as u64 {
+            let ns = ns_of(q as usize, args.namespaces)?;
+            let text = corpus.query_text(q);
+            let e = corpus.embed(&text);
+            let got = index
+                .search(&SearchQuery {
+                    namespace: ns.clone(),
+                    text,
+                    embedding: Some(e.clone()),
+                    limit: k,
+                    mode: SearchMode::Dense,
+                })
+                .await?;
+            let got: Vec<(MemoryId, f32)> = got.iter().map(|h| (h.id, h.score)).collect();
+            recall += dense::overlap(&got, &exact_top(vectors.get(&ns).map_or(&[][..], |v| &v[..]), &e, k));
+        }
+        push(
+            metric,
+            recall / args.recall_queries.max(1) as f64,
+            "fraction",
+            &format!("the index's dense search against the exact scan; {} queries", args.recall_queries),
+        );
+    }
+    drop(index);
+    drop(store);
+    drop(site);
+    Ok(rows)
+}
+
+/// Clear the index and replay the store into it; then close it and build it again from
+/// its persisted state. Returns the reopened index.
+#[allow(clippy::too_many_arguments)]
+async fn rebuild_and_reopen(
+    args: &ScaleArgs,
+    backend: &Backend,
+    site: &backend::Site,
+    push: &mut impl FnMut(&'static str, f64, &'static str, &str),
+    total_n: usize,
+    store: &Arc<dyn Store>,
+    index: Arc<dyn Index>,
+    eng: Engine,
+    embedder: &Arc<SynthEmbedder>,
+    corpus: &Arc<Corpus>,
+) -> Result<Arc<dyn Index>> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let dyn_embedder: Arc<dyn mnemo_core::Embedder> = embedder.clone();
     // Rebuild: clear the index and replay the store into it.
     let pb = bar(total_n as u64, "rebuild", args.quiet);
     let t0 = Instant::now();
@@ -483,7 +553,7 @@ async fn one_size(
     let state_before = index.state().await?;
     drop(index);
     let t0 = Instant::now();
-    let reopened = backend.build_index(&site, clock.clone(), dyn_embedder.clone())?;
+    let reopened = backend.build_index(site, clock.clone(), dyn_embedder.clone())?;
     let state = reopened.state().await?;
     let secs = t0.elapsed().as_secs_f64();
     let after: Vec<MemoryId> = reopened.search(&probe(ns0)).await?.iter().map(|h| h.id).collect();
@@ -498,46 +568,7 @@ async fn one_size(
             if ok { "" } else { " (UNEXPECTED)" }
         ),
     );
-
-    let (mib, note) = peak_rss_mib(rss_reset);
-    push("peak_rss", mib, "MiB", note);
-
-    // Dense quality: the index's dense top k against the exact scan of the same vectors
-    // (computed here from the corpus, so every backend is held to the same truth).
-    let mut vectors: HashMap<Namespace, Vec<(MemoryId, Vec<f32>)>> = HashMap::new();
-    for (j, (ns, id)) in ids.into_iter().enumerate() {
-        let v = corpus.embed(&corpus.memory_text(j as u64));
-        vectors.entry(ns).or_default().push((id, v));
-    }
-    for (k, metric) in [(10usize, "dense_recall_at_10_vs_exact"), (128, "dense_recall_at_128_vs_exact")] {
-        let mut recall = 0.0;
-        for q in 0..args.recall_queries as u64 {
-            let ns = ns_of(q as usize, args.namespaces)?;
-            let text = corpus.query_text(q);
-            let e = corpus.embed(&text);
-            let got = reopened
-                .search(&SearchQuery {
-                    namespace: ns.clone(),
-                    text,
-                    embedding: Some(e.clone()),
-                    limit: k,
-                    mode: SearchMode::Dense,
-                })
-                .await?;
-            let got: Vec<(MemoryId, f32)> = got.iter().map(|h| (h.id, h.score)).collect();
-            recall += dense::overlap(&got, &exact_top(vectors.get(&ns).map_or(&[][..], |v| &v[..]), &e, k));
-        }
-        push(
-            metric,
-            recall / args.recall_queries.max(1) as f64,
-            "fraction",
-            &format!("the index's dense search against the exact scan; {} queries", args.recall_queries),
-        );
-    }
-    drop(reopened);
-    drop(store);
-    drop(site);
-    Ok(rows)
+    Ok(reopened)
 }
 
 /// The exact `k` nearest of `vectors` to `e` (cosine of unit vectors: the dot product).
