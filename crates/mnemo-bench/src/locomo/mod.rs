@@ -6,7 +6,9 @@
 //! = false`), so no turn fades, whatever the recall time. Then every question is recalled under
 //! each budget with the engine's `recall` (no_touch) for BM25 (lexical), dense and hybrid, and
 //! packed by RecentOnly (the newest turns that fit), all in one run.
+mod config_fusion;
 pub mod data;
+pub mod dump;
 pub mod metrics;
 pub mod timing;
 
@@ -75,6 +77,10 @@ pub struct LocomoArgs {
     /// at its start and the trailing "?": "When did Caroline go…?" → "Caroline go…").
     #[arg(long)]
     pub query_norm: bool,
+    /// Write each question's lexical and dense candidates with scores (at the depth hybrid
+    /// fusion takes) to FILE as JSON lines, for offline fusion sweeps.
+    #[arg(long, value_name = "FILE")]
+    pub dump_candidates: Option<PathBuf>,
     /// Tantivy: stem words (default: the index's default).
     #[arg(long)]
     pub stemming: Option<bool>,
@@ -102,6 +108,7 @@ impl LocomoArgs {
             embed_cache: None,
             session_dates: false,
             query_norm: false,
+            dump_candidates: None,
             stemming: None,
             conversations: None,
             quiet: false,
@@ -272,8 +279,13 @@ pub async fn locomo(
     let mut no_evidence: HashMap<String, usize> = HashMap::new();
     let (mut query_embed, mut recall_total, mut recall_embed) = (Vec::new(), Vec::new(), Vec::new());
     let largest_budget = args.budgets.iter().copied().max().unwrap_or(0);
+    let mut dump = args.dump_candidates.as_deref().map(dump::CandidateDump::create).transpose()?;
     for (c, ids) in convs.iter().zip(&ids_of) {
         let ns = namespace_of(c)?;
+        if let Some(d) = dump.as_mut() {
+            let turn_tokens: Vec<usize> = c.turns.iter().map(|t| tokens.count(&t.content)).collect();
+            d.conversation(&c.id, &turn_tokens)?;
+        }
         let index_of = c.turn_index();
         let last = c.turns.iter().map(|t| t.at).max().unwrap_or_default();
         clock.set(last);
@@ -299,6 +311,19 @@ pub async fn locomo(
             let query = if args.query_norm { normalise_query(&q.question) } else { q.question.clone() };
             let qvec = embedder.embed(std::slice::from_ref(&query)).await?.into_iter().next();
             query_embed.extend(timed.take().into_iter().map(|(_, d)| d));
+            if let Some(d) = dump.as_mut() {
+                let depth = mnemo_store::fusion::fusion_depth(args.candidates);
+                let search = |mode: SearchMode| SearchQuery {
+                    namespace: ns.clone(),
+                    text: query.clone(),
+                    embedding: if mode == SearchMode::Lexical { None } else { qvec.clone() },
+                    limit: depth,
+                    mode,
+                };
+                let lexical = engine.index().search(&search(SearchMode::Lexical)).await?;
+                let dense = engine.index().search(&search(SearchMode::Dense)).await?;
+                d.question(&c.id, q.category, &evidence, &lexical, &dense, ids)?;
+            }
             for (method, mode) in METHODS {
                 let (packed, ranking) = match mode {
                     None => {
@@ -346,6 +371,9 @@ pub async fn locomo(
         }
     }
     pb.finish();
+    if let Some(d) = dump {
+        d.finish()?;
+    }
 
     let speed = Speed::of(&ingest_calls, &query_embed, &recall_total, &recall_embed, cache.as_ref().map(|c| c.hits()));
     let mut rows = rows(&tab, args, &unreachable, &no_evidence);

