@@ -38,13 +38,18 @@ fn list_export_and_restore_on_the_command_line() {
     assert_eq!(lines.lines().count(), 2);
     assert!(lines.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).unwrap().get("embedding").is_none()));
 
-    let r: serde_json::Value = serde_json::from_str(&ok(run(d.path(), &["restore", "1", "--json"]))).unwrap();
-    assert_eq!(r["from"], 1);
-    assert_eq!(r["restored"]["provenance"]["model"], "restored from memory 1");
-    let again = run(d.path(), &["restore", "1"]);
+    // Ids are per namespace and opaque: take them from the listing (oldest first).
+    let ids: Vec<String> =
+        all["memories"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap().to_string()).collect();
+    let (owner, site) = (ids[0].as_str(), ids[1].as_str());
+    assert_ne!(page["memories"][0]["id"].to_string(), owner, "the owner fact is the forgotten one");
+    let r: serde_json::Value = serde_json::from_str(&ok(run(d.path(), &["restore", owner, "--json"]))).unwrap();
+    assert_eq!(r["from"].to_string(), owner);
+    assert_eq!(r["restored"]["provenance"]["model"], format!("restored from memory {owner}"));
+    let again = run(d.path(), &["restore", owner]);
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("already holds"));
-    let active = run(d.path(), &["restore", "2"]);
+    let active = run(d.path(), &["restore", site]);
     assert!(String::from_utf8_lossy(&active.stderr).contains("is active"), "{active:?}");
 }
 
