@@ -48,8 +48,6 @@ pub struct MemoryRecord {
     /// Active or tombstoned (with reason, time, successor).
     #[serde(flatten)]
     pub status: Status,
-    /// Store revision of its last change.
-    pub rev: u64,
 }
 
 impl From<Memory> for MemoryRecord {
@@ -71,7 +69,6 @@ impl From<Memory> for MemoryRecord {
             pinned: m.pinned,
             embedding_model: m.embedding.map(|e| e.model),
             status: m.status,
-            rev: m.rev,
         }
     }
 }

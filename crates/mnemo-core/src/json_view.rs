@@ -1,6 +1,37 @@
 //! JSON as a reader wants it: embedding vectors are hundreds of floats per memory that no
-//! script or agent reads, so reports leave them out unless asked (`--with-vectors`).
+//! script or agent reads, so reports leave them out unless asked (`--with-vectors`); and a
+//! tenant is never shown the store-wide change counters (a memory's `rev`, an event's `seq`):
+//! they count every namespace's writes, so B could read A's write volume off them. Every door
+//! (CLI, HTTP, MCP) shows tenants [`tenant_view`].
 use serde_json::Value;
+
+/// What a tenant is shown of `value`: store-wide counters removed, vectors shortened unless
+/// `with_vectors`.
+pub fn tenant_view(value: &mut Value, with_vectors: bool) {
+    if !with_vectors {
+        strip_vectors(value);
+    }
+    redact_store_counters(value);
+}
+
+/// Remove `rev` from memories and `seq` from memory events, at any depth.
+pub fn redact_store_counters(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let is_memory = ["id", "namespace", "content", "rev"].iter().all(|k| map.contains_key(*k));
+            let is_event = ["seq", "memory", "event"].iter().all(|k| map.contains_key(*k));
+            if is_memory {
+                map.remove("rev");
+            }
+            if is_event {
+                map.remove("seq");
+            }
+            map.values_mut().for_each(redact_store_counters);
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_store_counters),
+        _ => {}
+    }
+}
 
 /// Replace every embedding (`{"model": …, "vector": [numbers]}`) anywhere in `value` with
 /// `{"model": …, "dims": N}`: which model embedded the memory and how wide the vector is stay
@@ -53,6 +84,24 @@ mod tests {
         assert_eq!(v["items"][1]["embedding"], Value::Null);
         assert_eq!(v["content"], "vector");
         assert_eq!(v["memory"]["id"], 1);
+    }
+
+    #[test]
+    fn counters_are_removed_at_any_depth_and_nothing_else() {
+        let mut v = json!({
+            "items": [{"memory": {"id": 5, "namespace": "b", "content": "x", "rev": 912}}],
+            "events": [{"seq": 77, "memory": 5, "event": "created", "at": 1}],
+            "rev": 3
+        });
+        redact_store_counters(&mut v);
+        assert_eq!(
+            v,
+            json!({
+                "items": [{"memory": {"id": 5, "namespace": "b", "content": "x"}}],
+                "events": [{"memory": 5, "event": "created", "at": 1}],
+                "rev": 3
+            })
+        );
     }
 
     #[test]

@@ -113,13 +113,11 @@ impl MnemoMcp {
         }
     }
 
-    /// A structured tool result (vectors left out unless asked for).
+    /// A structured tool result as a tenant is shown it (vectors left out unless asked for).
     fn result<T: serde::Serialize>(&self, v: &T) -> Result<CallToolResult, ErrorData> {
         let mut json = serde_json::to_value(v)
             .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))?;
-        if !self.with_vectors {
-            mnemo_core::json_view::strip_vectors(&mut json);
-        }
+        mnemo_core::json_view::tenant_view(&mut json, self.with_vectors);
         Ok(CallToolResult::structured(json))
     }
 

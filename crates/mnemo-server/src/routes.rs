@@ -102,9 +102,12 @@ pub async fn auth(
     next.run(req).await
 }
 
+/// A payload as a tenant is shown it: no store-wide counters, no embedding vectors.
 fn to_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, ApiError> {
-    serde_json::to_value(v)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, code::INTERNAL, format!("cannot encode: {e}")))
+    let mut json = serde_json::to_value(v)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, code::INTERNAL, format!("cannot encode: {e}")))?;
+    mnemo_core::json_view::tenant_view(&mut json, false);
+    Ok(json)
 }
 
 fn memory_id(p: Result<Path<(String, i64)>, PathRejection>) -> Result<MemoryId, ApiError> {
