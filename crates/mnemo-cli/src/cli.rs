@@ -113,6 +113,10 @@ pub enum Command {
     /// Restore a tombstoned memory as a NEW active memory ("restored from memory ID"); the
     /// tombstone stays. Restoring an active memory is an error.
     Restore(RestoreArgs),
+    /// Back up the whole store (every namespace) to a file, or replace the store's content with
+    /// a backup (the index is then rebuilt: it never serves the content before).
+    #[command(subcommand)]
+    Backup(BackupCommand),
     /// Serve remember, recall, forget and why as MCP tools over stdio, bound to --namespace
     /// (for Claude Desktop, Cursor or any MCP client; README "MCP"). stdout carries only
     /// protocol messages; logs go to stderr.
@@ -186,6 +190,31 @@ pub struct ServeBenchArgs {
     /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+/// `mnemo backup …`.
+#[derive(Debug, Subcommand)]
+pub enum BackupCommand {
+    /// Write a consistent copy of the store to FILE (a new file; never overwritten) while it
+    /// keeps serving: SQLite `VACUUM INTO`, fsynced, renamed into place when complete.
+    Create {
+        /// The backup file to write.
+        file: PathBuf,
+        /// Output options.
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+    /// Replace the whole store's content with the backup FILE (every namespace; checked first:
+    /// a Mnemo store, not damaged, not newer than this build). The store's generation moves on,
+    /// so the index is rebuilt from the restored content, and the output says so. What was
+    /// written after the backup was taken is gone from the store: back it up first if needed.
+    Restore {
+        /// The backup file (written by `mnemo backup create`).
+        file: PathBuf,
+        /// Output options.
+        #[command(flatten)]
+        out: JsonFlag,
+    },
 }
 
 /// `mnemo completions`.

@@ -18,6 +18,7 @@ const READS: &[(&str, &[&str])] = &[
     ("bench", &["config", "live"]),
     ("reliability", &["config"]),
     ("models", &[]),
+    ("backup", &["config", "data_dir"]),
     ("serve", &["config", "data_dir", "at", "allow_future", "live"]),
 ];
 

@@ -105,6 +105,55 @@ fn an_older_backup_restored_never_serves_the_old_index() {
 }
 
 #[test]
+fn backup_restore_moves_the_generation_and_the_old_index_is_never_served() {
+    let d = tempfile::tempdir().unwrap();
+    remember(d.path(), "[SEM] Old1 | color | red");
+    let backup = d.path().join("b1.db");
+    let (out, _) = ok(&mnemo(d.path(), &["backup", "create", backup.to_str().unwrap(), "--json"]));
+    let made: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(made["memories"], 1);
+    assert_eq!(made["identity"]["generation"], 1);
+    // A backup file is self-contained (no -wal/-shm beside it) and never overwritten.
+    assert!(!d.path().join("b1.db-wal").exists());
+    let again = mnemo(d.path(), &["backup", "create", backup.to_str().unwrap()]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("never overwrites"));
+
+    remember(d.path(), "[SEM] Later | color | green");
+    let (out, _) = ok(&mnemo(d.path(), &["backup", "restore", backup.to_str().unwrap()]));
+    assert!(out.contains("store generation 2"), "{out}");
+    assert!(out.contains("index rebuilt") && out.contains("generation 1 of this store"), "{out}");
+    assert!(recalled(d.path(), "Later green").iter().all(|c| !c.contains("Later")), "index kept a lost memory");
+    assert_eq!(recalled(d.path(), "Old1"), vec!["Old1 | color | red"]);
+    // New writes after the restore are found.
+    remember(d.path(), "[SEM] Zed | q | r");
+    assert_eq!(recalled(d.path(), "Zed"), vec!["Zed | q | r"]);
+
+    // Restoring the same backup again moves the generation again (3), even with nothing to
+    // tell the contents apart by revision.
+    let (out, _) = ok(&mnemo(d.path(), &["backup", "restore", backup.to_str().unwrap()]));
+    assert!(out.contains("store generation 3") && out.contains("index rebuilt"), "{out}");
+    assert!(recalled(d.path(), "Zed").iter().all(|c| !c.contains("Zed")));
+}
+
+#[test]
+fn a_bad_backup_is_refused_and_the_store_is_untouched() {
+    let d = tempfile::tempdir().unwrap();
+    remember(d.path(), "[SEM] Keep | color | red");
+    let junk = d.path().join("junk.db");
+    std::fs::write(&junk, b"not a database at all, just some bytes that are long enough").unwrap();
+    for (file, says) in [(junk.clone(), "not a SQLite database"), (d.path().join("missing.db"), "no such backup file")]
+    {
+        let o = mnemo(d.path(), &["backup", "restore", file.to_str().unwrap()]);
+        assert!(!o.status.success());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(says), "{e}");
+    }
+    assert_eq!(recalled(d.path(), "Keep"), vec!["Keep | color | red"]);
+    assert!(!d.path().join("mnemo.db.restore-staging").exists());
+}
+
+#[test]
 fn a_different_copy_at_the_same_revision_is_told_apart_by_its_history() {
     // Two stores of the same identity (a copy) diverge; the index of one at revision 2 must
     // not serve the other, also at revision 2.

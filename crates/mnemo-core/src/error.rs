@@ -51,9 +51,17 @@ pub enum CoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
-    /// The index failed.
-    #[error("index error: {0}")]
-    Index(String),
+    /// The index failed, its cause kept as the error's source and classified, so a caller can
+    /// match on what happened: rebuild from the store when `Damaged`/`Stale`, free space when
+    /// `Full`, serve reads when `ReadOnly`...
+    #[error("index error: {source}")]
+    IndexFailure {
+        /// What kind of failure.
+        kind: IndexErrorKind,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
     /// The embedder failed.
     #[error("embedder error: {0}")]
     Embedder(String),
@@ -115,7 +123,67 @@ impl std::fmt::Display for StoreErrorKind {
     }
 }
 
+/// What kind of index failure a [`CoreError::IndexFailure`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum IndexErrorKind {
+    /// The index is damaged (a missing or unreadable file, a failed search inside it): it is
+    /// rebuilt from the store.
+    Damaged,
+    /// The index must be rebuilt before use (a failed commit, another store's index).
+    Stale,
+    /// No space left for the index's files.
+    Full,
+    /// The index's files cannot be written.
+    ReadOnly,
+    /// Another process holds the index.
+    Busy,
+    /// The index's server cannot be reached.
+    Unavailable,
+    /// Anything else.
+    Other,
+}
+
+impl std::fmt::Display for IndexErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            IndexErrorKind::Damaged => "damaged",
+            IndexErrorKind::Stale => "stale",
+            IndexErrorKind::Full => "full",
+            IndexErrorKind::ReadOnly => "read-only",
+            IndexErrorKind::Busy => "busy",
+            IndexErrorKind::Unavailable => "unavailable",
+            IndexErrorKind::Other => "other",
+        })
+    }
+}
+
+/// A failure described by a message only (no underlying error to keep), for the `source` of a
+/// classified failure.
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct FailureMessage(pub String);
+
 impl CoreError {
+    /// An index failure of `kind`, keeping `source` as the cause.
+    pub fn index(kind: IndexErrorKind, source: impl std::error::Error + Send + Sync + 'static) -> CoreError {
+        CoreError::IndexFailure { kind, source: Box::new(source) }
+    }
+
+    /// An index failure of `kind` with no underlying error, only what happened.
+    pub fn index_message(kind: IndexErrorKind, message: impl Into<String>) -> CoreError {
+        CoreError::index(kind, FailureMessage(message.into()))
+    }
+
+    /// The kind of index failure this is (None: not an index failure).
+    pub fn index_kind(&self) -> Option<IndexErrorKind> {
+        match self {
+            CoreError::IndexFailure { kind, .. } => Some(*kind),
+            CoreError::Unextracted { error, .. } => error.index_kind(),
+            _ => None,
+        }
+    }
+
     /// A store failure of `kind`, keeping `source` as the cause.
     pub fn store(kind: StoreErrorKind, source: impl std::error::Error + Send + Sync + 'static) -> CoreError {
         CoreError::StoreFailure { kind, source: Box::new(source) }

@@ -63,6 +63,23 @@ pub trait Store: Send + Sync {
     async fn lock_namespace(&self, _namespace: &Namespace) -> Result<NamespaceGuard> {
         Ok(Box::new(()))
     }
+    /// Write a consistent copy of the whole store (every namespace) to `dest`, a new file that
+    /// is never overwritten, while the store keeps serving. Default: this store makes no file
+    /// backups (a server store is backed up with its server's tools).
+    async fn backup_to(&self, _dest: &std::path::Path) -> Result<BackupInfo> {
+        Err(crate::CoreError::InvalidInput(
+            "this store makes no file backups: back it up with its own tools (e.g. pg_dump for PostgreSQL)".into(),
+        ))
+    }
+    /// Replace the whole store's content with the backup at `src` (made by `backup_to`), after
+    /// checking it is a sound store of this kind. The store's generation moves above both its
+    /// own and the backup's, so an index built before the replacement is never served with the
+    /// restored content (the engine rebuilds it). Default: no file backups.
+    async fn replace_from_backup(&self, _src: &std::path::Path) -> Result<BackupInfo> {
+        Err(crate::CoreError::InvalidInput(
+            "this store makes no file backups: restore it with its own tools (e.g. pg_restore for PostgreSQL)".into(),
+        ))
+    }
     /// One page of a namespace's memories by id: those with an id above `page.after`, at most
     /// `page.limit`, tombstoned ones only when `page.include_tombstoned`. Default: filters
     /// `active`/`all_memories` (a store may answer it with one indexed query instead).
@@ -95,6 +112,21 @@ pub struct StoreIdentity {
     pub id: String,
     /// Starts at 1; bumped when the content is replaced.
     pub generation: u64,
+}
+
+/// What a backup holds (written by `Store::backup_to`, or restored by `replace_from_backup`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackupInfo {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// The store's identity and generation in it (after a restore: the store's new ones).
+    pub identity: Option<StoreIdentity>,
+    /// Memories in it (every namespace, tombstoned ones included).
+    pub memories: u64,
+    /// Turns in it.
+    pub turns: u64,
 }
 
 /// What an Index records beside its watermark about the store it was built from.

@@ -197,7 +197,10 @@ impl PostgresIndex {
         let row = tx.query_opt(&stmt, &[&key]).await.db("read index_meta")?;
         match row {
             Some(r) => r.try_get(0).db("read index_meta"),
-            None => Err(CoreError::Index(format!("index_meta has no {key:?} row: the index schema is damaged"))),
+            None => Err(CoreError::index_message(
+                mnemo_core::IndexErrorKind::Damaged,
+                format!("index_meta has no {key:?} row: the index schema is damaged"),
+            )),
         }
     }
 

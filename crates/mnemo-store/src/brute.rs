@@ -138,11 +138,15 @@ impl BruteForceIndex {
     }
 
     fn read(&self) -> Result<RwLockReadGuard<'_, Inner>> {
-        self.inner.read().map_err(|_| CoreError::Index("brute index lock poisoned by an earlier panic".into()))
+        self.inner.read().map_err(|_| {
+            CoreError::index_message(mnemo_core::IndexErrorKind::Other, "brute index lock poisoned by an earlier panic")
+        })
     }
 
     fn write(&self) -> Result<RwLockWriteGuard<'_, Inner>> {
-        self.inner.write().map_err(|_| CoreError::Index("brute index lock poisoned by an earlier panic".into()))
+        self.inner.write().map_err(|_| {
+            CoreError::index_message(mnemo_core::IndexErrorKind::Other, "brute index lock poisoned by an earlier panic")
+        })
     }
 }
 

@@ -113,6 +113,16 @@ pub enum StoreError {
     /// shutting down).
     #[error("a store read on a blocking thread failed: {0}")]
     ReadTask(String),
+    /// A backup file could not be written, read or moved into place.
+    #[error("{path}: cannot {action}: {source}")]
+    BackupFile {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        action: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
     /// A connection mutex was poisoned by a panic on another thread.
     #[error("a store connection lock was poisoned by an earlier panic")]
     Poisoned,
@@ -128,7 +138,7 @@ impl StoreError {
                 StoreErrorKind::Damaged
             }
             StoreError::FutureSchema { .. } => StoreErrorKind::Newer,
-            StoreError::CreateDir { source, .. } => io_kind(source),
+            StoreError::CreateDir { source, .. } | StoreError::BackupFile { source, .. } => io_kind(source),
             StoreError::ReadOnly { .. } => StoreErrorKind::ReadOnly,
             StoreError::Spawn(_) | StoreError::WriterGone | StoreError::ReadTask(_) | StoreError::Poisoned => {
                 StoreErrorKind::Other

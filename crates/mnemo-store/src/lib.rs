@@ -6,6 +6,7 @@ pub mod blocking;
 pub mod brute;
 pub mod error;
 pub mod fusion;
+pub mod index_error;
 pub mod sqlite;
 pub mod tantivy_index;
 pub mod vector;

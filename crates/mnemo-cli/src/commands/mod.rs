@@ -9,6 +9,7 @@ use mnemo_core::{MemoryId, SearchMode, Task};
 use crate::cli::{Cli, Command};
 use crate::{context, print};
 
+mod backup;
 mod bench;
 mod demo;
 mod eval;
@@ -219,6 +220,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         Command::List(a) => memories::list(&rt, &ns, a).await?,
         Command::Export(a) => memories::export(&rt, &ns, a).await?,
         Command::Restore(a) => memories::restore(&rt, &ns, a).await?,
+        Command::Backup(b) => backup::run(&rt, b).await?,
         Command::Demo(_)
         | Command::Serve(_)
         | Command::Plugins(_)

@@ -14,6 +14,7 @@ use crate::tokens::TokenCounter;
 use crate::traits::{Embedder, Index, IndexDoc, Reasoner, Store};
 use crate::traits::{IndexStamp, IndexState};
 
+mod backup;
 mod correct;
 mod decay;
 mod forget;
@@ -214,13 +215,6 @@ impl Engine {
     /// Why an index at `watermark` was not built from this store (None: it was, as far as the
     /// store and the index can tell).
     async fn foreign_index(&self, watermark: u64) -> Result<Option<String>> {
-        let max = self.store.max_rev().await?;
-        if watermark > max {
-            return Ok(Some(format!(
-                "the index holds store revision {watermark} but the store's newest is {max}: the store \
-                 was emptied, replaced or restored from an older backup"
-            )));
-        }
         let stamp = self.index.stamp().await?;
         let identity = self.store.identity().await?;
         if let Some(id) = &identity {
@@ -241,6 +235,13 @@ impl Engine {
                 }
                 _ => {}
             }
+        }
+        let max = self.store.max_rev().await?;
+        if watermark > max {
+            return Ok(Some(format!(
+                "the index holds store revision {watermark} but the store's newest is {max}: the store \
+                 was emptied, replaced or restored from an older backup"
+            )));
         }
         if watermark > 0 {
             if let Some(recorded) = stamp.and_then(|s| s.fingerprint) {

@@ -52,7 +52,7 @@ impl Engine {
         let search = SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode };
         let hits = match self.index.search(&search).instrument(tracing::info_span!("search", limit)).await {
             Ok(h) => h,
-            Err(CoreError::Index(why)) => {
+            Err(why @ CoreError::IndexFailure { .. }) => {
                 // The index found itself damaged: rebuild it from the store, search once more.
                 let r = self.sync().await?;
                 if let Some(because) = r.rebuilt_because {

@@ -8,6 +8,7 @@
 //! - In memory, one connection serves both (behind the same Mutex), so a reader never sees a
 //!   batch half-applied there either.
 //! - Schema changes go through `schema`'s migrator (`PRAGMA user_version`).
+mod backup;
 mod connection;
 mod ids;
 mod plugin;
@@ -249,5 +250,24 @@ impl Store for SqliteStore {
 
     async fn rev_fingerprint(&self, rev: u64) -> Result<Option<String>> {
         self.read_blocking(move |c| read::rev_fingerprint(c, rev)).await
+    }
+
+    async fn backup_to(&self, dest: &Path) -> Result<mnemo_core::BackupInfo> {
+        let dest = dest.to_path_buf();
+        self.read_blocking(move |c| backup::backup_to(c, &dest)).await
+    }
+
+    async fn replace_from_backup(&self, src: &Path) -> Result<mnemo_core::BackupInfo> {
+        let writer = self.writer()?;
+        let (src, staging) = (src.to_path_buf(), backup::staging_path(self.path.as_deref()));
+        // Checking and staging the backup reads it whole: on a blocking thread, and before the
+        // writer is taken, so the store keeps serving meanwhile.
+        let staged = {
+            let (src, staging) = (src.clone(), staging.clone());
+            tokio::task::spawn_blocking(move || backup::stage(&src, &staging))
+                .await
+                .map_err(|e| CoreError::from(StoreError::ReadTask(e.to_string())))??
+        };
+        writer.run(move |c| backup::replace(c, staged, &staging, &src)).await
     }
 }

@@ -67,7 +67,11 @@ impl Drop for Writer {
         // can be reopened at once.
         self.jobs.take();
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            // The wait (queued writes, then a WAL checkpoint: up to a second on a large store)
+            // must not stall an executor's other tasks when the store is dropped in async code.
+            crate::blocking::blocking(|| {
+                let _ = t.join();
+            });
         }
     }
 }

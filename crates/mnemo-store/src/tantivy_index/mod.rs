@@ -24,7 +24,8 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use async_trait::async_trait;
 use mnemo_core::registry::IndexContext;
 use mnemo_core::{
-    Clock, CoreError, Hit, Index, IndexDoc, IndexStamp, IndexState, MemoryId, Namespace, Result, SearchQuery, Timestamp,
+    Clock, CoreError, Hit, Index, IndexDoc, IndexErrorKind, IndexStamp, IndexState, MemoryId, Namespace, Result,
+    SearchQuery, Timestamp,
 };
 use tantivy::collector::TopDocs;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
@@ -40,8 +41,8 @@ use schema::{Fields, Payload, SCHEMA_VERSION, TOKENIZER};
 pub use settings::TantivySettings;
 use vector_log::VecOp;
 
-fn terr(what: &str, e: impl std::fmt::Display) -> CoreError {
-    CoreError::Index(format!("tantivy: {what}: {e}"))
+fn terr<E: std::error::Error + Send + Sync + 'static>(what: &str, e: E) -> CoreError {
+    crate::index_error::index_error(format!("tantivy: {what}"), e)
 }
 
 /// The open tantivy index and its one writer.
@@ -175,7 +176,7 @@ impl TantivyIndex {
         };
         Self::live_of(index, fields, s).map_err(|e| match e {
             OpenError::Fatal(e) => e,
-            OpenError::Corrupt(why) => CoreError::Index(why),
+            OpenError::Corrupt(why) => CoreError::index_message(IndexErrorKind::Damaged, why),
         })
     }
 
@@ -265,11 +266,11 @@ impl TantivyIndex {
     }
 
     fn read(&self) -> Result<RwLockReadGuard<'_, Inner>> {
-        self.inner.read().map_err(|_| CoreError::Index("tantivy index lock poisoned by an earlier panic".into()))
+        self.inner.read().map_err(|_| poisoned())
     }
 
     fn write(&self) -> Result<RwLockWriteGuard<'_, Inner>> {
-        self.inner.write().map_err(|_| CoreError::Index("tantivy index lock poisoned by an earlier panic".into()))
+        self.inner.write().map_err(|_| poisoned())
     }
 
     /// Commit pending changes: vectors first (appended, synced), then the tantivy commit whose
@@ -518,11 +519,18 @@ fn dirty(g: &Inner) -> bool {
         || !g.pending_vectors.is_empty()
 }
 
+fn poisoned() -> CoreError {
+    CoreError::index_message(IndexErrorKind::Other, "tantivy index lock poisoned by an earlier panic")
+}
+
 fn stale_err(g: &Inner) -> CoreError {
-    CoreError::Index(format!(
-        "the index must be rebuilt before use ({}); the engine's sync_index does it",
-        g.stale.as_deref().unwrap_or("unusable")
-    ))
+    CoreError::index_message(
+        IndexErrorKind::Stale,
+        format!(
+            "the index must be rebuilt before use ({}); the engine's sync_index does it",
+            g.stale.as_deref().unwrap_or("unusable")
+        ),
+    )
 }
 
 #[async_trait]
@@ -620,7 +628,10 @@ impl Index for TantivyIndex {
                         .cloned()
                         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                         .unwrap_or_default();
-                    Err(CoreError::Index(format!("the index is damaged (a search failed inside tantivy: {what})")))
+                    Err(CoreError::index_message(
+                        IndexErrorKind::Damaged,
+                        format!("the index is damaged (a search failed inside tantivy: {what})"),
+                    ))
                 }
             };
             if let Err(e) = &result {
@@ -723,11 +734,14 @@ impl Index for TantivyIndex {
 impl Drop for TantivyIndex {
     fn drop(&mut self) {
         // Best effort: a crash instead of a drop loses only what the Store replays anyway.
-        if let Ok(mut g) = self.inner.write() {
-            if g.live.is_some() && g.stale.is_none() && dirty(&g) {
-                let _ = self.commit(&mut g);
+        // A commit (10-20 ms, an fsync) must not stall an executor's other tasks.
+        crate::blocking::blocking(|| {
+            if let Ok(mut g) = self.inner.write() {
+                if g.live.is_some() && g.stale.is_none() && dirty(&g) {
+                    let _ = self.commit(&mut g);
+                }
             }
-        }
+        });
     }
 }
 

@@ -41,7 +41,7 @@ pub fn file_name(generation: u64) -> String {
 }
 
 fn io(path: &Path, what: &str, e: std::io::Error) -> CoreError {
-    CoreError::Index(format!("{}: {what}: {e}", path.display()))
+    crate::index_error::index_error(format!("{}: {what}", path.display()), e)
 }
 
 fn put_ns(ns: &Namespace, out: &mut Vec<u8>) {

@@ -1,0 +1,36 @@
+//! Backups of the whole store, and replacing the store's content with one. A replacement is the
+//! one thing that moves the store's generation: the index records the generation it was built
+//! from, so an index of the content before is rebuilt, never served with the restored one.
+use std::path::Path;
+
+use super::{Engine, SyncReport};
+use crate::error::Result;
+use crate::traits::BackupInfo;
+
+impl Engine {
+    /// Write a consistent copy of the whole store to `dest` (a new file) while serving.
+    pub async fn backup(&self, dest: &Path) -> Result<BackupInfo> {
+        self.store.backup_to(dest).await
+    }
+
+    /// Replace the whole store's content with the backup at `src`, then bring the index to it
+    /// (rebuilt from the restored store: the generation moved). No write of this engine runs
+    /// meanwhile, and no sync starts from the watermark of the content before.
+    pub async fn restore_backup(
+        &self,
+        src: &Path,
+        progress: &(dyn Fn(u64, u64) + Send + Sync),
+    ) -> Result<(BackupInfo, SyncReport)> {
+        let info = {
+            let _writes = self.write_lock.lock().await;
+            let mut applied = self.applied_rev.lock().await;
+            let info = self.store.replace_from_backup(src).await?;
+            // The next sync checks the index's stamp against the store again (and rebuilds it).
+            *applied = None;
+            info
+        };
+        let report = self.sync_index(progress).await?;
+        self.index.flush().await?;
+        Ok((info, report))
+    }
+}
