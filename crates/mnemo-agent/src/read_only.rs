@@ -1,7 +1,8 @@
 //! A data directory that cannot be written (a read-only mount, a backup, a directory without
 //! write permission) still serves reads: no lock is taken (no writer can run there), the
-//! store opens read-only (its writes fail saying so) and the index is built in memory from the
-//! store, since the one on disk can be neither repaired nor caught up.
+//! store opens read-only (its writes fail saying so), and the index on disk is searched as it
+//! is when it is current (same store, generation and revision); otherwise, since it can be
+//! neither repaired nor caught up there, one is built in memory from the store.
 use std::path::Path;
 
 use crate::error::AgentError;
@@ -14,7 +15,7 @@ pub async fn lock_or_read_only(data_dir: &Path) -> Result<Option<std::fs::File>,
             tracing::warn!(
                 lock = %file,
                 %error,
-                "the data directory cannot be written: reads only (the index is built in memory)"
+                "the data directory cannot be written: reads only (the index on disk is searched as it is when current, else one is built in memory)"
             );
             Ok(None)
         }
@@ -27,9 +28,41 @@ pub fn is_read_only(e: &std::io::Error) -> bool {
     matches!(e.kind(), std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied)
 }
 
-/// Keep the index of a read-only data directory in memory (kinds with an on-disk form).
-pub fn index_in_memory(kind: &str, settings: &mut toml::Table) {
+/// The settings that open an index kind's on-disk form read-only (None: the kind has none).
+pub fn index_on_disk(kind: &str, settings: &toml::Table) -> Option<toml::Table> {
+    (kind == "tantivy" && settings.get("in_memory").and_then(toml::Value::as_bool) != Some(true)).then(|| {
+        let mut s = settings.clone();
+        s.insert("read_only".to_string(), toml::Value::Boolean(true));
+        s
+    })
+}
+
+/// The settings that keep an index kind in memory (kinds with an on-disk form).
+pub fn index_in_memory(kind: &str, settings: &toml::Table) -> toml::Table {
+    let mut s = settings.clone();
     if kind == "tantivy" {
-        settings.insert("in_memory".to_string(), toml::Value::Boolean(true));
+        s.insert("in_memory".to_string(), toml::Value::Boolean(true));
     }
+    s
+}
+
+/// Whether bringing a read-only index up to the store failed because it had to be written
+/// (behind the store, stale, or of another store or embedder).
+pub fn needs_memory_index(sync: &Result<mnemo_core::engine::SyncReport, AgentError>) -> bool {
+    match sync {
+        Ok(report) => report.rebuilt || report.upserted > 0 || report.removed > 0,
+        Err(AgentError::Core(e)) => e.index_kind().is_some(),
+        Err(_) => false,
+    }
+}
+
+/// Whether bringing the index up to the store failed because its files cannot be written (a
+/// full disk, a read-only index directory): reads are still served from an index in memory.
+pub fn index_cannot_be_saved(sync: &Result<mnemo_core::engine::SyncReport, AgentError>) -> bool {
+    matches!(sync, Err(AgentError::Core(e)) if cannot_save(e))
+}
+
+/// Whether an index error says its files cannot be written (a full disk, a read-only place).
+pub fn cannot_save(e: &mnemo_core::CoreError) -> bool {
+    matches!(e.index_kind(), Some(mnemo_core::IndexErrorKind::Full | mnemo_core::IndexErrorKind::ReadOnly))
 }

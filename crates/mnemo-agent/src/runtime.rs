@@ -98,20 +98,40 @@ impl Runtime {
                 },
             )?,
         };
-        let (k, mut s, o) = config.plugin("index")?;
-        if lock.is_none() {
-            crate::read_only::index_in_memory(&k, &mut s);
-        }
-        let index = crate::blocking::blocking(|| {
-            registry::build_index(
-                &k,
-                &IndexContext {
-                    section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("index") },
-                    clock: clock.clone(),
-                    embedder: embedder.clone(),
-                },
-            )
-        })?;
+        let (index_kind, index_settings, index_origin) = config.plugin("index")?;
+        let index_dir = config.section_dir("index");
+        let build_index = |settings: &toml::Table| {
+            crate::blocking::blocking(|| {
+                registry::build_index(
+                    &index_kind,
+                    &IndexContext {
+                        section: Section { settings, origin: &index_origin, data_dir, config_dir: &index_dir },
+                        clock: clock.clone(),
+                        embedder: embedder.clone(),
+                    },
+                )
+            })
+        };
+        // A data directory that cannot be written: its index on disk is searched as it is when
+        // it is current; otherwise (or for kinds without a read-only form) one is built in memory.
+        let read_only = lock.is_none();
+        let index = match read_only.then(|| crate::read_only::index_on_disk(&index_kind, &index_settings)).flatten() {
+            Some(settings) => match build_index(&settings) {
+                Ok(i) => i,
+                Err(e) => {
+                    tracing::info!(error = %e, "the index on disk cannot be opened read-only: the index is built in memory");
+                    build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings))?
+                }
+            },
+            None if read_only => build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings))?,
+            None => match build_index(&index_settings) {
+                Err(e) if crate::read_only::cannot_save(&e) => {
+                    tracing::warn!(error = %e, "the index cannot be written: the index is built in memory");
+                    build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings))?
+                }
+                built => built?,
+            },
+        };
         let (k, s, o) = config.plugin_with_llm("reasoner")?;
         let reasoner = registry::build_reasoner(
             &k,
@@ -155,16 +175,26 @@ impl Runtime {
                 },
             )?,
         };
-        let engine = Engine::new(EngineParts {
-            store,
+        let parts = |index| EngineParts {
+            store: store.clone(),
             index,
-            embedder,
-            reasoner,
-            clock,
+            embedder: embedder.clone(),
+            reasoner: reasoner.clone(),
+            clock: clock.clone(),
             tokens: Arc::new(CharTokenCounter),
             policy: config.policy().clone(),
-        })?;
-        let startup_sync = crate::index_embedder::sync(&engine, data_dir, progress).await?;
+        };
+        let mut engine = Engine::new(parts(index))?;
+        let mut startup_sync = crate::index_embedder::sync(&engine, data_dir, progress).await;
+        if (read_only && crate::read_only::needs_memory_index(&startup_sync))
+            || crate::read_only::index_cannot_be_saved(&startup_sync)
+        {
+            tracing::warn!("the index on disk is not current and cannot be written: the index is built in memory");
+            engine =
+                Engine::new(parts(build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings))?))?;
+            startup_sync = crate::index_embedder::sync(&engine, data_dir, progress).await;
+        }
+        let startup_sync = startup_sync?;
         let ledger = crate::unextracted::Ledger::new(data_dir);
         Ok(Runtime {
             engine: Arc::new(engine),

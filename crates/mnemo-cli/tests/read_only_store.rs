@@ -96,6 +96,11 @@ fn a_read_only_data_directory_serves_reads_and_refuses_writes_clearly() {
     let id = v["items"][0]["memory"]["id"].as_i64().unwrap().to_string();
 
     let ro = read_only_copy(&src, d.path());
+    // The index on disk is current: it is searched as it is, not rebuilt in memory.
+    let logged = mnemo(&ro.dir, &["-v", "recall", "vault owner", "--raw", "--mode", "lexical"]);
+    ok(&logged);
+    let log = String::from_utf8_lossy(&logged.stderr);
+    assert!(log.contains("cannot be written") && !log.contains("the index is built in memory"), "{log}");
     let after = mnemo(&ro.dir, &["recall", "vault owner", "--raw", "--json", "--mode", "lexical"]);
     let out = ok(&after);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -114,4 +119,19 @@ fn a_read_only_data_directory_serves_reads_and_refuses_writes_clearly() {
     // Nothing was written: the copy still recalls the old owner only.
     let out = ok(&mnemo(&ro.dir, &["recall", "vault owner Eve", "--raw", "--json", "--mode", "lexical"]));
     assert!(!out.contains("Eve"), "{out}");
+}
+
+#[test]
+fn a_read_only_directory_whose_index_is_gone_builds_one_in_memory() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("src");
+    ok(&mnemo(&src, &["remember", "[SEM] Vault | owner | Ana"]));
+    std::fs::remove_dir_all(src.join("index")).unwrap();
+    let ro = read_only_copy(&src, d.path());
+    let o = mnemo(&ro.dir, &["-v", "recall", "vault owner", "--raw", "--json", "--mode", "lexical"]);
+    let out = ok(&o);
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(log.contains("the index is built in memory"), "{log}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["items"][0]["memory"]["content"], "Vault | owner | Ana", "{out}");
 }

@@ -150,6 +150,12 @@ impl StoreError {
 /// SQLite's result code as a kind.
 fn sqlite_kind(e: &rusqlite::Error) -> StoreErrorKind {
     use rusqlite::ErrorCode;
+    // The shared-memory file cannot be grown: in practice a full disk (SQLITE_IOERR_SHMSIZE).
+    if let rusqlite::Error::SqliteFailure(f, _) = e {
+        if f.extended_code == rusqlite::ffi::SQLITE_IOERR_SHMSIZE {
+            return StoreErrorKind::Full;
+        }
+    }
     match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreErrorKind::Busy,
         Some(ErrorCode::ReadOnly) => StoreErrorKind::ReadOnly,

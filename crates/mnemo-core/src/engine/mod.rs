@@ -160,6 +160,7 @@ impl Engine {
         let from = match stale {
             Ok(r) => r,
             Err(why) => {
+                tracing::info!(%why, "the index is rebuilt from the store");
                 *applied = None;
                 self.index.clear().await?;
                 report.rebuilt = true;

@@ -196,7 +196,8 @@ pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
 pub(crate) fn cannot_write(e: &StoreError, path: &Path) -> bool {
     use mnemo_core::StoreErrorKind as K;
     let file_read_only = std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly());
-    matches!(e.kind(), K::ReadOnly | K::Unavailable) || (file_read_only && matches!(e, StoreError::Sqlite(_)))
+    // A full disk: reads still work from a read-only open (writes fail saying the disk is full).
+    matches!(e.kind(), K::ReadOnly | K::Unavailable | K::Full) || (file_read_only && matches!(e, StoreError::Sqlite(_)))
 }
 
 /// Open an existing store for reading only: no WAL switch, no migration, nothing written. A

@@ -77,7 +77,11 @@ impl SqliteStore {
         let write_conn = match connection::open_writer(path, sync, quick_check) {
             Ok(c) => c,
             Err(e) if path.exists() && connection::cannot_write(&e, path) => {
-                return Self::open_read_only_because(path, e.to_string())
+                let why = match e.kind() {
+                    mnemo_core::StoreErrorKind::Full => format!("the disk is full: {e}"),
+                    _ => e.to_string(),
+                };
+                return Self::open_read_only_because(path, why);
             }
             Err(e) => return Err(e.into()),
         };

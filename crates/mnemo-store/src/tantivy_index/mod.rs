@@ -14,6 +14,7 @@
 //!   documents. A missing, corrupt or other-version index reports `IndexState::Stale` and is
 //!   wiped by `clear()` before the engine rebuilds it from the Store.
 mod overlay;
+mod read_only_dir;
 mod schema;
 mod settings;
 pub mod vector_log;
@@ -45,9 +46,9 @@ fn terr<E: std::error::Error + Send + Sync + 'static>(what: &str, e: E) -> CoreE
     crate::index_error::index_error(format!("tantivy: {what}"), e)
 }
 
-/// The open tantivy index and its one writer.
+/// The open tantivy index and its one writer (None: opened read-only).
 struct Live {
-    writer: IndexWriter<TantivyDocument>,
+    writer: Option<IndexWriter<TantivyDocument>>,
     reader: IndexReader,
     fields: Fields,
     analyzer: TextAnalyzer,
@@ -111,6 +112,12 @@ impl TantivyIndex {
             std::fs::create_dir_all(&tdir).map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
             Ok((Some(Self::create_live(Some(&tdir), s)?), Some(why), None))
         };
+        if settings.read_only && !tdir.join("meta.json").exists() {
+            return Err(CoreError::index_message(
+                IndexErrorKind::ReadOnly,
+                format!("no index at {} to open read-only", dir.display()),
+            ));
+        }
         let (live, stale, loaded) = if !tdir.join("meta.json").exists() {
             fresh(format!("no index at {}", dir.display()), &settings)?
         } else {
@@ -183,18 +190,23 @@ impl TantivyIndex {
     fn live_of(index: tantivy::Index, fields: Fields, s: &TantivySettings) -> std::result::Result<Live, OpenError> {
         let analyzer = schema::analyzer(s.stemming);
         index.tokenizers().register(TOKENIZER, analyzer.clone());
-        let writer = index.writer_with_num_threads(1, s.writer_memory_mb * 1024 * 1024).map_err(|e| match e {
-            tantivy::TantivyError::LockFailure(..) => {
-                OpenError::Fatal(terr("cannot open the index writer (is another process using this index?)", e))
-            }
-            e => OpenError::Corrupt(format!("cannot open the index writer: {e}")),
-        })?;
-        // Files a killed commit left behind (e.g. a `.del` file the next commit would write
-        // again under the same name) are not referenced by meta.json: remove them first.
-        writer
-            .garbage_collect_files()
-            .wait()
-            .map_err(|e| OpenError::Corrupt(format!("cannot clean up files of an unfinished commit: {e}")))?;
+        let writer = if s.read_only {
+            None
+        } else {
+            let writer = index.writer_with_num_threads(1, s.writer_memory_mb * 1024 * 1024).map_err(|e| match e {
+                tantivy::TantivyError::LockFailure(..) => {
+                    OpenError::Fatal(terr("cannot open the index writer (is another process using this index?)", e))
+                }
+                e => OpenError::Corrupt(format!("cannot open the index writer: {e}")),
+            })?;
+            // Files a killed commit left behind (e.g. a `.del` file the next commit would write
+            // again under the same name) are not referenced by meta.json: remove them first.
+            writer
+                .garbage_collect_files()
+                .wait()
+                .map_err(|e| OpenError::Corrupt(format!("cannot clean up files of an unfinished commit: {e}")))?;
+            Some(writer)
+        };
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -206,8 +218,15 @@ impl TantivyIndex {
     /// Open an existing index: the live parts, and either its payload + vectors or why it is
     /// stale.
     fn open_live(dir: &Path, tdir: &Path, s: &TantivySettings) -> std::result::Result<OpenedLive, OpenError> {
-        let index = tantivy::Index::open_in_dir(tdir)
-            .map_err(|e| OpenError::Corrupt(format!("cannot open the index in {}: {e}", tdir.display())))?;
+        let opened = if s.read_only {
+            read_only_dir::ReadOnlyDirectory::open(tdir)
+                .map_err(tantivy::TantivyError::from)
+                .and_then(tantivy::Index::open)
+        } else {
+            tantivy::Index::open_in_dir(tdir)
+        };
+        let index =
+            opened.map_err(|e| OpenError::Corrupt(format!("cannot open the index in {}: {e}", tdir.display())))?;
         if s.verify_on_open {
             let damaged = index
                 .validate_checksum()
@@ -277,6 +296,10 @@ impl TantivyIndex {
     /// payload names the vector log length and the watermark, then a reader reload; only then is
     /// the overlay dropped.
     fn commit(&self, g: &mut Inner) -> Result<()> {
+        if self.settings.read_only {
+            // Nothing was written (nor made stale): the files on disk are as they were.
+            return Err(read_only_err());
+        }
         let result = self.try_commit(g);
         if let Err(e) = &result {
             // Whatever half of the commit happened, the directory can no longer be trusted to
@@ -318,7 +341,7 @@ impl TantivyIndex {
             stamp: g.stamp.clone(),
         };
         let text = serde_json::to_string(&payload).map_err(|e| terr("cannot encode the commit payload", e))?;
-        let mut prepared = live.writer.prepare_commit().map_err(|e| terr("cannot prepare a commit", e))?;
+        let mut prepared = writer_of(live)?.prepare_commit().map_err(|e| terr("cannot prepare a commit", e))?;
         prepared.set_payload(&text);
         prepared.commit().map_err(|e| terr("commit failed", e))?;
         live.reader.reload().map_err(|e| terr("cannot reload the reader", e))?;
@@ -519,6 +542,18 @@ fn dirty(g: &Inner) -> bool {
         || !g.pending_vectors.is_empty()
 }
 
+fn read_only_err() -> CoreError {
+    CoreError::index_message(
+        IndexErrorKind::ReadOnly,
+        "the index was opened read-only (its data directory cannot be written): searches work, writes do not",
+    )
+}
+
+/// The writer of an index opened for writing.
+fn writer_of(live: &mut Live) -> Result<&mut IndexWriter<TantivyDocument>> {
+    live.writer.as_mut().ok_or_else(read_only_err)
+}
+
 fn poisoned() -> CoreError {
     CoreError::index_message(IndexErrorKind::Other, "tantivy index lock poisoned by an earlier panic")
 }
@@ -544,12 +579,13 @@ impl Index for TantivyIndex {
             crate::vector::check_batch(&docs, dims)?;
             for d in docs {
                 let text = indexed_text(&d);
-                live.writer.delete_term(Term::from_field_i64(live.fields.id, d.id.0));
+                let id_field = live.fields.id;
+                writer_of(live)?.delete_term(Term::from_field_i64(id_field, d.id.0));
                 let mut doc = TantivyDocument::default();
                 doc.add_i64(live.fields.id, d.id.0);
                 doc.add_text(live.fields.ns, d.namespace.as_str());
                 doc.add_text(live.fields.text, &text);
-                live.writer.add_document(doc).map_err(|e| terr("cannot add a document", e))?;
+                writer_of(live)?.add_document(doc).map_err(|e| terr("cannot add a document", e))?;
                 let toks = schema::tokens(&mut live.analyzer, &text);
                 g.overlay.put(d.id, &d.namespace, &toks);
                 match d.embedding {
@@ -595,7 +631,7 @@ impl Index for TantivyIndex {
                         )),
                     ),
                 ]);
-                live.writer.delete_query(Box::new(q)).map_err(|e| terr("cannot delete", e))?;
+                writer_of(live)?.delete_query(Box::new(q)).map_err(|e| terr("cannot delete", e))?;
                 g.overlay.remove(namespace, *id);
                 if g.vectors.namespace_of(*id) == Some(namespace) {
                     g.vectors.remove(*id);
@@ -666,7 +702,9 @@ impl Index for TantivyIndex {
             if g.live.is_none() {
                 return Err(stale_err(&g));
             }
-            if dirty(&g) {
+            // Read-only: every write was refused, so nothing of the store's is waiting here (an
+            // IVF retrained at open lives in memory only).
+            if dirty(&g) && !self.settings.read_only {
                 self.commit(&mut g)?;
             }
             Ok(())
@@ -681,6 +719,9 @@ impl Index for TantivyIndex {
             // A new index starts its searcher generations anew: cached sizes would be taken for its.
             if let Ok(mut c) = self.ns_sizes.lock() {
                 c.clear();
+            }
+            if self.settings.read_only {
+                return Err(read_only_err());
             }
             let mut g = self.write()?;
             let g = &mut *g;
@@ -703,8 +744,9 @@ impl Index for TantivyIndex {
                 None => {
                     let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
                     // Drop uncommitted documents first: delete_all_documents only covers segments.
-                    live.writer.rollback().map_err(|e| terr("cannot roll back", e))?;
-                    live.writer.delete_all_documents().map_err(|e| terr("cannot delete all documents", e))?;
+                    let writer = writer_of(live)?;
+                    writer.rollback().map_err(|e| terr("cannot roll back", e))?;
+                    writer.delete_all_documents().map_err(|e| terr("cannot delete all documents", e))?;
                 }
             }
             g.overlay.clear();

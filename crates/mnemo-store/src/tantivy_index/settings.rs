@@ -44,6 +44,10 @@ pub struct TantivySettings {
     /// once): a damaged file makes the index stale and rebuilt instead of failing later, or
     /// panicking inside tantivy, on a search.
     pub verify_on_open: bool,
+    /// Open the on-disk index for reading only (a data directory that cannot be written):
+    /// searches work; any write, commit or rebuild fails with an index error of kind
+    /// `ReadOnly` and leaves the files as they are.
+    pub read_only: bool,
 }
 
 impl Default for TantivySettings {
@@ -66,6 +70,7 @@ impl Default for TantivySettings {
             ivf_lists: a.lists,
             ivf_nprobe: a.nprobe,
             verify_on_open: true,
+            read_only: false,
         }
     }
 }
