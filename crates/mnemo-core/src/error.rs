@@ -65,6 +65,19 @@ pub enum CoreError {
     /// The embedder failed.
     #[error("embedder error: {0}")]
     Embedder(String),
+    /// A model call failed (the live client, a cassette, the fake), its cause kept as the
+    /// error's source and classified, so a caller can retry when `Unavailable`/`RateLimited`,
+    /// fix the key when `Unauthorized`, re-record when `CassetteMiss`...
+    #[error("{role} error: {source}")]
+    ModelFailure {
+        /// Which seam: the reasoner or the embedder.
+        role: ModelRole,
+        /// What kind of failure.
+        kind: ModelErrorKind,
+        /// The client's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
     /// The reasoner (LLM or rules) failed or answered something invalid.
     #[error("reasoner error: {0}")]
     Reasoner(String),
@@ -158,6 +171,64 @@ impl std::fmt::Display for IndexErrorKind {
     }
 }
 
+/// Which model seam failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ModelRole {
+    /// The reasoner (extraction, planning).
+    Reasoner,
+    /// The embedder.
+    Embedder,
+}
+
+impl std::fmt::Display for ModelRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ModelRole::Reasoner => "reasoner",
+            ModelRole::Embedder => "embedder",
+        })
+    }
+}
+
+/// What kind of model failure a [`CoreError::ModelFailure`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ModelErrorKind {
+    /// No answer (network, timeout, a server error): retrying later may work.
+    Unavailable,
+    /// The endpoint refused the key (HTTP 401/403).
+    Unauthorized,
+    /// Too many requests (HTTP 429): back off.
+    RateLimited,
+    /// The endpoint refused the request (another HTTP 4xx).
+    Rejected,
+    /// The answer does not have the API's shape.
+    BadAnswer,
+    /// A cassette has no recording of the request (or cannot be read or written).
+    Cassette,
+    /// The offline fake does not do this (it proves plumbing, it never guesses).
+    Unsupported,
+    /// A setting or the request is wrong.
+    Config,
+    /// Anything else.
+    Other,
+}
+
+impl std::fmt::Display for ModelErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ModelErrorKind::Unavailable => "unavailable",
+            ModelErrorKind::Unauthorized => "unauthorized",
+            ModelErrorKind::RateLimited => "rate-limited",
+            ModelErrorKind::Rejected => "rejected",
+            ModelErrorKind::BadAnswer => "bad answer",
+            ModelErrorKind::Cassette => "cassette",
+            ModelErrorKind::Unsupported => "unsupported",
+            ModelErrorKind::Config => "config",
+            ModelErrorKind::Other => "other",
+        })
+    }
+}
+
 /// A failure described by a message only (no underlying error to keep), for the `source` of a
 /// classified failure.
 #[derive(Debug, Error)]
@@ -173,6 +244,25 @@ impl CoreError {
     /// An index failure of `kind` with no underlying error, only what happened.
     pub fn index_message(kind: IndexErrorKind, message: impl Into<String>) -> CoreError {
         CoreError::index(kind, FailureMessage(message.into()))
+    }
+
+    /// A model failure of `role` and `kind`, keeping `source` as the cause.
+    pub fn model(
+        role: ModelRole,
+        kind: ModelErrorKind,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> CoreError {
+        CoreError::ModelFailure { role, kind, source: Box::new(source) }
+    }
+
+    /// The kind of model failure this is, looking through an unextracted turn's cause (None:
+    /// not a model failure).
+    pub fn model_kind(&self) -> Option<ModelErrorKind> {
+        match self {
+            CoreError::ModelFailure { kind, .. } => Some(*kind),
+            CoreError::Unextracted { error, .. } => error.model_kind(),
+            _ => None,
+        }
     }
 
     /// The kind of index failure this is (None: not an index failure).

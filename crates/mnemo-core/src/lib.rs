@@ -27,7 +27,7 @@ pub mod traits;
 pub use clock::{Clock, SimClock, SystemClock};
 pub use correction::Correction;
 pub use engine::Engine;
-pub use error::{CoreError, FailureMessage, IndexErrorKind, Result, StoreErrorKind};
+pub use error::{CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, Result, StoreErrorKind};
 pub use model::*;
 pub use planner::{Pack, PackItem, TraceEntry, TraceReason};
 pub use policy::EnginePolicy;

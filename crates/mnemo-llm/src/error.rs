@@ -1,5 +1,6 @@
 //! The one error type of mnemo-llm, mapped into `mnemo_core::CoreError` at the trait boundary
-//! (`Reasoner` errors become `CoreError::Reasoner`, `Embedder` errors `CoreError::Embedder`).
+//! (`CoreError::ModelFailure` with the role, a kind, and this error kept as the source).
+use mnemo_core::{ModelErrorKind, ModelRole};
 use thiserror::Error;
 
 /// What can go wrong between Mnemo and a model.
@@ -52,12 +53,55 @@ pub enum LlmError {
 }
 
 impl LlmError {
-    /// As a reasoner error of mnemo-core.
-    pub fn into_reasoner(self) -> mnemo_core::CoreError {
-        mnemo_core::CoreError::Reasoner(self.to_string())
+    /// What kind of failure this is, for callers matching on it.
+    pub fn kind(&self) -> ModelErrorKind {
+        match self {
+            LlmError::UnrecognisedPrompt(_) => ModelErrorKind::Unsupported,
+            LlmError::BadRequest(_) | LlmError::InvalidSetting(_) => ModelErrorKind::Config,
+            LlmError::Unavailable(_) => ModelErrorKind::Unavailable,
+            LlmError::Api { status, .. } => match status {
+                Some(401 | 403) => ModelErrorKind::Unauthorized,
+                Some(429) => ModelErrorKind::RateLimited,
+                Some(400..=499) => ModelErrorKind::Rejected,
+                _ => ModelErrorKind::Unavailable,
+            },
+            LlmError::Shape { .. } => ModelErrorKind::BadAnswer,
+            LlmError::Cassette(_) => ModelErrorKind::Cassette,
+        }
     }
-    /// As an embedder error of mnemo-core.
+
+    /// As a reasoner error of mnemo-core (this error kept as its source).
+    pub fn into_reasoner(self) -> mnemo_core::CoreError {
+        mnemo_core::CoreError::model(ModelRole::Reasoner, self.kind(), self)
+    }
+    /// As an embedder error of mnemo-core (this error kept as its source).
     pub fn into_embedder(self) -> mnemo_core::CoreError {
-        mnemo_core::CoreError::Embedder(self.to_string())
+        mnemo_core::CoreError::model(ModelRole::Embedder, self.kind(), self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_key_a_rate_limit_and_a_cassette_miss_are_told_apart() {
+        let api = |status| LlmError::Api {
+            endpoint: "https://x/v1/chat/completions".into(),
+            model: "m".into(),
+            status,
+            attempts: 1,
+            detail: "d".into(),
+        };
+        assert_eq!(api(Some(401)).into_reasoner().model_kind(), Some(ModelErrorKind::Unauthorized));
+        assert_eq!(api(Some(429)).into_reasoner().model_kind(), Some(ModelErrorKind::RateLimited));
+        assert_eq!(api(Some(503)).into_embedder().model_kind(), Some(ModelErrorKind::Unavailable));
+        assert_eq!(api(None).into_reasoner().model_kind(), Some(ModelErrorKind::Unavailable));
+        let miss = LlmError::Cassette("no recording of request abc".into()).into_reasoner();
+        assert_eq!(miss.model_kind(), Some(ModelErrorKind::Cassette));
+        // The message reads as before, and the client's error is the source.
+        assert!(miss.to_string().starts_with("reasoner error: cassette: no recording"), "{miss}");
+        let source = std::error::Error::source(&miss).and_then(|s| s.downcast_ref::<LlmError>());
+        assert!(matches!(source, Some(LlmError::Cassette(_))));
     }
 }
