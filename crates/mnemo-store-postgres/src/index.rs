@@ -348,8 +348,6 @@ impl PostgresIndex {
                 e.len()
             )));
         }
-        // After a bulk load (on another connection: this transaction only reads).
-        self.ensure_hnsw().await?;
         let v = pgvector::Vector::from(e.to_vec());
         let ns = q.namespace.as_str();
         let lim = limit as i64;
@@ -389,6 +387,23 @@ impl PostgresIndex {
             out.push(Hit { id: MemoryId(id), score: sim.clamp(0.0, 1.0) as f32 });
         }
         Ok(out)
+    }
+
+    /// One ranking in a transaction of its own: lexical, or dense on `embedding`. A deferred
+    /// HNSW build is done first, on its own connection, so that no search holds one
+    /// connection while it waits for another.
+    async fn ranking(&self, q: &SearchQuery, embedding: Option<&[f32]>, limit: usize) -> Result<Vec<Hit>> {
+        if embedding.is_some() {
+            self.ensure_hnsw().await?;
+        }
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin(&mut client, Scope::Namespace(&q.namespace)).await?;
+        let hits = match embedding {
+            None => self.lexical(&tx, q, limit).await?,
+            Some(e) => self.dense(&tx, q, e, limit).await?,
+        };
+        tx.commit().await.db("commit")?;
+        Ok(hits)
     }
 
     /// The exact `k` nearest vectors of the namespace (no index), for measuring the HNSW
@@ -560,30 +575,26 @@ impl Index for PostgresIndex {
             return Err(CoreError::InvalidInput("a dense search needs a query embedding".into()));
         }
         self.ready().await?;
-        let mut client = self.db.client().await?;
-        let tx = self.db.begin(&mut client, Scope::Namespace(&q.namespace)).await?;
-        let hits = match (q.mode, &q.embedding) {
-            (SearchMode::Lexical, _) => self.lexical(&tx, q, q.limit).await?,
-            (SearchMode::Dense, Some(e)) => self.dense(&tx, q, e, q.limit).await?,
+        Ok(match (q.mode, &q.embedding) {
+            (SearchMode::Lexical, _) => self.ranking(q, None, q.limit).await?,
+            (SearchMode::Dense, Some(e)) => self.ranking(q, Some(e.as_slice()), q.limit).await?,
             (SearchMode::Dense, None) => vec![],
             (SearchMode::Hybrid, e) => {
                 let depth = fusion_depth(q.limit);
-                let l: Vec<MemoryId> = self.lexical(&tx, q, depth).await?.into_iter().map(|h| h.id).collect();
-                let d: Vec<MemoryId> = match e {
-                    Some(e) => self
-                        .dense(&tx, q, e, depth)
-                        .await?
-                        .into_iter()
-                        .filter(|h| h.score > 0.0)
-                        .map(|h| h.id)
-                        .collect(),
-                    None => vec![],
+                // The two rankings on two connections at once: the server runs them in
+                // parallel, so a hybrid search costs the slower of the two, not their sum.
+                let dense = async {
+                    match e {
+                        Some(e) => self.ranking(q, Some(e.as_slice()), depth).await,
+                        None => Ok(vec![]),
+                    }
                 };
+                let (l, d) = tokio::try_join!(self.ranking(q, None, depth), dense)?;
+                let l: Vec<MemoryId> = l.into_iter().map(|h| h.id).collect();
+                let d: Vec<MemoryId> = d.into_iter().filter(|h| h.score > 0.0).map(|h| h.id).collect();
                 rrf(&[(self.fusion.lexical_weight, &l), (self.fusion.dense_weight, &d)], self.fusion.rrf_k, q.limit)
             }
-        };
-        tx.commit().await.db("commit")?;
-        Ok(hits)
+        })
     }
 
     async fn state(&self) -> Result<IndexState> {
