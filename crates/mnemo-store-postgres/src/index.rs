@@ -16,6 +16,13 @@
 //!   `ef_search` rows; and if the scan still returns fewer than `limit` rows while the
 //!   namespace holds more vectors (the iterative scan stops at `hnsw.max_scan_tuples`), the
 //!   query is answered by an exact scan of the namespace instead: no candidate is lost.
+//! - Lexical search takes its candidates from a postings table (`index_terms`: namespace,
+//!   lexeme, id; B-tree): each query term's newest [`POSTINGS_PER_TERM`] documents of the
+//!   namespace, then ranks them by `ts_rank` over the document's `tsvector` (any-term match).
+//!   Not a GIN index on the `tsvector`: `@@` is not leakproof, so under row-level security the
+//!   planner may not use it as an index condition and matched every row of the namespace. The
+//!   cost is bounded per term; `ts_rank` reads only the document and the query, so one
+//!   namespace's scores never depend on another's content.
 //! - Every write is committed at once, so the watermark is durable when set; `flush` only
 //!   builds an HNSW index a bulk load deferred.
 use std::collections::HashMap;
@@ -31,7 +38,12 @@ use crate::db::{Db, Scope};
 use crate::error::{DbContext, PgError};
 use crate::settings::PgSettings;
 
-const STEPS: &[&str] = &[V1];
+const STEPS: &[&str] = &[V1, V2];
+
+/// Lexical candidates taken per query term: the newest postings of the term in the namespace.
+/// It bounds the lexical cost (at most this many rows ranked per term) however many documents
+/// a common term matches; a rarer term's documents are all candidates still.
+pub const POSTINGS_PER_TERM: i64 = 1000;
 
 /// An upsert of this many documents or more is a bulk load: it does not build the HNSW
 /// index (see the module docs).
@@ -58,9 +70,32 @@ CREATE POLICY namespace_partition ON index_docs
     USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*');
 ";
 
+/// Postings: one row per (namespace, lexeme, document), for the lexical candidates. Why not
+/// the GIN index on `tsv`: the match operator `@@` is not leakproof, so under row-level
+/// security PostgreSQL may not use it as an index condition (it would run before the policy)
+/// and scanned every row of the namespace (350 ms at 100k). Text equality is leakproof: the
+/// B-tree on (namespace, term, id) answers a term's newest postings directly.
+const V2: &str = "
+SELECT set_config('mnemo.namespace', '*', true);
+CREATE TABLE index_terms (
+    namespace TEXT   NOT NULL,
+    term      TEXT   NOT NULL,
+    id        BIGINT NOT NULL,
+    PRIMARY KEY (namespace, term, id)
+);
+ALTER TABLE index_terms ENABLE ROW LEVEL SECURITY;
+ALTER TABLE index_terms FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON index_terms
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*');
+INSERT INTO index_terms (namespace, term, id)
+    SELECT d.namespace, l.lexeme, d.id FROM index_docs d, unnest(d.tsv) l WHERE NOT d.removed AND d.tsv IS NOT NULL
+    ON CONFLICT DO NOTHING;
+DROP INDEX IF EXISTS index_docs_tsv;
+";
+
 const GRANTS: &str = "
 GRANT USAGE ON SCHEMA {schema} TO {role};
-GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.index_docs, {schema}.index_meta TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.index_docs, {schema}.index_meta, {schema}.index_terms TO {role};
 GRANT SELECT ON {schema}.mnemo_schema_versions TO {role};
 ";
 
@@ -266,16 +301,24 @@ impl PostgresIndex {
         q: &SearchQuery,
         limit: usize,
     ) -> Result<Vec<Hit>> {
+        // Candidates: each query term's newest postings (bounded); ranked by ts_rank as before.
         let sql = r"
-            WITH q AS (
-                SELECT (SELECT string_agg(quote_literal(lexeme), ' | ')
-                        FROM unnest(to_tsvector('english', $2)) WHERE lexeme !~ '[''\\]')::tsquery AS q)
+            WITH terms AS (
+                SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', $2)) WHERE lexeme !~ '[''\\]'),
+            q AS (SELECT string_agg(quote_literal(term), ' | ')::tsquery AS q FROM terms),
+            cand AS (
+                SELECT DISTINCT c.id FROM terms CROSS JOIN LATERAL (
+                    SELECT t.id FROM index_terms t WHERE t.namespace = $1 AND t.term = terms.term
+                    ORDER BY t.id DESC LIMIT $4) c)
             SELECT d.id, ts_rank(d.tsv, q.q)::float8 AS r
-            FROM index_docs d, q
-            WHERE d.namespace = $1 AND NOT d.removed AND d.tsv @@ q.q
+            FROM cand JOIN index_docs d ON d.namespace = $1 AND d.id = cand.id, q
+            WHERE NOT d.removed AND d.tsv @@ q.q
             ORDER BY r DESC, d.id DESC LIMIT $3";
         let stmt = tx.prepare_cached(sql).await.db("prepare lexical search")?;
-        let rows = tx.query(&stmt, &[&q.namespace.as_str(), &q.text, &(limit as i64)]).await.db("lexical search")?;
+        let rows = tx
+            .query(&stmt, &[&q.namespace.as_str(), &q.text, &(limit as i64), &POSTINGS_PER_TERM])
+            .await
+            .db("lexical search")?;
         let mut hits = Vec::with_capacity(rows.len());
         for r in rows {
             let id: i64 = r.try_get(0).db("lexical search")?;
@@ -308,8 +351,6 @@ impl PostgresIndex {
                 e.len()
             )));
         }
-        // After a bulk load (on another connection: this transaction only reads).
-        self.ensure_hnsw().await?;
         let v = pgvector::Vector::from(e.to_vec());
         let ns = q.namespace.as_str();
         let lim = limit as i64;
@@ -349,6 +390,23 @@ impl PostgresIndex {
             out.push(Hit { id: MemoryId(id), score: sim.clamp(0.0, 1.0) as f32 });
         }
         Ok(out)
+    }
+
+    /// One ranking in a transaction of its own: lexical, or dense on `embedding`. A deferred
+    /// HNSW build is done first, on its own connection, so that no search holds one
+    /// connection while it waits for another.
+    async fn ranking(&self, q: &SearchQuery, embedding: Option<&[f32]>, limit: usize) -> Result<Vec<Hit>> {
+        if embedding.is_some() {
+            self.ensure_hnsw().await?;
+        }
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin(&mut client, Scope::Namespace(&q.namespace)).await?;
+        let hits = match embedding {
+            None => self.lexical(&tx, q, limit).await?,
+            Some(e) => self.dense(&tx, q, e, limit).await?,
+        };
+        tx.commit().await.db("commit")?;
+        Ok(hits)
     }
 
     /// The exact `k` nearest vectors of the namespace (no index), for measuring the HNSW
@@ -432,6 +490,19 @@ impl Index for PostgresIndex {
         }
         let mut client = self.db.client().await?;
         let tx = self.db.begin(&mut client, Scope::All).await?;
+        // The postings of the versions about to be replaced (found through their lexemes, so
+        // by the postings' key). A concurrent writer of the same document may leave a stale
+        // posting behind: the lexical search rechecks the match, so it only costs a row.
+        let del = tx
+            .prepare_cached(
+                "DELETE FROM index_terms t USING unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(ns, id, rev) \
+                 JOIN index_docs d ON d.namespace = u.ns AND d.id = u.id CROSS JOIN unnest(d.tsv) l \
+                 WHERE NOT d.removed AND d.rev <= u.rev \
+                 AND t.namespace = d.namespace AND t.term = l.lexeme AND t.id = d.id",
+            )
+            .await
+            .db("prepare postings delete")?;
+        tx.execute(&del, &[&nss, &ids, &revs]).await.db("delete replaced postings")?;
         let stmt = tx
             .prepare_cached(
                 "INSERT INTO index_docs (namespace, id, rev, removed, content, tsv, embedding) \
@@ -439,11 +510,31 @@ impl Index for PostgresIndex {
                  FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[]) AS u(ns, id, rev, text, vec) \
                  ON CONFLICT (namespace, id) DO UPDATE SET rev = excluded.rev, content = excluded.content, \
                  tsv = excluded.tsv, embedding = excluded.embedding \
-                 WHERE NOT index_docs.removed AND index_docs.rev <= excluded.rev",
+                 WHERE NOT index_docs.removed AND index_docs.rev <= excluded.rev \
+                 RETURNING namespace, id",
             )
             .await
             .db("prepare upsert")?;
-        tx.execute(&stmt, &[&nss, &ids, &revs, &texts, &vecs]).await.db("upsert documents")?;
+        // The documents written (not those an older or removed version kept): their rows are
+        // locked until commit, so their postings are replaced consistently.
+        let written = tx.query(&stmt, &[&nss, &ids, &revs, &texts, &vecs]).await.db("upsert documents")?;
+        let (mut w_ns, mut w_id) = (Vec::with_capacity(written.len()), Vec::with_capacity(written.len()));
+        for r in written {
+            w_ns.push(r.try_get::<_, String>(0).db("upsert documents")?);
+            w_id.push(r.try_get::<_, i64>(1).db("upsert documents")?);
+        }
+        if !w_id.is_empty() {
+            let ins = tx
+                .prepare_cached(
+                    "INSERT INTO index_terms (namespace, term, id) \
+                     SELECT d.namespace, l.lexeme, d.id FROM unnest($1::text[], $2::bigint[]) AS u(ns, id) \
+                     JOIN index_docs d ON d.namespace = u.ns AND d.id = u.id, unnest(d.tsv) l \
+                     ON CONFLICT DO NOTHING",
+                )
+                .await
+                .db("prepare postings insert")?;
+            tx.execute(&ins, &[&w_ns, &w_id]).await.db("write postings")?;
+        }
         tx.commit().await.db("commit")?;
         if !dims.is_empty() && docs.len() < BULK_UPSERT {
             self.ensure_hnsw().await?;
@@ -459,6 +550,15 @@ impl Index for PostgresIndex {
         let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
         let mut client = self.db.client().await?;
         let tx = self.db.begin(&mut client, Scope::Namespace(namespace)).await?;
+        let del = tx
+            .prepare_cached(
+                "DELETE FROM index_terms t USING index_docs d CROSS JOIN unnest(d.tsv) l \
+                 WHERE d.namespace = $1 AND d.id = ANY($2) \
+                 AND t.namespace = d.namespace AND t.term = l.lexeme AND t.id = d.id",
+            )
+            .await
+            .db("prepare postings delete")?;
+        tx.execute(&del, &[&namespace.as_str(), &raw]).await.db("delete postings")?;
         let stmt = tx
             .prepare_cached(
                 "INSERT INTO index_docs (namespace, id, removed) SELECT $1, u.id, true FROM unnest($2::bigint[]) AS u(id) \
@@ -478,30 +578,26 @@ impl Index for PostgresIndex {
             return Err(CoreError::InvalidInput("a dense search needs a query embedding".into()));
         }
         self.ready().await?;
-        let mut client = self.db.client().await?;
-        let tx = self.db.begin(&mut client, Scope::Namespace(&q.namespace)).await?;
-        let hits = match (q.mode, &q.embedding) {
-            (SearchMode::Lexical, _) => self.lexical(&tx, q, q.limit).await?,
-            (SearchMode::Dense, Some(e)) => self.dense(&tx, q, e, q.limit).await?,
+        Ok(match (q.mode, &q.embedding) {
+            (SearchMode::Lexical, _) => self.ranking(q, None, q.limit).await?,
+            (SearchMode::Dense, Some(e)) => self.ranking(q, Some(e.as_slice()), q.limit).await?,
             (SearchMode::Dense, None) => vec![],
             (SearchMode::Hybrid, e) => {
                 let depth = fusion_depth(q.limit);
-                let l: Vec<MemoryId> = self.lexical(&tx, q, depth).await?.into_iter().map(|h| h.id).collect();
-                let d: Vec<MemoryId> = match e {
-                    Some(e) => self
-                        .dense(&tx, q, e, depth)
-                        .await?
-                        .into_iter()
-                        .filter(|h| h.score > 0.0)
-                        .map(|h| h.id)
-                        .collect(),
-                    None => vec![],
+                // The two rankings on two connections at once: the server runs them in
+                // parallel, so a hybrid search costs the slower of the two, not their sum.
+                let dense = async {
+                    match e {
+                        Some(e) => self.ranking(q, Some(e.as_slice()), depth).await,
+                        None => Ok(vec![]),
+                    }
                 };
+                let (l, d) = tokio::try_join!(self.ranking(q, None, depth), dense)?;
+                let l: Vec<MemoryId> = l.into_iter().map(|h| h.id).collect();
+                let d: Vec<MemoryId> = d.into_iter().filter(|h| h.score > 0.0).map(|h| h.id).collect();
                 rrf(&[(self.fusion.lexical_weight, &l), (self.fusion.dense_weight, &d)], self.fusion.rrf_k, q.limit)
             }
-        };
-        tx.commit().await.db("commit")?;
-        Ok(hits)
+        })
     }
 
     async fn state(&self) -> Result<IndexState> {
@@ -542,7 +638,7 @@ impl Index for PostgresIndex {
         // TRUNCATE, not DELETE: a later CREATE INDEX also indexes recently dead rows, and a
         // deleted vector of the old dimensions would fail the new index's cast.
         tx.batch_execute(
-            "DROP INDEX IF EXISTS index_docs_hnsw; TRUNCATE index_docs; \
+            "DROP INDEX IF EXISTS index_docs_hnsw; TRUNCATE index_docs, index_terms; \
              UPDATE index_meta SET value = 0 WHERE key IN ('watermark', 'dims')",
         )
         .await
