@@ -1,8 +1,6 @@
 //! The optional parts of this binary (cargo features of mnemo-cli): what was built in, the
 //! error a command gets when its part was not, and registrations that say the same for the
 //! component kinds those parts provide (never a silent fallback to another kind).
-use anyhow::anyhow;
-
 /// The command that builds everything but the local embedder.
 pub const REBUILD: &str = "cargo install --path crates/mnemo-cli --features full";
 
@@ -15,8 +13,9 @@ pub const PARTS: &[(&str, bool, &str)] = &[
 ];
 
 /// The error of `mnemo <command>` when its feature was not built.
+#[cfg(any(not(feature = "server"), not(feature = "mcp"), not(feature = "postgres")))]
 pub fn missing(command: &str, feature: &str) -> anyhow::Error {
-    anyhow!(
+    anyhow::anyhow!(
         "`mnemo {command}` is not in this binary: it was built without the cargo feature `{feature}`; \
          rebuild with `{REBUILD}` (or `cargo run --features {feature} --bin mnemo -- {command} …`)"
     )
@@ -88,6 +87,7 @@ mod mcp_not_built {
 mod tests {
     use super::*;
 
+    #[cfg(any(not(feature = "server"), not(feature = "mcp"), not(feature = "postgres")))]
     #[test]
     fn the_missing_error_names_the_feature_and_the_rebuild_command() {
         let e = missing("serve", "server").to_string();

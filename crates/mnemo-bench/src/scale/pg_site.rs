@@ -2,8 +2,7 @@
 //! reading its size and its server's memory. Compiled with the `postgres` feature; without it
 //! a `postgres` component is refused by name (never measured as something else).
 #[cfg(not(feature = "postgres"))]
-use crate::error::BenchError;
-use crate::error::Result;
+use crate::error::{BenchError, Result};
 
 use super::backend::Component;
 
