@@ -74,7 +74,7 @@ pub enum Command {
     /// List the registered plugin kinds per role.
     Plugins(JsonFlag),
     /// Copy a data directory's store into PostgreSQL (ids, history kept), proven by counts
-    /// and a checksum per namespace.
+    /// and a checksum per namespace. [cargo feature `postgres`]
     Migrate(MigrateArgs),
     /// Run the scenario evaluation: Mnemo vs NaiveRAG vs RecentOnly (docs/metrics.md).
     ///
@@ -104,7 +104,7 @@ pub enum Command {
     Reliability(ReliabilityArgs),
     /// Serve the HTTP JSON API over the data directory (README: "HTTP API"); bearer tokens
     /// come from `[[serve.tokens]]`. Prints the bound address on stderr; ctrl-c or SIGTERM
-    /// stops it gracefully.
+    /// stops it gracefully. [cargo feature `server`]
     Serve(ServeArgs),
     /// List the namespace's memories by id, a page at a time (active ones unless --all).
     List(ListArgs),
@@ -119,7 +119,7 @@ pub enum Command {
     Backup(BackupCommand),
     /// Serve remember, recall, forget and why as MCP tools over stdio, bound to --namespace
     /// (for Claude Desktop, Cursor or any MCP client; README "MCP"). stdout carries only
-    /// protocol messages; logs go to stderr.
+    /// protocol messages; logs go to stderr. [cargo feature `mcp`]
     Mcp(McpArgs),
     /// Print a shell completion script on stdout, e.g. `mnemo completions bash >
     /// ~/.local/share/bash-completion/completions/mnemo`, or `source <(mnemo completions zsh)`.
@@ -295,6 +295,7 @@ pub enum BenchCommand {
     /// Load on the HTTP API: N concurrent clients mixing remember and recall against
     /// `mnemo serve` on loopback for a bounded time; throughput, p50/p99 per operation,
     /// errors, and a check that every acknowledged remember is recallable afterwards.
+    /// [cargo feature `server`]
     Serve(ServeBenchArgs),
 }
 

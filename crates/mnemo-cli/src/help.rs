@@ -27,7 +27,7 @@ const READS_NOTHING: &[&str] = &["completions"];
 
 /// The command line, with per-subcommand help trimmed.
 pub fn command() -> clap::Command {
-    let mut cmd = Cli::command();
+    let mut cmd = Cli::command().after_help(crate::features::help_text());
     let globals: Vec<Arg> = cmd.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
     let names: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().to_string()).collect();
     for name in names {

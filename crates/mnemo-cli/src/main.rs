@@ -12,13 +12,15 @@ mod cli;
 mod commands;
 mod context;
 mod error_text;
+mod features;
 mod help;
 mod local_embedder;
 mod logs;
 mod print;
 mod provenance;
 
-// Linked for its `postgres` Store and Index registrations.
+// Linked for its `postgres` Store and Index registrations (feature `postgres`).
+#[cfg(feature = "postgres")]
 use mnemo_store_postgres as _;
 
 // The built-in kinds this binary offers: the linker keeps a crate's registrations only when
@@ -26,7 +28,8 @@ use mnemo_store_postgres as _;
 use mnemo_llm as _;
 use mnemo_store as _;
 use mnemo_tools as _;
-// Linked for its `mcp` grounder registration (and `mnemo mcp`).
+// Linked for its `mcp` grounder registration (and `mnemo mcp`; feature `mcp`).
+#[cfg(feature = "mcp")]
 use mnemo_mcp as _;
 
 fn main() -> std::process::ExitCode {

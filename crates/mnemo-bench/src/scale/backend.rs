@@ -8,13 +8,10 @@ use std::sync::Arc;
 
 use mnemo_core::registry::{self, IndexContext, Section, StoreContext};
 use mnemo_core::{Clock, Embedder, Index, Store};
-use mnemo_store_postgres::{Db, PgSettings};
 
+use super::pg_site::{self, Schema};
 use crate::error::{BenchError, Result};
 use crate::util::dir_bytes;
-
-/// The kind whose data lives in a PostgreSQL schema rather than in the data directory.
-const POSTGRES: &str = "postgres";
 
 /// One configured component: its kind, settings (without `kind`) and where they came from.
 #[derive(Clone, Debug)]
@@ -73,25 +70,7 @@ impl Backend {
             .map_err(|e| BenchError::Io { path: base.to_path_buf(), source: e })?;
         let mut store = self.store.settings.clone();
         let mut index = self.index.settings.clone();
-        let mut schema = None;
-        if self.store.kind == POSTGRES || self.index.kind == POSTGRES {
-            let pg = if self.store.kind == POSTGRES { &self.store } else { &self.index };
-            let mut s: PgSettings = pg_settings(pg)?;
-            // One throw-away schema for both components, held here rather than by them, so
-            // that the index can be reopened on the same tables and their size read. The
-            // prefix is short enough for the generated name to pass the schema-name check.
-            s.schema = s.schema.chars().take(12).collect();
-            s.throwaway = true;
-            let keeper = Db::connect(&s).map_err(|e| BenchError::Arg(format!("{}: {e}", pg.origin)))?;
-            let generated = keeper.schema().to_string();
-            for (c, t) in [(&self.store, &mut store), (&self.index, &mut index)] {
-                if c.kind == POSTGRES {
-                    t.insert("schema".into(), toml::Value::String(generated.clone()));
-                    t.insert("throwaway".into(), toml::Value::Boolean(false));
-                }
-            }
-            schema = Some(keeper);
-        }
+        let schema = pg_site::throwaway_schema((&self.store, &mut store), (&self.index, &mut index))?;
         Ok(Site { dir, store, index, schema })
     }
 
@@ -135,24 +114,13 @@ impl Backend {
     }
 }
 
-fn pg_settings(c: &Component) -> Result<PgSettings> {
-    // The index section has more keys than the connection: keep those the connection knows.
-    let mut t = toml::Table::new();
-    for key in ["url", "schema", "pool_size"] {
-        if let Some(v) = c.settings.get(key) {
-            t.insert(key.to_string(), v.clone());
-        }
-    }
-    t.try_into().map_err(|e| BenchError::Arg(format!("{}: {e}", c.origin)))
-}
-
 /// Where one N's data lives; dropping it removes the directory and any schema.
 pub struct Site {
     dir: tempfile::TempDir,
     store: toml::Table,
     index: toml::Table,
     /// A handle on the PostgreSQL schema (throw-away: dropped with the last handle).
-    schema: Option<Db>,
+    schema: Option<Schema>,
 }
 
 impl Site {

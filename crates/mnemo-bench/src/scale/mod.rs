@@ -18,6 +18,7 @@
 //! `--dense-only` measures the dense side alone (see [`dense`]).
 pub mod backend;
 mod dense;
+mod pg_site;
 pub mod synth;
 
 use std::collections::{BTreeMap, HashMap};

@@ -14,11 +14,14 @@ mod bench;
 mod demo;
 mod eval;
 mod eval_assessor;
+#[cfg(feature = "mcp")]
 mod mcp;
 mod memories;
+#[cfg(feature = "postgres")]
 mod migrate;
 mod reliability;
 mod remember;
+#[cfg(feature = "server")]
 mod serve;
 mod tenant_view;
 pub mod tokens;
@@ -34,13 +37,25 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Plugins(j) => plugins(&cli, j.json),
         Command::Eval(args) => eval::run(&cli, args).await,
         Command::EvalAssessor(args) => eval_assessor::run(&cli, args).await,
+        #[cfg(feature = "server")]
         Command::Bench(crate::cli::BenchCommand::Serve(a)) => serve::bench(&cli, a).await,
+        #[cfg(not(feature = "server"))]
+        Command::Bench(crate::cli::BenchCommand::Serve(_)) => Err(crate::features::missing("bench serve", "server")),
         Command::Bench(b) => bench::run(&cli, b).await,
         Command::Reliability(args) => reliability::run(&cli, args).await,
+        #[cfg(feature = "postgres")]
         Command::Migrate(args) => migrate::run(&cli, args).await,
+        #[cfg(not(feature = "postgres"))]
+        Command::Migrate(_) => Err(crate::features::missing("migrate", "postgres")),
         Command::Models(m) => models::run(m),
+        #[cfg(feature = "server")]
         Command::Serve(a) => serve::run(&cli, a).await,
+        #[cfg(not(feature = "server"))]
+        Command::Serve(_) => Err(crate::features::missing("serve", "server")),
+        #[cfg(feature = "mcp")]
         Command::Mcp(args) => mcp::run(&cli, args).await,
+        #[cfg(not(feature = "mcp"))]
+        Command::Mcp(_) => Err(crate::features::missing("mcp", "mcp")),
         Command::Completions(a) => {
             clap_complete::generate(a.shell, &mut crate::help::command(), "mnemo", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
