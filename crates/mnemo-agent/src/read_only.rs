@@ -46,16 +46,6 @@ pub fn index_in_memory(kind: &str, settings: &toml::Table) -> toml::Table {
     s
 }
 
-/// Whether bringing a read-only index up to the store failed because it had to be written
-/// (behind the store, stale, or of another store or embedder).
-pub fn needs_memory_index(sync: &Result<mnemo_core::engine::SyncReport, AgentError>) -> bool {
-    match sync {
-        Ok(report) => report.rebuilt || report.upserted > 0 || report.removed > 0,
-        Err(AgentError::Core(e)) => e.index_kind().is_some(),
-        Err(_) => false,
-    }
-}
-
 /// Whether bringing the index up to the store failed because its files cannot be written (a
 /// full disk, a read-only index directory): reads are still served from an index in memory.
 pub fn index_cannot_be_saved(sync: &Result<mnemo_core::engine::SyncReport, AgentError>) -> bool {

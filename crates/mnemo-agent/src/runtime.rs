@@ -112,25 +112,24 @@ impl Runtime {
                 )
             })
         };
+        let in_memory = || build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings));
         // A data directory that cannot be written: its index on disk is searched as it is when
         // it is current; otherwise (or for kinds without a read-only form) one is built in memory.
+        // So is one whose files cannot be written (a full disk).
         let read_only = lock.is_none();
-        let index = match read_only.then(|| crate::read_only::index_on_disk(&index_kind, &index_settings)).flatten() {
-            Some(settings) => match build_index(&settings) {
-                Ok(i) => i,
-                Err(e) => {
-                    tracing::info!(error = %e, "the index on disk cannot be opened read-only: the index is built in memory");
-                    build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings))?
-                }
-            },
-            None if read_only => build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings))?,
-            None => match build_index(&index_settings) {
-                Err(e) if crate::read_only::cannot_save(&e) => {
-                    tracing::warn!(error = %e, "the index cannot be written: the index is built in memory");
-                    build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings))?
-                }
-                built => built?,
-            },
+        let on_disk = if read_only {
+            crate::read_only::index_on_disk(&index_kind, &index_settings)
+        } else {
+            Some(index_settings.clone())
+        };
+        let index = match on_disk.map(|settings| build_index(&settings)) {
+            Some(Ok(i)) => i,
+            Some(Err(e)) if read_only || crate::read_only::cannot_save(&e) => {
+                tracing::warn!(error = %e, "the index on disk cannot be opened for this command: the index is built in memory");
+                in_memory()?
+            }
+            Some(Err(e)) => return Err(e.into()),
+            None => in_memory()?,
         };
         let (k, s, o) = config.plugin_with_llm("reasoner")?;
         let reasoner = registry::build_reasoner(
@@ -186,12 +185,11 @@ impl Runtime {
         };
         let mut engine = Engine::new(parts(index))?;
         let mut startup_sync = crate::index_embedder::sync(&engine, data_dir, progress).await;
-        if (read_only && crate::read_only::needs_memory_index(&startup_sync))
-            || crate::read_only::index_cannot_be_saved(&startup_sync)
-        {
+        // An index that had to be written to catch up (behind the store, stale, of another store
+        // or embedder) but cannot be: a read-only one refuses every write with `ReadOnly`.
+        if crate::read_only::index_cannot_be_saved(&startup_sync) {
             tracing::warn!("the index on disk is not current and cannot be written: the index is built in memory");
-            engine =
-                Engine::new(parts(build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings))?))?;
+            engine = Engine::new(parts(in_memory()?))?;
             startup_sync = crate::index_embedder::sync(&engine, data_dir, progress).await;
         }
         let startup_sync = startup_sync?;

@@ -94,10 +94,14 @@ fn counts(conn: &Connection) -> Result<(u64, u64)> {
     Ok((n("SELECT count(*) FROM memories")?, n("SELECT count(*) FROM turns")?))
 }
 
-fn info(conn: &Connection, path: &Path, identity: Option<StoreIdentity>) -> Result<BackupInfo> {
+/// What the database behind `conn` holds, as a backup of `bytes` bytes at `path`.
+fn info(conn: &Connection, path: &Path, bytes: u64, identity: Option<StoreIdentity>) -> Result<BackupInfo> {
     let (memories, turns) = counts(conn)?;
-    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     Ok(BackupInfo { path: path.to_path_buf(), bytes, identity, memories, turns })
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
 /// Write a snapshot of the database behind `conn` (a read connection) to `dest`.
@@ -114,12 +118,13 @@ pub(crate) fn backup_to(conn: &Connection, dest: &Path) -> Result<BackupInfo> {
     remove_db_files(&partial);
     let written = copy_db(conn, &partial).and_then(|copy| {
         let identity = read::identity(&copy).ok();
-        let info = info(&copy, dest, identity)?;
+        // The copy is complete (and self-contained) once the backup step is done.
+        let info = info(&copy, dest, file_len(&partial), identity)?;
         copy.close().map_err(|(_, e)| e).db()?;
         fsync(&partial)?;
         Ok(info)
     });
-    let mut info = match written {
+    let info = match written {
         Ok(i) => i,
         Err(e) => {
             remove_db_files(&partial);
@@ -130,7 +135,6 @@ pub(crate) fn backup_to(conn: &Connection, dest: &Path) -> Result<BackupInfo> {
     if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
         fsync(parent)?;
     }
-    info.bytes = std::fs::metadata(dest).map(|m| m.len()).unwrap_or(0);
     Ok(info)
 }
 
@@ -165,9 +169,7 @@ pub(crate) fn replace(live: &mut Connection, staged: Connection, staging: &Path,
             run_in_one_step(&copy)?;
         }
         let identity = read::identity(live)?;
-        let mut out = info(live, src, Some(identity))?;
-        out.bytes = std::fs::metadata(src).map(|m| m.len()).unwrap_or(0);
-        Ok(out)
+        info(live, src, file_len(src), Some(identity))
     })();
     drop(staged);
     remove_db_files(staging);
