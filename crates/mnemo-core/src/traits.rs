@@ -91,6 +91,19 @@ pub trait Store: Send + Sync {
         out.truncate(page.limit);
         Ok(out)
     }
+    /// The active memories of a namespace whose decay due time under `rule` is at or before
+    /// `page.now`, in (due, id) order after `page.after`, at most `page.limit` (the decay sweep;
+    /// see `decay_due`). A store that keeps the due time with each memory answers with one range
+    /// query and recomputes its due times first when `rule` is not the one they were computed
+    /// with. Default: computes every due time from `active` (cost grows with the namespace).
+    async fn due_for_decay(
+        &self,
+        namespace: &Namespace,
+        rule: &crate::decay_due::DecayRule,
+        page: &crate::decay_due::DuePage,
+    ) -> Result<Vec<crate::decay_due::DueMemory>> {
+        Ok(crate::decay_due::due_by_scan(self.active(namespace).await?, rule, page))
+    }
 }
 
 /// Which page of a namespace's memories `Store::list_memories` returns.
