@@ -1,5 +1,6 @@
 //! The PostgreSQL [`Store`]. Many processes may share one schema: batches of a namespace are
 //! serialised by an advisory lock, revisions are handed out in commit order (see `write`).
+mod decay;
 mod ids;
 mod import;
 mod lock;
@@ -188,6 +189,19 @@ impl Store for PostgresStore {
             return Ok(());
         }
         in_tx!(self, Scope::Namespace(namespace), |tx| write::touch(&tx, namespace, ids, at).await?)
+    }
+
+    async fn due_for_decay(
+        &self,
+        namespace: &Namespace,
+        rule: &mnemo_core::DecayRule,
+        page: &mnemo_core::DuePage,
+    ) -> Result<Vec<mnemo_core::DueMemory>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| {
+            // The namespace's writer lock: a recomputation never races a write's due time.
+            write::lock_namespace(&tx, self.db.schema(), namespace).await?;
+            decay::due_for_decay(&tx, namespace, rule, page).await?
+        })
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>> {
