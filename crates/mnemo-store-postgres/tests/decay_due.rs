@@ -59,7 +59,7 @@ async fn a_schema_3_store_gets_due_times_at_its_first_sweep() {
     // Turn it back into what schema 3 wrote: no due column, no index, no rules table.
     let c = common::client().await;
     c.batch_execute(&format!(
-        "SET search_path TO \"{schema}\"; DROP TABLE decay_rules; DROP INDEX memories_decay_due; \
+        "SET search_path TO \"{schema}\"; DROP TABLE decay_rules; DROP INDEX memories_decay_due; DROP INDEX turns_external_id; \
          ALTER TABLE memories DROP COLUMN decay_due; \
          UPDATE mnemo_schema_versions SET version = 3 WHERE component = 'store';"
     ))

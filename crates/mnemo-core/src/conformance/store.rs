@@ -36,6 +36,7 @@ where
     ids_reveal_nothing_of_other_namespaces(&*make().await).await;
     list_memories_pages_by_id(&*make().await).await;
     crate::conformance::decay::due_for_decay_matches_the_scan(&*make().await).await;
+    crate::conformance::bounded::bounded_turn_lookups(&*make().await).await;
 }
 
 // ---------------------------------------------------------------- fixtures

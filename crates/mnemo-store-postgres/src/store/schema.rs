@@ -121,10 +121,12 @@ CREATE INDEX memories_pinned ON memories (namespace, id) WHERE pinned AND status
 /// Version 4: each active memory's decay due time (see `decay`), so a sweep reads only the
 /// memories whose time has passed, and per namespace the rule they were computed with. Rows
 /// written before have no due time and their namespace no rule: the first sweep of the
-/// namespace finds no rule recorded and computes them all (see `decay::due_for_decay`).
+/// namespace finds no rule recorded and computes them all (see `decay::due_for_decay`). Also
+/// the index the idempotency look-up (`turn_by_external_id`) needs.
 const V4: &str = "
 ALTER TABLE memories ADD COLUMN decay_due BIGINT;
 CREATE INDEX memories_decay_due ON memories (namespace, decay_due, id) WHERE status = 'active' AND decay_due IS NOT NULL;
+CREATE INDEX turns_external_id ON turns (namespace, external_id) WHERE external_id IS NOT NULL;
 CREATE TABLE decay_rules (
     namespace TEXT PRIMARY KEY,
     rule      TEXT NOT NULL

@@ -1,5 +1,5 @@
-//! SQLite decay due times: the range query uses its index, and a store written by schema 2
-//! (before due times) gets every row's due time at migration.
+//! SQLite schema 3: the decay range query, the idempotency look-up and memory pages use their
+//! indexes; a store written by schema 2 (before due times) gets every row's due time at migration.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mnemo_core::time::DAY_MS;
@@ -80,7 +80,7 @@ async fn a_schema_2_store_gets_due_times_at_migration() {
     {
         let c = Connection::open(&path).unwrap();
         c.execute_batch(
-            "DROP INDEX memories_decay_due; ALTER TABLE memories DROP COLUMN decay_due; \
+            "DROP INDEX memories_decay_due; DROP INDEX turns_external_id; ALTER TABLE memories DROP COLUMN decay_due; \
              DELETE FROM store_meta WHERE key = 'decay_rule'; PRAGMA user_version = 2;",
         )
         .unwrap();
@@ -126,4 +126,30 @@ async fn a_read_only_store_answers_another_rule_by_scanning() {
     assert_eq!(due_ids(&ro, &DecayRule::default(), day(38)).await.len(), 1);
     let slow = DecayRule { half_life_days: 140.0, ..DecayRule::default() };
     assert!(due_ids(&ro, &slow, day(38)).await.is_empty());
+}
+
+fn plan(c: &Connection, sql: &str, params: impl rusqlite::Params) -> String {
+    let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let rows: Vec<String> = stmt.query_map(params, |r| r.get::<_, String>(3)).unwrap().map(|r| r.unwrap()).collect();
+    rows.join(" | ")
+}
+
+#[test]
+fn the_idempotency_lookup_and_memory_pages_use_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let c = Connection::open(&path).unwrap();
+    let p = plan(
+        &c,
+        "SELECT id FROM turns WHERE namespace = ?1 AND external_id = ?2 ORDER BY id LIMIT 1",
+        rusqlite::params!["alpha", "k"],
+    );
+    assert!(p.contains("INDEX turns_external_id (namespace=? AND external_id=?)"), "{p}");
+    let p = plan(
+        &c,
+        "SELECT id FROM memories WHERE namespace = ?1 AND status = 'active' AND id > ?2 ORDER BY id LIMIT ?3",
+        rusqlite::params!["alpha", 0i64, 10i64],
+    );
+    assert!(p.contains("memories_namespace_status") && !p.contains("TEMP B-TREE"), "{p}");
 }

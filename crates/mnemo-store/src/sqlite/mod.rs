@@ -9,6 +9,7 @@
 //!   batch half-applied there either.
 //! - Schema changes go through `schema`'s migrator (`PRAGMA user_version`).
 mod backup;
+mod bounded;
 mod connection;
 mod decay;
 mod ids;
@@ -245,6 +246,21 @@ impl Store for SqliteStore {
         let ns = namespace.clone();
         let ids = ids.to_vec();
         self.writer()?.run(move |c| write::touch(c, &ns, &ids, at)).await
+    }
+
+    async fn turns_by_ids(&self, namespace: &Namespace, ids: &[mnemo_core::TurnId]) -> Result<Vec<Turn>> {
+        let (ns, ids) = (namespace.clone(), ids.to_vec());
+        self.read_blocking(move |c| bounded::turns_by_ids(c, &ns, &ids)).await
+    }
+
+    async fn turn_by_external_id(&self, namespace: &Namespace, external_id: &str) -> Result<Option<Turn>> {
+        let (ns, key) = (namespace.clone(), external_id.to_string());
+        self.read_blocking(move |c| bounded::turn_by_external_id(c, &ns, &key)).await
+    }
+
+    async fn list_memories(&self, namespace: &Namespace, page: &mnemo_core::ListPage) -> Result<Vec<Memory>> {
+        let (ns, page) = (namespace.clone(), page.clone());
+        self.read_blocking(move |c| bounded::list_memories(c, &ns, &page)).await
     }
 
     async fn due_for_decay(

@@ -104,10 +104,12 @@ INSERT INTO store_meta (key, value) VALUES ('generation', '1');
 
 /// Version 3: each active memory's decay due time (see `decay`), so a sweep reads only the
 /// memories whose time has passed. The rows written before are given theirs by the migrator
-/// (`decay::ensure_rule`, in the same transaction), under the default rule.
+/// (`decay::ensure_rule`, in the same transaction), under the default rule. Also the index
+/// the idempotency look-up (`turn_by_external_id`) needs.
 const V3: &str = "
 ALTER TABLE memories ADD COLUMN decay_due INTEGER;
 CREATE INDEX memories_decay_due ON memories(namespace, decay_due) WHERE status = 'active' AND decay_due IS NOT NULL;
+CREATE INDEX turns_external_id ON turns(namespace, external_id) WHERE external_id IS NOT NULL;
 ";
 
 /// Refuse a database that is not ours (or not empty) or is newer than this code; returns its
