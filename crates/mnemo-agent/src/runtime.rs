@@ -283,7 +283,8 @@ impl Runtime {
         if pending.is_empty() {
             return Ok((vec![], vec![]));
         }
-        let turns = self.engine.store().turns(ns).await?;
+        let ids: Vec<TurnId> = pending.iter().map(|e| e.turn).collect();
+        let turns = self.engine.store().turns_by_ids(ns, &ids).await?;
         let mut done = Vec::new();
         let mut failed = Vec::new();
         for entry in pending {

@@ -10,6 +10,7 @@ pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod correction;
+pub mod decay_due;
 pub mod engine;
 pub mod error;
 pub mod json_view;
@@ -26,6 +27,7 @@ pub mod traits;
 
 pub use clock::{Clock, SimClock, SystemClock};
 pub use correction::Correction;
+pub use decay_due::{DecayRule, DueMemory, DuePage};
 pub use engine::Engine;
 pub use error::{CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, Result, StoreErrorKind};
 pub use model::*;

@@ -91,6 +91,32 @@ pub trait Store: Send + Sync {
         out.truncate(page.limit);
         Ok(out)
     }
+    /// The turns of a namespace among `ids`, oldest first (missing or other-namespace ids are
+    /// left out). Default: filters `turns` (a store should answer by primary key instead).
+    async fn turns_by_ids(&self, namespace: &Namespace, ids: &[TurnId]) -> Result<Vec<Turn>> {
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        Ok(self.turns(namespace).await?.into_iter().filter(|t| ids.contains(&t.id)).collect())
+    }
+    /// The oldest turn of a namespace with this external id (an idempotency key), if any.
+    /// Default: searches `turns` (a store should answer with one indexed query instead).
+    async fn turn_by_external_id(&self, namespace: &Namespace, external_id: &str) -> Result<Option<Turn>> {
+        Ok(self.turns(namespace).await?.into_iter().find(|t| t.external_id.as_deref() == Some(external_id)))
+    }
+    /// The active memories of a namespace whose decay due time under `rule` is at or before
+    /// `page.now`, in (due, id) order after `page.after`, at most `page.limit` (the decay sweep;
+    /// see `decay_due`). A store that keeps the due time with each memory answers with one range
+    /// query and recomputes its due times first when `rule` is not the one they were computed
+    /// with. Default: computes every due time from `active` (cost grows with the namespace).
+    async fn due_for_decay(
+        &self,
+        namespace: &Namespace,
+        rule: &crate::decay_due::DecayRule,
+        page: &crate::decay_due::DuePage,
+    ) -> Result<Vec<crate::decay_due::DueMemory>> {
+        Ok(crate::decay_due::due_by_scan(self.active(namespace).await?, rule, page))
+    }
 }
 
 /// Which page of a namespace's memories `Store::list_memories` returns.

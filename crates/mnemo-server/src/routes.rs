@@ -163,8 +163,7 @@ pub async fn remember(
             // Held from the look-up to the write, so two retries racing write once.
             let _once = st.idempotency.lock().await;
             let engine = st.rt.engine();
-            let seen =
-                engine.store().turns(&c.namespace).await?.into_iter().find(|t| t.external_id.as_ref() == Some(&key));
+            let seen = engine.store().turn_by_external_id(&c.namespace, &key).await?;
             match seen {
                 Some(turn) => mnemo_core::engine::RememberReport {
                     notes: vec![format!(

@@ -190,7 +190,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             if j.json {
                 tenant_view::emit(&r)?
             } else {
-                out!("examined {} active memories; {} decayed", r.examined, r.decayed.len());
+                out!("examined {} due memories; {} decayed", r.examined, r.decayed.len());
                 for (id, s) in &r.decayed {
                     out!("  memory {id}: salience {s:.4} → tombstoned (decayed)");
                 }

@@ -43,7 +43,7 @@ pub async fn run(rt: &Runtime, ns: &Namespace, a: &RememberArgs, bytes: &[u8]) -
     };
     if let Some(key) = &key {
         // The data directory lock is held: no other process can record the key meanwhile.
-        if let Some(turn) = engine.store().turns(ns).await?.into_iter().find(|t| t.external_id.as_ref() == Some(key)) {
+        if let Some(turn) = engine.store().turn_by_external_id(ns, key).await? {
             let mut notes =
                 vec![format!("idempotency key already used by turn {} at {}: nothing written again", turn.id, turn.at)];
             notes.extend(note);

@@ -3,6 +3,8 @@
 //! contract violation, like a test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+pub mod bounded;
+pub mod decay;
 pub mod embedder;
 pub mod grounder;
 pub mod index;

@@ -35,6 +35,8 @@ where
     active_by_entities_matches_any(&*make().await).await;
     ids_reveal_nothing_of_other_namespaces(&*make().await).await;
     list_memories_pages_by_id(&*make().await).await;
+    crate::conformance::decay::due_for_decay_matches_the_scan(&*make().await).await;
+    crate::conformance::bounded::bounded_turn_lookups(&*make().await).await;
 }
 
 // ---------------------------------------------------------------- fixtures

@@ -40,11 +40,7 @@ impl Engine {
         turn_ids.extend(events.iter().filter_map(|e| e.turn));
         turn_ids.sort();
         turn_ids.dedup();
-        let turns = if turn_ids.is_empty() {
-            Vec::new()
-        } else {
-            self.store.turns(ns).await?.into_iter().filter(|t| turn_ids.contains(&t.id)).collect()
-        };
+        let turns = self.store.turns_by_ids(ns, &turn_ids).await?;
         Ok(WhyReport { memory, events, turns, superseded_by })
     }
 }

@@ -1,5 +1,7 @@
 //! The PostgreSQL [`Store`]. Many processes may share one schema: batches of a namespace are
 //! serialised by an advisory lock, revisions are handed out in commit order (see `write`).
+mod bounded;
+mod decay;
 mod ids;
 mod import;
 mod lock;
@@ -188,6 +190,35 @@ impl Store for PostgresStore {
             return Ok(());
         }
         in_tx!(self, Scope::Namespace(namespace), |tx| write::touch(&tx, namespace, ids, at).await?)
+    }
+
+    async fn turns_by_ids(&self, namespace: &Namespace, ids: &[TurnId]) -> Result<Vec<Turn>> {
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        in_tx!(self, Scope::Namespace(namespace), |tx| bounded::turns_by_ids(&tx, namespace, ids).await?)
+    }
+
+    async fn turn_by_external_id(&self, namespace: &Namespace, external_id: &str) -> Result<Option<Turn>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| bounded::turn_by_external_id(&tx, namespace, external_id)
+            .await?)
+    }
+
+    async fn list_memories(&self, namespace: &Namespace, page: &mnemo_core::ListPage) -> Result<Vec<Memory>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| bounded::list_memories(&tx, namespace, page).await?)
+    }
+
+    async fn due_for_decay(
+        &self,
+        namespace: &Namespace,
+        rule: &mnemo_core::DecayRule,
+        page: &mnemo_core::DuePage,
+    ) -> Result<Vec<mnemo_core::DueMemory>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| {
+            // The namespace's writer lock: a recomputation never races a write's due time.
+            write::lock_namespace(&tx, self.db.schema(), namespace).await?;
+            decay::due_for_decay(&tx, namespace, rule, page).await?
+        })
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>> {

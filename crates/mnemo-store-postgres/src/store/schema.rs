@@ -11,7 +11,7 @@
 //!   The query role gets no DELETE: nothing is hard-deleted.
 
 /// Migration steps.
-pub(crate) const STEPS: &[&str] = &[V1, V2, V3];
+pub(crate) const STEPS: &[&str] = &[V1, V2, V3, V4];
 
 /// Grants for the query role (`{role}`, `{schema}` filled in).
 pub(crate) const GRANTS: &str = "
@@ -19,6 +19,7 @@ GRANT USAGE ON SCHEMA {schema} TO {role};
 GRANT SELECT, INSERT, UPDATE ON {schema}.turns, {schema}.memories, {schema}.memory_events TO {role};
 GRANT SELECT ON {schema}.mnemo_schema_versions TO {role};
 GRANT SELECT, INSERT, UPDATE ON {schema}.namespace_ids TO {role};
+GRANT SELECT, INSERT, UPDATE ON {schema}.decay_rules TO {role};
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
 ";
 
@@ -115,4 +116,24 @@ CREATE POLICY namespace_partition ON namespace_ids
 /// recall asks for them; a namespace holds few or none).
 const V3: &str = "
 CREATE INDEX memories_pinned ON memories (namespace, id) WHERE pinned AND status = 'active';
+";
+
+/// Version 4: each active memory's decay due time (see `decay`), so a sweep reads only the
+/// memories whose time has passed, and per namespace the rule they were computed with. Rows
+/// written before have no due time and their namespace no rule: the first sweep of the
+/// namespace finds no rule recorded and computes them all (see `decay::due_for_decay`). Also
+/// the index the idempotency look-up (`turn_by_external_id`) needs.
+const V4: &str = "
+ALTER TABLE memories ADD COLUMN decay_due BIGINT;
+CREATE INDEX memories_decay_due ON memories (namespace, decay_due, id) WHERE status = 'active' AND decay_due IS NOT NULL;
+CREATE INDEX turns_external_id ON turns (namespace, external_id) WHERE external_id IS NOT NULL;
+CREATE TABLE decay_rules (
+    namespace TEXT PRIMARY KEY,
+    rule      TEXT NOT NULL
+);
+ALTER TABLE decay_rules ENABLE ROW LEVEL SECURITY;
+ALTER TABLE decay_rules FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON decay_rules
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
+    WITH CHECK (namespace = current_setting('mnemo.namespace', true));
 ";

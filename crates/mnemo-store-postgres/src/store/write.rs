@@ -14,6 +14,7 @@
 use std::collections::HashSet;
 
 use deadpool_postgres::Transaction;
+use mnemo_core::decay_due::{DecayInputs, DecayRule};
 use mnemo_core::text::norm_name;
 use mnemo_core::{CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, Timestamp, TurnId, WriteOp};
 use serde_json::json;
@@ -110,7 +111,10 @@ pub(crate) async fn apply(
         check_insert(ns, m).map_err(|e| CoreError::InvalidInput(format!("insert #{i}: {e}")))?;
         check_turn(*turn, "insert")?;
     }
-    let new_ids = insert_all(tx, ns, at, inserts).await?;
+    let needs_rule =
+        !inserts.is_empty() || rest.iter().any(|op| matches!(op, WriteOp::Reinforce { .. } | WriteOp::Confirm { .. }));
+    let rule = if needs_rule { crate::store::decay::rule_in_force(tx, ns).await? } else { DecayRule::default() };
+    let new_ids = insert_all(tx, &rule, ns, at, inserts).await?;
     for id in &new_ids {
         changes.touch(*id);
     }
@@ -119,11 +123,11 @@ pub(crate) async fn apply(
             WriteOp::Insert { .. } => {}
             WriteOp::Reinforce { id, source, turn } => {
                 check_turn(turn, "reinforce")?;
-                reinforce(tx, ns, at, id, source, turn).await?;
+                reinforce(tx, &rule, ns, at, id, source, turn).await?;
                 changes.touch(id);
             }
             WriteOp::Confirm { id, source } => {
-                confirm(tx, ns, at, id, source).await?;
+                confirm(tx, &rule, ns, at, id, source).await?;
                 changes.touch(id);
             }
             WriteOp::Tombstone { id, reason, superseded_by, turn } => {
@@ -186,6 +190,7 @@ pub(crate) async fn assign_revs(tx: &Transaction<'_>, schema: &str, changed: &[M
 /// counter first (see `ids`) so they increase in insert order.
 async fn insert_all(
     tx: &Transaction<'_>,
+    rule: &DecayRule,
     ns: &Namespace,
     at: Timestamp,
     inserts: Vec<(NewMemory, Option<TurnId>)>,
@@ -214,7 +219,19 @@ async fn insert_all(
     let mut evec: Vec<Option<Vec<u8>>> = Vec::with_capacity(len);
     let mut turn_ids: Vec<Option<i64>> = Vec::with_capacity(len);
     let mut details = Vec::with_capacity(len);
+    let mut dues: Vec<Option<i64>> = Vec::with_capacity(len);
     for (m, turn) in inserts {
+        dues.push(
+            rule.due(&DecayInputs {
+                kind: m.kind,
+                pinned: m.pinned,
+                importance: m.importance,
+                reinforcements: 0,
+                sources: m.sources.len(),
+                last_confirmed_at: m.created_at,
+            })
+            .map(|t| t.0),
+        );
         kind.push(m.kind.as_str().to_string());
         let key = m.claim.as_ref().map(|c| c.key());
         ce.push(m.claim.as_ref().map(|c| c.entity.clone()));
@@ -240,15 +257,16 @@ async fn insert_all(
         tx,
         "INSERT INTO memories (id, namespace, kind, content, claim_entity, claim_attribute, claim_value, \
          claim_entity_norm, claim_attribute_norm, entities, entities_norm, importance, reinforcements, sources, \
-         provenance, created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev) \
+         provenance, created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev, \
+         decay_due) \
          SELECT u.id, $2, u.kind, u.content, u.ce, u.ca, u.cv, u.cen, u.can, u.entities, \
          ARRAY(SELECT jsonb_array_elements_text(u.entities_norm::jsonb)), u.importance, 0, u.sources, u.provenance, \
-         u.created, u.created, NULL, u.pinned, u.emodel, u.evec, 'active', 0 \
+         u.created, u.created, NULL, u.pinned, u.emodel, u.evec, 'active', 0, u.due \
          FROM unnest($1::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], \
          $9::text[], $10::text[], $11::text[], $12::real[], $13::text[], $14::text[], $15::bigint[], \
-         $16::boolean[], $17::text[], $18::bytea[]) \
+         $16::boolean[], $17::text[], $18::bytea[], $19::bigint[]) \
          AS u(id, kind, content, ce, ca, cv, cen, can, entities, entities_norm, importance, sources, provenance, \
-         created, pinned, emodel, evec) RETURNING id",
+         created, pinned, emodel, evec, due) RETURNING id",
         &[
             &ids,
             &ns.as_str(),
@@ -268,6 +286,7 @@ async fn insert_all(
             &pinned,
             &emodel,
             &evec,
+            &dues,
         ],
     )
     .await?;
@@ -335,6 +354,7 @@ async fn active_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &st
 
 async fn reinforce(
     tx: &Transaction<'_>,
+    rule: &DecayRule,
     ns: &Namespace,
     at: Timestamp,
     id: MemoryId,
@@ -354,25 +374,45 @@ async fn reinforce(
             m.provenance.turns.push(t);
         }
     }
+    m.last_confirmed_at = at;
+    let due = rule.due_of(&m).map(|t| t.0);
     read::rows(
         tx,
-        "UPDATE memories SET reinforcements = $1, sources = $2, provenance = $3, last_confirmed_at = $4 \
-         WHERE id = $5 AND namespace = $6 RETURNING id",
-        &[&i64::from(m.reinforcements), &to_json(&m.sources)?, &to_json(&m.provenance)?, &at.0, &id.0, &ns.as_str()],
+        "UPDATE memories SET reinforcements = $1, sources = $2, provenance = $3, last_confirmed_at = $4, \
+         decay_due = $7 WHERE id = $5 AND namespace = $6 RETURNING id",
+        &[
+            &i64::from(m.reinforcements),
+            &to_json(&m.sources)?,
+            &to_json(&m.provenance)?,
+            &at.0,
+            &id.0,
+            &ns.as_str(),
+            &due,
+        ],
     )
     .await?;
     event(tx, ns, id, at, "reinforced", turn, &json!({ "source": source })).await
 }
 
-async fn confirm(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, id: MemoryId, source: String) -> Result<()> {
+async fn confirm(
+    tx: &Transaction<'_>,
+    rule: &DecayRule,
+    ns: &Namespace,
+    at: Timestamp,
+    id: MemoryId,
+    source: String,
+) -> Result<()> {
     let mut m = active_in(tx, ns, id, "confirm").await?;
     if !m.sources.contains(&source) {
         m.sources.push(source.clone());
     }
+    m.last_confirmed_at = at;
+    let due = rule.due_of(&m).map(|t| t.0);
     read::rows(
         tx,
-        "UPDATE memories SET sources = $1, last_confirmed_at = $2 WHERE id = $3 AND namespace = $4 RETURNING id",
-        &[&to_json(&m.sources)?, &at.0, &id.0, &ns.as_str()],
+        "UPDATE memories SET sources = $1, last_confirmed_at = $2, decay_due = $5 \
+         WHERE id = $3 AND namespace = $4 RETURNING id",
+        &[&to_json(&m.sources)?, &at.0, &id.0, &ns.as_str(), &due],
     )
     .await?;
     event(tx, ns, id, at, "confirmed", None, &json!({ "source": source })).await
@@ -393,8 +433,8 @@ async fn tombstone(
     }
     read::rows(
         tx,
-        "UPDATE memories SET status = 'tombstoned', tombstone_reason = $1, tombstoned_at = $2, superseded_by = $3 \
-         WHERE id = $4 AND namespace = $5 RETURNING id",
+        "UPDATE memories SET status = 'tombstoned', tombstone_reason = $1, tombstoned_at = $2, superseded_by = $3, \
+         decay_due = NULL WHERE id = $4 AND namespace = $5 RETURNING id",
         &[&reason, &at.0, &superseded_by.map(|m| m.0), &id.0, &ns.as_str()],
     )
     .await?;

@@ -9,7 +9,9 @@
 //!   batch half-applied there either.
 //! - Schema changes go through `schema`'s migrator (`PRAGMA user_version`).
 mod backup;
+mod bounded;
 mod connection;
+mod decay;
 mod ids;
 mod plugin;
 mod read;
@@ -18,6 +20,8 @@ mod schema;
 mod write;
 mod writer;
 
+#[cfg(test)]
+mod decay_tests;
 #[cfg(test)]
 mod tests;
 
@@ -242,6 +246,42 @@ impl Store for SqliteStore {
         let ns = namespace.clone();
         let ids = ids.to_vec();
         self.writer()?.run(move |c| write::touch(c, &ns, &ids, at)).await
+    }
+
+    async fn turns_by_ids(&self, namespace: &Namespace, ids: &[mnemo_core::TurnId]) -> Result<Vec<Turn>> {
+        let (ns, ids) = (namespace.clone(), ids.to_vec());
+        self.read_blocking(move |c| bounded::turns_by_ids(c, &ns, &ids)).await
+    }
+
+    async fn turn_by_external_id(&self, namespace: &Namespace, external_id: &str) -> Result<Option<Turn>> {
+        let (ns, key) = (namespace.clone(), external_id.to_string());
+        self.read_blocking(move |c| bounded::turn_by_external_id(c, &ns, &key)).await
+    }
+
+    async fn list_memories(&self, namespace: &Namespace, page: &mnemo_core::ListPage) -> Result<Vec<Memory>> {
+        let (ns, page) = (namespace.clone(), page.clone());
+        self.read_blocking(move |c| bounded::list_memories(c, &ns, &page)).await
+    }
+
+    async fn due_for_decay(
+        &self,
+        namespace: &Namespace,
+        rule: &mnemo_core::DecayRule,
+        page: &mnemo_core::DuePage,
+    ) -> Result<Vec<mnemo_core::DueMemory>> {
+        let (ns, rule, page) = (namespace.clone(), rule.clone(), page.clone());
+        match &self.writer {
+            Some(writer) => writer.run(move |c| decay::due_for_decay(c, &ns, &rule, &page)).await,
+            // Read-only: nothing can be recomputed, so another rule is answered by the scan.
+            None => {
+                let stored = self.read_blocking(|c| decay::stored_rule(c).db()).await?;
+                if stored.as_ref() == Some(&rule) {
+                    self.read_blocking(move |c| decay::due_page(c, &ns, &page)).await
+                } else {
+                    Ok(mnemo_core::decay_due::due_by_scan(self.active(&ns).await?, &rule, &page))
+                }
+            }
+        }
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>> {

@@ -67,7 +67,7 @@ impl<'r, 's> Cells<'r, 's> {
     }
 }
 
-fn parse_kind(s: &str) -> Option<MemoryKind> {
+pub(crate) fn parse_kind(s: &str) -> Option<MemoryKind> {
     MemoryKind::ALL.into_iter().find(|k| k.as_str() == s)
 }
 

@@ -11,7 +11,7 @@ use crate::error::StoreError;
 pub(crate) const APPLICATION_ID: i64 = 0x4D4E_454D;
 
 /// Migration steps; step `i` brings the schema to version `i + 1`. Append, never edit.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The newest schema version this code knows.
 pub(crate) fn known_version() -> i64 {
@@ -102,6 +102,16 @@ INSERT INTO store_meta (key, value) VALUES ('identity', lower(hex(randomblob(16)
 INSERT INTO store_meta (key, value) VALUES ('generation', '1');
 ";
 
+/// Version 3: each active memory's decay due time (see `decay`), so a sweep reads only the
+/// memories whose time has passed. The rows written before are given theirs by the migrator
+/// (`decay::ensure_rule`, in the same transaction), under the default rule. Also the index
+/// the idempotency look-up (`turn_by_external_id`) needs.
+const V3: &str = "
+ALTER TABLE memories ADD COLUMN decay_due INTEGER;
+CREATE INDEX memories_decay_due ON memories(namespace, decay_due) WHERE status = 'active' AND decay_due IS NOT NULL;
+CREATE INDEX turns_external_id ON turns(namespace, external_id) WHERE external_id IS NOT NULL;
+";
+
 /// Refuse a database that is not ours (or not empty) or is newer than this code; returns its
 /// schema version. Read-only, so a refused file is left exactly as it was.
 pub(crate) fn inspect(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
@@ -141,6 +151,11 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
         tx.pragma_update(None, "user_version", target).map_err(fail)?;
     }
     crate::sqlite::ids::ensure_key(&tx)?;
+    crate::sqlite::decay::ensure_rule(&tx).map_err(|source| StoreError::Migration {
+        path: path.to_path_buf(),
+        version: 3,
+        source,
+    })?;
     let app_id: i64 = tx.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     if app_id == 0 {
         tx.pragma_update(None, "application_id", APPLICATION_ID)?;

@@ -7,6 +7,7 @@
 //!
 //! Event details are small JSON objects: created `{"sources": [...]}`, reinforced and
 //! confirmed `{"source": ...}`, tombstoned `{"reason": ..., "superseded_by": id | null}`.
+use mnemo_core::decay_due::{DecayInputs, DecayRule};
 use mnemo_core::text::norm_name;
 use mnemo_core::{
     CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, NewTurn, Timestamp, Turn, TurnId, WriteOp,
@@ -15,6 +16,7 @@ use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use serde_json::json;
 
 use crate::error::DbResult;
+use crate::sqlite::decay;
 use crate::sqlite::ids::{self, Table};
 use crate::sqlite::read;
 use crate::sqlite::rows::encode_vector;
@@ -87,19 +89,20 @@ pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: V
         }
     }
     let tx = begin(conn)?;
+    let rule = decay::rule_in_force(&tx).db()?;
     let mut new_ids = Vec::with_capacity(inserts);
     let mut rest = Vec::with_capacity(ops.len() - inserts);
     for op in ops {
         match op {
-            WriteOp::Insert { memory, turn } => new_ids.push(insert(&tx, ns, at, memory, turn)?),
+            WriteOp::Insert { memory, turn } => new_ids.push(insert(&tx, &rule, ns, at, memory, turn)?),
             other => rest.push(other),
         }
     }
     for op in rest {
         match op {
             WriteOp::Insert { .. } => {}
-            WriteOp::Reinforce { id, source, turn } => reinforce(&tx, ns, at, id, source, turn)?,
-            WriteOp::Confirm { id, source } => confirm(&tx, ns, at, id, source)?,
+            WriteOp::Reinforce { id, source, turn } => reinforce(&tx, &rule, ns, at, id, source, turn)?,
+            WriteOp::Confirm { id, source } => confirm(&tx, &rule, ns, at, id, source)?,
             WriteOp::Tombstone { id, reason, superseded_by, turn } => {
                 let by = superseded(&tx, ns, &new_ids, superseded_by)?;
                 tombstone(&tx, ns, at, id, reason, by, turn)?;
@@ -180,7 +183,14 @@ fn active_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> 
     }
 }
 
-fn insert(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, m: NewMemory, turn: Option<TurnId>) -> Result<MemoryId> {
+fn insert(
+    tx: &Transaction<'_>,
+    rule: &DecayRule,
+    ns: &Namespace,
+    at: Timestamp,
+    m: NewMemory,
+    turn: Option<TurnId>,
+) -> Result<MemoryId> {
     if &m.namespace != ns {
         return Err(CoreError::InvalidInput(format!(
             "insert: the memory's namespace {} is not the batch's namespace {ns}",
@@ -199,11 +209,19 @@ fn insert(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, m: NewMemory, tur
         None => (None, None),
     };
     let id = ids::next(tx, ns, Table::Memories)?;
+    let due = rule.due(&DecayInputs {
+        kind: m.kind,
+        pinned: m.pinned,
+        importance: m.importance,
+        reinforcements: 0,
+        sources: m.sources.len(),
+        last_confirmed_at: m.created_at,
+    });
     tx.prepare_cached(
         "INSERT INTO memories (namespace, kind, content, claim_entity, claim_attribute, claim_value, \
          claim_entity_norm, claim_attribute_norm, entities, importance, reinforcements, sources, provenance, \
-         created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev, id) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?13, NULL, ?14, ?15, ?16, 'active', 0, ?17)",
+         created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev, id, decay_due) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?13, NULL, ?14, ?15, ?16, 'active', 0, ?17, ?18)",
     )
     .db()?
     .execute(params![
@@ -224,6 +242,7 @@ fn insert(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, m: NewMemory, tur
         m.embedding.as_ref().map(|e| e.model.as_str()),
         m.embedding.as_ref().map(|e| encode_vector(&e.vector)),
         id,
+        due.map(|t| t.0),
     ])
     .db()?;
     let id = MemoryId(id);
@@ -240,6 +259,7 @@ fn insert(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, m: NewMemory, tur
 
 fn reinforce(
     tx: &Transaction<'_>,
+    rule: &DecayRule,
     ns: &Namespace,
     at: Timestamp,
     id: MemoryId,
@@ -260,23 +280,35 @@ fn reinforce(
             m.provenance.turns.push(t);
         }
     }
+    m.last_confirmed_at = at;
+    let due = rule.due_of(&m).map(|t| t.0);
     tx.prepare_cached(
-        "UPDATE memories SET reinforcements = ?1, sources = ?2, provenance = ?3, last_confirmed_at = ?4 WHERE id = ?5",
+        "UPDATE memories SET reinforcements = ?1, sources = ?2, provenance = ?3, last_confirmed_at = ?4, \
+         decay_due = ?6 WHERE id = ?5",
     )
     .db()?
-    .execute(params![m.reinforcements, to_json(&m.sources)?, to_json(&m.provenance)?, at.0, id.0])
+    .execute(params![m.reinforcements, to_json(&m.sources)?, to_json(&m.provenance)?, at.0, id.0, due])
     .db()?;
     event(tx, id, at, "reinforced", turn, &json!({ "source": source }))
 }
 
-fn confirm(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, id: MemoryId, source: String) -> Result<()> {
+fn confirm(
+    tx: &Transaction<'_>,
+    rule: &DecayRule,
+    ns: &Namespace,
+    at: Timestamp,
+    id: MemoryId,
+    source: String,
+) -> Result<()> {
     let mut m = active_in(tx, ns, id, "confirm")?;
     if !m.sources.contains(&source) {
         m.sources.push(source.clone());
     }
-    tx.prepare_cached("UPDATE memories SET sources = ?1, last_confirmed_at = ?2 WHERE id = ?3")
+    m.last_confirmed_at = at;
+    let due = rule.due_of(&m).map(|t| t.0);
+    tx.prepare_cached("UPDATE memories SET sources = ?1, last_confirmed_at = ?2, decay_due = ?4 WHERE id = ?3")
         .db()?
-        .execute(params![to_json(&m.sources)?, at.0, id.0])
+        .execute(params![to_json(&m.sources)?, at.0, id.0, due])
         .db()?;
     event(tx, id, at, "confirmed", None, &json!({ "source": source }))
 }
@@ -296,8 +328,8 @@ fn tombstone(
         return Err(CoreError::InvalidInput(format!("tombstone: memory {id} cannot supersede itself")));
     }
     tx.prepare_cached(
-        "UPDATE memories SET status = 'tombstoned', tombstone_reason = ?1, tombstoned_at = ?2, superseded_by = ?3 \
-         WHERE id = ?4",
+        "UPDATE memories SET status = 'tombstoned', tombstone_reason = ?1, tombstoned_at = ?2, superseded_by = ?3, \
+         decay_due = NULL WHERE id = ?4",
     )
     .db()?
     .execute(params![reason, at.0, superseded_by.map(|m| m.0), id.0])
