@@ -8,10 +8,11 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Transaction};
+use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Object, Pool, RecyclingMethod, Transaction};
 use mnemo_core::{CoreError, Namespace};
 use tokio::sync::OnceCell;
-use tokio_postgres::NoTls;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row};
 
 use crate::error::{DbContext, PgError};
 use crate::settings::{check_schema_name, PgSettings};
@@ -70,8 +71,15 @@ impl Db {
         let config: tokio_postgres::Config =
             url.parse().map_err(|e| PgError::Settings(format!("url is not a PostgreSQL URL: {e}")))?;
         let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        // The schema is also every connection's session search path: a pipelined read
+        // prepares its statement before the transaction that sets it (see `pipelined`).
+        let search_path = format!("SET search_path TO \"{schema}\", public");
         let pool = Pool::builder(manager)
             .max_size(settings.pool_size)
+            .post_create(Hook::async_fn(move |client, _| {
+                let sql = search_path.clone();
+                Box::pin(async move { client.batch_execute(&sql).await.map_err(HookError::Backend) })
+            }))
             .build()
             .map_err(|e| PgError::Settings(format!("cannot build the connection pool: {e}")))?;
         Ok(Db {
@@ -127,6 +135,75 @@ impl Db {
         }
         tx.batch_execute(&prelude).await.db("scope the transaction")?;
         Ok(tx)
+    }
+
+    /// The statements that open a transaction scoped to `scope` (one simple-query message):
+    /// `BEGIN`, the schema, the namespace, the role when it must switch, then `settings`
+    /// (more `SET LOCAL`s; may be empty).
+    async fn opening(&self, client: &Object, scope: Scope<'_>, settings: &str) -> Result<String, CoreError> {
+        let role = self.app_role(client).await?;
+        let ns = match scope {
+            Scope::Namespace(ns) => ns.as_str(),
+            Scope::All => "*",
+        };
+        // Namespaces are [A-Za-z0-9_.:-] (checked by Namespace::new): safe inside quotes.
+        let mut sql = format!(
+            "BEGIN; SET LOCAL search_path TO {}, public; SELECT set_config('mnemo.namespace', '{ns}', true);",
+            self.quoted_schema()
+        );
+        if let Some(r) = role {
+            sql.push_str(&format!(" SET LOCAL ROLE {r};"));
+        }
+        sql.push_str(settings);
+        Ok(sql)
+    }
+
+    /// The rows of one statement, run in a transaction scoped to `scope` (with
+    /// `settings`, more `SET LOCAL`s), in ONE round trip: the opening, the statement and the
+    /// `COMMIT` are pipelined (sent together; the server runs them in order). A failing
+    /// opening aborts the transaction, so the statement fails too and `COMMIT` rolls back:
+    /// the connection goes back to the pool outside any transaction either way.
+    pub async fn pipelined(
+        &self,
+        scope: Scope<'_>,
+        settings: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, CoreError> {
+        let client = self.client().await?;
+        let open = self.opening(&client, scope, settings).await?;
+        let stmt = client.prepare_cached(sql).await.db("prepare")?;
+        let (opened, rows, committed) =
+            tokio::join!(client.batch_execute(&open), client.query(&stmt, params), client.batch_execute("COMMIT"));
+        opened.db("scope the transaction")?;
+        let rows = rows.db(&statement_name(sql))?;
+        committed.db("commit")?;
+        Ok(rows)
+    }
+
+    /// As [`Db::pipelined`], two statements in one transaction and one round trip.
+    pub async fn pipelined2(
+        &self,
+        scope: Scope<'_>,
+        settings: &str,
+        first: (&str, &[&(dyn ToSql + Sync)]),
+        second: (&str, &[&(dyn ToSql + Sync)]),
+    ) -> Result<(Vec<Row>, Vec<Row>), CoreError> {
+        let client = self.client().await?;
+        let open = self.opening(&client, scope, settings).await?;
+        let s1 = client.prepare_cached(first.0).await.db("prepare")?;
+        let s2 = client.prepare_cached(second.0).await.db("prepare")?;
+        let (opened, r1, r2, committed) = tokio::join!(
+            client.batch_execute(&open),
+            client.query(&s1, first.1),
+            client.query(&s2, second.1),
+            client.batch_execute("COMMIT")
+        );
+        opened.db("scope the transaction")?;
+        let r1 = r1.db(&statement_name(first.0))?;
+        let r2 = r2.db(&statement_name(second.0))?;
+        committed.db("commit")?;
+        Ok((r1, r2))
     }
 
     /// Whether queries must switch to `APP_ROLE` (the login role bypasses RLS), creating the
@@ -234,6 +311,11 @@ impl Db {
         let Some(pid) = pidfile.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) else { return Ok(None) };
         Ok(process_tree_pss(pid))
     }
+}
+
+/// The first words of a statement, to say which one failed.
+pub(crate) fn statement_name(sql: &str) -> String {
+    sql.split_whitespace().take(6).collect::<Vec<_>>().join(" ")
 }
 
 /// Σ Pss (bytes) over `pid` and its direct children, from /proc.

@@ -26,7 +26,7 @@
 //! - Every write is committed at once, so the watermark is durable when set; `flush` only
 //!   builds an HNSW index a bulk load deferred.
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use async_trait::async_trait;
 use mnemo_core::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery};
@@ -192,6 +192,23 @@ pub struct PostgresIndex {
     /// The HNSW index is known to exist (reset by `clear`; another process's `clear` only
     /// makes a later search exact until the next build).
     hnsw_built: AtomicBool,
+    /// The vectors' dimensions as last read (0: not known); checked against `index_meta` in
+    /// every dense search's transaction.
+    dims: AtomicI64,
+}
+
+/// One value of `index_meta` (by key, `$1`).
+const META_SQL: &str = "SELECT value FROM index_meta WHERE key = $1";
+
+/// The value `META_SQL` read for `key`; an error if the row is missing.
+fn meta_value(rows: &[tokio_postgres::Row], key: &str) -> Result<i64> {
+    match rows.first() {
+        Some(r) => r.try_get(0).db("read index_meta"),
+        None => Err(CoreError::index_message(
+            mnemo_core::IndexErrorKind::Damaged,
+            format!("index_meta has no {key:?} row: the index schema is damaged"),
+        )),
+    }
 }
 
 /// A vector as pgvector's text form (Rust prints the shortest text that parses back to the
@@ -214,6 +231,7 @@ impl PostgresIndex {
             ef_search: settings.ef_search,
             ready: OnceCell::new(),
             hnsw_built: AtomicBool::new(false),
+            dims: AtomicI64::new(0),
         })
     }
 
@@ -228,15 +246,9 @@ impl PostgresIndex {
     }
 
     async fn meta(tx: &deadpool_postgres::Transaction<'_>, key: &str) -> Result<i64> {
-        let stmt = tx.prepare_cached("SELECT value FROM index_meta WHERE key = $1").await.db("prepare")?;
-        let row = tx.query_opt(&stmt, &[&key]).await.db("read index_meta")?;
-        match row {
-            Some(r) => r.try_get(0).db("read index_meta"),
-            None => Err(CoreError::index_message(
-                mnemo_core::IndexErrorKind::Damaged,
-                format!("index_meta has no {key:?} row: the index schema is damaged"),
-            )),
-        }
+        let stmt = tx.prepare_cached(META_SQL).await.db("prepare")?;
+        let rows = tx.query(&stmt, &[&key]).await.db("read index_meta")?;
+        meta_value(&rows, key)
     }
 
     /// Fix the dimensions at `dims` if unset; an error if they are set to something else.
@@ -257,7 +269,9 @@ impl PostgresIndex {
                  (another embedder?): rebuild the index"
             )));
         }
-        tx.commit().await.db("commit")
+        tx.commit().await.db("commit")?;
+        self.dims.store(dims as i64, Ordering::Release);
+        Ok(())
     }
 
     /// Build the HNSW index if the dimensions are fixed and it does not exist yet.
@@ -295,12 +309,7 @@ impl PostgresIndex {
         Ok(())
     }
 
-    async fn lexical(
-        &self,
-        tx: &deadpool_postgres::Transaction<'_>,
-        q: &SearchQuery,
-        limit: usize,
-    ) -> Result<Vec<Hit>> {
+    async fn lexical(&self, q: &SearchQuery, limit: usize) -> Result<Vec<Hit>> {
         // Candidates: each query term's newest postings (bounded); ranked by ts_rank as before.
         let sql = r"
             WITH terms AS (
@@ -314,11 +323,15 @@ impl PostgresIndex {
             FROM cand JOIN index_docs d ON d.namespace = $1 AND d.id = cand.id, q
             WHERE NOT d.removed AND d.tsv @@ q.q
             ORDER BY r DESC, d.id DESC LIMIT $3";
-        let stmt = tx.prepare_cached(sql).await.db("prepare lexical search")?;
-        let rows = tx
-            .query(&stmt, &[&q.namespace.as_str(), &q.text, &(limit as i64), &POSTINGS_PER_TERM])
-            .await
-            .db("lexical search")?;
+        let rows = self
+            .db
+            .pipelined(
+                Scope::Namespace(&q.namespace),
+                "",
+                sql,
+                &[&q.namespace.as_str(), &q.text, &(limit as i64), &POSTINGS_PER_TERM],
+            )
+            .await?;
         let mut hits = Vec::with_capacity(rows.len());
         for r in rows {
             let id: i64 = r.try_get(0).db("lexical search")?;
@@ -334,52 +347,85 @@ impl PostgresIndex {
         Ok(out)
     }
 
-    async fn dense(
-        &self,
-        tx: &deadpool_postgres::Transaction<'_>,
-        q: &SearchQuery,
-        e: &[f32],
-        limit: usize,
-    ) -> Result<Vec<Hit>> {
-        let dims = Self::meta(tx, "dims").await?;
-        if dims == 0 {
-            return Ok(vec![]);
-        }
-        if e.len() as i64 != dims {
-            return Err(CoreError::InvalidInput(format!(
-                "the query vector has {} dimensions, the index's vectors have {dims}",
-                e.len()
-            )));
+    /// The dimensions of the index's vectors (0: none yet), read from `index_meta`.
+    async fn read_dims(&self, ns: &Namespace) -> Result<i64> {
+        let rows = self.db.pipelined(Scope::Namespace(ns), "", META_SQL, &[&"dims"]).await?;
+        let dims = meta_value(&rows, "dims")?;
+        self.dims.store(dims, Ordering::Release);
+        Ok(dims)
+    }
+
+    async fn dense(&self, q: &SearchQuery, e: &[f32], limit: usize) -> Result<Vec<Hit>> {
+        let mut dims = self.dims.load(Ordering::Acquire);
+        if dims == 0 || dims != e.len() as i64 {
+            // Not known yet, or changed by a `clear` of another process: ask the index.
+            dims = self.read_dims(&q.namespace).await?;
         }
         let v = pgvector::Vector::from(e.to_vec());
         let ns = q.namespace.as_str();
         let lim = limit as i64;
         let ef = self.ef_search.max(limit.min(1000) as u32);
-        tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = strict_order"))
-            .await
-            .db("set HNSW search options")?;
-        let ann = format!(
-            "SELECT id, (embedding::vector({dims}) <=> $2::vector({dims}))::float8 FROM index_docs \
-             WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL \
-             ORDER BY embedding::vector({dims}) <=> $2::vector({dims}) LIMIT $3"
-        );
-        let stmt = tx.prepare_cached(&ann).await.db("prepare dense search")?;
-        let mut rows = tx.query(&stmt, &[&ns, &v, &lim]).await.db("dense search")?;
+        let settings = format!(" SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = strict_order;");
+        // The dimensions are read in the same transaction as the search (same round trip):
+        // if another process cleared the index and it now holds other dimensions, the
+        // search is asked once more with them.
+        let mut rows = Vec::new();
+        for attempt in 0..2 {
+            if dims == 0 {
+                return Ok(vec![]);
+            }
+            if e.len() as i64 != dims {
+                return Err(CoreError::InvalidInput(format!(
+                    "the query vector has {} dimensions, the index's vectors have {dims}",
+                    e.len()
+                )));
+            }
+            let ann = format!(
+                "SELECT id, (embedding::vector({dims}) <=> $2::vector({dims}))::float8 FROM index_docs \
+                 WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL \
+                 ORDER BY embedding::vector({dims}) <=> $2::vector({dims}) LIMIT $3"
+            );
+            let got = self
+                .db
+                .pipelined2(Scope::Namespace(&q.namespace), &settings, (META_SQL, &[&"dims"]), (&ann, &[&ns, &v, &lim]))
+                .await;
+            match got {
+                Ok((meta, found)) if meta_value(&meta, "dims")? == dims => {
+                    rows = found;
+                    break;
+                }
+                other => {
+                    let now = self.read_dims(&q.namespace).await?;
+                    if now == dims || attempt == 1 {
+                        let (_, found) = other?;
+                        rows = found;
+                        break;
+                    }
+                    dims = now;
+                }
+            }
+        }
         if rows.len() < limit {
-            let stmt = tx
-                .prepare_cached(
+            let have: i64 = self
+                .db
+                .pipelined(
+                    Scope::Namespace(&q.namespace),
+                    "",
                     "SELECT count(*) FROM index_docs WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL",
+                    &[&ns],
                 )
-                .await
-                .db("prepare")?;
-            let have: i64 = tx.query_one(&stmt, &[&ns]).await.db("count vectors")?.try_get(0).db("count vectors")?;
+                .await?
+                .first()
+                .map(|r| r.try_get(0))
+                .transpose()
+                .db("count vectors")?
+                .unwrap_or(0);
             if have > rows.len() as i64 {
                 // The approximate scan gave up early: answer exactly (no index on this form).
                 let exact = "SELECT id, (embedding <=> $2)::float8 FROM index_docs \
                      WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL \
                      ORDER BY embedding <=> $2, id LIMIT $3";
-                let stmt = tx.prepare_cached(exact).await.db("prepare exact dense search")?;
-                rows = tx.query(&stmt, &[&ns, &v, &lim]).await.db("exact dense search")?;
+                rows = self.db.pipelined(Scope::Namespace(&q.namespace), "", exact, &[&ns, &v, &lim]).await?;
             }
         }
         let mut out = Vec::with_capacity(rows.len());
@@ -392,21 +438,17 @@ impl PostgresIndex {
         Ok(out)
     }
 
-    /// One ranking in a transaction of its own: lexical, or dense on `embedding`. A deferred
-    /// HNSW build is done first, on its own connection, so that no search holds one
-    /// connection while it waits for another.
+    /// One ranking, each statement in a pipelined read transaction of its own (one round
+    /// trip): lexical, or dense on `embedding`. A deferred HNSW build is done first, on its
+    /// own connection, so that no search holds one connection while it waits for another.
     async fn ranking(&self, q: &SearchQuery, embedding: Option<&[f32]>, limit: usize) -> Result<Vec<Hit>> {
-        if embedding.is_some() {
-            self.ensure_hnsw().await?;
+        match embedding {
+            None => self.lexical(q, limit).await,
+            Some(e) => {
+                self.ensure_hnsw().await?;
+                self.dense(q, e, limit).await
+            }
         }
-        let mut client = self.db.client().await?;
-        let tx = self.db.begin(&mut client, Scope::Namespace(&q.namespace)).await?;
-        let hits = match embedding {
-            None => self.lexical(&tx, q, limit).await?,
-            Some(e) => self.dense(&tx, q, e, limit).await?,
-        };
-        tx.commit().await.db("commit")?;
-        Ok(hits)
     }
 
     /// The exact `k` nearest vectors of the namespace (no index), for measuring the HNSW
@@ -602,10 +644,8 @@ impl Index for PostgresIndex {
 
     async fn state(&self) -> Result<IndexState> {
         self.ready().await?;
-        let mut client = self.db.client().await?;
-        let tx = self.db.begin(&mut client, Scope::All).await?;
-        let w = Self::meta(&tx, "watermark").await?;
-        tx.commit().await.db("commit")?;
+        let rows = self.db.pipelined(Scope::All, "", META_SQL, &[&"watermark"]).await?;
+        let w = meta_value(&rows, "watermark")?;
         Ok(IndexState::UpTo(u64::try_from(w).unwrap_or(0)))
     }
 
@@ -644,6 +684,7 @@ impl Index for PostgresIndex {
         .await
         .db("clear the index")?;
         self.hnsw_built.store(false, Ordering::Release);
+        self.dims.store(0, Ordering::Release);
         tx.commit().await.db("commit")
     }
 }

@@ -151,7 +151,9 @@ impl Engine {
         // Checked on every sync, not only the first: a failed commit makes the index stale.
         let stale = match (self.index.state().await?, *applied) {
             (IndexState::Stale(why), _) => Err(why),
-            (IndexState::UpTo(_), Some(r)) => Ok(r),
+            // An index shared by several processes may be ahead of this one: everything up
+            // to its watermark is in it (each process replays from its own last revision).
+            (IndexState::UpTo(w), Some(r)) => Ok(r.max(w)),
             (IndexState::UpTo(w), None) => match self.foreign_index(w).await? {
                 Some(why) => Err(why),
                 None => Ok(w),

@@ -10,7 +10,7 @@ use crate::model::*;
 use crate::planner::{plan, Pack, PlanCandidate, Quotas};
 use crate::policy::MAX_BUDGET_TOKENS;
 use crate::salience::salience;
-use crate::traits::{SearchMode, SearchQuery};
+use crate::traits::{IndexState, SearchMode, SearchQuery};
 
 /// Per-call recall options; `None` takes the policy's value.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -45,29 +45,38 @@ impl Engine {
             return Err(CoreError::InvalidInput("candidates must be at least 1".into()));
         }
         let mode = opts.mode.unwrap_or(self.policy.recall.mode);
-        let embedding = match mode {
-            SearchMode::Lexical => None,
-            _ => self.embedder.embed(&[query.to_string()]).await?.into_iter().next(),
-        };
-        let search = SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode };
-        let hits = match self.index.search(&search).instrument(tracing::info_span!("search", limit)).await {
-            Ok(h) => h,
-            Err(why @ CoreError::IndexFailure { .. }) => {
-                // The index found itself damaged: rebuild it from the store, search once more.
-                let r = self.sync().await?;
-                if let Some(because) = r.rebuilt_because {
-                    notes.push(format!("the index was rebuilt from the store before this search: {because}"));
-                } else {
-                    notes.push(format!("a search of the index failed and was retried: {why}"));
-                }
-                self.index.search(&search).await?
+        let embed = async {
+            match mode {
+                SearchMode::Lexical => Ok(None),
+                _ => Ok(self.embedder.embed(&[query.to_string()]).await?.into_iter().next()),
             }
-            Err(e) => return Err(e),
         };
+        // The index must hold every change the store does before it is searched (another
+        // process may have written): checked while the query is embedded.
+        let (embedding, ()) = tokio::try_join!(embed, self.catch_up_index())?;
+        let search = SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode };
+        let searched = async {
+            match self.index.search(&search).instrument(tracing::info_span!("search", limit)).await {
+                Ok(h) => Ok((h, None)),
+                Err(why @ CoreError::IndexFailure { .. }) => {
+                    // The index found itself damaged: rebuild it from the store, search once more.
+                    let r = self.sync().await?;
+                    let note = match r.rebuilt_because {
+                        Some(because) => format!("the index was rebuilt from the store before this search: {because}"),
+                        None => format!("a search of the index failed and was retried: {why}"),
+                    };
+                    Ok((self.index.search(&search).await?, Some(note)))
+                }
+                Err(e) => Err(e),
+            }
+        };
+        // The pinned memories do not depend on the hits: read them while the index searches.
+        let ((hits, note), pinned) = tokio::try_join!(searched, self.store.pinned(ns))?;
+        notes.extend(note);
         let relevance: HashMap<MemoryId, f32> = hits.iter().map(|h| (h.id, h.score)).collect();
         let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
         let mut memories = self.store.get_many(ns, &ids).await?;
-        for p in self.store.pinned(ns).await? {
+        for p in pinned {
             if !relevance.contains_key(&p.id) {
                 memories.push(p);
             }
@@ -107,5 +116,22 @@ impl Engine {
             }
         }
         Ok(pack)
+    }
+
+    /// Bring the index up to the store if the store holds a newer revision than the index's
+    /// watermark: one look at each (at once), and a replay only when another process (a
+    /// server sharing this store, with an index of its own) wrote since. Without it such an
+    /// index would answer from what it last saw: a superseded value, a forgotten memory.
+    async fn catch_up_index(&self) -> Result<()> {
+        let (newest, state) = tokio::try_join!(self.store.max_rev(), self.index.state())?;
+        if let IndexState::UpTo(w) = state {
+            // A persistent index reports its durable watermark, which trails what this
+            // process has already applied until its next commit: either one will do.
+            let applied = self.applied_rev.lock().await.unwrap_or(0);
+            if w.max(applied) >= newest {
+                return Ok(());
+            }
+        }
+        self.sync().instrument(tracing::info_span!("index_catch_up", newest)).await.map(|_| ())
     }
 }

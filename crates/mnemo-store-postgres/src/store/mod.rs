@@ -20,6 +20,7 @@ use tokio::sync::OnceCell;
 use crate::db::{Db, Scope};
 use crate::error::{DbContext, PgError};
 use crate::settings::PgSettings;
+use read::On;
 
 /// The PostgreSQL store. Cheap to share behind an `Arc`.
 #[derive(Debug)]
@@ -146,50 +147,61 @@ impl Store for PostgresStore {
         if ids.is_empty() {
             return Ok(vec![]);
         }
-        in_tx!(self, Scope::Namespace(namespace), |tx| read::get_many(&tx, namespace, ids).await?)
+        self.migrate().await?;
+        read::get_many(&On::Db(&self.db), namespace, ids).await
     }
 
     async fn active_by_entities(&self, namespace: &Namespace, entities: &[String]) -> Result<Vec<Memory>> {
-        in_tx!(self, Scope::Namespace(namespace), |tx| read::active_by_entities(&tx, namespace, entities).await?)
+        self.migrate().await?;
+        read::active_by_entities(&On::Db(&self.db), namespace, entities).await
     }
 
     async fn active(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
-        in_tx!(self, Scope::Namespace(namespace), |tx| read::active(&tx, namespace).await?)
+        self.migrate().await?;
+        read::active(&On::Db(&self.db), namespace).await
     }
 
     async fn pinned(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
-        in_tx!(self, Scope::Namespace(namespace), |tx| read::pinned(&tx, namespace).await?)
+        self.migrate().await?;
+        read::pinned(&On::Db(&self.db), namespace).await
     }
 
     async fn all_memories(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
-        in_tx!(self, Scope::Namespace(namespace), |tx| read::all_memories(&tx, namespace).await?)
+        self.migrate().await?;
+        read::all_memories(&On::Db(&self.db), namespace).await
     }
 
     async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>> {
-        in_tx!(self, Scope::All, |tx| read::changed_since(&tx, rev, limit).await?)
+        self.migrate().await?;
+        read::changed_since(&On::Db(&self.db), rev, limit).await
     }
 
     async fn max_rev(&self) -> Result<u64> {
-        in_tx!(self, Scope::All, |tx| read::max_rev(&tx).await?)
+        self.migrate().await?;
+        read::max_rev(&On::Db(&self.db)).await
     }
 
     async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>> {
-        in_tx!(self, Scope::Namespace(namespace), |tx| read::history(&tx, namespace, id).await?)
+        self.migrate().await?;
+        read::history(&On::Db(&self.db), namespace, id).await
     }
 
     async fn turns(&self, namespace: &Namespace) -> Result<Vec<Turn>> {
-        in_tx!(self, Scope::Namespace(namespace), |tx| read::turns(&tx, namespace).await?)
+        self.migrate().await?;
+        read::turns(&On::Db(&self.db), namespace).await
     }
 
     async fn latest_turn_at(&self, namespace: &Namespace) -> Result<Option<Timestamp>> {
-        in_tx!(self, Scope::Namespace(namespace), |tx| read::latest_turn_at(&tx, namespace).await?)
+        self.migrate().await?;
+        read::latest_turn_at(&On::Db(&self.db), namespace).await
     }
 
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
         if ids.is_empty() {
             return Ok(());
         }
-        in_tx!(self, Scope::Namespace(namespace), |tx| write::touch(&tx, namespace, ids, at).await?)
+        self.migrate().await?;
+        write::touch(&self.db, namespace, ids, at).await
     }
 
     async fn turns_by_ids(&self, namespace: &Namespace, ids: &[TurnId]) -> Result<Vec<Turn>> {
@@ -222,7 +234,8 @@ impl Store for PostgresStore {
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>> {
-        in_tx!(self, Scope::All, |tx| read::namespaces(&tx).await?)
+        self.migrate().await?;
+        read::namespaces(&On::Db(&self.db)).await
     }
 
     async fn lock_namespace(&self, namespace: &Namespace) -> Result<NamespaceGuard> {

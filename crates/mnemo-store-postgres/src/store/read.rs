@@ -1,5 +1,7 @@
 //! Queries; every one names its namespace (the row-level policy is the second line of
-//! defence). They run inside the scoped transaction they are given.
+//! defence). They run inside the scoped transaction they are given ([`On::Tx`]) or, alone,
+//! as one pipelined read transaction of their own ([`On::Db`], see [`Db::pipelined`]: one round
+//! trip instead of four for `BEGIN`, the scope, the statement and `COMMIT`).
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use deadpool_postgres::Transaction;
@@ -8,6 +10,7 @@ use mnemo_core::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Timestamp,
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
+use crate::db::{Db, Scope};
 use crate::error::DbContext;
 use crate::store::rows::{self, EVENT_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS};
 
@@ -21,12 +24,35 @@ pub(crate) async fn rows(
     tx.query(&stmt, params).await.db(sql.split_whitespace().take(6).collect::<Vec<_>>().join(" ").as_str())
 }
 
+/// Where a read runs.
+pub(crate) enum On<'a, 't> {
+    /// Inside the caller's scoped transaction.
+    Tx(&'a Transaction<'t>),
+    /// In a pipelined read transaction of its own.
+    Db(&'a Db),
+}
+
+/// Rows of a cached statement run `on` (a transaction of its own is scoped to `scope`).
+async fn fetch(
+    on: &On<'_, '_>,
+    scope: Scope<'_>,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Row>, CoreError> {
+    match on {
+        On::Tx(tx) => rows(tx, sql, params).await,
+        On::Db(db) => db.pipelined(scope, "", sql, params).await,
+    }
+}
+
 async fn memories_where(
-    tx: &Transaction<'_>,
+    on: &On<'_, '_>,
+    ns: Option<&Namespace>,
     clause: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Vec<Memory>, CoreError> {
-    rows(tx, &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause}"), params)
+    let scope = ns.map_or(Scope::All, Scope::Namespace);
+    fetch(on, scope, &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause}"), params)
         .await?
         .iter()
         .map(rows::memory)
@@ -35,14 +61,14 @@ async fn memories_where(
 
 /// The memory `id` of `ns` (any status), if any.
 pub(crate) async fn memory_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId) -> Result<Option<Memory>, CoreError> {
-    Ok(memories_where(tx, "id = $1 AND namespace = $2", &[&id.0, &ns.as_str()]).await?.pop())
+    Ok(memories_where(&On::Tx(tx), Some(ns), "id = $1 AND namespace = $2", &[&id.0, &ns.as_str()]).await?.pop())
 }
 
 /// Memories by id in `ns`, in request order, each once.
-pub(crate) async fn get_many(tx: &Transaction<'_>, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>, CoreError> {
+pub(crate) async fn get_many(on: &On<'_, '_>, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>, CoreError> {
     let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
     let mut found: HashMap<MemoryId, Memory> =
-        memories_where(tx, "id = ANY($1) AND namespace = $2", &[&raw, &ns.as_str()])
+        memories_where(on, Some(ns), "id = ANY($1) AND namespace = $2", &[&raw, &ns.as_str()])
             .await?
             .into_iter()
             .map(|m| (m.id, m))
@@ -52,7 +78,7 @@ pub(crate) async fn get_many(tx: &Transaction<'_>, ns: &Namespace, ids: &[Memory
 
 /// Active memories of `ns` mentioning any of `entities` (normalised here too), by id.
 pub(crate) async fn active_by_entities(
-    tx: &Transaction<'_>,
+    on: &On<'_, '_>,
     ns: &Namespace,
     entities: &[String],
 ) -> Result<Vec<Memory>, CoreError> {
@@ -62,7 +88,8 @@ pub(crate) async fn active_by_entities(
         return Ok(vec![]);
     }
     let found: BTreeMap<MemoryId, Memory> = memories_where(
-        tx,
+        on,
+        Some(ns),
         "namespace = $1 AND status = 'active' AND entities_norm && $2::text[] ORDER BY id",
         &[&ns.as_str(), &names],
     )
@@ -74,30 +101,30 @@ pub(crate) async fn active_by_entities(
 }
 
 /// Active memories of `ns`, by id.
-pub(crate) async fn active(tx: &Transaction<'_>, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
-    memories_where(tx, "namespace = $1 AND status = 'active' ORDER BY id", &[&ns.as_str()]).await
+pub(crate) async fn active(on: &On<'_, '_>, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
+    memories_where(on, Some(ns), "namespace = $1 AND status = 'active' ORDER BY id", &[&ns.as_str()]).await
 }
 
 /// Active pinned memories of `ns`, by id.
-pub(crate) async fn pinned(tx: &Transaction<'_>, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
-    memories_where(tx, "namespace = $1 AND status = 'active' AND pinned ORDER BY id", &[&ns.as_str()]).await
+pub(crate) async fn pinned(on: &On<'_, '_>, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
+    memories_where(on, Some(ns), "namespace = $1 AND status = 'active' AND pinned ORDER BY id", &[&ns.as_str()]).await
 }
 
 /// Every memory of `ns`, by id.
-pub(crate) async fn all_memories(tx: &Transaction<'_>, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
-    memories_where(tx, "namespace = $1 ORDER BY id", &[&ns.as_str()]).await
+pub(crate) async fn all_memories(on: &On<'_, '_>, ns: &Namespace) -> Result<Vec<Memory>, CoreError> {
+    memories_where(on, Some(ns), "namespace = $1 ORDER BY id", &[&ns.as_str()]).await
 }
 
 /// Memories of any namespace with a rev above `rev`, by rev, at most `limit` (scope `*`).
-pub(crate) async fn changed_since(tx: &Transaction<'_>, rev: u64, limit: usize) -> Result<Vec<Memory>, CoreError> {
+pub(crate) async fn changed_since(on: &On<'_, '_>, rev: u64, limit: usize) -> Result<Vec<Memory>, CoreError> {
     let Ok(rev) = i64::try_from(rev) else { return Ok(Vec::new()) };
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    memories_where(tx, "rev > $1 ORDER BY rev LIMIT $2", &[&rev, &limit]).await
+    memories_where(on, None, "rev > $1 ORDER BY rev LIMIT $2", &[&rev, &limit]).await
 }
 
 /// The highest rev (0 when empty; scope `*`).
-pub(crate) async fn max_rev(tx: &Transaction<'_>) -> Result<u64, CoreError> {
-    let r = rows(tx, "SELECT COALESCE(MAX(rev), 0)::bigint FROM memories", &[]).await?;
+pub(crate) async fn max_rev(on: &On<'_, '_>) -> Result<u64, CoreError> {
+    let r = fetch(on, Scope::All, "SELECT COALESCE(MAX(rev), 0)::bigint FROM memories", &[]).await?;
     let v: i64 = match r.first() {
         Some(row) => row.try_get(0).db("max rev")?,
         None => 0,
@@ -106,20 +133,26 @@ pub(crate) async fn max_rev(tx: &Transaction<'_>) -> Result<u64, CoreError> {
 }
 
 /// The events of one memory of `ns`, oldest first.
-pub(crate) async fn history(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>, CoreError> {
+pub(crate) async fn history(on: &On<'_, '_>, ns: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>, CoreError> {
     let sql = format!("SELECT {EVENT_COLUMNS} FROM memory_events WHERE memory_id = $1 AND namespace = $2 ORDER BY seq");
-    rows(tx, &sql, &[&id.0, &ns.as_str()]).await?.iter().map(rows::event).collect()
+    fetch(on, Scope::Namespace(ns), &sql, &[&id.0, &ns.as_str()]).await?.iter().map(rows::event).collect()
 }
 
 /// The turns of `ns`, oldest first.
-pub(crate) async fn turns(tx: &Transaction<'_>, ns: &Namespace) -> Result<Vec<Turn>, CoreError> {
+pub(crate) async fn turns(on: &On<'_, '_>, ns: &Namespace) -> Result<Vec<Turn>, CoreError> {
     let sql = format!("SELECT {TURN_COLUMNS} FROM turns WHERE namespace = $1 ORDER BY id");
-    rows(tx, &sql, &[&ns.as_str()]).await?.iter().map(rows::turn).collect()
+    fetch(on, Scope::Namespace(ns), &sql, &[&ns.as_str()]).await?.iter().map(rows::turn).collect()
 }
 
 /// The time of the namespace's newest turn.
-pub(crate) async fn latest_turn_at(tx: &Transaction<'_>, ns: &Namespace) -> Result<Option<Timestamp>, CoreError> {
-    let r = rows(tx, "SELECT at FROM turns WHERE namespace = $1 ORDER BY id DESC LIMIT 1", &[&ns.as_str()]).await?;
+pub(crate) async fn latest_turn_at(on: &On<'_, '_>, ns: &Namespace) -> Result<Option<Timestamp>, CoreError> {
+    let r = fetch(
+        on,
+        Scope::Namespace(ns),
+        "SELECT at FROM turns WHERE namespace = $1 ORDER BY id DESC LIMIT 1",
+        &[&ns.as_str()],
+    )
+    .await?;
     match r.first() {
         Some(row) => Ok(Some(Timestamp(row.try_get(0).db("latest turn")?))),
         None => Ok(None),
@@ -133,8 +166,8 @@ pub(crate) async fn turns_in(tx: &Transaction<'_>, ns: &Namespace, turns: &[i64]
 }
 
 /// Every namespace holding a turn or a memory, sorted (scope `*`).
-pub(crate) async fn namespaces(tx: &Transaction<'_>) -> Result<Vec<Namespace>, CoreError> {
-    let r = rows(tx, "SELECT namespace FROM (SELECT namespace FROM turns UNION SELECT namespace FROM memories) n ORDER BY namespace COLLATE \"C\"", &[]).await?;
+pub(crate) async fn namespaces(on: &On<'_, '_>) -> Result<Vec<Namespace>, CoreError> {
+    let r = fetch(on, Scope::All, "SELECT namespace FROM (SELECT namespace FROM turns UNION SELECT namespace FROM memories) n ORDER BY namespace COLLATE \"C\"", &[]).await?;
     r.iter()
         .map(|row| {
             let s: String = row.try_get(0).db("namespaces")?;

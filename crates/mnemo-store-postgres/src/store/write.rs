@@ -19,6 +19,7 @@ use mnemo_core::text::norm_name;
 use mnemo_core::{CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, Timestamp, TurnId, WriteOp};
 use serde_json::json;
 
+use crate::db::{Db, Scope};
 use crate::error::DbContext;
 use crate::store::read;
 use crate::store::rows::encode_vector;
@@ -443,11 +444,15 @@ async fn tombstone(
 }
 
 /// Set `last_accessed_at` of the memories of `ns` among `ids` (rev untouched).
-pub(crate) async fn touch(tx: &Transaction<'_>, ns: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
+pub(crate) async fn touch(db: &Db, ns: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
     let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
-    read::rows(
-        tx,
-        "UPDATE memories SET last_accessed_at = $1 WHERE namespace = $2 AND id = ANY($3) RETURNING id",
+    // One pipelined transaction (one round trip), committed without waiting for the WAL
+    // flush: a recall time lost in a server crash only makes a memory look a little less
+    // recently used to decay, and every recall would otherwise wait for a disk sync.
+    db.pipelined(
+        Scope::Namespace(ns),
+        " SET LOCAL synchronous_commit = off;",
+        "UPDATE memories SET last_accessed_at = $1 WHERE namespace = $2 AND id = ANY($3)",
         &[&at.0, &ns.as_str(), &raw],
     )
     .await?;
