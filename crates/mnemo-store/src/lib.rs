@@ -4,6 +4,7 @@
 
 pub mod blocking;
 pub mod brute;
+pub mod entity_match;
 pub mod error;
 pub mod fusion;
 pub mod index_error;

@@ -25,6 +25,17 @@ impl LocomoArgs {
         self.lexical_weight = self.lexical_weight.or(Some(f.lexical_weight));
         self.dense_weight = self.dense_weight.or(Some(f.dense_weight));
         self.rrf_k = self.rrf_k.or(Some(f.rrf_k));
+        if self.entity_boost.is_none() {
+            if let Some(v) = index.get("entity_boost") {
+                let b = v
+                    .as_float()
+                    .or_else(|| v.as_integer().map(|i| i as f64))
+                    .ok_or_else(|| BenchError::Arg(format!("{origin}: [index] entity_boost must be a number")))?;
+                mnemo_store::entity_match::validate_boost(b as f32)
+                    .map_err(|e| BenchError::Arg(format!("{origin}: {e}")))?;
+                self.entity_boost = Some(b as f32);
+            }
+        }
         if self.stemming.is_none() {
             if let Some(s) = index.get("stemming").and_then(toml::Value::as_bool) {
                 self.stemming = Some(s);
@@ -56,6 +67,12 @@ mod tests {
         assert_eq!(a.lexical_weight, Some(0.6));
         assert_eq!(a.dense_weight, Some(0.3), "the flag wins");
         assert_eq!(a.stemming, Some(false));
+        assert_eq!(a.entity_boost, None);
+        let a = LocomoArgs::new("x.json".into()).with_index_config(&table("entity_boost = 0.5"), "c").unwrap();
+        assert_eq!(a.entity_boost, Some(0.5));
+        let mut flag = LocomoArgs::new("x.json".into());
+        flag.entity_boost = Some(0.0);
+        assert_eq!(flag.with_index_config(&table("entity_boost = 1"), "c").unwrap().entity_boost, Some(0.0));
         // Keys the config leaves out take the index's defaults.
         let d = FusionSettings::default();
         let a = LocomoArgs::new("x.json".into()).with_index_config(&table("kind = \"tantivy\""), "c").unwrap();
@@ -70,5 +87,8 @@ mod tests {
         let e =
             LocomoArgs::new("x.json".into()).with_index_config(&table("dense_weight = -1.0"), "cfg.toml").unwrap_err();
         assert!(e.to_string().contains("dense_weight"), "{e}");
+        let e =
+            LocomoArgs::new("x.json".into()).with_index_config(&table("entity_boost = -1.0"), "cfg.toml").unwrap_err();
+        assert!(e.to_string().contains("cfg.toml") && e.to_string().contains("entity_boost"), "{e}");
     }
 }

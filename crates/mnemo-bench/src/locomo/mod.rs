@@ -10,6 +10,8 @@ mod config_fusion;
 pub mod data;
 pub mod dump;
 pub mod metrics;
+pub mod neighbours;
+pub mod per_question;
 pub mod timing;
 
 use std::collections::{HashMap, HashSet};
@@ -77,6 +79,29 @@ pub struct LocomoArgs {
     /// at its start and the trailing "?": "When did Caroline go…?" → "Caroline go…").
     #[arg(long)]
     pub query_norm: bool,
+    /// Variant (entity matches): the index's `entity_boost` (tantivy only; 0 = off). Above 0,
+    /// each turn's speaker is recorded as its memory's entity, so a question naming a speaker
+    /// ranks that speaker's turns higher.
+    #[arg(long)]
+    pub entity_boost: Option<f32>,
+    /// Record each turn's speaker as its memory's entity even with no entity boost (the
+    /// control for `--entity-boost`: entities are also indexed with the text).
+    #[arg(long)]
+    pub speaker_entities: bool,
+    /// Variant (neighbouring turns): also report the hybrid ranking packed with each hit
+    /// followed by its same-session neighbours within N turns (`hybrid_pack_nbN`), beside the
+    /// same packing without them (`hybrid_pack`): see `locomo::neighbours`.
+    #[arg(long, value_name = "N")]
+    pub neighbours: Option<usize>,
+    /// Variant (neighbouring turns, score sharing; needs `--neighbours N`): also report the
+    /// hybrid hits re-ranked with each turn gaining A × the fused score of a hit within N turns
+    /// of it in the same session (`hybrid_share<A>_nb<N>`): see `locomo::neighbours`.
+    #[arg(long, value_name = "A")]
+    pub neighbour_share: Option<f32>,
+    /// Write every question's figures per method to FILE as JSON lines, for paired
+    /// comparisons of two runs (`bench/paired.py`).
+    #[arg(long, value_name = "FILE")]
+    pub per_question: Option<PathBuf>,
     /// Write each question's lexical and dense candidates with scores (at the depth hybrid
     /// fusion takes) to FILE as JSON lines, for offline fusion sweeps.
     #[arg(long, value_name = "FILE")]
@@ -108,11 +133,44 @@ impl LocomoArgs {
             embed_cache: None,
             session_dates: false,
             query_norm: false,
+            entity_boost: None,
+            speaker_entities: false,
+            neighbours: None,
+            neighbour_share: None,
+            per_question: None,
             dump_candidates: None,
             stemming: None,
             conversations: None,
             quiet: false,
         }
+    }
+
+    /// Whether each turn's speaker is recorded as its memory's entity.
+    fn speakers_as_entities(&self) -> bool {
+        self.speaker_entities || self.entity_boost.is_some_and(|b| b > 0.0)
+    }
+
+    /// What a turn's memory holds: its content, dated with `--session-dates`.
+    fn turn_content(&self, t: &data::LTurn) -> String {
+        if self.session_dates {
+            let date: String = t.at.to_rfc3339().chars().take(10).collect();
+            format!("[{date}] {}", t.content)
+        } else {
+            t.content.clone()
+        }
+    }
+
+    /// The rows of the report: the methods, then the neighbour rows when asked for.
+    fn method_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = METHODS.iter().map(|(m, _)| m.to_string()).collect();
+        if let Some(n) = self.neighbours {
+            v.push(PACK_CONTROL.into());
+            v.push(format!("{PACK_CONTROL}_nb{n}"));
+            if let Some(a) = self.neighbour_share {
+                v.push(share_row(a, n));
+            }
+        }
+        v
     }
 
     fn fusion(&self) -> FusionSettings {
@@ -140,14 +198,19 @@ impl LocomoArgs {
             }
             .into(),
         );
+        if self.index != "tantivy" && self.entity_boost.is_some_and(|b| b > 0.0) {
+            return Err(BenchError::Arg(format!("--entity-boost needs --index tantivy (not {:?})", self.index)));
+        }
         let desc = match self.index.as_str() {
             "brute" => format!("brute (lexical {} dense {} k {})", f.lexical_weight, f.dense_weight, f.rrf_k),
             "tantivy" => {
                 t.insert("in_memory".into(), true.into());
                 let stemming = self.stemming.unwrap_or(TantivySettings::default().stemming);
                 t.insert("stemming".into(), stemming.into());
+                let boost = self.entity_boost.unwrap_or(0.0);
+                t.insert("entity_boost".into(), f64::from(boost).into());
                 format!(
-                    "tantivy in RAM ({:?} fusion, lexical {} dense {} k {} stemming {stemming})",
+                    "tantivy in RAM ({:?} fusion, lexical {} dense {} k {} stemming {stemming} entity boost {boost})",
                     f.fusion, f.lexical_weight, f.dense_weight, f.rrf_k
                 )
             }
@@ -183,6 +246,14 @@ const METHODS: [(&str, Option<SearchMode>); 4] = [
     ("recent_only", None),
 ];
 
+/// The row of `--neighbour-share A --neighbours N`.
+fn share_row(alpha: f32, n: usize) -> String {
+    format!("hybrid_share{alpha}_nb{n}")
+}
+
+/// The control row of `--neighbours`: the hybrid ranking packed greedily by the bench.
+const PACK_CONTROL: &str = "hybrid_pack";
+
 /// Run the LoCoMo retrieval benchmark with `embedder` (the provenance's `embedder` and
 /// `token_counter` are set from what was used).
 pub async fn locomo(
@@ -192,6 +263,14 @@ pub async fn locomo(
 ) -> Result<BenchReport> {
     if args.budgets.is_empty() || args.ks.is_empty() || args.candidates == 0 {
         return Err(BenchError::Arg("--budgets, --ks and --candidates must be non-empty / positive".into()));
+    }
+    if let Some(a) = args.neighbour_share {
+        if args.neighbours.is_none() {
+            return Err(BenchError::Arg("--neighbour-share needs --neighbours N (the window)".into()));
+        }
+        if !(a.is_finite() && a >= 0.0) {
+            return Err(BenchError::Arg(format!("--neighbour-share {a}: expected a finite number >= 0")));
+        }
     }
     let mut convs = data::load(&args.file)?;
     if let Some(n) = args.conversations {
@@ -235,12 +314,7 @@ pub async fn locomo(
             .turns
             .iter()
             .map(|t| {
-                let content = if args.session_dates {
-                    let date: String = t.at.to_rfc3339().chars().take(10).collect();
-                    format!("[{date}] {}", t.content)
-                } else {
-                    t.content.clone()
-                };
+                let content = args.turn_content(t);
                 let turn = NewTurn {
                     namespace: ns.clone(),
                     source: t.speaker.clone(),
@@ -253,7 +327,7 @@ pub async fn locomo(
                     kind: MemoryKind::Episodic,
                     content,
                     claim: None,
-                    entities: vec![],
+                    entities: if args.speakers_as_entities() { vec![t.speaker.clone()] } else { vec![] },
                     importance: 0.5,
                     sources: vec![t.speaker.clone()],
                     provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: "locomo-import".into() },
@@ -280,17 +354,19 @@ pub async fn locomo(
     let (mut query_embed, mut recall_total, mut recall_embed) = (Vec::new(), Vec::new(), Vec::new());
     let largest_budget = args.budgets.iter().copied().max().unwrap_or(0);
     let mut dump = args.dump_candidates.as_deref().map(dump::CandidateDump::create).transpose()?;
+    let mut per_q = args.per_question.as_deref().map(per_question::PerQuestion::create).transpose()?;
     for (c, ids) in convs.iter().zip(&ids_of) {
         let ns = namespace_of(c)?;
+        let turn_tokens: Vec<usize> = c.turns.iter().map(|t| tokens.count(&args.turn_content(t))).collect();
+        let session_of: Vec<u32> = c.turns.iter().map(|t| t.key.0).collect();
         if let Some(d) = dump.as_mut() {
-            let turn_tokens: Vec<usize> = c.turns.iter().map(|t| tokens.count(&t.content)).collect();
             d.conversation(&c.id, &turn_tokens)?;
         }
         let index_of = c.turn_index();
         let last = c.turns.iter().map(|t| t.at).max().unwrap_or_default();
         clock.set(last);
         let recent = RecentOnly::new(c, tokens.as_ref());
-        for q in &c.questions {
+        for (qi, q) in c.questions.iter().enumerate() {
             pb.inc(1);
             let cat = q.category.to_string();
             if q.evidence.is_empty() {
@@ -324,6 +400,8 @@ pub async fn locomo(
                 let dense = engine.index().search(&search(SearchMode::Dense)).await?;
                 d.question(&c.id, q.category, &evidence, &lexical, &dense, ids)?;
             }
+            let mut hybrid_ranking = Vec::new();
+            let mut hybrid_hits: Vec<(usize, f32)> = Vec::new();
             for (method, mode) in METHODS {
                 let (packed, ranking) = match mode {
                     None => {
@@ -341,6 +419,9 @@ pub async fn locomo(
                             })
                             .await?;
                         let ranking: Vec<usize> = hits.iter().filter_map(|h| ids.get(&h.id).copied()).collect();
+                        if mode == SearchMode::Hybrid {
+                            hybrid_hits = hits.iter().filter_map(|h| ids.get(&h.id).map(|t| (*t, h.score))).collect();
+                        }
                         let mut packed = Vec::with_capacity(args.budgets.len());
                         for b in &args.budgets {
                             let opts = RecallOptions {
@@ -366,13 +447,43 @@ pub async fn locomo(
                         (packed, ranking)
                     }
                 };
-                tab.add(method, q.category, &question_figures(&evidence, &packed, &ranking, &args.ks));
+                if mode == Some(SearchMode::Hybrid) {
+                    hybrid_ranking = ranking.clone();
+                }
+                let figures = question_figures(&evidence, &packed, &ranking, &args.ks);
+                if let Some(w) = per_q.as_mut() {
+                    w.write(&c.id, qi, q.category, method, &figures)?;
+                }
+                tab.add(method, q.category, &figures);
+            }
+            if let Some(n) = args.neighbours {
+                let expanded = neighbours::expand(&hybrid_ranking, &session_of, n);
+                let mut variants = vec![
+                    (PACK_CONTROL.to_string(), hybrid_ranking.clone()),
+                    (format!("{PACK_CONTROL}_nb{n}"), expanded),
+                ];
+                if let Some(a) = args.neighbour_share {
+                    variants
+                        .push((share_row(a, n), neighbours::share(&hybrid_hits, &session_of, n, a, args.candidates)));
+                }
+                for (name, order) in &variants {
+                    let packed: Vec<(usize, HashSet<usize>)> =
+                        args.budgets.iter().map(|b| (*b, neighbours::pack_greedy(order, &turn_tokens, *b))).collect();
+                    let figures = question_figures(&evidence, &packed, order, &args.ks);
+                    if let Some(w) = per_q.as_mut() {
+                        w.write(&c.id, qi, q.category, name, &figures)?;
+                    }
+                    tab.add(name, q.category, &figures);
+                }
             }
         }
     }
     pb.finish();
     if let Some(d) = dump {
         d.finish()?;
+    }
+    if let Some(w) = per_q {
+        w.finish()?;
     }
 
     let speed = Speed::of(&ingest_calls, &query_embed, &recall_total, &recall_embed, cache.as_ref().map(|c| c.hits()));
@@ -552,10 +663,10 @@ fn rows(
     no_evidence: &HashMap<String, usize>,
 ) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
-    for (method, _) in METHODS {
+    for method in args.method_names() {
         for cat in CATEGORIES {
             for m in metric_list(args) {
-                let Some(mean) = tab.get(method, cat, m) else { continue };
+                let Some(mean) = tab.get(&method, cat, m) else { continue };
                 let (lo, hi) = mean.ci95();
                 let mut row = json!({"method": method, "category": cat, "value": mean.value(), "n": mean.n, "ci95_mean": [lo, hi]});
                 match m {
@@ -614,14 +725,14 @@ fn markdown(
     let hdr: Vec<&str> = header.iter().map(String::as_str).collect();
     for cat in CATEGORIES {
         let mut body = Vec::new();
-        for (method, _) in METHODS {
-            let n = tab.get(method, cat, Metric::Mrr).map_or(0, |m| m.n);
+        for method in args.method_names() {
+            let n = tab.get(&method, cat, Metric::Mrr).map_or(0, |m| m.n);
             if n == 0 {
                 continue;
             }
-            let mut r = vec![method.to_string(), n.to_string()];
+            let mut r = vec![method.clone(), n.to_string()];
             r.extend(
-                metrics.iter().map(|m| tab.get(method, cat, *m).map_or("-".into(), |x| format!("{:.3}", x.value()))),
+                metrics.iter().map(|m| tab.get(&method, cat, *m).map_or("-".into(), |x| format!("{:.3}", x.value()))),
             );
             body.push(r);
         }

@@ -13,6 +13,7 @@
 //!   it covers and the vector log's valid length, so the watermark is never ahead of the
 //!   documents. A missing, corrupt or other-version index reports `IndexState::Stale` and is
 //!   wiped by `clear()` before the engine rebuilds it from the Store.
+mod entities;
 mod overlay;
 mod read_only_dir;
 mod schema;
@@ -585,9 +586,16 @@ impl Index for TantivyIndex {
                 doc.add_i64(live.fields.id, d.id.0);
                 doc.add_text(live.fields.ns, d.namespace.as_str());
                 doc.add_text(live.fields.text, &text);
+                let mut entity_keys: Vec<String> =
+                    d.entities.iter().filter_map(|e| crate::entity_match::entity_key(e)).collect();
+                entity_keys.sort();
+                entity_keys.dedup();
+                for k in &entity_keys {
+                    doc.add_text(live.fields.entity, k);
+                }
                 writer_of(live)?.add_document(doc).map_err(|e| terr("cannot add a document", e))?;
                 let toks = schema::tokens(&mut live.analyzer, &text);
-                g.overlay.put(d.id, &d.namespace, &toks);
+                g.overlay.put(d.id, &d.namespace, &toks, entity_keys);
                 match d.embedding {
                     Some(v) => {
                         g.vectors.upsert(&d.namespace, d.id, &v)?;
@@ -654,7 +662,19 @@ impl Index for TantivyIndex {
             // A damaged segment can make tantivy panic deep inside a read; contained here, it makes
             // the index stale (rebuilt from the store) instead of taking the process down.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                search_by_mode(q, &self.fusion, &g.vectors, |limit| self.lexical(&g, q, limit))
+                let hits = search_by_mode(q, &self.fusion, &g.vectors, |limit| self.lexical(&g, q, limit))?;
+                match g.live.as_ref() {
+                    Some(live) if self.settings.entity_boost > 0.0 => entities::boost_matches(
+                        hits,
+                        self.settings.entity_boost,
+                        &live.reader.searcher(),
+                        live.fields,
+                        &g.overlay,
+                        &q.namespace,
+                        &q.text,
+                    ),
+                    _ => Ok(hits),
+                }
             }));
             let result = match result {
                 Ok(r) => r,

@@ -17,6 +17,8 @@ struct ODoc {
     ns: Namespace,
     tf: Vec<(String, u32)>,
     len: u32,
+    /// Entity keys (`entity_match::entity_key`).
+    entities: Vec<String>,
 }
 
 /// Uncommitted changes (see the module docs).
@@ -37,8 +39,8 @@ pub struct Overlay {
 }
 
 impl Overlay {
-    /// Add or replace an uncommitted document from its tokens.
-    pub fn put(&mut self, id: MemoryId, ns: &Namespace, tokens: &[String]) {
+    /// Add or replace an uncommitted document from its tokens and entity keys.
+    pub fn put(&mut self, id: MemoryId, ns: &Namespace, tokens: &[String], entities: Vec<String>) {
         self.drop_doc(id);
         let mut tf: HashMap<&str, u32> = HashMap::new();
         for t in tokens {
@@ -49,7 +51,7 @@ impl Overlay {
         }
         self.tokens += tokens.len() as u64;
         let tf = tf.into_iter().map(|(t, f)| (t.to_string(), f)).collect();
-        self.docs.insert(id, ODoc { ns: ns.clone(), tf, len: tokens.len() as u32 });
+        self.docs.insert(id, ODoc { ns: ns.clone(), tf, len: tokens.len() as u32, entities });
         if self.hidden.insert(id) {
             *self.hidden_in.entry(ns.clone()).or_default() += 1;
         }
@@ -84,6 +86,18 @@ impl Overlay {
     /// Whether the committed version of `id` must not be returned in `ns`.
     pub fn hides(&self, ns: &Namespace, id: MemoryId) -> bool {
         self.hidden.contains(&id) || self.removed.get(ns).is_some_and(|r| r.contains(&id))
+    }
+
+    /// The uncommitted documents of `ns` with an entity key in `keys`.
+    pub fn entity_matches<'a>(
+        &'a self,
+        ns: &'a Namespace,
+        keys: &'a HashSet<String>,
+    ) -> impl Iterator<Item = MemoryId> + 'a {
+        self.docs
+            .iter()
+            .filter(move |(_, d)| &d.ns == ns && d.entities.iter().any(|e| keys.contains(e)))
+            .map(|(id, _)| *id)
     }
 
     /// How many committed hits of `ns` the overlay may hide at most.

@@ -5,7 +5,7 @@ use tantivy::tokenizer::{Language, LowerCaser, RemoveLongFilter, SimpleTokenizer
 
 /// Bumped whenever the schema, the analyzer or the payload changes meaning: an index written
 /// with another version is stale and rebuilt from the Store.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The name the analyzer is registered under.
 pub const TOKENIZER: &str = "mnemo";
@@ -19,6 +19,9 @@ pub struct Fields {
     pub ns: Field,
     /// Content and entities, analysed (BM25).
     pub text: Field,
+    /// Each entity as one raw term in key form (`entity_match::entity_key`), for
+    /// `entity_boost` (since schema version 3).
+    pub entity: Field,
 }
 
 /// Build the schema.
@@ -30,13 +33,14 @@ pub fn schema() -> (Schema, Fields) {
         TextFieldIndexing::default().set_tokenizer(TOKENIZER).set_index_option(IndexRecordOption::WithFreqs),
     );
     let text = b.add_text_field("text", text_opts);
-    (b.build(), Fields { id, ns, text })
+    let entity = b.add_text_field("entity", STRING);
+    (b.build(), Fields { id, ns, text, entity })
 }
 
 /// The fields of an opened index's schema, or why it is not ours.
 pub fn fields_of(s: &Schema) -> Result<Fields, String> {
     let get = |n: &str| s.get_field(n).map_err(|_| format!("schema has no field {n:?}"));
-    Ok(Fields { id: get("id")?, ns: get("ns")?, text: get("text")? })
+    Ok(Fields { id: get("id")?, ns: get("ns")?, text: get("text")?, entity: get("entity")? })
 }
 
 /// Words: maximal runs of alphanumeric characters (as `mnemo_core::text::words`), lower-cased,

@@ -22,6 +22,9 @@ pub struct TantivySettings {
     pub dense_weight: f32,
     /// The RRF constant k.
     pub rrf_k: f32,
+    /// Boost of hits whose entities the query names (`entity_match`): a matched hit's score s
+    /// becomes (s + w) / (1 + w), the others' s / (1 + w); 0 = off.
+    pub entity_boost: f32,
     /// Commit once this many documents (upserts + removals) are pending.
     pub commit_every_docs: usize,
     /// Commit at the next write once the last commit is this old (by the engine's clock).
@@ -61,6 +64,7 @@ impl Default for TantivySettings {
             lexical_weight: f.lexical_weight,
             dense_weight: f.dense_weight,
             rrf_k: f.rrf_k,
+            entity_boost: 0.0,
             commit_every_docs: 10_000,
             commit_interval_ms: 1_000,
             writer_memory_mb: 64,
@@ -100,6 +104,7 @@ impl TantivySettings {
     pub fn validate(&self) -> Result<()> {
         self.fusion().validate()?;
         self.ann().validate()?;
+        crate::entity_match::validate_boost(self.entity_boost)?;
         if self.commit_every_docs == 0 {
             return Err(CoreError::Config("index.commit_every_docs must be at least 1".into()));
         }
