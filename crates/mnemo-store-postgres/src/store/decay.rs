@@ -32,7 +32,7 @@ pub(crate) async fn rule_in_force(tx: &Transaction<'_>, ns: &Namespace) -> Resul
 /// Recompute every active memory of `ns` under `rule` and record it (the caller holds the
 /// namespace's lock). One pass over the namespace: only when its rule changes.
 async fn recompute(tx: &Transaction<'_>, ns: &Namespace, rule: &DecayRule) -> Result<()> {
-    let active = read::active(tx, ns).await?;
+    let active = read::active(&read::On::Tx(tx), ns).await?;
     let ids: Vec<i64> = active.iter().map(|m| m.id.0).collect();
     let dues: Vec<Option<i64>> = active.iter().map(|m| rule.due_of(m).map(|t| t.0)).collect();
     read::rows(
