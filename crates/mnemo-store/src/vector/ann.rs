@@ -17,6 +17,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use mnemo_core::{CoreError, MemoryId, Namespace, Result};
 
+use super::calibrate;
 use super::kmeans::{train, Quantizer};
 use super::space::{Coarse, Space};
 use super::{AnnKind, VectorIndex};
@@ -206,7 +207,7 @@ impl AnnVectors {
         self.check_dims(&format!("the IVF of namespace {ns}"), d)?;
         self.dims = d;
         let lists = s.centroids.len() / d;
-        let coarse = Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows: s.trained_rows as usize };
+        let coarse = Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows: s.trained_rows as usize, nprobe: 0 };
         let space = self.spaces.entry(ns.clone()).or_insert_with(Space::exact);
         if space.rows == 0 {
             space.blocks = (0..lists).map(|_| Default::default()).collect();
@@ -239,6 +240,8 @@ impl AnnVectors {
         let all: Vec<Namespace> = self.spaces.keys().cloned().collect();
         for ns in &all {
             self.maintain(ns);
+            // A restored IVF is calibrated once its vectors are back.
+            self.calibrate(ns);
         }
     }
 
@@ -320,7 +323,28 @@ impl AnnVectors {
         if centroids.is_empty() {
             return;
         }
-        self.regroup(ns, Some(Coarse { quantizer: Quantizer::new(centroids, d), trained_rows: rows }));
+        self.regroup(ns, Some(Coarse { quantizer: Quantizer::new(centroids, d), trained_rows: rows, nprobe: 0 }));
+        self.calibrate(ns);
+    }
+
+    /// Calibrate `ns`'s probe count if it has an IVF that is not calibrated yet.
+    fn calibrate(&mut self, ns: &Namespace) {
+        let (d, floor) = (self.dims, self.settings.nprobe);
+        if let Some(space) = self.spaces.get_mut(ns) {
+            if space.coarse.as_ref().is_some_and(|c| c.nprobe == 0) {
+                let p = calibrate::probes_for_recall(space, d, floor);
+                if let Some(c) = space.coarse.as_mut() {
+                    c.nprobe = p;
+                }
+            }
+        }
+    }
+
+    /// The lists a search of `ns` scans: the calibrated count, at least the configured one
+    /// (None when `ns` is searched exactly).
+    pub fn ivf_nprobe(&self, ns: &Namespace) -> Option<usize> {
+        let c = self.spaces.get(ns)?.coarse.as_ref()?;
+        Some(c.nprobe.max(self.settings.nprobe))
     }
 
     /// Train, retrain or drop `ns`'s IVF as the policy says.
@@ -424,7 +448,8 @@ impl VectorIndex for AnnVectors {
     }
 
     fn search(&self, ns: &Namespace, q: &[f32], k: usize) -> Result<Vec<(MemoryId, f32)>> {
-        self.search_with(ns, q, k, Some(self.settings.nprobe))
+        let nprobe = self.ivf_nprobe(ns).unwrap_or(self.settings.nprobe);
+        self.search_with(ns, q, k, Some(nprobe))
     }
 
     fn contains(&self, id: MemoryId) -> bool {
@@ -451,6 +476,64 @@ mod tests {
 
     fn small(min: usize) -> AnnSettings {
         AnnSettings { kind: AnnKind::Ivf, min_vectors: min, lists: 8, nprobe: 2 }
+    }
+
+    /// Recall@10 of `v`'s search against the exact scan, over fresh pseudo-random queries.
+    fn recall_vs_exact(v: &AnnVectors, n: &Namespace, d: usize) -> f64 {
+        let mut hits = 0;
+        for i in 0..40u64 {
+            let q = pseudo(1_000_000 + i, d);
+            let exact: Vec<MemoryId> = v.search_exact(n, &q, 10).unwrap().into_iter().map(|h| h.0).collect();
+            hits += v.search(n, &q, 10).unwrap().iter().filter(|h| exact.contains(&h.0)).count();
+        }
+        hits as f64 / 400.0
+    }
+
+    #[test]
+    fn the_probe_count_is_calibrated_so_structureless_vectors_keep_their_recall() {
+        // Uniformly spread vectors: a query's true neighbours sit in many lists, so one probe
+        // (the configured floor here) finds few of them; calibration must raise it.
+        let d = 32;
+        let mut v = AnnVectors::new(AnnSettings { kind: AnnKind::Ivf, min_vectors: 3000, lists: 32, nprobe: 1 });
+        for i in 0..3000u64 {
+            v.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
+        }
+        let p = v.ivf_nprobe(&ns("a")).unwrap();
+        assert!(p > 1, "calibration kept the floor of 1 probe on structureless vectors");
+        assert!(p <= 32);
+        let uncalibrated = {
+            let mut u = AnnVectors::new(AnnSettings { kind: AnnKind::Ivf, min_vectors: 3000, lists: 32, nprobe: 1 });
+            for i in 0..3000u64 {
+                u.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
+            }
+            // Bypass calibration: search with the floor itself.
+            let mut hits = 0;
+            for i in 0..40u64 {
+                let q = pseudo(1_000_000 + i, d);
+                let exact: Vec<MemoryId> = u.search_exact(&ns("a"), &q, 10).unwrap().into_iter().map(|h| h.0).collect();
+                hits += u.search_with(&ns("a"), &q, 10, Some(1)).unwrap().iter().filter(|h| exact.contains(&h.0)).count();
+            }
+            hits as f64 / 400.0
+        };
+        let calibrated = recall_vs_exact(&v, &ns("a"), d);
+        assert!(calibrated >= 0.9, "calibrated recall@10 {calibrated} (probes {p})");
+        assert!(calibrated > uncalibrated, "calibrated {calibrated} vs one probe {uncalibrated}");
+    }
+
+    #[test]
+    fn clustered_vectors_keep_a_small_probe_count() {
+        // 16 tight clusters, one per list: the floor of 2 probes already finds every neighbour.
+        let d = 32;
+        let mut v = AnnVectors::new(AnnSettings { kind: AnnKind::Ivf, min_vectors: 3200, lists: 16, nprobe: 2 });
+        for i in 0..3200u64 {
+            let centre = pseudo(i % 16, d);
+            let noise = pseudo(10_000 + i, d);
+            let mut x: Vec<f32> = centre.iter().zip(&noise).map(|(c, e)| c + 0.05 * e).collect();
+            let n = x.iter().map(|a| a * a).sum::<f32>().sqrt();
+            x.iter_mut().for_each(|a| *a /= n);
+            v.upsert(&ns("c"), MemoryId(i as i64 + 1), &x).unwrap();
+        }
+        assert_eq!(v.ivf_nprobe(&ns("c")), Some(2));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! results are deterministic. Shortcuts tried on the full scan and dropped: a 1-bit sign-code
 //! pre-scan (no faster at 100k × 256, 92% of the exact top 64) and an int8 pre-scan (1.4×).
 mod ann;
+mod calibrate;
 mod flat;
 mod kmeans;
 mod space;

@@ -51,6 +51,9 @@ pub(crate) struct Coarse {
     pub(crate) quantizer: Quantizer,
     /// Rows when the centroids were trained (to judge when to retrain).
     pub(crate) trained_rows: usize,
+    /// Lists a search scans, as calibrated on this namespace's own vectors (0: not yet
+    /// calibrated; the configured `ivf_nprobe` applies). See `calibrate.rs`.
+    pub(crate) nprobe: usize,
 }
 
 /// A namespace's vectors (see the module docs).
