@@ -90,7 +90,8 @@ pub(crate) async fn active_by_entities(
     let found: BTreeMap<MemoryId, Memory> = memories_where(
         on,
         Some(ns),
-        "namespace = $1 AND status = 'active' AND entities_norm && $2::text[] ORDER BY id",
+        "namespace = $1 AND status = 'active' AND id IN (SELECT e.id FROM memory_entities e \
+         WHERE e.namespace = $1 AND e.entity = ANY($2::text[])) ORDER BY id",
         &[&ns.as_str(), &names],
     )
     .await?

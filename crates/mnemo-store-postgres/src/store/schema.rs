@@ -5,13 +5,14 @@
 //!   the end of each write transaction under a lock (see `write`), so revisions become
 //!   visible in the order they were handed out.
 //! - entities, sources and provenance are JSON text for an exact round trip; the normalised
-//!   entity names are also kept as an array with a GIN index for `active_by_entities`.
+//!   entity names are also kept as an array, and (V5) one row per (namespace, name, memory)
+//!   in `memory_entities` for `active_by_entities`.
 //! - the embedding is BYTEA of little-endian f32 (bit-exact) beside its model id.
 //! - row-level security: a row is visible when `mnemo.namespace` is its namespace, or `*`.
 //!   The query role gets no DELETE: nothing is hard-deleted.
 
 /// Migration steps.
-pub(crate) const STEPS: &[&str] = &[V1, V2, V3, V4];
+pub(crate) const STEPS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// Grants for the query role (`{role}`, `{schema}` filled in).
 pub(crate) const GRANTS: &str = "
@@ -20,6 +21,7 @@ GRANT SELECT, INSERT, UPDATE ON {schema}.turns, {schema}.memories, {schema}.memo
 GRANT SELECT ON {schema}.mnemo_schema_versions TO {role};
 GRANT SELECT, INSERT, UPDATE ON {schema}.namespace_ids TO {role};
 GRANT SELECT, INSERT, UPDATE ON {schema}.decay_rules TO {role};
+GRANT SELECT, INSERT ON {schema}.memory_entities TO {role};
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
 ";
 
@@ -136,4 +138,35 @@ ALTER TABLE decay_rules FORCE ROW LEVEL SECURITY;
 CREATE POLICY namespace_partition ON decay_rules
     USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
     WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+";
+
+/// Version 5: a memory's normalised entity names as rows `(namespace, entity, id)` with a
+/// B-tree, for `active_by_entities` (every write's neighbour lookup). Why not the GIN index on
+/// `entities_norm`: the overlap operator `&&` is not leakproof, so under row-level security
+/// PostgreSQL may not use it as an index condition and scanned every active memory of the
+/// namespace; text equality is leakproof. Kept by a trigger, so every insert path (writes,
+/// imports) fills it; existing rows are copied here.
+const V5: &str = "
+SELECT set_config('mnemo.namespace', '*', true);
+CREATE TABLE memory_entities (
+    namespace TEXT   NOT NULL,
+    entity    TEXT   NOT NULL,
+    id        BIGINT NOT NULL REFERENCES memories (id),
+    PRIMARY KEY (namespace, entity, id)
+);
+ALTER TABLE memory_entities ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory_entities FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON memory_entities
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*');
+INSERT INTO memory_entities (namespace, entity, id)
+    SELECT m.namespace, e, m.id FROM memories m, unnest(m.entities_norm) e ON CONFLICT DO NOTHING;
+CREATE FUNCTION memory_entities_of_row() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    INSERT INTO memory_entities (namespace, entity, id)
+        SELECT NEW.namespace, e, NEW.id FROM unnest(NEW.entities_norm) e ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER memories_entities AFTER INSERT OR UPDATE OF entities_norm ON memories
+    FOR EACH ROW EXECUTE FUNCTION memory_entities_of_row();
+DROP INDEX IF EXISTS memories_entities;
 ";
