@@ -56,10 +56,12 @@ async fn a_schema_3_store_gets_due_times_at_its_first_sweep() {
         ];
         s.apply(&ns, Timestamp(0), ops).await.unwrap();
     }
-    // Turn it back into what schema 3 wrote: no due column, no index, no rules table.
+    // Turn it back into what schema 3 wrote: no due column, no index, no rules table (and
+    // none of schema 5's entity rows).
     let c = common::client().await;
     c.batch_execute(&format!(
-        "SET search_path TO \"{schema}\"; DROP TABLE decay_rules; DROP INDEX memories_decay_due; DROP INDEX turns_external_id; \
+        "SET search_path TO \"{schema}\"; DROP TRIGGER memories_entities ON memories; \
+         DROP FUNCTION memory_entities_of_row(); DROP TABLE memory_entities; DROP TABLE decay_rules; DROP INDEX memories_decay_due; DROP INDEX turns_external_id; \
          ALTER TABLE memories DROP COLUMN decay_due; \
          UPDATE mnemo_schema_versions SET version = 3 WHERE component = 'store';"
     ))
