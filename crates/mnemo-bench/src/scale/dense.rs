@@ -65,7 +65,7 @@ pub(super) fn dense_only(args: &ScaleArgs, n: usize, corpus: &Corpus, settings: 
     };
     push("dense_ivf_lists", lists.unwrap_or(0) as f64, "lists", &sizes);
     if let Some(p) = ann.ivf_nprobe(&ns) {
-        push("dense_ivf_nprobe", p as f64, "lists", "lists a search scans: calibrated on the namespace's own vectors to recall@10 >= .97 vs exact, at least ivf_nprobe");
+        push("dense_ivf_nprobe", p as f64, "lists", "lists a search scans: calibrated on the namespace's own vectors to ivf_recall_target (recall@10 vs exact), at least ivf_nprobe");
     }
 
     let queries: Vec<Vec<f32>> = (0..args.queries).map(query_vec).collect();

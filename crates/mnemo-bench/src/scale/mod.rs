@@ -86,6 +86,9 @@ pub struct ScaleArgs {
     /// `[index] ivf_nprobe` (default: the index's default).
     #[arg(long)]
     pub ivf_nprobe: Option<usize>,
+    /// `[index] ivf_recall_target`, 0 = off (default: the index's default).
+    #[arg(long)]
+    pub ivf_recall_target: Option<f64>,
     /// Queries whose dense top 10 / 128 are compared with the exact scan's.
     #[arg(long, default_value_t = 200)]
     pub recall_queries: usize,
@@ -119,6 +122,7 @@ impl ScaleArgs {
         s.ann_min_vectors = self.ann_min_vectors.unwrap_or(s.ann_min_vectors);
         s.ivf_lists = self.ivf_lists.unwrap_or(s.ivf_lists);
         s.ivf_nprobe = self.ivf_nprobe.unwrap_or(s.ivf_nprobe);
+        s.ivf_recall_target = self.ivf_recall_target.unwrap_or(s.ivf_recall_target);
         s.validate()?;
         Ok(s)
     }
@@ -131,6 +135,7 @@ impl ScaleArgs {
             ("ann_min_vectors", self.ann_min_vectors.map(|v| toml::Value::Integer(v as i64))),
             ("ivf_lists", self.ivf_lists.map(|v| toml::Value::Integer(v as i64))),
             ("ivf_nprobe", self.ivf_nprobe.map(|v| toml::Value::Integer(v as i64))),
+            ("ivf_recall_target", self.ivf_recall_target.map(toml::Value::Float)),
         ];
         let mut b = backend.clone();
         for (key, value) in given {
@@ -164,6 +169,7 @@ impl Default for ScaleArgs {
             ann_min_vectors: None,
             ivf_lists: None,
             ivf_nprobe: None,
+            ivf_recall_target: None,
             recall_queries: 200,
             dense_only: false,
             uniform: false,

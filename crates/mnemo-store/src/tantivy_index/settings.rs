@@ -41,8 +41,11 @@ pub struct TantivySettings {
     pub ann_min_vectors: usize,
     /// Lists (centroids) of an IVF; 0 = automatic, √(vectors at training), at least 16.
     pub ivf_lists: usize,
-    /// IVF lists scanned per search (more: closer to exact, slower).
+    /// IVF lists scanned per search, at least (more: closer to exact, slower).
     pub ivf_nprobe: usize,
+    /// Recall@10 vs the exact scan each IVF is calibrated to on its own vectors when trained or
+    /// reopened: the probe count rises from `ivf_nprobe` until it is reached (0 = off).
+    pub ivf_recall_target: f64,
     /// Check every segment file's checksum when the index is opened (reads the whole index
     /// once): a damaged file makes the index stale and rebuilt instead of failing later, or
     /// panicking inside tantivy, on a search.
@@ -73,6 +76,7 @@ impl Default for TantivySettings {
             ann_min_vectors: a.min_vectors,
             ivf_lists: a.lists,
             ivf_nprobe: a.nprobe,
+            ivf_recall_target: a.recall_target,
             verify_on_open: true,
             read_only: false,
         }
@@ -97,6 +101,7 @@ impl TantivySettings {
             min_vectors: self.ann_min_vectors,
             lists: self.ivf_lists,
             nprobe: self.ivf_nprobe,
+            recall_target: self.ivf_recall_target,
         }
     }
 

@@ -42,13 +42,18 @@ pub struct AnnSettings {
     pub min_vectors: usize,
     /// Lists of an IVF; 0 = automatic (4·√rows at training, within 16..=1024).
     pub lists: usize,
-    /// Lists scanned per search.
+    /// Lists scanned per search, at least (see `recall_target`).
     pub nprobe: usize,
+    /// Recall@10 against the exact scan that each namespace's IVF is calibrated to when it is
+    /// trained or restored: the probe count rises from `nprobe` until its own vectors, taken
+    /// as queries, reach it (every list when nothing short of that does). 0 = off (`nprobe`
+    /// lists, whatever recall that gives).
+    pub recall_target: f64,
 }
 
 impl Default for AnnSettings {
     fn default() -> Self {
-        AnnSettings { kind: AnnKind::Ivf, min_vectors: 20_000, lists: 0, nprobe: 48 }
+        AnnSettings { kind: AnnKind::Ivf, min_vectors: 20_000, lists: 0, nprobe: 48, recall_target: 0.95 }
     }
 }
 
@@ -63,6 +68,9 @@ impl AnnSettings {
         }
         if self.nprobe == 0 {
             return Err(CoreError::Config("index.ivf_nprobe must be at least 1".into()));
+        }
+        if !(0.0..=1.0).contains(&self.recall_target) {
+            return Err(CoreError::Config("index.ivf_recall_target must be within 0..=1 (0 = off)".into()));
         }
         Ok(())
     }
@@ -207,7 +215,8 @@ impl AnnVectors {
         self.check_dims(&format!("the IVF of namespace {ns}"), d)?;
         self.dims = d;
         let lists = s.centroids.len() / d;
-        let coarse = Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows: s.trained_rows as usize, nprobe: 0 };
+        let coarse =
+            Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows: s.trained_rows as usize, nprobe: 0 };
         let space = self.spaces.entry(ns.clone()).or_insert_with(Space::exact);
         if space.rows == 0 {
             space.blocks = (0..lists).map(|_| Default::default()).collect();
@@ -329,10 +338,13 @@ impl AnnVectors {
 
     /// Calibrate `ns`'s probe count if it has an IVF that is not calibrated yet.
     fn calibrate(&mut self, ns: &Namespace) {
-        let (d, floor) = (self.dims, self.settings.nprobe);
+        let (d, floor, target) = (self.dims, self.settings.nprobe, self.settings.recall_target);
+        if target <= 0.0 {
+            return;
+        }
         if let Some(space) = self.spaces.get_mut(ns) {
             if space.coarse.as_ref().is_some_and(|c| c.nprobe == 0) {
-                let p = calibrate::probes_for_recall(space, d, floor);
+                let p = calibrate::probes_for_recall(space, d, floor, target);
                 if let Some(c) = space.coarse.as_mut() {
                     c.nprobe = p;
                 }
@@ -475,7 +487,7 @@ mod tests {
     use super::*;
 
     fn small(min: usize) -> AnnSettings {
-        AnnSettings { kind: AnnKind::Ivf, min_vectors: min, lists: 8, nprobe: 2 }
+        AnnSettings { kind: AnnKind::Ivf, min_vectors: min, lists: 8, nprobe: 2, recall_target: 0.95 }
     }
 
     /// Recall@10 of `v`'s search against the exact scan, over fresh pseudo-random queries.
@@ -494,7 +506,13 @@ mod tests {
         // Uniformly spread vectors: a query's true neighbours sit in many lists, so one probe
         // (the configured floor here) finds few of them; calibration must raise it.
         let d = 32;
-        let mut v = AnnVectors::new(AnnSettings { kind: AnnKind::Ivf, min_vectors: 3000, lists: 32, nprobe: 1 });
+        let mut v = AnnVectors::new(AnnSettings {
+            kind: AnnKind::Ivf,
+            min_vectors: 3000,
+            lists: 32,
+            nprobe: 1,
+            recall_target: 0.95,
+        });
         for i in 0..3000u64 {
             v.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
         }
@@ -502,7 +520,13 @@ mod tests {
         assert!(p > 1, "calibration kept the floor of 1 probe on structureless vectors");
         assert!(p <= 32);
         let uncalibrated = {
-            let mut u = AnnVectors::new(AnnSettings { kind: AnnKind::Ivf, min_vectors: 3000, lists: 32, nprobe: 1 });
+            let mut u = AnnVectors::new(AnnSettings {
+                kind: AnnKind::Ivf,
+                min_vectors: 3000,
+                lists: 32,
+                nprobe: 1,
+                recall_target: 0.95,
+            });
             for i in 0..3000u64 {
                 u.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
             }
@@ -511,7 +535,8 @@ mod tests {
             for i in 0..40u64 {
                 let q = pseudo(1_000_000 + i, d);
                 let exact: Vec<MemoryId> = u.search_exact(&ns("a"), &q, 10).unwrap().into_iter().map(|h| h.0).collect();
-                hits += u.search_with(&ns("a"), &q, 10, Some(1)).unwrap().iter().filter(|h| exact.contains(&h.0)).count();
+                hits +=
+                    u.search_with(&ns("a"), &q, 10, Some(1)).unwrap().iter().filter(|h| exact.contains(&h.0)).count();
             }
             hits as f64 / 400.0
         };
@@ -524,7 +549,13 @@ mod tests {
     fn clustered_vectors_keep_a_small_probe_count() {
         // 16 tight clusters, one per list: the floor of 2 probes already finds every neighbour.
         let d = 32;
-        let mut v = AnnVectors::new(AnnSettings { kind: AnnKind::Ivf, min_vectors: 3200, lists: 16, nprobe: 2 });
+        let mut v = AnnVectors::new(AnnSettings {
+            kind: AnnKind::Ivf,
+            min_vectors: 3200,
+            lists: 16,
+            nprobe: 2,
+            recall_target: 0.95,
+        });
         for i in 0..3200u64 {
             let centre = pseudo(i % 16, d);
             let noise = pseudo(10_000 + i, d);
@@ -601,6 +632,11 @@ mod tests {
         x.settle();
         assert_eq!(x.ivf_lists(&a), None);
         assert!(AnnSettings { nprobe: 0, ..small(50) }.validate().unwrap_err().to_string().contains("ivf_nprobe"));
+        assert!(AnnSettings { recall_target: 1.5, ..small(50) }
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("ivf_recall_target"));
     }
 
     #[test]
