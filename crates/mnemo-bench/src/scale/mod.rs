@@ -13,10 +13,12 @@
 //! - dense quality: recall@10 (and @128, the depth hybrid fusion takes) of the index's dense
 //!   search against the exact scan, so that speed is never bought silently with quality; and
 //!   the time of one IVF training at N;
-//! - peak RSS (`VmHWM`, reset per N where the kernel allows) and bytes on disk per memory.
+//! - peak RSS (`VmHWM`, reset per N where the kernel allows) and bytes on disk per memory;
+//! - the decay sweep with none due, the full scan it replaced, and with k due (see `decay`).
 //!
 //! `--dense-only` measures the dense side alone (see [`dense`]).
 pub mod backend;
+mod decay;
 mod dense;
 mod pg_site;
 pub mod synth;
@@ -510,6 +512,7 @@ async fn one_size(
             &format!("the index's dense search against the exact scan; {} queries", args.recall_queries),
         );
     }
+    decay::decay_rows(args, n, total_n, now, &model, corpus, &store, &index, embedder, &mut push).await?;
     drop(index);
     drop(store);
     drop(site);
