@@ -98,6 +98,15 @@ pub struct LocomoArgs {
     /// of it in the same session (`hybrid_share<A>_nb<N>`): see `locomo::neighbours`.
     #[arg(long, value_name = "A")]
     pub neighbour_share: Option<f32>,
+    /// Variant (neighbouring turns in the engine): the engine's `[recall] neighbour_share`
+    /// for this run (window: `--neighbours`, else 2), so every method's ER@B comes from
+    /// `recall` with it; R@k (the index's ranking) is unchanged by it.
+    #[arg(long, value_name = "A")]
+    pub recall_neighbour_share: Option<f64>,
+    /// The window of the configured `[recall] neighbour_share` (taken with it from the
+    /// config by `with_recall_policy`; not a flag).
+    #[arg(skip)]
+    pub recall_neighbour_turns: Option<usize>,
     /// Write every question's figures per method to FILE as JSON lines, for paired
     /// comparisons of two runs (`bench/paired.py`).
     #[arg(long, value_name = "FILE")]
@@ -137,6 +146,8 @@ impl LocomoArgs {
             speaker_entities: false,
             neighbours: None,
             neighbour_share: None,
+            recall_neighbour_share: None,
+            recall_neighbour_turns: None,
             per_question: None,
             dump_candidates: None,
             stemming: None,
@@ -158,6 +169,11 @@ impl LocomoArgs {
         } else {
             t.content.clone()
         }
+    }
+
+    /// The window of the engine's neighbour sharing: the config's, else `--neighbours`, else 2.
+    fn neighbour_window(&self) -> usize {
+        self.recall_neighbour_turns.or(self.neighbours).unwrap_or(2)
     }
 
     /// The rows of the report: the methods, then the neighbour rows when asked for.
@@ -291,6 +307,10 @@ pub async fn locomo(
     let mut policy = EnginePolicy::default();
     // No LoCoMo turn may fade during the benchmark, whatever the recall time.
     policy.kinds.episodic.decays = false;
+    if let Some(a) = args.recall_neighbour_share {
+        policy.recall.neighbour_share = a;
+        policy.recall.neighbour_turns = args.neighbour_window();
+    }
     let tokens = Arc::new(CharTokenCounter);
     let engine = Engine::new(EngineParts {
         store: in_memory_store(clock.clone())?,
@@ -647,6 +667,28 @@ impl RecentOnly {
     }
 }
 
+/// The variant flags of a run, for its report ("none" for the plain run).
+fn variants(args: &LocomoArgs) -> String {
+    let mut v = Vec::new();
+    if args.session_dates {
+        v.push("session dates".to_string());
+    }
+    if args.query_norm {
+        v.push("query normalisation".into());
+    }
+    if args.speakers_as_entities() {
+        v.push(format!("speakers as entities, entity boost {}", args.entity_boost.unwrap_or(0.0)));
+    }
+    if let Some(a) = args.recall_neighbour_share {
+        v.push(format!("recall neighbour share {a} within {} turns", args.neighbour_window()));
+    }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
 fn metric_list(args: &LocomoArgs) -> Vec<Metric> {
     let mut v: Vec<Metric> = args.budgets.iter().map(|b| Metric::EvidenceRecall(*b)).collect();
     v.extend(args.ks.iter().map(|k| Metric::RecallAt(*k)));
@@ -715,6 +757,7 @@ fn markdown(
          ER@B = evidence recall within B tokens ({}); R@k = share of evidence turns in the top k of the ranking; MRR over the top {}.\n\n",
         args.candidates, p.token_counter, args.candidates
     ));
+    s.push_str(&format!("Variants: {}.\n\n", variants(args)));
     let metrics = metric_list(args);
     let mut header: Vec<String> = vec!["method".into(), "n".into()];
     header.extend(metrics.iter().map(|m| match m {
