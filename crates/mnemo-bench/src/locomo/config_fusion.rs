@@ -51,7 +51,7 @@ impl LocomoArgs {
     pub fn with_recall_policy(mut self, recall: &mnemo_core::policy::RecallPolicy) -> Self {
         if self.recall_neighbour_share.is_none() && recall.neighbour_share > 0.0 {
             self.recall_neighbour_share = Some(recall.neighbour_share);
-            self.recall_neighbour_turns = Some(recall.neighbour_turns);
+            self.recall_neighbour_turns = Some(u32::try_from(recall.neighbour_turns).unwrap_or(u32::MAX));
         }
         self
     }

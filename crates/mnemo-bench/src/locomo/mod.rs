@@ -92,7 +92,7 @@ pub struct LocomoArgs {
     /// followed by its same-session neighbours within N turns (`hybrid_pack_nbN`), beside the
     /// same packing without them (`hybrid_pack`): see `locomo::neighbours`.
     #[arg(long, value_name = "N")]
-    pub neighbours: Option<usize>,
+    pub neighbours: Option<u32>,
     /// Variant (neighbouring turns, score sharing; needs `--neighbours N`): also report the
     /// hybrid hits re-ranked with each turn gaining A × the fused score of a hit within N turns
     /// of it in the same session (`hybrid_share<A>_nb<N>`): see `locomo::neighbours`.
@@ -106,7 +106,7 @@ pub struct LocomoArgs {
     /// The window of the configured `[recall] neighbour_share` (taken with it from the
     /// config by `with_recall_policy`; not a flag).
     #[arg(skip)]
-    pub recall_neighbour_turns: Option<usize>,
+    pub recall_neighbour_turns: Option<u32>,
     /// Write every question's figures per method to FILE as JSON lines, for paired
     /// comparisons of two runs (`bench/paired.py`).
     #[arg(long, value_name = "FILE")]
@@ -173,7 +173,7 @@ impl LocomoArgs {
 
     /// The window of the engine's neighbour sharing: the config's, else `--neighbours`, else 2.
     fn neighbour_window(&self) -> usize {
-        self.recall_neighbour_turns.or(self.neighbours).unwrap_or(2)
+        self.recall_neighbour_turns.or(self.neighbours).map_or(2, |n| n as usize)
     }
 
     /// The rows of the report: the methods, then the neighbour rows when asked for.
@@ -263,7 +263,7 @@ const METHODS: [(&str, Option<SearchMode>); 4] = [
 ];
 
 /// The row of `--neighbour-share A --neighbours N`.
-fn share_row(alpha: f32, n: usize) -> String {
+fn share_row(alpha: f32, n: u32) -> String {
     format!("hybrid_share{alpha}_nb{n}")
 }
 
@@ -477,14 +477,17 @@ pub async fn locomo(
                 tab.add(method, q.category, &figures);
             }
             if let Some(n) = args.neighbours {
-                let expanded = neighbours::expand(&hybrid_ranking, &session_of, n);
+                let window = n as usize;
+                let expanded = neighbours::expand(&hybrid_ranking, &session_of, window);
                 let mut variants = vec![
                     (PACK_CONTROL.to_string(), hybrid_ranking.clone()),
                     (format!("{PACK_CONTROL}_nb{n}"), expanded),
                 ];
                 if let Some(a) = args.neighbour_share {
-                    variants
-                        .push((share_row(a, n), neighbours::share(&hybrid_hits, &session_of, n, a, args.candidates)));
+                    variants.push((
+                        share_row(a, n),
+                        neighbours::share(&hybrid_hits, &session_of, window, a, args.candidates),
+                    ));
                 }
                 for (name, order) in &variants {
                     let packed: Vec<(usize, HashSet<usize>)> =
