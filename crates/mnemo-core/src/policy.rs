@@ -105,11 +105,22 @@ pub struct RecallPolicy {
     pub candidates: usize,
     /// Which signals the index uses.
     pub mode: crate::traits::SearchMode,
+    /// Share of a candidate's relevance its neighbours gain (source turns within
+    /// `neighbour_turns`; engine/neighbours.rs); 0 = off.
+    pub neighbour_share: f64,
+    /// How many turns apart two candidates may be to count as neighbours.
+    pub neighbour_turns: usize,
 }
 
 impl Default for RecallPolicy {
     fn default() -> Self {
-        RecallPolicy { budget_tokens: 1024, candidates: 64, mode: crate::traits::SearchMode::Hybrid }
+        RecallPolicy {
+            budget_tokens: 1024,
+            candidates: 64,
+            mode: crate::traits::SearchMode::Hybrid,
+            neighbour_share: 0.0,
+            neighbour_turns: 2,
+        }
     }
 }
 
@@ -188,6 +199,12 @@ impl EnginePolicy {
         }
         if self.recall.candidates == 0 || self.recall.candidates > 100_000 {
             return bad("recall.candidates", "must be within 1..=100000");
+        }
+        if !(self.recall.neighbour_share.is_finite() && (0.0..=10.0).contains(&self.recall.neighbour_share)) {
+            return bad("recall.neighbour_share", "must be a number within 0..=10");
+        }
+        if self.recall.neighbour_turns > 100 {
+            return bad("recall.neighbour_turns", "must be within 0..=100");
         }
         let mut sum = 0.0;
         for k in MemoryKind::ALL {

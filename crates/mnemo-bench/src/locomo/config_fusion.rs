@@ -45,6 +45,18 @@ impl LocomoArgs {
     }
 }
 
+impl LocomoArgs {
+    /// Take the configured `[recall] neighbour_share` / `neighbour_turns` unless the command
+    /// line set them (the bench's engine otherwise runs the default recall policy).
+    pub fn with_recall_policy(mut self, recall: &mnemo_core::policy::RecallPolicy) -> Self {
+        if self.recall_neighbour_share.is_none() && recall.neighbour_share > 0.0 {
+            self.recall_neighbour_share = Some(recall.neighbour_share);
+            self.recall_neighbour_turns = Some(u32::try_from(recall.neighbour_turns).unwrap_or(u32::MAX));
+        }
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -77,6 +89,21 @@ mod tests {
         let d = FusionSettings::default();
         let a = LocomoArgs::new("x.json".into()).with_index_config(&table("kind = \"tantivy\""), "c").unwrap();
         assert_eq!((a.fusion, a.rrf_k), (Some(d.fusion), Some(d.rrf_k)));
+    }
+
+    #[test]
+    fn configured_neighbour_sharing_is_taken_unless_a_flag_set_it() {
+        let mut recall = mnemo_core::policy::RecallPolicy::default();
+        let a = LocomoArgs::new("x.json".into()).with_recall_policy(&recall);
+        assert_eq!((a.recall_neighbour_share, a.recall_neighbour_turns), (None, None), "off by default");
+        recall.neighbour_share = 0.5;
+        recall.neighbour_turns = 3;
+        let a = LocomoArgs::new("x.json".into()).with_recall_policy(&recall);
+        assert_eq!((a.recall_neighbour_share, a.recall_neighbour_turns), (Some(0.5), Some(3)));
+        assert_eq!(a.neighbours, None, "the bench's own neighbour rows stay off");
+        let mut flag = LocomoArgs::new("x.json".into());
+        flag.recall_neighbour_share = Some(0.0);
+        assert_eq!(flag.with_recall_policy(&recall).recall_neighbour_share, Some(0.0));
     }
 
     #[test]

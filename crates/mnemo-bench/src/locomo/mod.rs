@@ -92,12 +92,21 @@ pub struct LocomoArgs {
     /// followed by its same-session neighbours within N turns (`hybrid_pack_nbN`), beside the
     /// same packing without them (`hybrid_pack`): see `locomo::neighbours`.
     #[arg(long, value_name = "N")]
-    pub neighbours: Option<usize>,
+    pub neighbours: Option<u32>,
     /// Variant (neighbouring turns, score sharing; needs `--neighbours N`): also report the
     /// hybrid hits re-ranked with each turn gaining A × the fused score of a hit within N turns
     /// of it in the same session (`hybrid_share<A>_nb<N>`): see `locomo::neighbours`.
     #[arg(long, value_name = "A")]
     pub neighbour_share: Option<f32>,
+    /// Variant (neighbouring turns in the engine): the engine's `[recall] neighbour_share`
+    /// for this run (window: `--neighbours`, else 2), so every method's ER@B comes from
+    /// `recall` with it; R@k (the index's ranking) is unchanged by it.
+    #[arg(long, value_name = "A")]
+    pub recall_neighbour_share: Option<f64>,
+    /// The window of the configured `[recall] neighbour_share` (taken with it from the
+    /// config by `with_recall_policy`; not a flag).
+    #[arg(skip)]
+    pub recall_neighbour_turns: Option<u32>,
     /// Write every question's figures per method to FILE as JSON lines, for paired
     /// comparisons of two runs (`bench/paired.py`).
     #[arg(long, value_name = "FILE")]
@@ -137,6 +146,8 @@ impl LocomoArgs {
             speaker_entities: false,
             neighbours: None,
             neighbour_share: None,
+            recall_neighbour_share: None,
+            recall_neighbour_turns: None,
             per_question: None,
             dump_candidates: None,
             stemming: None,
@@ -158,6 +169,11 @@ impl LocomoArgs {
         } else {
             t.content.clone()
         }
+    }
+
+    /// The window of the engine's neighbour sharing: the config's, else `--neighbours`, else 2.
+    fn neighbour_window(&self) -> usize {
+        self.recall_neighbour_turns.or(self.neighbours).map_or(2, |n| n as usize)
     }
 
     /// The rows of the report: the methods, then the neighbour rows when asked for.
@@ -247,7 +263,7 @@ const METHODS: [(&str, Option<SearchMode>); 4] = [
 ];
 
 /// The row of `--neighbour-share A --neighbours N`.
-fn share_row(alpha: f32, n: usize) -> String {
+fn share_row(alpha: f32, n: u32) -> String {
     format!("hybrid_share{alpha}_nb{n}")
 }
 
@@ -291,6 +307,10 @@ pub async fn locomo(
     let mut policy = EnginePolicy::default();
     // No LoCoMo turn may fade during the benchmark, whatever the recall time.
     policy.kinds.episodic.decays = false;
+    if let Some(a) = args.recall_neighbour_share {
+        policy.recall.neighbour_share = a;
+        policy.recall.neighbour_turns = args.neighbour_window();
+    }
     let tokens = Arc::new(CharTokenCounter);
     let engine = Engine::new(EngineParts {
         store: in_memory_store(clock.clone())?,
@@ -457,14 +477,17 @@ pub async fn locomo(
                 tab.add(method, q.category, &figures);
             }
             if let Some(n) = args.neighbours {
-                let expanded = neighbours::expand(&hybrid_ranking, &session_of, n);
+                let window = n as usize;
+                let expanded = neighbours::expand(&hybrid_ranking, &session_of, window);
                 let mut variants = vec![
                     (PACK_CONTROL.to_string(), hybrid_ranking.clone()),
                     (format!("{PACK_CONTROL}_nb{n}"), expanded),
                 ];
                 if let Some(a) = args.neighbour_share {
-                    variants
-                        .push((share_row(a, n), neighbours::share(&hybrid_hits, &session_of, n, a, args.candidates)));
+                    variants.push((
+                        share_row(a, n),
+                        neighbours::share(&hybrid_hits, &session_of, window, a, args.candidates),
+                    ));
                 }
                 for (name, order) in &variants {
                     let packed: Vec<(usize, HashSet<usize>)> =
@@ -647,6 +670,28 @@ impl RecentOnly {
     }
 }
 
+/// The variant flags of a run, for its report ("none" for the plain run).
+fn variants(args: &LocomoArgs) -> String {
+    let mut v = Vec::new();
+    if args.session_dates {
+        v.push("session dates".to_string());
+    }
+    if args.query_norm {
+        v.push("query normalisation".into());
+    }
+    if args.speakers_as_entities() {
+        v.push(format!("speakers as entities, entity boost {}", args.entity_boost.unwrap_or(0.0)));
+    }
+    if let Some(a) = args.recall_neighbour_share {
+        v.push(format!("recall neighbour share {a} within {} turns", args.neighbour_window()));
+    }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
 fn metric_list(args: &LocomoArgs) -> Vec<Metric> {
     let mut v: Vec<Metric> = args.budgets.iter().map(|b| Metric::EvidenceRecall(*b)).collect();
     v.extend(args.ks.iter().map(|k| Metric::RecallAt(*k)));
@@ -715,6 +760,7 @@ fn markdown(
          ER@B = evidence recall within B tokens ({}); R@k = share of evidence turns in the top k of the ranking; MRR over the top {}.\n\n",
         args.candidates, p.token_counter, args.candidates
     ));
+    s.push_str(&format!("Variants: {}.\n\n", variants(args)));
     let metrics = metric_list(args);
     let mut header: Vec<String> = vec!["method".into(), "n".into()];
     header.extend(metrics.iter().map(|m| match m {

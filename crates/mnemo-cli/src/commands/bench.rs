@@ -17,7 +17,8 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
         BenchCommand::Locomo { args, json } => {
             let embedder = context::embedder(&config).await?;
             let (_, index, index_origin) = config.plugin("index")?;
-            let args = &args.clone().with_index_config(&index, &index_origin)?;
+            let args =
+                &args.clone().with_index_config(&index, &index_origin)?.with_recall_policy(&config.policy().recall);
             let provenance =
                 run_provenance("none (retrieval only: no model call)", "none", embedder.model_id(), &config.hash());
             (mnemo_bench::locomo(args, provenance, embedder).await?, json)

@@ -19,6 +19,7 @@ mod correct;
 mod decay;
 mod forget;
 mod ingest;
+mod neighbours;
 mod plan;
 mod recall;
 mod restore;

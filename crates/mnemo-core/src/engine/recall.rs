@@ -81,7 +81,7 @@ impl Engine {
                 memories.push(p);
             }
         }
-        let candidates: Vec<PlanCandidate> = memories
+        let mut candidates: Vec<PlanCandidate> = memories
             .into_iter()
             .map(|m| PlanCandidate {
                 relevance: f64::from(relevance.get(&m.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
@@ -91,6 +91,11 @@ impl Engine {
                 memory: m,
             })
             .collect();
+        super::neighbours::share(
+            &mut candidates,
+            self.policy.recall.neighbour_share,
+            self.policy.recall.neighbour_turns,
+        );
         let shares =
             [self.policy.kinds.semantic.quota, self.policy.kinds.procedural.quota, self.policy.kinds.episodic.quota];
         let mut pack = {
