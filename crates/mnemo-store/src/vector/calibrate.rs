@@ -59,7 +59,7 @@ fn sample(space: &Space, d: usize) -> Vec<(MemoryId, Vec<f32>)> {
     let mut i = 0usize;
     for b in &space.blocks {
         for (id, v) in b.ids.iter().zip(b.data.chunks_exact(d)) {
-            if i % step == 0 && out.len() < QUERIES {
+            if i.is_multiple_of(step) && out.len() < QUERIES {
                 out.push((*id, v.to_vec()));
             }
             i += 1;
