@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mnemo_core::report::fnv1a_hex;
+use mnemo_report::fnv1a_hex;
 use mnemo_core::EnginePolicy;
 
 use crate::error::AgentError;

@@ -11,6 +11,7 @@ pub mod assess;
 mod blocking;
 pub mod config;
 pub mod error;
+pub mod json_view;
 mod index_embedder;
 pub mod lock;
 pub mod memories;

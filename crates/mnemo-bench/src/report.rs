@@ -1,5 +1,5 @@
 //! The report of a benchmark: the JSON report (provenance + flat rows) and a readable table.
-use mnemo_core::report::{Report, RunProvenance};
+use mnemo_report::{Report, RunProvenance};
 use serde::Serialize;
 
 /// A benchmark's result. Serialises as `{"provenance": {...}, "rows": [...]}`.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use mnemo_bench::{locomo, scale, LocomoArgs, ScaleArgs};
-use mnemo_core::report::RunProvenance;
+use mnemo_report::RunProvenance;
 
 fn prov() -> RunProvenance {
     RunProvenance {

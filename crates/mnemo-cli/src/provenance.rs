@@ -1,5 +1,5 @@
 //! The provenance block of every report: which client answered, run id, config hash, commit.
-use mnemo_core::report::RunProvenance;
+use mnemo_report::RunProvenance;
 use mnemo_core::{Clock, SystemClock};
 
 /// `git rev-parse HEAD` (+ "-dirty" when the tree has changes), or "unknown".

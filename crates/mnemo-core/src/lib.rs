@@ -1,38 +1,36 @@
-//! Mnemo core: the domain model, the swappable traits and the engine.
+//! Mnemo core: the engine.
 //!
 //! Data flows one way: a turn is recorded durably first, candidates are
 //! extracted, embedded once, and reconciled against active neighbours; forgetting and decay
 //! tombstone (never delete); recall packs the best candidates under a token budget with
 //! per-kind quotas and a trace of every inclusion and exclusion.
+//!
+//! The types and traits the engine works with are the contract (`mnemo-contract`); they are
+//! re-exported here under the same paths, so a user of the engine needs this crate only.
 #![deny(missing_docs)]
 
-pub mod clock;
 #[cfg(feature = "conformance")]
-pub mod conformance;
-pub mod correction;
-pub mod decay_due;
+pub use mnemo_contract::conformance;
 pub mod engine;
-pub mod error;
-pub mod json_view;
-pub mod model;
 pub mod planner;
-pub mod policy;
-pub mod registry;
-pub mod report;
-pub mod salience;
-pub mod text;
-pub mod time;
-pub mod tokens;
-pub mod traits;
 
-pub use clock::{Clock, SimClock, SystemClock};
-pub use correction::Correction;
-pub use decay_due::{DecayRule, DueMemory, DuePage};
+pub use mnemo_contract::{
+    clock, correction, decay_due, error, model, pack, policy, registry, salience, text, time, tokens, traits,
+};
+pub use mnemo_contract::{
+    register_assessor, register_embedder, register_grounder, register_index, register_reasoner, register_store,
+};
+
 pub use engine::Engine;
-pub use error::{CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, Result, StoreErrorKind};
-pub use model::*;
+pub use mnemo_contract::clock::{Clock, SimClock, SystemClock};
+pub use mnemo_contract::correction::Correction;
+pub use mnemo_contract::decay_due::{DecayRule, DueMemory, DuePage};
+pub use mnemo_contract::error::{
+    CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, Result, StoreErrorKind,
+};
+pub use mnemo_contract::model::*;
+pub use mnemo_contract::policy::EnginePolicy;
+pub use mnemo_contract::time::Timestamp;
+pub use mnemo_contract::tokens::{CharTokenCounter, TokenCounter};
+pub use mnemo_contract::traits::*;
 pub use planner::{Pack, PackItem, TraceEntry, TraceReason};
-pub use policy::EnginePolicy;
-pub use time::Timestamp;
-pub use tokens::{CharTokenCounter, TokenCounter};
-pub use traits::*;

@@ -14,10 +14,12 @@
 //!
 //! So no kind is starved by another below `quota − (its largest candidate)`, and the pack
 //! never exceeds the budget.
-use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 
-use crate::model::{Memory, MemoryKind};
+use mnemo_contract::model::{Memory, MemoryKind};
+// The pack types are part of the contract (an assessor reads a pack); re-exported here, where
+// they are built.
+pub use mnemo_contract::pack::{Pack, PackItem, TraceEntry, TraceReason};
 
 /// A candidate for the pack, already scored.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,91 +40,6 @@ impl PlanCandidate {
     /// relevance × salience.
     pub fn score(&self) -> f64 {
         self.relevance * self.salience
-    }
-}
-
-/// Why a candidate was or was not packed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TraceReason {
-    /// Pinned, packed first.
-    Pinned,
-    /// Packed within its kind's quota.
-    WithinQuota,
-    /// Packed from quota other kinds left unused.
-    QuotaFlow,
-    /// Excluded: it did not fit the global budget.
-    Budget,
-    /// Excluded: its kind's quota was used and no unused budget was left to flow to it.
-    Quota,
-    /// Excluded: tombstoned.
-    Tombstoned,
-    /// Excluded: salience below the decay threshold.
-    BelowThreshold,
-}
-
-impl TraceReason {
-    /// Whether this reason means "included".
-    pub fn included(self) -> bool {
-        matches!(self, TraceReason::Pinned | TraceReason::WithinQuota | TraceReason::QuotaFlow)
-    }
-}
-
-/// One line of the trace.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TraceEntry {
-    /// The memory.
-    pub id: crate::model::MemoryId,
-    /// Its kind.
-    pub kind: MemoryKind,
-    /// Pinned.
-    pub pinned: bool,
-    /// Relevance.
-    pub relevance: f64,
-    /// Salience.
-    pub salience: f64,
-    /// relevance × salience.
-    pub score: f64,
-    /// Token cost.
-    pub tokens: usize,
-    /// Included?
-    pub included: bool,
-    /// Why.
-    pub reason: TraceReason,
-    /// Human-readable detail.
-    pub detail: String,
-}
-
-/// One packed memory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PackItem {
-    /// The memory.
-    pub memory: Memory,
-    /// Its score.
-    pub score: f64,
-    /// Its token cost.
-    pub tokens: usize,
-}
-
-/// The result of recall.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Pack {
-    /// Packed memories in final rank order (pinned first).
-    pub items: Vec<PackItem>,
-    /// Every candidate, included or excluded, in rank order.
-    pub trace: Vec<TraceEntry>,
-    /// The budget used for packing (after any clamp).
-    pub budget: usize,
-    /// Tokens used.
-    pub used: usize,
-    /// Notes (e.g. a clamped budget).
-    pub notes: Vec<String>,
-}
-
-impl Pack {
-    /// The packed memories.
-    pub fn memories(&self) -> impl Iterator<Item = &Memory> {
-        self.items.iter().map(|i| &i.memory)
     }
 }
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mnemo_core::{Embedder, Result};
+use mnemo_contract::{Embedder, Result};
 
 use crate::error::LocalEmbedError;
 use crate::model::SentenceModel;

@@ -53,8 +53,8 @@ impl LocalEmbedError {
     }
 }
 
-impl From<LocalEmbedError> for mnemo_core::CoreError {
+impl From<LocalEmbedError> for mnemo_contract::CoreError {
     fn from(e: LocalEmbedError) -> Self {
-        mnemo_core::CoreError::Embedder(e.chain())
+        mnemo_contract::CoreError::Embedder(e.chain())
     }
 }

@@ -1,7 +1,7 @@
 //! Mnemo's local sentence embedder: a sentence-transformers BERT model (all-MiniLM-L6-v2 first)
 //! run on the CPU with candle, offline and keyless.
 //!
-//! - [`LocalEmbedder`]: `mnemo_core::Embedder`: tokenise (truncated to `max_tokens` word
+//! - [`LocalEmbedder`]: `mnemo_contract::Embedder`: tokenise (truncated to `max_tokens` word
 //!   pieces), BERT forward pass, mean pooling over the real tokens, L2 normalisation. Texts are
 //!   embedded in batches of up to `batch_size` texts of the same token length (no padding), so a
 //!   text gets bit-for-bit the vector it gets alone: persisted vectors stay comparable however

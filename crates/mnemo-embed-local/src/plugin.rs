@@ -1,9 +1,9 @@
 //! Registration: `[embedder] kind = "local"`.
 use std::sync::Arc;
 
-use mnemo_core::registry::EmbedderContext;
-use mnemo_core::CoreError;
-use mnemo_core::Embedder;
+use mnemo_contract::registry::EmbedderContext;
+use mnemo_contract::CoreError;
+use mnemo_contract::Embedder;
 use serde::Deserialize;
 
 use crate::embedder::{LocalEmbedder, LocalSettings, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS};
@@ -34,7 +34,7 @@ fn default_max_tokens() -> i64 {
     DEFAULT_MAX_TOKENS as i64
 }
 
-fn build_local_embedder(ctx: &EmbedderContext<'_>) -> mnemo_core::Result<Arc<dyn Embedder>> {
+fn build_local_embedder(ctx: &EmbedderContext<'_>) -> mnemo_contract::Result<Arc<dyn Embedder>> {
     let s: Settings = ctx.settings()?;
     let origin = ctx.origin;
     let spec = mnemo_models::find(&s.model).ok_or_else(|| {
@@ -60,7 +60,7 @@ fn build_local_embedder(ctx: &EmbedderContext<'_>) -> mnemo_core::Result<Arc<dyn
     Ok(Arc::new(e))
 }
 
-mnemo_core::register_embedder!(
+mnemo_contract::register_embedder!(
     "local",
     "sentence-transformers model on the CPU (candle; all-MiniLM-L6-v2, 384 dims); offline, files from `mnemo models fetch minilm`",
     build_local_embedder

@@ -3,14 +3,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
 
-use mnemo_core::Embedder;
+use mnemo_contract::Embedder;
 
 #[tokio::test]
 async fn minilm_passes_the_embedder_conformance_suite() {
     let e = common::minilm();
     assert_eq!(e.dims(), 384);
     assert_eq!(e.model_id(), "sentence-transformers/all-MiniLM-L6-v2");
-    mnemo_core::conformance::embedder::run_all(e).await;
+    mnemo_contract::conformance::embedder::run_all(e).await;
 }
 
 fn cos(a: &[f32], b: &[f32]) -> f32 {

@@ -2,10 +2,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::sync::Arc;
 
-use mnemo_core::registry::{self, EmbedderContext, Section};
-use mnemo_core::Embedder;
+use mnemo_contract::registry::{self, EmbedderContext, Section};
+use mnemo_contract::Embedder;
 
-fn build(settings: &str) -> mnemo_core::Result<Arc<dyn Embedder>> {
+fn build(settings: &str) -> mnemo_contract::Result<Arc<dyn Embedder>> {
     mnemo_embed_local::link();
     let data = tempfile::tempdir().unwrap();
     let settings: toml::Table = toml::from_str(settings).unwrap();

@@ -22,7 +22,7 @@ pub mod scenario;
 use std::path::PathBuf;
 
 use mnemo_agent::Config;
-use mnemo_core::report::{fnv1a_hex, RunProvenance};
+use mnemo_report::{fnv1a_hex, RunProvenance};
 
 pub use error::{EvalError, Result};
 pub use outcome::ScenarioRun;

@@ -2,7 +2,7 @@
 //! system × config), a per-scenario table, and the reasons of every failure.
 use std::fmt::Write as _;
 
-use mnemo_core::report::{Report, RunProvenance};
+use mnemo_report::{Report, RunProvenance};
 use serde::Serialize;
 use serde_json::{json, Value};
 

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use mnemo_eval::assessor::{load_cases, parse_cases, run_assessor_eval, AssessorEvalArgs, Split};
 
-fn provenance() -> mnemo_core::report::RunProvenance {
-    mnemo_core::report::RunProvenance {
+fn provenance() -> mnemo_report::RunProvenance {
+    mnemo_report::RunProvenance {
         client: "rules".into(),
         model: "none".into(),
         embedder: "none".into(),

@@ -8,7 +8,7 @@ use mnemo_store as _;
 
 use std::path::PathBuf;
 
-use mnemo_core::report::RunProvenance;
+use mnemo_report::RunProvenance;
 use mnemo_eval::{run_eval, EvalArgs};
 
 fn provenance() -> RunProvenance {

@@ -7,7 +7,7 @@ use mnemo_store as _;
 
 use std::path::Path;
 
-use mnemo_core::report::RunProvenance;
+use mnemo_report::RunProvenance;
 use mnemo_eval::{run_eval, EvalArgs, EvalError};
 use serde_json::Value;
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use mnemo_core::{ClientKind, ModelInfo};
+use mnemo_contract::{ClientKind, ModelInfo};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -150,8 +150,8 @@ fn describe(kind: &str, key: &str, request: &serde_json::Value) -> String {
 
 fn now_rfc3339() -> String {
     // The recording time is metadata for people, not an input to Mnemo's logic.
-    use mnemo_core::Clock as _;
-    mnemo_core::SystemClock.now().to_rfc3339()
+    use mnemo_contract::Clock as _;
+    mnemo_contract::SystemClock.now().to_rfc3339()
 }
 
 /// Serialises cassette writes in this process.

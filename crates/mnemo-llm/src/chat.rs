@@ -15,9 +15,9 @@
 //!
 //! Embeddings have the same shape of seam, [`EmbedModel`]: the live client, the fake and the
 //! cassette decorators implement it, and [`crate::seam::ModelEmbedder`] adapts any of them to
-//! mnemo-core's `Embedder`.
+//! mnemo-contract's `Embedder`.
 use async_trait::async_trait;
-use mnemo_core::{ClientKind, ModelInfo};
+use mnemo_contract::{ClientKind, ModelInfo};
 use serde::{Deserialize, Serialize};
 
 use crate::error::LlmError;

@@ -1,6 +1,6 @@
-//! The one error type of mnemo-llm, mapped into `mnemo_core::CoreError` at the trait boundary
+//! The one error type of mnemo-llm, mapped into `mnemo_contract::CoreError` at the trait boundary
 //! (`CoreError::ModelFailure` with the role, a kind, and this error kept as the source).
-use mnemo_core::{ModelErrorKind, ModelRole};
+use mnemo_contract::{ModelErrorKind, ModelRole};
 use thiserror::Error;
 
 /// What can go wrong between Mnemo and a model.
@@ -70,13 +70,13 @@ impl LlmError {
         }
     }
 
-    /// As a reasoner error of mnemo-core (this error kept as its source).
-    pub fn into_reasoner(self) -> mnemo_core::CoreError {
-        mnemo_core::CoreError::model(ModelRole::Reasoner, self.kind(), self)
+    /// As a reasoner error of mnemo-contract (this error kept as its source).
+    pub fn into_reasoner(self) -> mnemo_contract::CoreError {
+        mnemo_contract::CoreError::model(ModelRole::Reasoner, self.kind(), self)
     }
-    /// As an embedder error of mnemo-core (this error kept as its source).
-    pub fn into_embedder(self) -> mnemo_core::CoreError {
-        mnemo_core::CoreError::model(ModelRole::Embedder, self.kind(), self)
+    /// As an embedder error of mnemo-contract (this error kept as its source).
+    pub fn into_embedder(self) -> mnemo_contract::CoreError {
+        mnemo_contract::CoreError::model(ModelRole::Embedder, self.kind(), self)
     }
 }
 

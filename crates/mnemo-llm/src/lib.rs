@@ -5,8 +5,8 @@
 //!   decorators fit behind it later without changing it (see [`chat`]).
 //! - [`FakeQwen`]: the deterministic offline model, both a `ChatModel` (pattern-matches the
 //!   reasoner's structured prompts, answers JSON, refuses anything else) and an
-//!   `mnemo_core::Embedder` (hashed bag of words, unit vectors).
-//! - [`LlmReasoner`]: `mnemo_core::Reasoner` over any `ChatModel`: builds the prompts, parses
+//!   `mnemo_contract::Embedder` (hashed bag of words, unit vectors).
+//! - [`LlmReasoner`]: `mnemo_contract::Reasoner` over any `ChatModel`: builds the prompts, parses
 //!   and validates every answer.
 //!
 //! Registered plugins (see `plugins`): embedder `fake`, reasoner `llm`. A binary keeps these

@@ -1,4 +1,4 @@
-//! Registrations with mnemo-core's plugin registry:
+//! Registrations with mnemo-contract's plugin registry:
 //! - `[embedder] kind = "fake"`, settings `dims = 256` (8..=4096);
 //! - `[reasoner] kind = "llm"` and `[embedder] kind = "llm"`: built from the `[llm]` section
 //!   (passed in by the runtime as the `llm` setting) through the seam (`crate::seam`): fake,
@@ -6,8 +6,8 @@
 //!   fallback to the fake.
 use std::sync::Arc;
 
-use mnemo_core::registry::{EmbedderContext, ReasonerContext, Section};
-use mnemo_core::{CoreError, Embedder, Reasoner};
+use mnemo_contract::registry::{EmbedderContext, ReasonerContext, Section};
+use mnemo_contract::{CoreError, Embedder, Reasoner};
 use serde::Deserialize;
 
 use crate::fake::{FakeQwen, DEFAULT_DIMS, MAX_DIMS, MIN_DIMS};
@@ -25,7 +25,7 @@ fn default_dims() -> i64 {
     DEFAULT_DIMS as i64
 }
 
-fn build_fake_embedder(ctx: &EmbedderContext<'_>) -> mnemo_core::Result<Arc<dyn Embedder>> {
+fn build_fake_embedder(ctx: &EmbedderContext<'_>) -> mnemo_contract::Result<Arc<dyn Embedder>> {
     let s: FakeEmbedderSettings = ctx.settings()?;
     let dims = usize::try_from(s.dims).ok().filter(|d| (MIN_DIMS..=MAX_DIMS).contains(d)).ok_or_else(|| {
         CoreError::Config(format!(
@@ -55,7 +55,7 @@ struct LlmComponentSettings {
     model: Option<toml::Value>,
 }
 
-fn seam_of(ctx: &Section<'_>) -> mnemo_core::Result<Seam> {
+fn seam_of(ctx: &Section<'_>) -> mnemo_contract::Result<Seam> {
     let s: LlmComponentSettings = ctx.settings()?;
     let origin = ctx.origin;
     if s.client.is_some() || s.model.is_some() {
@@ -73,31 +73,31 @@ fn seam_of(ctx: &Section<'_>) -> mnemo_core::Result<Seam> {
     resolve_from_process(settings).map_err(|e| CoreError::Config(format!("{origin}: {e}")))
 }
 
-fn build_llm_reasoner(ctx: &ReasonerContext<'_>) -> mnemo_core::Result<Arc<dyn Reasoner>> {
+fn build_llm_reasoner(ctx: &ReasonerContext<'_>) -> mnemo_contract::Result<Arc<dyn Reasoner>> {
     let seam = seam_of(ctx)?;
     let r = seam.reasoner().map_err(|e| CoreError::Config(format!("{}: {e}", ctx.origin)))?;
     Ok(Arc::new(r))
 }
 
-fn build_llm_embedder(ctx: &EmbedderContext<'_>) -> mnemo_core::Result<Arc<dyn Embedder>> {
+fn build_llm_embedder(ctx: &EmbedderContext<'_>) -> mnemo_contract::Result<Arc<dyn Embedder>> {
     let seam = seam_of(ctx)?;
     let e = seam.embedder().map_err(|e| CoreError::Config(format!("{}: {e}", ctx.origin)))?;
     Ok(Arc::new(e))
 }
 
-mnemo_core::register_embedder!(
+mnemo_contract::register_embedder!(
     "fake",
     "deterministic hashed bag-of-words embeddings (offline; proves plumbing, not model quality)",
     build_fake_embedder
 );
 
-mnemo_core::register_reasoner!(
+mnemo_contract::register_reasoner!(
     "llm",
     "extract / reconcile / resolve-forget by a chat model ([llm] client: fake | live | record | replay)",
     build_llm_reasoner
 );
 
-mnemo_core::register_embedder!(
+mnemo_contract::register_embedder!(
     "llm",
     "embeddings from the [llm] client (live/record/replay: embedding_model at embedding_dims; fake: hashed bag of words)",
     build_llm_embedder

@@ -5,7 +5,7 @@
 //! fake model recognises a prompt by that marker and by the user message parsing as the
 //! task's input type below; anything else it refuses. A live model reads the same prompts,
 //! so the fake exercises exactly the code path a live model will.
-use mnemo_core::{Claim, Memory, MemoryKind, Turn};
+use mnemo_contract::{Claim, Memory, MemoryKind, Turn};
 use serde::{Deserialize, Serialize};
 
 /// A reasoner task.

@@ -1,4 +1,4 @@
-//! `LlmReasoner`: the `Reasoner` of mnemo-core over any [`ChatModel`].
+//! `LlmReasoner`: the `Reasoner` of mnemo-contract over any [`ChatModel`].
 //!
 //! It builds the prompts (`prompts`), calls the model, then parses and validates the answer
 //! (`validate`): every field is checked, ids must be among the given neighbours/candidates,
@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mnemo_core::{Candidate, CoreError, Extraction, Memory, MemoryId, ModelInfo, Reasoner, Turn, Verdict};
+use mnemo_contract::{Candidate, CoreError, Extraction, Memory, MemoryId, ModelInfo, Reasoner, Turn, Verdict};
 use serde::Serialize;
 use serde_json::Value;
 use tracing::Instrument as _;
@@ -175,7 +175,7 @@ fn candidate_view(c: &Candidate) -> MemoryView {
 
 #[async_trait]
 impl Reasoner for LlmReasoner {
-    async fn extract(&self, turn: &Turn) -> mnemo_core::Result<Extraction> {
+    async fn extract(&self, turn: &Turn) -> mnemo_contract::Result<Extraction> {
         let task = Task::Extract;
         let span = tracing::info_span!("extract", turn = turn.id.0);
         let ((items, notes), model) = self
@@ -185,7 +185,7 @@ impl Reasoner for LlmReasoner {
         Ok(Extraction { items, model, notes })
     }
 
-    async fn reconcile(&self, candidate: &Candidate, neighbours: &[Memory]) -> mnemo_core::Result<Verdict> {
+    async fn reconcile(&self, candidate: &Candidate, neighbours: &[Memory]) -> mnemo_contract::Result<Verdict> {
         let task = Task::Reconcile;
         if neighbours.is_empty() {
             // Nothing to relate to: novel without a call (no spend; `model_info` is unchanged).
@@ -199,7 +199,7 @@ impl Reasoner for LlmReasoner {
         Ok(self.ask(task, &input, |v| validate::verdict(v, &ids)).await?.0)
     }
 
-    async fn resolve_forget(&self, command: &str, candidates: &[Memory]) -> mnemo_core::Result<Vec<MemoryId>> {
+    async fn resolve_forget(&self, command: &str, candidates: &[Memory]) -> mnemo_contract::Result<Vec<MemoryId>> {
         let task = Task::ResolveForget;
         if candidates.is_empty() {
             return Ok(Vec::new());

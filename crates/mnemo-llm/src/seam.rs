@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mnemo_core::{ClientKind, Embedder};
+use mnemo_contract::{ClientKind, Embedder};
 use serde::{Deserialize, Serialize};
 
 use crate::cassette::{Recorder, Replayer};
@@ -315,7 +315,7 @@ impl Seam {
     }
 }
 
-/// mnemo-core's `Embedder` over any [`EmbedModel`].
+/// mnemo-contract's `Embedder` over any [`EmbedModel`].
 pub struct ModelEmbedder {
     inner: Arc<dyn EmbedModel>,
     model: String,
@@ -343,14 +343,14 @@ impl Embedder for ModelEmbedder {
     fn dims(&self) -> usize {
         self.dims
     }
-    async fn embed(&self, texts: &[String]) -> mnemo_core::Result<Vec<Vec<f32>>> {
+    async fn embed(&self, texts: &[String]) -> mnemo_contract::Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
         let req = EmbedRequest { model: self.model.clone(), dims: self.dims, texts: texts.to_vec() };
         let r = self.inner.embed(&req).await.map_err(LlmError::into_embedder)?;
         if r.vectors.len() != texts.len() || r.vectors.iter().any(|v| v.len() != self.dims) {
-            return Err(mnemo_core::CoreError::Embedder(format!(
+            return Err(mnemo_contract::CoreError::Embedder(format!(
                 "{} client (model {:?}) returned {} vectors for {} texts, or vectors of other than {} dimensions",
                 r.client.as_str(),
                 r.model,
@@ -368,7 +368,7 @@ impl EmbedModel for FakeQwen {
     async fn embed(&self, req: &EmbedRequest) -> Result<crate::chat::EmbedResponse, LlmError> {
         Ok(crate::chat::EmbedResponse {
             vectors: self.embed_batch(&req.texts),
-            model: mnemo_core::Embedder::model_id(self).to_string(),
+            model: mnemo_contract::Embedder::model_id(self).to_string(),
             client: ClientKind::Fake,
             prompt_tokens: None,
         })

@@ -3,7 +3,7 @@
 //! here panics on any input.
 use std::collections::HashSet;
 
-use mnemo_core::{Candidate, Cardinality, Claim, ExtractedItem, ForgetCommand, MemoryId, MemoryKind, Verdict};
+use mnemo_contract::{Candidate, Cardinality, Claim, ExtractedItem, ForgetCommand, MemoryId, MemoryKind, Verdict};
 use serde_json::{Map, Value};
 
 /// Parse an answer as one JSON object. A single surrounding Markdown code fence (three
@@ -158,8 +158,8 @@ fn candidate(v: &Value, path: &str) -> Result<Candidate, String> {
     }
     // Reconcile neighbours are found by entity, so a claim's entity is always among them.
     if let Some(c) = &claim {
-        let key = mnemo_core::text::norm_name(&c.entity);
-        if !entities.iter().any(|e| mnemo_core::text::norm_name(e) == key) {
+        let key = mnemo_contract::text::norm_name(&c.entity);
+        if !entities.iter().any(|e| mnemo_contract::text::norm_name(e) == key) {
             entities.insert(0, c.entity.clone());
         }
     }
@@ -197,13 +197,13 @@ fn forget(v: &Value, path: &str) -> Result<ForgetCommand, String> {
     let is_text = v.as_object().is_some_and(|m| m.contains_key("text"));
     if is_text {
         let m = object(v, path, &["text"], &[])?;
-        Ok(ForgetCommand::Text(mnemo_core::text::fold_ws(text(&m["text"], &join(path, "text"))?)))
+        Ok(ForgetCommand::Text(mnemo_contract::text::fold_ws(text(&m["text"], &join(path, "text"))?)))
     } else {
         let m = object(v, path, &["entity", "attribute"], &[])
             .map_err(|e| format!("{e} (a forget is {{\"entity\", \"attribute\"}} or {{\"text\"}})"))?;
         Ok(ForgetCommand::Claim {
-            entity: mnemo_core::text::fold_ws(text(&m["entity"], &join(path, "entity"))?),
-            attribute: mnemo_core::text::fold_ws(text(&m["attribute"], &join(path, "attribute"))?),
+            entity: mnemo_contract::text::fold_ws(text(&m["entity"], &join(path, "entity"))?),
+            attribute: mnemo_contract::text::fold_ws(text(&m["attribute"], &join(path, "attribute"))?),
         })
     }
 }

@@ -2,7 +2,7 @@
 //! The Embedder conformance suite against FakeQwen, at the default and at the extreme sizes.
 use std::sync::Arc;
 
-use mnemo_core::Embedder;
+use mnemo_contract::Embedder;
 use mnemo_llm::FakeQwen;
 
 #[tokio::test]
@@ -10,21 +10,21 @@ async fn fake_default_dims_conforms() {
     let e = FakeQwen::default();
     assert_eq!(e.dims(), 256);
     assert_eq!(e.model_id(), "fake-hash-bow-256");
-    mnemo_core::conformance::embedder::run_all(Arc::new(e)).await;
+    mnemo_contract::conformance::embedder::run_all(Arc::new(e)).await;
 }
 
 #[tokio::test]
 async fn fake_large_dims_conforms() {
     let e = FakeQwen::new(1024).unwrap();
     assert_eq!(e.model_id(), "fake-hash-bow-1024");
-    mnemo_core::conformance::embedder::run_all(Arc::new(e)).await;
+    mnemo_contract::conformance::embedder::run_all(Arc::new(e)).await;
 }
 
 #[tokio::test]
 async fn fake_smallest_dims_keeps_unit_length_and_determinism() {
     // At 8 dimensions collisions are everywhere, so ranking is not promised; the rest is.
     let e: Arc<dyn Embedder> = Arc::new(FakeQwen::new(8).unwrap());
-    use mnemo_core::conformance::embedder as suite;
+    use mnemo_contract::conformance::embedder as suite;
     suite::identity(e.as_ref()).await;
     suite::shape_and_unit_length(e.as_ref()).await;
     suite::determinism(e.as_ref()).await;

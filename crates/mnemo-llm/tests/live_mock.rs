@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::time::Duration;
 
-use mnemo_core::*;
+use mnemo_contract::*;
 use mnemo_llm::cassette::{Cassette, CASSETTE_FILE};
 use mnemo_llm::mock::{Fault, MockServer};
 use mnemo_llm::seam::{resolve, LlmSettings, Mode, Seam};

@@ -3,7 +3,7 @@
 //! validated — the code path a live model will take.
 use std::sync::Arc;
 
-use mnemo_core::*;
+use mnemo_contract::*;
 use mnemo_llm::fake::grammar;
 use mnemo_llm::{ChatModel, ChatRequest, FakeQwen, LlmReasoner};
 

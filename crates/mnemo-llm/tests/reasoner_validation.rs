@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mnemo_core::*;
+use mnemo_contract::*;
 use mnemo_llm::{ChatModel, ChatRequest, ChatResponse, LlmError, LlmReasoner};
 
 /// A model that answers whatever it is told to, as "scripted-1" on a live-looking client.

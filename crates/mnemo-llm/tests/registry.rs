@@ -3,8 +3,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use mnemo_core::registry::{self, EmbedderContext, ReasonerContext, Role, Section};
-use mnemo_core::{CoreError, Embedder, Reasoner};
+use mnemo_contract::registry::{self, EmbedderContext, ReasonerContext, Role, Section};
+use mnemo_contract::{CoreError, Embedder, Reasoner};
 
 fn with_section<T>(settings: &str, f: impl FnOnce(Section<'_>) -> T) -> T {
     mnemo_llm::link();
@@ -65,7 +65,7 @@ fn fake_embedder_settings_are_checked() {
 fn llm_reasoner_builds_on_the_fake_and_says_so() {
     let r = reasoner("[llm]\nclient = \"fake\"").unwrap();
     let info = r.model_info();
-    assert_eq!(info.client, mnemo_core::ClientKind::Fake);
+    assert_eq!(info.client, mnemo_contract::ClientKind::Fake);
     assert_eq!(info.model, "fake-qwen");
 }
 

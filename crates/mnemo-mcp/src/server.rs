@@ -117,7 +117,7 @@ impl MnemoMcp {
     fn result<T: serde::Serialize>(&self, v: &T) -> Result<CallToolResult, ErrorData> {
         let mut json = serde_json::to_value(v)
             .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))?;
-        mnemo_core::json_view::tenant_view(&mut json, self.with_vectors);
+        mnemo_agent::json_view::tenant_view(&mut json, self.with_vectors);
         Ok(CallToolResult::structured(json))
     }
 

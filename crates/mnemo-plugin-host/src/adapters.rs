@@ -3,7 +3,7 @@ use async_trait::async_trait;
 use std::path::Path;
 use std::sync::Arc;
 
-use mnemo_core::{
+use mnemo_contract::{
     Assessment, Assessor, CoreError, Correction, Decision, Embedder, GroundedValue, Grounder, MemoryGrade, MemoryId,
     Pack, Task, Timestamp,
 };
@@ -75,7 +75,7 @@ impl Grounder for PluginGrounder {
     fn source(&self) -> &str {
         &self.source
     }
-    async fn lookup(&self, entity: &str, attribute: &str) -> mnemo_core::Result<Option<GroundedValue>> {
+    async fn lookup(&self, entity: &str, attribute: &str) -> mnemo_contract::Result<Option<GroundedValue>> {
         let request =
             Request::Lookup { instance: self.instance, entity: entity.to_string(), attribute: attribute.to_string() };
         let what = format!("the lookup of {entity} | {attribute}");
@@ -117,7 +117,7 @@ impl Embedder for PluginEmbedder {
     fn dims(&self) -> usize {
         self.info.dims
     }
-    async fn embed(&self, texts: &[String]) -> mnemo_core::Result<Vec<Vec<f32>>> {
+    async fn embed(&self, texts: &[String]) -> mnemo_contract::Result<Vec<Vec<f32>>> {
         let n = texts.len();
         let request = Request::Embed { instance: self.instance, texts: texts.to_vec() };
         let vectors: Vec<Vec<f32>> = blocking(&self.plugin, move |p| p.call(&request, "an embed request"))
@@ -154,7 +154,7 @@ impl PluginAssessor {
 
 #[async_trait]
 impl Assessor for PluginAssessor {
-    async fn assess(&self, task: &Task, pack: Pack, now: Timestamp) -> mnemo_core::Result<Assessment> {
+    async fn assess(&self, task: &Task, pack: Pack, now: Timestamp) -> mnemo_contract::Result<Assessment> {
         let items = pack
             .items
             .iter()

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mnemo_core::{Assessor, Embedder, Grounder};
+use mnemo_contract::{Assessor, Embedder, Grounder};
 use mnemo_plugin_abi::PluginRole;
 
 use crate::adapters::{create, PluginAssessor, PluginEmbedder, PluginGrounder};

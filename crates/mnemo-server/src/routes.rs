@@ -106,7 +106,7 @@ pub async fn auth(
 fn to_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, ApiError> {
     let mut json = serde_json::to_value(v)
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, code::INTERNAL, format!("cannot encode: {e}")))?;
-    mnemo_core::json_view::tenant_view(&mut json, false);
+    mnemo_agent::json_view::tenant_view(&mut json, false);
     Ok(json)
 }
 

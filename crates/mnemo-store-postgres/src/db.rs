@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use deadpool_postgres::{Hook, HookError, Manager, ManagerConfig, Object, Pool, RecyclingMethod, Transaction};
-use mnemo_core::{CoreError, Namespace};
+use mnemo_contract::{CoreError, Namespace};
 use tokio::sync::OnceCell;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};

@@ -1,5 +1,5 @@
 //! Errors of the PostgreSQL backend, mapped into [`CoreError`] at the trait boundary.
-use mnemo_core::{CoreError, StoreErrorKind};
+use mnemo_contract::{CoreError, StoreErrorKind};
 use thiserror::Error;
 
 /// What can go wrong talking to PostgreSQL.

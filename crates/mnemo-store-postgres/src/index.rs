@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use async_trait::async_trait;
-use mnemo_core::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery};
+use mnemo_contract::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery};
 use mnemo_store::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
 use serde::Deserialize;
 use tokio::sync::OnceCell;
@@ -205,7 +205,7 @@ fn meta_value(rows: &[tokio_postgres::Row], key: &str) -> Result<i64> {
     match rows.first() {
         Some(r) => r.try_get(0).db("read index_meta"),
         None => Err(CoreError::index_message(
-            mnemo_core::IndexErrorKind::Damaged,
+            mnemo_contract::IndexErrorKind::Damaged,
             format!("index_meta has no {key:?} row: the index schema is damaged"),
         )),
     }

@@ -1,5 +1,5 @@
-//! Mnemo on PostgreSQL + pgvector: a [`Store`](mnemo_core::Store) and an
-//! [`Index`](mnemo_core::Index) that many Mnemo processes can share.
+//! Mnemo on PostgreSQL + pgvector: a [`Store`](mnemo_contract::Store) and an
+//! [`Index`](mnemo_contract::Index) that many Mnemo processes can share.
 //!
 //! - Every query names its namespace; as defence in depth the tables carry row-level
 //!   security keyed on the namespace (`mnemo.namespace`, set per transaction), enforced

@@ -21,8 +21,8 @@
 //! ```
 use std::sync::Arc;
 
-use mnemo_core::registry::{IndexContext, StoreContext};
-use mnemo_core::{Index, Result, Store};
+use mnemo_contract::registry::{IndexContext, StoreContext};
+use mnemo_contract::{Index, Result, Store};
 
 use crate::index::{IndexSettings, PostgresIndex};
 use crate::settings::PgSettings;
@@ -31,19 +31,19 @@ use crate::store::PostgresStore;
 fn build_store(ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
     let s: PgSettings = ctx.section.settings()?;
     let store =
-        PostgresStore::new(&s).map_err(|e| mnemo_core::CoreError::Config(format!("{}: {e}", ctx.section.origin)))?;
+        PostgresStore::new(&s).map_err(|e| mnemo_contract::CoreError::Config(format!("{}: {e}", ctx.section.origin)))?;
     Ok(Arc::new(store))
 }
 
 fn build_index(ctx: &IndexContext<'_>) -> Result<Arc<dyn Index>> {
     let s: IndexSettings = ctx.section.settings()?;
     let index =
-        PostgresIndex::new(&s).map_err(|e| mnemo_core::CoreError::Config(format!("{}: {e}", ctx.section.origin)))?;
+        PostgresIndex::new(&s).map_err(|e| mnemo_contract::CoreError::Config(format!("{}: {e}", ctx.section.origin)))?;
     Ok(Arc::new(index))
 }
 
-mnemo_core::register_store!("postgres", "PostgreSQL store (shared by many processes)", build_store);
-mnemo_core::register_index!(
+mnemo_contract::register_store!("postgres", "PostgreSQL store (shared by many processes)", build_store);
+mnemo_contract::register_index!(
     "postgres",
     "PostgreSQL full text + pgvector HNSW, weighted reciprocal-rank fusion",
     build_index

@@ -5,9 +5,9 @@
 
 mod common;
 
-use mnemo_core::conformance::decay as suite;
-use mnemo_core::time::DAY_MS;
-use mnemo_core::{
+use mnemo_contract::conformance::decay as suite;
+use mnemo_contract::time::DAY_MS;
+use mnemo_contract::{
     ClientKind, DecayRule, DuePage, MemoryKind, Namespace, NewMemory, Provenance, Store, Timestamp, WriteOp,
 };
 use mnemo_store_postgres::{PgSettings, PostgresStore};

@@ -8,8 +8,8 @@ mod common;
 
 use std::sync::Arc;
 
-use mnemo_core::conformance::index::{self as suite, doc, query};
-use mnemo_core::{Index, IndexDoc, MemoryId, SearchMode};
+use mnemo_contract::conformance::index::{self as suite, doc, query};
+use mnemo_contract::{Index, IndexDoc, MemoryId, SearchMode};
 use mnemo_store_postgres::index::IndexSettings;
 use mnemo_store_postgres::PostgresIndex;
 
@@ -92,7 +92,7 @@ async fn older_upserts_never_overwrite_or_revive() {
     older.rev = 5;
     idx.upsert(vec![newer]).await.unwrap();
     idx.upsert(vec![older.clone()]).await.unwrap();
-    let ids = |h: Vec<mnemo_core::Hit>| h.iter().map(|x| x.id.0).collect::<Vec<_>>();
+    let ids = |h: Vec<mnemo_contract::Hit>| h.iter().map(|x| x.id.0).collect::<Vec<_>>();
     let lex = |t: &str| query("a", t, None, SearchMode::Lexical, 5);
     assert_eq!(ids(idx.search(&lex("vermilion")).await.unwrap()), vec![1], "the newer version stays");
     assert!(idx.search(&lex("turquoise")).await.unwrap().is_empty(), "the older version must not overwrite it");

@@ -5,8 +5,8 @@
 
 mod common;
 
-use mnemo_core::conformance::index::{doc, ns, query};
-use mnemo_core::{Hit, Index, IndexDoc, MemoryId, SearchMode};
+use mnemo_contract::conformance::index::{doc, ns, query};
+use mnemo_contract::{Hit, Index, IndexDoc, MemoryId, SearchMode};
 use mnemo_store_postgres::index::{IndexSettings, POSTINGS_PER_TERM};
 use mnemo_store_postgres::PostgresIndex;
 

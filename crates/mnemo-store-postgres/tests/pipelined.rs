@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
 
-use mnemo_core::Namespace;
+use mnemo_contract::Namespace;
 use mnemo_store_postgres::db::Scope;
 use mnemo_store_postgres::{Db, PgSettings};
 

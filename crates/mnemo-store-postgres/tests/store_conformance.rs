@@ -1,4 +1,4 @@
-//! The Store conformance suite (mnemo_core::conformance::store) against `PostgresStore`, each
+//! The Store conformance suite (mnemo_contract::conformance::store) against `PostgresStore`, each
 //! test on a fresh throw-away schema; plus the checks specific to PostgreSQL: row-level
 //! security, throw-away schemas being dropped, a newer schema version refused.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -7,8 +7,8 @@ mod common;
 
 use std::sync::Arc;
 
-use mnemo_core::conformance::store as suite;
-use mnemo_core::{ClientKind, Namespace, NewMemory, Provenance, Store, Timestamp, WriteOp};
+use mnemo_contract::conformance::store as suite;
+use mnemo_contract::{ClientKind, Namespace, NewMemory, Provenance, Store, Timestamp, WriteOp};
 use mnemo_store_postgres::{PgSettings, PostgresStore};
 
 fn fresh() -> PostgresStore {
@@ -53,7 +53,7 @@ async fn run_all_on_throwaway_schemas() {
 fn memory(ns: &Namespace, text: &str) -> NewMemory {
     NewMemory {
         namespace: ns.clone(),
-        kind: mnemo_core::MemoryKind::Semantic,
+        kind: mnemo_contract::MemoryKind::Semantic,
         content: text.to_string(),
         claim: None,
         entities: vec!["acme".into()],

@@ -1,4 +1,4 @@
-//! `BruteForceIndex`: an exact in-memory Index. Lexical = BM25 over `mnemo_core::text::words`
+//! `BruteForceIndex`: an exact in-memory Index. Lexical = BM25 over `mnemo_contract::text::words`
 //! of content + entities, with per-namespace statistics; dense = dot product of unit vectors
 //! (cosine); hybrid = weighted reciprocal-rank fusion. Nothing persists: a new instance is
 //! empty (`UpTo(0)`), and the engine refills it from the Store.
@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
-use mnemo_core::registry::IndexContext;
-use mnemo_core::text::words;
-use mnemo_core::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchQuery};
+use mnemo_contract::registry::IndexContext;
+use mnemo_contract::text::words;
+use mnemo_contract::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchQuery};
 
 use crate::fusion::{search_by_mode, sort_hits, FusionSettings};
 use crate::vector::{FlatVectors, VectorIndex};
@@ -139,13 +139,13 @@ impl BruteForceIndex {
 
     fn read(&self) -> Result<RwLockReadGuard<'_, Inner>> {
         self.inner.read().map_err(|_| {
-            CoreError::index_message(mnemo_core::IndexErrorKind::Other, "brute index lock poisoned by an earlier panic")
+            CoreError::index_message(mnemo_contract::IndexErrorKind::Other, "brute index lock poisoned by an earlier panic")
         })
     }
 
     fn write(&self) -> Result<RwLockWriteGuard<'_, Inner>> {
         self.inner.write().map_err(|_| {
-            CoreError::index_message(mnemo_core::IndexErrorKind::Other, "brute index lock poisoned by an earlier panic")
+            CoreError::index_message(mnemo_contract::IndexErrorKind::Other, "brute index lock poisoned by an earlier panic")
         })
     }
 }
@@ -218,7 +218,7 @@ fn build(ctx: &IndexContext<'_>) -> Result<std::sync::Arc<dyn Index>> {
     Ok(std::sync::Arc::new(BruteForceIndex::with_fusion(fusion)?))
 }
 
-mnemo_core::register_index!(
+mnemo_contract::register_index!(
     "brute",
     "exact in-memory index: BM25 + cosine, weighted rank fusion (not persisted)",
     build

@@ -11,7 +11,7 @@
 //! outranks every unmatched one.
 use std::collections::HashSet;
 
-use mnemo_core::{CoreError, Hit, MemoryId, Result};
+use mnemo_contract::{CoreError, Hit, MemoryId, Result};
 
 use crate::fusion::sort_hits;
 
@@ -21,7 +21,7 @@ pub const MAX_ENTITY_WORDS: usize = 4;
 /// The key form of an entity: its lower-cased alphanumeric words joined by one space (None
 /// when it has no word, or more than `MAX_ENTITY_WORDS`).
 pub fn entity_key(entity: &str) -> Option<String> {
-    let words: Vec<String> = mnemo_core::text::words(entity).collect();
+    let words: Vec<String> = mnemo_contract::text::words(entity).collect();
     if words.is_empty() || words.len() > MAX_ENTITY_WORDS {
         return None;
     }
@@ -31,7 +31,7 @@ pub fn entity_key(entity: &str) -> Option<String> {
 /// Every phrase of 1..=`MAX_ENTITY_WORDS` consecutive words of `query`, in key form: the
 /// entity keys the query names.
 pub fn query_phrases(query: &str) -> Vec<String> {
-    let words: Vec<String> = mnemo_core::text::words(query).collect();
+    let words: Vec<String> = mnemo_contract::text::words(query).collect();
     let mut out: Vec<String> = Vec::new();
     for n in 1..=MAX_ENTITY_WORDS {
         for w in words.windows(n) {

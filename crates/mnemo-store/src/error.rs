@@ -1,7 +1,7 @@
 //! The errors of mnemo-store's SQLite backend, mapped into [`CoreError`] at the trait boundary.
 use std::path::PathBuf;
 
-use mnemo_core::{CoreError, StoreErrorKind};
+use mnemo_contract::{CoreError, StoreErrorKind};
 use thiserror::Error;
 
 /// What can go wrong inside the SQLite store (validation errors of a write batch are

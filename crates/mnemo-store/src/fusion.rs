@@ -12,7 +12,7 @@
 //!   LoCoMo (bench/RESULTS.md).
 use std::collections::HashMap;
 
-use mnemo_core::{CoreError, Hit, MemoryId, Result, SearchMode, SearchQuery};
+use mnemo_contract::{CoreError, Hit, MemoryId, Result, SearchMode, SearchQuery};
 
 use crate::vector::VectorIndex;
 use serde::{Deserialize, Serialize};

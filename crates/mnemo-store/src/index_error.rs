@@ -3,7 +3,7 @@
 use std::error::Error;
 use std::io::ErrorKind;
 
-use mnemo_core::{CoreError, IndexErrorKind};
+use mnemo_contract::{CoreError, IndexErrorKind};
 use thiserror::Error;
 
 /// What the index was doing when `source` failed.

@@ -1,5 +1,5 @@
-//! Mnemo storage backends: the SQLite [`Store`](mnemo_core::Store) (embedded default) and the
-//! [`Index`](mnemo_core::Index) implementations (brute force in memory; tantivy hybrid).
+//! Mnemo storage backends: the SQLite [`Store`](mnemo_contract::Store) (embedded default) and the
+//! [`Index`](mnemo_contract::Index) implementations (brute force in memory; tantivy hybrid).
 #![deny(missing_docs)]
 
 pub mod blocking;

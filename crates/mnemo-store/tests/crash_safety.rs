@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use mnemo_core::{ClientKind, MemoryId, MemoryKind, Namespace, NewMemory, Provenance, Store, Timestamp, WriteOp};
+use mnemo_contract::{ClientKind, MemoryId, MemoryKind, Namespace, NewMemory, Provenance, Store, Timestamp, WriteOp};
 use mnemo_store::sqlite::SqliteStore;
 
 const CHILD_DB: &str = "MNEMO_CRASH_CHILD_DB";

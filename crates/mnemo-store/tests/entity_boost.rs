@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::sync::Arc;
 
-use mnemo_core::conformance::index::{axis, doc, query};
-use mnemo_core::{Index, IndexDoc, SearchMode, SimClock, Timestamp};
+use mnemo_contract::conformance::index::{axis, doc, query};
+use mnemo_contract::{Index, IndexDoc, SearchMode, SimClock, Timestamp};
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 
 fn clock() -> Arc<SimClock> {
@@ -75,7 +75,7 @@ async fn committed_documents_match_after_a_reopen_and_removals_do_not() {
     // An uncommitted new version without the entity supersedes the committed one.
     idx.upsert(vec![doc(2, "a", "I tried painting once", Some(axis(0, 1, 0.5)))]).await.unwrap();
     assert_eq!(ids(&idx, "a", q, SearchMode::Lexical).await, vec![3, 1, 2]);
-    idx.remove(&mnemo_core::Namespace::new("a").unwrap(), &[mnemo_core::MemoryId(3)]).await.unwrap();
+    idx.remove(&mnemo_contract::Namespace::new("a").unwrap(), &[mnemo_contract::MemoryId(3)]).await.unwrap();
     assert_eq!(ids(&idx, "a", q, SearchMode::Lexical).await, vec![1, 2]);
 }
 

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::error::Error as _;
 
-use mnemo_core::{
+use mnemo_contract::{
     ClientKind, CoreError, MemoryKind, Namespace, NewMemory, Provenance, Store, StoreErrorKind, Timestamp, WriteOp,
 };
 use mnemo_store::error::StoreError;

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::sync::Arc;
 
-use mnemo_core::conformance::index::{self as suite, axis, doc, query};
-use mnemo_core::{Index, IndexState, SearchMode, SimClock, Timestamp};
+use mnemo_contract::conformance::index::{self as suite, axis, doc, query};
+use mnemo_contract::{Index, IndexState, SearchMode, SimClock, Timestamp};
 use mnemo_store::brute::BruteForceIndex;
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 
@@ -66,7 +66,7 @@ async fn tantivy_on_disk_commits_in_batches_and_on_drop() {
         idx.set_watermark(4).await.unwrap();
         // Old enough: the next write commits.
         c.advance(61_000);
-        idx.remove(&suite::ns("a"), &[mnemo_core::MemoryId(2)]).await.unwrap();
+        idx.remove(&suite::ns("a"), &[mnemo_contract::MemoryId(2)]).await.unwrap();
         assert_eq!(idx.state().await.unwrap(), IndexState::UpTo(4));
         idx.upsert(vec![doc(5, "a", "alpha five", None)]).await.unwrap();
         idx.set_watermark(5).await.unwrap();

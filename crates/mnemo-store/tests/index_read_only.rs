@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::sync::Arc;
 
-use mnemo_core::conformance::index::{doc, ns, query};
-use mnemo_core::{Index, IndexErrorKind, MemoryId, SearchMode, SimClock, Timestamp};
+use mnemo_contract::conformance::index::{doc, ns, query};
+use mnemo_contract::{Index, IndexErrorKind, MemoryId, SearchMode, SimClock, Timestamp};
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 
 fn files(dir: &std::path::Path) -> Vec<(String, u64)> {

@@ -1,11 +1,11 @@
-//! The Store conformance suite (mnemo_core::conformance::store) against `SqliteStore`, on
+//! The Store conformance suite (mnemo_contract::conformance::store) against `SqliteStore`, on
 //! disk (a fresh file in a temp dir) and in memory: one test per suite function per backend.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 
-use mnemo_core::conformance::store as suite;
-use mnemo_core::Store;
+use mnemo_contract::conformance::store as suite;
+use mnemo_contract::Store;
 use mnemo_store::sqlite::SqliteStore;
 
 /// A fresh store in a new temp dir; the dir lives as long as the returned guard.

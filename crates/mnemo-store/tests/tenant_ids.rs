@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::path::Path;
 
-use mnemo_core::{ClientKind, MemoryKind, Namespace, NewMemory, NewTurn, Provenance, Store, Timestamp, WriteOp};
+use mnemo_contract::{ClientKind, MemoryKind, Namespace, NewMemory, NewTurn, Provenance, Store, Timestamp, WriteOp};
 use mnemo_store::sqlite::SqliteStore;
 
 fn ns(s: &str) -> Namespace {
@@ -58,7 +58,7 @@ async fn world(path: &Path, a_writes: bool) -> String {
                 WriteOp::Tombstone {
                     id: ids[0],
                     reason: "superseded".into(),
-                    superseded_by: Some(mnemo_core::MemoryRef::New(0)),
+                    superseded_by: Some(mnemo_contract::MemoryRef::New(0)),
                     turn: Some(t2.id),
                 },
             ],

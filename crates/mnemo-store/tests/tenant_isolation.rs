@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::sync::Arc;
 
-use mnemo_core::conformance::index::{axis, doc, query};
-use mnemo_core::{Hit, Index, SearchMode, SimClock, Timestamp};
+use mnemo_contract::conformance::index::{axis, doc, query};
+use mnemo_contract::{Hit, Index, SearchMode, SimClock, Timestamp};
 use mnemo_store::brute::BruteForceIndex;
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 

@@ -2,8 +2,8 @@
 //! optional per-grounder timeout, and running blocking reads off the async executor.
 use std::time::Duration;
 
-use mnemo_core::text::norm_name;
-use mnemo_core::{CoreError, Result, Timestamp};
+use mnemo_contract::text::norm_name;
+use mnemo_contract::{CoreError, Result, Timestamp};
 
 /// The normalised lookup key.
 pub(crate) fn key(entity: &str, attribute: &str) -> (String, String) {

@@ -20,9 +20,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mnemo_core::registry::GrounderContext;
-use mnemo_core::text::norm_value;
-use mnemo_core::{CoreError, GroundedValue, Grounder, Result};
+use mnemo_contract::registry::GrounderContext;
+use mnemo_contract::text::norm_value;
+use mnemo_contract::{CoreError, GroundedValue, Grounder, Result};
 
 use crate::common::parse_as_of;
 
@@ -183,7 +183,7 @@ fn build(ctx: &GrounderContext<'_>) -> Result<Arc<dyn Grounder>> {
     Ok(Arc::new(g))
 }
 
-mnemo_core::register_grounder!(
+mnemo_contract::register_grounder!(
     "http",
     "read-only HTTP JSON API: GET a URL template, JSON pointers for value and as_of",
     build

@@ -25,9 +25,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mnemo_core::registry::GrounderContext;
-use mnemo_core::text::norm_value;
-use mnemo_core::{CoreError, GroundedValue, Grounder, Result, Timestamp};
+use mnemo_contract::registry::GrounderContext;
+use mnemo_contract::text::norm_value;
+use mnemo_contract::{CoreError, GroundedValue, Grounder, Result, Timestamp};
 
 use crate::common::{blocking, key, parse_as_of, timeout};
 
@@ -222,7 +222,7 @@ fn build(ctx: &GrounderContext<'_>) -> Result<Arc<dyn Grounder>> {
     Ok(Arc::new(g))
 }
 
-mnemo_core::register_grounder!(
+mnemo_contract::register_grounder!(
     "sqlite",
     "read-only SQLite table (query_only) mapped to entity, attribute, value[, as_of]",
     build

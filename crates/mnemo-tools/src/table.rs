@@ -5,9 +5,9 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use mnemo_core::registry::GrounderContext;
-use mnemo_core::text::{norm_name, norm_value};
-use mnemo_core::{CoreError, GroundedValue, Grounder, Result, Timestamp};
+use mnemo_contract::registry::GrounderContext;
+use mnemo_contract::text::{norm_name, norm_value};
+use mnemo_contract::{CoreError, GroundedValue, Grounder, Result, Timestamp};
 
 /// `(entity, attribute)` normalised → (value, as of).
 type Rows = HashMap<(String, String), (String, Option<Timestamp>)>;
@@ -80,7 +80,7 @@ fn build(ctx: &GrounderContext<'_>) -> Result<Arc<dyn Grounder>> {
     Ok(Arc::new(g))
 }
 
-mnemo_core::register_grounder!("table", "in-memory table of (entity, attribute, value) rows", build);
+mnemo_contract::register_grounder!("table", "in-memory table of (entity, attribute, value) rows", build);
 
 #[cfg(test)]
 mod tests {

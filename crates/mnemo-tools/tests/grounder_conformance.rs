@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::sync::Arc;
 
-use mnemo_core::conformance::grounder;
-use mnemo_core::Grounder;
+use mnemo_contract::conformance::grounder;
+use mnemo_contract::Grounder;
 use mnemo_tools::{CsvGrounder, SqliteGrounder, SqliteMapping, TableGrounder};
 
 #[tokio::test]
@@ -49,7 +49,7 @@ async fn quoted_csv_with_extra_columns_grounds_to_the_value() {
     let g = CsvGrounder::new("clinic", p);
     let v = g.lookup("Maria Lopez", "metformin dose").await.unwrap().unwrap();
     assert_eq!(v.value, "500 mg twice daily");
-    assert_eq!(v.as_of, Some(mnemo_core::Timestamp::parse_rfc3339("2026-03-08T00:00:00Z").unwrap()));
+    assert_eq!(v.as_of, Some(mnemo_contract::Timestamp::parse_rfc3339("2026-03-08T00:00:00Z").unwrap()));
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mnemo_core::Grounder;
+use mnemo_contract::Grounder;
 use mnemo_tools::HttpGrounder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mnemo_core::engine::{EngineParts, RecallOptions};
-use mnemo_core::report::RunProvenance;
+use mnemo_report::RunProvenance;
 use mnemo_core::time::DAY_MS;
 use mnemo_core::{
     CharTokenCounter, ClientKind, Clock, Embedding, Engine, EnginePolicy, Index, IndexState, MemoryId, MemoryKind,

@@ -90,7 +90,7 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
     }
     rt.engine().index().flush().await?;
     if json {
-        mnemo_core::json_view::strip_vectors(&mut doc);
+        mnemo_agent::json_view::strip_vectors(&mut doc);
         out!("{}", serde_json::to_string_pretty(&doc)?);
     }
     Ok(ExitCode::SUCCESS)

@@ -33,7 +33,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
         v.sort();
         v.dedup();
     }
-    let hash = mnemo_core::report::fnv1a_hex(
+    let hash = mnemo_report::fnv1a_hex(
         configs.iter().map(|(i, _)| i.hash.as_str()).collect::<Vec<_>>().join(",").as_bytes(),
     );
     let provenance = run_provenance(&clients.join(","), &models.join(","), &embedders.join(","), &hash);

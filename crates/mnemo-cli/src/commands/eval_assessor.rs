@@ -15,7 +15,7 @@ pub async fn run(cli: &Cli, args: &EvalAssessorArgs) -> Result<ExitCode> {
         plot: args.plot.clone(),
     };
     let configs = mnemo_eval::load_configs(&cli.config)?;
-    let hash = mnemo_core::report::fnv1a_hex(
+    let hash = mnemo_report::fnv1a_hex(
         configs.iter().map(|(i, _)| i.hash.as_str()).collect::<Vec<_>>().join(",").as_bytes(),
     );
     // The assessor makes no model call: grounding and provenance are rules in code.

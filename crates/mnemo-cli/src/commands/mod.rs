@@ -72,7 +72,7 @@ fn emit_json<T: serde::Serialize>(v: &T) -> Result<()> {
 /// JSON holding memories: embedding vectors left out unless `with_vectors`.
 fn emit_memory_json<T: serde::Serialize>(v: &T, with_vectors: bool) -> Result<()> {
     let mut json = serde_json::to_value(v)?;
-    mnemo_core::json_view::tenant_view(&mut json, with_vectors);
+    mnemo_agent::json_view::tenant_view(&mut json, with_vectors);
     emit_json(&json)
 }
 

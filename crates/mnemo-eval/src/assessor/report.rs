@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use mnemo_core::report::{Report, RunProvenance};
+use mnemo_report::{Report, RunProvenance};
 
 use super::case::load_cases;
 use super::run::{check_sweepable, run_case, CaseOutcome};

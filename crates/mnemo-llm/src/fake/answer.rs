@@ -16,8 +16,8 @@
 //!   without content words designates nothing.
 
 use super::grammar::{self, TaggedLine};
-use mnemo_core::text::content_words;
-use mnemo_core::ForgetCommand;
+use mnemo_contract::text::content_words;
+use mnemo_contract::ForgetCommand;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
@@ -60,7 +60,7 @@ pub fn extract(user: &str) -> Result<String, LlmError> {
 pub fn norm_content(s: &str) -> String {
     let stripped: String =
         s.chars().filter(|c| c.is_alphanumeric() || c.is_whitespace()).flat_map(char::to_lowercase).collect();
-    mnemo_core::text::fold_ws(&stripped)
+    mnemo_contract::text::fold_ws(&stripped)
 }
 
 /// Answer a reconcile prompt.

@@ -1,8 +1,8 @@
 //! The fake's embeddings: a hashed bag of words projected onto a fixed-dimension unit vector.
 //!
 //! For each text:
-//! 1. Words are `mnemo_core::text::words` (lower-cased maximal alphanumeric runs); stop words
-//!    (`mnemo_core::text::is_stopword`) are dropped.
+//! 1. Words are `mnemo_contract::text::words` (lower-cased maximal alphanumeric runs); stop words
+//!    (`mnemo_contract::text::is_stopword`) are dropped.
 //! 2. Each distinct word adds `1 + ln(tf)` (sublinear term frequency) to one dimension with one
 //!    sign, both taken from a stable 64-bit hash of the word (FNV-1a, then a mixer; never std's
 //!    randomised hasher, so vectors are the same in every process).
@@ -89,7 +89,7 @@ pub struct Scratch {
 impl HashEmbedder {
     /// An embedder of `dims` dimensions (the caller validates the range).
     pub fn new(dims: usize) -> Self {
-        let mut stop_hashes: Vec<u64> = mnemo_core::text::STOPWORDS.iter().map(|w| word_hash(w)).collect();
+        let mut stop_hashes: Vec<u64> = mnemo_contract::text::STOPWORDS.iter().map(|w| word_hash(w)).collect();
         stop_hashes.sort_unstable();
         stop_hashes.dedup();
         HashEmbedder { dims: dims.max(1), stop_hashes }
@@ -101,14 +101,14 @@ impl HashEmbedder {
     }
 
     fn is_stop(&self, h: u64, word: &str) -> bool {
-        self.stop_hashes.binary_search(&h).is_ok() && mnemo_core::text::is_stopword(word)
+        self.stop_hashes.binary_search(&h).is_ok() && mnemo_contract::text::is_stopword(word)
     }
 
     /// Embed one text into a fresh unit vector, using `s` as scratch.
     pub fn embed_with(&self, text: &str, s: &mut Scratch) -> Vec<f32> {
         s.lower.clear();
         s.words.clear();
-        // Same tokenisation as mnemo_core::text::words, without a String per word.
+        // Same tokenisation as mnemo_contract::text::words, without a String per word.
         for raw in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
             let start = s.lower.len();
             if raw.is_ascii() {
@@ -265,7 +265,7 @@ mod tests {
         let e = HashEmbedder::new(64);
         e.embed_with(text, &mut s);
         let mine: Vec<&str> = s.words.iter().map(|(_, a, b)| &s.lower[*a..*b]).collect();
-        let mut core: Vec<String> = mnemo_core::text::content_words(text);
+        let mut core: Vec<String> = mnemo_contract::text::content_words(text);
         let mut mine: Vec<String> = mine.into_iter().map(String::from).collect();
         core.sort();
         mine.sort();

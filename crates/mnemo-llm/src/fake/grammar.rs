@@ -16,8 +16,8 @@
 //! value is added beside the others instead of superseding them).
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::text::{fold_ws, guess_entities};
-use mnemo_core::{Candidate, Cardinality, Claim, ExtractedItem, ForgetCommand, MemoryKind};
+use mnemo_contract::text::{fold_ws, guess_entities};
+use mnemo_contract::{Candidate, Cardinality, Claim, ExtractedItem, ForgetCommand, MemoryKind};
 
 /// A parsed tagged line is an extracted item.
 pub type TaggedLine = ExtractedItem;

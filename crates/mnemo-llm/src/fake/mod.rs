@@ -6,7 +6,7 @@ pub mod embed;
 pub mod grammar;
 
 use async_trait::async_trait;
-use mnemo_core::{ClientKind, Embedder, ModelInfo};
+use mnemo_contract::{ClientKind, Embedder, ModelInfo};
 
 use crate::chat::{ChatModel, ChatRequest, ChatResponse};
 use crate::error::LlmError;
@@ -68,7 +68,7 @@ impl Embedder for FakeQwen {
     fn dims(&self) -> usize {
         self.embedder.dims()
     }
-    async fn embed(&self, texts: &[String]) -> mnemo_core::Result<Vec<Vec<f32>>> {
+    async fn embed(&self, texts: &[String]) -> mnemo_contract::Result<Vec<Vec<f32>>> {
         Ok(self.embed_batch(texts))
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
-use mnemo_core::{ClientKind, ModelInfo};
+use mnemo_contract::{ClientKind, ModelInfo};
 use serde_json::{json, Value};
 
 use crate::chat::{ChatModel, ChatRequest, ChatResponse, EmbedModel, EmbedRequest, EmbedResponse};

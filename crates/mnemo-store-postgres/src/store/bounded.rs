@@ -1,7 +1,7 @@
 //! Reads that cost what they return, not the namespace: turns by id, a turn by external id
 //! (the idempotency look-up), and pages of memories by id.
 use deadpool_postgres::Transaction;
-use mnemo_core::{CoreError, ListPage, Memory, Namespace, Turn, TurnId};
+use mnemo_contract::{CoreError, ListPage, Memory, Namespace, Turn, TurnId};
 
 use crate::store::read::rows;
 use crate::store::rows::{self as decode, MEMORY_COLUMNS, TURN_COLUMNS};

@@ -1,12 +1,12 @@
-//! Decay due times (see `mnemo_core::decay_due`): every active memory's `decay_due` holds the
+//! Decay due times (see `mnemo_contract::decay_due`): every active memory's `decay_due` holds the
 //! instant its salience may fall below the threshold under its namespace's rule in
 //! `decay_rules` (NULL: never). Writes compute it in their transaction, under the namespace's
 //! advisory lock, from the rule recorded (the default while none is); a sweep with another
 //! rule, or in a namespace with none recorded (rows written before schema 4), recomputes the
 //! namespace's rows first, under the same lock, and records the rule.
 use deadpool_postgres::Transaction;
-use mnemo_core::decay_due::{DecayRule, DueMemory, DuePage};
-use mnemo_core::{CoreError, Namespace, Timestamp};
+use mnemo_contract::decay_due::{DecayRule, DueMemory, DuePage};
+use mnemo_contract::{CoreError, Namespace, Timestamp};
 
 use crate::error::DbContext;
 use crate::store::read;

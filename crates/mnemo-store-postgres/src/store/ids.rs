@@ -9,7 +9,7 @@
 //! the same id. Ids stay in insertion order within a namespace; rows from before this scheme
 //! keep their small ids, all below the namespace's range.
 use deadpool_postgres::Transaction;
-use mnemo_core::{CoreError, Namespace};
+use mnemo_contract::{CoreError, Namespace};
 
 use crate::error::DbContext;
 use crate::store::read;

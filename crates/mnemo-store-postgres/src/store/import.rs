@@ -3,7 +3,7 @@
 //! are moved past the imported values afterwards. Only into an empty store: ids must not
 //! collide.
 use deadpool_postgres::Transaction;
-use mnemo_core::{CoreError, Memory, MemoryEvent, Namespace, Status, Turn};
+use mnemo_contract::{CoreError, Memory, MemoryEvent, Namespace, Status, Turn};
 
 use crate::error::DbContext;
 use crate::store::read;
@@ -45,7 +45,7 @@ pub(crate) async fn namespace(
         }
         let key = m.claim.as_ref().map(|c| c.key());
         let norm: Vec<String> =
-            m.entities.iter().map(|e| mnemo_core::text::norm_name(e)).filter(|e| !e.is_empty()).collect();
+            m.entities.iter().map(|e| mnemo_contract::text::norm_name(e)).filter(|e| !e.is_empty()).collect();
         let (status, reason, tomb_at) = match &m.status {
             Status::Active => ("active", None, None),
             Status::Tombstoned { reason, at, .. } => ("tombstoned", Some(reason.clone()), Some(at.0)),

@@ -3,7 +3,7 @@
 //! to applying it). Its key differs from the per-batch transaction lock, so the holder's own
 //! batches (on other connections) do not wait for it.
 use deadpool_postgres::Object;
-use mnemo_core::{CoreError, Namespace, NamespaceGuard};
+use mnemo_contract::{CoreError, Namespace, NamespaceGuard};
 
 use crate::db::Db;
 use crate::error::DbContext;

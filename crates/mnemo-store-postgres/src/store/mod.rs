@@ -11,7 +11,7 @@ mod schema;
 mod write;
 
 use async_trait::async_trait;
-use mnemo_core::{
+use mnemo_contract::{
     CoreError, Memory, MemoryEvent, MemoryId, Namespace, NamespaceGuard, NewTurn, Result, Store, Timestamp, Turn,
     TurnId, WriteOp,
 };
@@ -216,16 +216,16 @@ impl Store for PostgresStore {
             .await?)
     }
 
-    async fn list_memories(&self, namespace: &Namespace, page: &mnemo_core::ListPage) -> Result<Vec<Memory>> {
+    async fn list_memories(&self, namespace: &Namespace, page: &mnemo_contract::ListPage) -> Result<Vec<Memory>> {
         in_tx!(self, Scope::Namespace(namespace), |tx| bounded::list_memories(&tx, namespace, page).await?)
     }
 
     async fn due_for_decay(
         &self,
         namespace: &Namespace,
-        rule: &mnemo_core::DecayRule,
-        page: &mnemo_core::DuePage,
-    ) -> Result<Vec<mnemo_core::DueMemory>> {
+        rule: &mnemo_contract::DecayRule,
+        page: &mnemo_contract::DuePage,
+    ) -> Result<Vec<mnemo_contract::DueMemory>> {
         in_tx!(self, Scope::Namespace(namespace), |tx| {
             // The namespace's writer lock: a recomputation never races a write's due time.
             write::lock_namespace(&tx, self.db.schema(), namespace).await?;

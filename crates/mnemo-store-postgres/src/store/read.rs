@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use deadpool_postgres::Transaction;
-use mnemo_core::text::norm_name;
-use mnemo_core::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Timestamp, Turn};
+use mnemo_contract::text::norm_name;
+use mnemo_contract::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Timestamp, Turn};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 

@@ -1,6 +1,6 @@
 //! Row <-> domain conversions. A row that does not decode is an error naming the table, the
 //! row and the column, never a panic.
-use mnemo_core::{
+use mnemo_contract::{
     Claim, CoreError, Embedding, Memory, MemoryEvent, MemoryId, MemoryKind, Namespace, Provenance, Status, Timestamp,
     Turn, TurnId,
 };

@@ -14,9 +14,9 @@
 use std::collections::HashSet;
 
 use deadpool_postgres::Transaction;
-use mnemo_core::decay_due::{DecayInputs, DecayRule};
-use mnemo_core::text::norm_name;
-use mnemo_core::{CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, Timestamp, TurnId, WriteOp};
+use mnemo_contract::decay_due::{DecayInputs, DecayRule};
+use mnemo_contract::text::norm_name;
+use mnemo_contract::{CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, Timestamp, TurnId, WriteOp};
 use serde_json::json;
 
 use crate::db::{Db, Scope};

@@ -12,7 +12,7 @@
 //!   one write transaction, so a crash leaves the old content or the new, never a mix.
 use std::path::{Path, PathBuf};
 
-use mnemo_core::{BackupInfo, CoreError, StoreIdentity};
+use mnemo_contract::{BackupInfo, CoreError, StoreIdentity};
 use rusqlite::backup::{Backup, StepResult};
 use rusqlite::Connection;
 

@@ -1,6 +1,6 @@
 //! Reads that cost what they return, not the namespace: turns by id, a turn by external id
 //! (the idempotency look-up), and pages of memories by id.
-use mnemo_core::{CoreError, ListPage, Memory, Namespace, Turn, TurnId};
+use mnemo_contract::{CoreError, ListPage, Memory, Namespace, Turn, TurnId};
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, Connection};
 

@@ -194,7 +194,7 @@ pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
 /// Whether `e`, from opening `path` for writing, means the store cannot be written (a
 /// read-only file, directory or file system) rather than something wrong with it.
 pub(crate) fn cannot_write(e: &StoreError, path: &Path) -> bool {
-    use mnemo_core::StoreErrorKind as K;
+    use mnemo_contract::StoreErrorKind as K;
     let file_read_only = std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly());
     // A full disk: reads still work from a read-only open (writes fail saying the disk is full).
     matches!(e.kind(), K::ReadOnly | K::Unavailable | K::Full) || (file_read_only && matches!(e, StoreError::Sqlite(_)))

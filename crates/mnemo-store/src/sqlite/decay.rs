@@ -1,11 +1,11 @@
-//! Decay due times (see `mnemo_core::decay_due`): every active memory's `decay_due` column
+//! Decay due times (see `mnemo_contract::decay_due`): every active memory's `decay_due` column
 //! holds the instant its salience may fall below the threshold under the rule recorded in
 //! `store_meta` ('decay_rule'); NULL means never. Inserts, reinforcements and confirmations
 //! compute it in their own transaction from that rule; a sweep with another rule (the engine's
 //! decay config changed) recomputes every row first, in one transaction, and records the new
 //! rule. A store migrated from schema 2 has every row computed under the default rule.
-use mnemo_core::decay_due::{DecayInputs, DecayRule, DueMemory, DuePage};
-use mnemo_core::{CoreError, Namespace, Timestamp};
+use mnemo_contract::decay_due::{DecayInputs, DecayRule, DueMemory, DuePage};
+use mnemo_contract::{CoreError, Namespace, Timestamp};
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, OptionalExtension};
 

@@ -2,8 +2,8 @@
 //! indexes; a store written by schema 2 (before due times) gets every row's due time at migration.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use mnemo_core::time::DAY_MS;
-use mnemo_core::{
+use mnemo_contract::time::DAY_MS;
+use mnemo_contract::{
     ClientKind, DecayRule, DuePage, MemoryId, MemoryKind, Namespace, NewMemory, Provenance, Store, Timestamp, WriteOp,
 };
 use rusqlite::Connection;

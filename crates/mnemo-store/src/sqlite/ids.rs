@@ -25,7 +25,7 @@
 //!
 //! Everything here runs inside the writer's transaction, so two processes never draw the same
 //! id (the write lock of `BEGIN IMMEDIATE` serialises them).
-use mnemo_core::{CoreError, Namespace};
+use mnemo_contract::{CoreError, Namespace};
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 

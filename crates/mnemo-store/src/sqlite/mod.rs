@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mnemo_core::{
+use mnemo_contract::{
     CoreError, Memory, MemoryEvent, MemoryId, Namespace, NewTurn, Result, Store, StoreIdentity, Timestamp, Turn,
     WriteOp,
 };
@@ -82,7 +82,7 @@ impl SqliteStore {
             Ok(c) => c,
             Err(e) if path.exists() && connection::cannot_write(&e, path) => {
                 let why = match e.kind() {
-                    mnemo_core::StoreErrorKind::Full => format!("the disk is full: {e}"),
+                    mnemo_contract::StoreErrorKind::Full => format!("the disk is full: {e}"),
                     _ => e.to_string(),
                 };
                 return Self::open_read_only_because(path, why);
@@ -248,7 +248,7 @@ impl Store for SqliteStore {
         self.writer()?.run(move |c| write::touch(c, &ns, &ids, at)).await
     }
 
-    async fn turns_by_ids(&self, namespace: &Namespace, ids: &[mnemo_core::TurnId]) -> Result<Vec<Turn>> {
+    async fn turns_by_ids(&self, namespace: &Namespace, ids: &[mnemo_contract::TurnId]) -> Result<Vec<Turn>> {
         let (ns, ids) = (namespace.clone(), ids.to_vec());
         self.read_blocking(move |c| bounded::turns_by_ids(c, &ns, &ids)).await
     }
@@ -258,7 +258,7 @@ impl Store for SqliteStore {
         self.read_blocking(move |c| bounded::turn_by_external_id(c, &ns, &key)).await
     }
 
-    async fn list_memories(&self, namespace: &Namespace, page: &mnemo_core::ListPage) -> Result<Vec<Memory>> {
+    async fn list_memories(&self, namespace: &Namespace, page: &mnemo_contract::ListPage) -> Result<Vec<Memory>> {
         let (ns, page) = (namespace.clone(), page.clone());
         self.read_blocking(move |c| bounded::list_memories(c, &ns, &page)).await
     }
@@ -266,9 +266,9 @@ impl Store for SqliteStore {
     async fn due_for_decay(
         &self,
         namespace: &Namespace,
-        rule: &mnemo_core::DecayRule,
-        page: &mnemo_core::DuePage,
-    ) -> Result<Vec<mnemo_core::DueMemory>> {
+        rule: &mnemo_contract::DecayRule,
+        page: &mnemo_contract::DuePage,
+    ) -> Result<Vec<mnemo_contract::DueMemory>> {
         let (ns, rule, page) = (namespace.clone(), rule.clone(), page.clone());
         match &self.writer {
             Some(writer) => writer.run(move |c| decay::due_for_decay(c, &ns, &rule, &page)).await,
@@ -278,7 +278,7 @@ impl Store for SqliteStore {
                 if stored.as_ref() == Some(&rule) {
                     self.read_blocking(move |c| decay::due_page(c, &ns, &page)).await
                 } else {
-                    Ok(mnemo_core::decay_due::due_by_scan(self.active(&ns).await?, &rule, &page))
+                    Ok(mnemo_contract::decay_due::due_by_scan(self.active(&ns).await?, &rule, &page))
                 }
             }
         }
@@ -296,12 +296,12 @@ impl Store for SqliteStore {
         self.read_blocking(move |c| read::rev_fingerprint(c, rev)).await
     }
 
-    async fn backup_to(&self, dest: &Path) -> Result<mnemo_core::BackupInfo> {
+    async fn backup_to(&self, dest: &Path) -> Result<mnemo_contract::BackupInfo> {
         let dest = dest.to_path_buf();
         self.read_blocking(move |c| backup::backup_to(c, &dest)).await
     }
 
-    async fn replace_from_backup(&self, src: &Path) -> Result<mnemo_core::BackupInfo> {
+    async fn replace_from_backup(&self, src: &Path) -> Result<mnemo_contract::BackupInfo> {
         let writer = self.writer()?;
         let (src, staging) = (src.to_path_buf(), backup::staging_path(self.path.as_deref()));
         // Checking and staging the backup reads it whole: on a blocking thread, and before the

@@ -13,8 +13,8 @@
 //! saying so.
 use std::sync::Arc;
 
-use mnemo_core::registry::StoreContext;
-use mnemo_core::{Result, Store};
+use mnemo_contract::registry::StoreContext;
+use mnemo_contract::{Result, Store};
 use serde::Deserialize;
 
 use crate::sqlite::{SqliteStore, Synchronous};
@@ -50,4 +50,4 @@ fn build(ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
     Ok(Arc::new(store))
 }
 
-mnemo_core::register_store!("sqlite", "SQLite file store (WAL, one writer thread)", build);
+mnemo_contract::register_store!("sqlite", "SQLite file store (WAL, one writer thread)", build);

@@ -2,8 +2,8 @@
 //! Store's read methods, the write transaction when the writer needs to look a row up.
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use mnemo_core::text::norm_name;
-use mnemo_core::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Timestamp, Turn};
+use mnemo_contract::text::norm_name;
+use mnemo_contract::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Timestamp, Turn};
 use rusqlite::types::Value;
 use rusqlite::{params_from_iter, Connection, Params};
 
@@ -159,7 +159,7 @@ pub(crate) fn namespaces(conn: &Connection) -> Result<Vec<Namespace>, CoreError>
 }
 
 /// The store's identity (schema version 2's `store_meta`).
-pub(crate) fn identity(conn: &Connection) -> Result<mnemo_core::StoreIdentity, CoreError> {
+pub(crate) fn identity(conn: &Connection) -> Result<mnemo_contract::StoreIdentity, CoreError> {
     use rusqlite::OptionalExtension;
     let get = |key: &str| -> Result<Option<String>, CoreError> {
         conn.query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |r| r.get(0)).optional().db()
@@ -169,7 +169,7 @@ pub(crate) fn identity(conn: &Connection) -> Result<mnemo_core::StoreIdentity, C
         .ok_or_else(|| CoreError::Store("store_meta has no generation row".into()))?
         .parse::<u64>()
         .map_err(|e| CoreError::Store(format!("store_meta generation is not a number: {e}")))?;
-    Ok(mnemo_core::StoreIdentity { id, generation })
+    Ok(mnemo_contract::StoreIdentity { id, generation })
 }
 
 /// A fingerprint of the event whose seq is `rev`: its memory, time, kind and an FNV-1a hash of

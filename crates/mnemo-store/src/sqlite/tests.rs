@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use mnemo_core::registry::{self, Section, StoreContext};
-use mnemo_core::{
+use mnemo_contract::registry::{self, Section, StoreContext};
+use mnemo_contract::{
     ClientKind, CoreError, MemoryId, MemoryKind, Namespace, NewMemory, Provenance, SimClock, Store, Timestamp, WriteOp,
 };
 use rusqlite::Connection;
@@ -162,7 +162,7 @@ async fn a_corrupt_turn_is_an_error_naming_the_row() {
     let path = dir.path().join("mnemo.db");
     let id = {
         let s = SqliteStore::open(&path).unwrap();
-        let t = mnemo_core::NewTurn {
+        let t = mnemo_contract::NewTurn {
             namespace: ns(),
             source: "u".into(),
             at: Timestamp(1),
@@ -253,7 +253,7 @@ async fn dropping_the_store_stops_the_writer_and_closes_the_file() {
     assert_eq!(journal_mode(&path), "wal", "WAL mode is persistent");
 }
 
-fn build(settings: &str, data_dir: &Path) -> mnemo_core::Result<Arc<dyn Store>> {
+fn build(settings: &str, data_dir: &Path) -> mnemo_contract::Result<Arc<dyn Store>> {
     let table: toml::Table = toml::from_str(settings).unwrap();
     let ctx = StoreContext {
         section: Section { settings: &table, origin: "test [store]", data_dir, config_dir: data_dir },

@@ -7,9 +7,9 @@
 //!
 //! Event details are small JSON objects: created `{"sources": [...]}`, reinforced and
 //! confirmed `{"source": ...}`, tombstoned `{"reason": ..., "superseded_by": id | null}`.
-use mnemo_core::decay_due::{DecayInputs, DecayRule};
-use mnemo_core::text::norm_name;
-use mnemo_core::{
+use mnemo_contract::decay_due::{DecayInputs, DecayRule};
+use mnemo_contract::text::norm_name;
+use mnemo_contract::{
     CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, NewTurn, Timestamp, Turn, TurnId, WriteOp,
 };
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};

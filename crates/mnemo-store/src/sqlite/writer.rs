@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use mnemo_core::CoreError;
+use mnemo_contract::CoreError;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 

@@ -3,7 +3,7 @@
 //! overlay), then the shared boost of [`crate::entity_match`].
 use std::collections::{HashMap, HashSet};
 
-use mnemo_core::{Hit, MemoryId, Namespace, Result};
+use mnemo_contract::{Hit, MemoryId, Namespace, Result};
 use tantivy::collector::DocSetCollector;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
-use mnemo_core::registry::IndexContext;
-use mnemo_core::{
+use mnemo_contract::registry::IndexContext;
+use mnemo_contract::{
     Clock, CoreError, Hit, Index, IndexDoc, IndexErrorKind, IndexStamp, IndexState, MemoryId, Namespace, Result,
     SearchQuery, Timestamp,
 };
@@ -818,7 +818,7 @@ fn build(ctx: &IndexContext<'_>) -> Result<Arc<dyn Index>> {
     Ok(Arc::new(idx))
 }
 
-mnemo_core::register_index!(
+mnemo_contract::register_index!(
     "tantivy",
     "tantivy BM25 + dense vectors (exact; IVF in big namespaces), weighted rank fusion; persistent (or in RAM)",
     build

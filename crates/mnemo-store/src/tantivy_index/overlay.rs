@@ -5,7 +5,7 @@
 //! superseded or removed.
 use std::collections::{HashMap, HashSet};
 
-use mnemo_core::{MemoryId, Namespace};
+use mnemo_contract::{MemoryId, Namespace};
 use tantivy::collector::{Collector, Count, SegmentCollector};
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, Occur, Query, TermQuery};

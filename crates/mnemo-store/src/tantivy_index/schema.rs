@@ -43,7 +43,7 @@ pub fn fields_of(s: &Schema) -> Result<Fields, String> {
     Ok(Fields { id: get("id")?, ns: get("ns")?, text: get("text")?, entity: get("entity")? })
 }
 
-/// Words: maximal runs of alphanumeric characters (as `mnemo_core::text::words`), lower-cased,
+/// Words: maximal runs of alphanumeric characters (as `mnemo_contract::text::words`), lower-cased,
 /// very long tokens dropped, optionally stemmed (English).
 pub fn analyzer(stemming: bool) -> TextAnalyzer {
     let b = TextAnalyzer::builder(SimpleTokenizer::default()).filter(RemoveLongFilter::limit(40)).filter(LowerCaser);
@@ -79,5 +79,5 @@ pub struct Payload {
     pub vectors_len: u64,
     /// The store the watermark refers to (identity, generation, history at the watermark).
     #[serde(default)]
-    pub stamp: Option<mnemo_core::IndexStamp>,
+    pub stamp: Option<mnemo_contract::IndexStamp>,
 }

@@ -1,7 +1,7 @@
 //! The `[index] kind = "tantivy"` settings (unknown keys are refused).
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::{CoreError, Result};
+use mnemo_contract::{CoreError, Result};
 
 use crate::fusion::{FusionMethod, FusionSettings};
 use crate::vector::{AnnKind, AnnSettings};

@@ -13,7 +13,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use mnemo_core::{CoreError, MemoryId, Namespace, Result};
+use mnemo_contract::{CoreError, MemoryId, Namespace, Result};
 
 use crate::vector::{AnnVectors, IvfSnapshot, VectorIndex};
 

@@ -15,7 +15,7 @@
 //! ([`AnnVectors::restore_ivf`], [`AnnVectors::replay_upsert`]).
 use std::collections::{BTreeSet, HashMap};
 
-use mnemo_core::{CoreError, MemoryId, Namespace, Result};
+use mnemo_contract::{CoreError, MemoryId, Namespace, Result};
 
 use super::calibrate;
 use super::kmeans::{train, Quantizer};

@@ -9,7 +9,7 @@
 //! by half from the configured one until the mean recall reaches the target (`[index]
 //! ivf_recall_target`). Where no count short of every list reaches it, every list is scanned:
 //! slower, never silently worse than exact.
-use mnemo_core::MemoryId;
+use mnemo_contract::MemoryId;
 
 use super::space::Space;
 

@@ -2,7 +2,7 @@
 //! index's dense side; `AnnVectors` keeps the same layout for its small namespaces).
 use std::collections::HashMap;
 
-use mnemo_core::{CoreError, MemoryId, Namespace, Result};
+use mnemo_contract::{CoreError, MemoryId, Namespace, Result};
 
 use super::{best_first, split, top_k, VectorIndex, PARALLEL_ROWS};
 

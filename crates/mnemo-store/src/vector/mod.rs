@@ -22,7 +22,7 @@ mod space;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use mnemo_core::{MemoryId, Namespace, Result};
+use mnemo_contract::{MemoryId, Namespace, Result};
 use serde::{Deserialize, Serialize};
 
 pub use ann::{AnnSettings, AnnVectors, IvfSnapshot};
@@ -118,7 +118,7 @@ impl TopK {
 /// Sort best first and keep `k`.
 /// Check every vector of a batch before applying any (a bad batch changes nothing): the same
 /// dimensions as the index (`dims`, 0 when empty) and each other, non-empty, finite.
-pub(crate) fn check_batch(docs: &[mnemo_core::IndexDoc], dims: usize) -> mnemo_core::Result<()> {
+pub(crate) fn check_batch(docs: &[mnemo_contract::IndexDoc], dims: usize) -> mnemo_contract::Result<()> {
     let mut batch_dims = dims;
     for d in docs {
         if let Some(v) = &d.embedding {
@@ -126,7 +126,7 @@ pub(crate) fn check_batch(docs: &[mnemo_core::IndexDoc], dims: usize) -> mnemo_c
                 batch_dims = v.len();
             }
             if v.len() != batch_dims || v.is_empty() || v.iter().any(|x| !x.is_finite()) {
-                return Err(mnemo_core::CoreError::InvalidInput(format!(
+                return Err(mnemo_contract::CoreError::InvalidInput(format!(
                     "memory {}: embedding of {} dimensions does not fit the index's {batch_dims} (or is empty / not finite); \
                      after changing the embedder run `mnemo reindex`",
                     d.id,

@@ -3,7 +3,7 @@
 //! centroid) once it has an IVF. Keeping each list contiguous matters: scanning rows
 //! scattered over the whole matrix is latency-bound (measured 3–10× slower per row than a
 //! sequential scan here), and it needs no second copy of the vectors.
-use mnemo_core::MemoryId;
+use mnemo_contract::MemoryId;
 
 use super::kmeans::Quantizer;
 use super::{best_first, dot, split, threads, top_k, Scored, TopK, PARALLEL_ROWS};

@@ -1,5 +1,6 @@
 //! Reports are data: `{"provenance": {...}, "rows": [...]}` with flat rows, one figure each.
 //! Anything that could be taken as evidence carries the provenance block.
+#![deny(missing_docs)]
 use serde::{Deserialize, Serialize};
 
 /// Who and what produced a report: the seam is loud.

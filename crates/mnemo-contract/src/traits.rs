@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::model::*;
-use crate::planner::Pack;
+use crate::pack::Pack;
 use crate::time::Timestamp;
 
 /// The durable system of record for turns, memories, tombstones and their history.

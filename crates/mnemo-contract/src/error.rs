@@ -1,7 +1,7 @@
-//! The one error type of mnemo-core.
+//! The one error type of Mnemo (the contract and the engine).
 use thiserror::Error;
 
-/// Result alias for mnemo-core.
+/// Result alias for Mnemo.
 pub type Result<T, E = CoreError> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in the core, and in the traits' implementations

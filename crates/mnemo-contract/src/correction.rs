@@ -126,7 +126,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::model::*;
-    use crate::planner::{Pack, PackItem};
+    use crate::pack::{Pack, PackItem};
     use crate::time::Timestamp;
     use crate::traits::{Decision, MemoryGrade};
 

@@ -1,6 +1,6 @@
 //! A forget command given as an argument is parsed into a `ForgetCommand`, or refused by name.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-use mnemo_core::ForgetCommand;
+use mnemo_contract::ForgetCommand;
 
 #[test]
 fn claim_text_and_refusals() {

@@ -1,0 +1,35 @@
+//! Mnemo's contract: what the engine and its collaborators agree on.
+//!
+//! The domain model (memories, turns, events), the swappable traits (Store, Index, Embedder,
+//! Reasoner, Grounder, Assessor), errors, the clock, time, token counting, the policy (and the
+//! salience and decay-due arithmetic a store derives from it), the pack recall returns and the
+//! corrections an assessor proposes, and the registry backends and plugins register into.
+//! A backend or plugin depends on this crate only; the engine (`mnemo-core`) builds on it.
+#![deny(missing_docs)]
+
+pub mod clock;
+#[cfg(feature = "conformance")]
+pub mod conformance;
+pub mod correction;
+pub mod decay_due;
+pub mod error;
+pub mod model;
+pub mod pack;
+pub mod policy;
+pub mod registry;
+pub mod salience;
+pub mod text;
+pub mod time;
+pub mod tokens;
+pub mod traits;
+
+pub use clock::{Clock, SimClock, SystemClock};
+pub use correction::Correction;
+pub use decay_due::{DecayRule, DueMemory, DuePage};
+pub use error::{CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, Result, StoreErrorKind};
+pub use model::*;
+pub use pack::{Pack, PackItem, TraceEntry, TraceReason};
+pub use policy::EnginePolicy;
+pub use time::Timestamp;
+pub use tokens::{CharTokenCounter, TokenCounter};
+pub use traits::*;
