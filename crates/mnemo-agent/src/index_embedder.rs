@@ -18,8 +18,7 @@ use crate::error::AgentError;
 const FILE: &str = "index-embedder";
 
 fn identity(engine: &Engine) -> String {
-    let e = engine.embedder();
-    format!("{}\t{}\n", e.model_id(), e.dims())
+    format!("{}\t{}\n", engine.embedder_model(), engine.embedding_dims())
 }
 
 /// Bring the index up to the store, rebuilding it first if its vectors came from another
@@ -40,7 +39,7 @@ pub async fn sync(
     let report = match recorded {
         Some(r) if r == want => engine.sync_index(progress).await?,
         // Nothing stored yet: nothing to re-embed.
-        None if engine.store().max_rev().await? == 0 => engine.sync_index(progress).await?,
+        None if engine.store_rev().await? == 0 => engine.sync_index(progress).await?,
         _ => engine.rebuild_index(progress).await?,
     };
     if unchanged {

@@ -92,7 +92,7 @@ impl Runtime {
             ))
             .into());
         }
-        let memories = self.engine().store().list_memories(ns, page).await?;
+        let memories = self.engine().list_memories(ns, page).await?;
         let next_after = if memories.len() == page.limit { memories.last().map(|m| m.id) } else { None };
         Ok(MemoryPage { memories: memories.into_iter().map(MemoryRecord::from).collect(), next_after })
     }

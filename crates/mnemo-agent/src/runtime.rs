@@ -227,7 +227,7 @@ impl Runtime {
     }
     /// Which client answers model calls (as known at build time).
     pub fn model_info(&self) -> ModelInfo {
-        self.engine.reasoner().model_info()
+        self.engine.reasoner_model()
     }
     /// Bring the index up to the store with progress.
     pub async fn sync_index(&self, progress: &(dyn Fn(u64, u64) + Send + Sync)) -> Result<SyncReport, AgentError> {
@@ -284,7 +284,7 @@ impl Runtime {
             return Ok((vec![], vec![]));
         }
         let ids: Vec<TurnId> = pending.iter().map(|e| e.turn).collect();
-        let turns = self.engine.store().turns_by_ids(ns, &ids).await?;
+        let turns = self.engine.turns_by_ids(ns, &ids).await?;
         let mut done = Vec::new();
         let mut failed = Vec::new();
         for entry in pending {
@@ -315,7 +315,7 @@ impl Runtime {
     /// Recall → assess → act or escalate, for `task` (nothing is remembered).
     pub async fn turn(&self, ns: &Namespace, task: &Task, opts: &RecallOptions) -> Result<AgentTurn, AgentError> {
         let pack = self.engine.recall(ns, &task.query, opts).await?;
-        let now = self.engine.clock().now();
+        let now = self.engine.now();
         let assessment = tracing::Instrument::instrument(
             self.assessor.assess(task, pack.clone(), now),
             tracing::info_span!("assess"),

@@ -54,14 +54,14 @@ async fn a_failure_anywhere_in_a_turn_writes_no_memory() {
     let e = engine();
     let ns = Namespace::new("t").unwrap();
     e.remember(&ns, "user", "[PROC] Ship on Fridays BOOM.").await.unwrap(); // no neighbours: no reconcile call
-    let before = e.store().all_memories(&ns).await.unwrap();
+    let before = e.all_memories(&ns).await.unwrap();
     let err = e
         .remember(&ns, "user", "[SEM] Ben | phone | 555\n[EPI] Met Ana.\n[PROC] Ship on Fridays BOOM again.")
         .await
         .unwrap_err();
     assert!(err.to_string().contains("scripted failure"), "{err}");
-    assert_eq!(e.store().all_memories(&ns).await.unwrap(), before, "nothing of the failed turn was applied");
-    assert_eq!(e.store().turns(&ns).await.unwrap().len(), 2, "but the raw turn was recorded first");
+    assert_eq!(e.all_memories(&ns).await.unwrap(), before, "nothing of the failed turn was applied");
+    assert_eq!(e.turns(&ns).await.unwrap().len(), 2, "but the raw turn was recorded first");
 }
 
 #[tokio::test]
@@ -76,7 +76,7 @@ async fn a_value_contradicted_within_its_own_turn_is_tombstoned_and_explained() 
     assert!(r.outcomes[1].detail.contains(&first.to_string()), "{}", r.outcomes[1].detail);
     let why = e.why(&ns, first).await.unwrap();
     assert_eq!(why.superseded_by.unwrap().id, second);
-    let active = e.store().active(&ns).await.unwrap();
+    let active = e.active_memories(&ns).await.unwrap();
     assert_eq!(active.len(), 1);
     assert_eq!(active[0].claim.as_ref().unwrap().value, "555-0199");
 }
@@ -89,5 +89,5 @@ async fn a_line_repeated_within_a_turn_is_one_memory() {
         e.remember(&ns, "user", "[PROC] Always add a 5-day buffer.\n[PROC] Always add a 5-day buffer.").await.unwrap();
     assert_eq!(r.outcomes[1].kind, OutcomeKind::Reinforced);
     assert_eq!(r.outcomes[1].memory, r.outcomes[0].memory);
-    assert_eq!(e.store().active(&ns).await.unwrap().len(), 1);
+    assert_eq!(e.active_memories(&ns).await.unwrap().len(), 1);
 }

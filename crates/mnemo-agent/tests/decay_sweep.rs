@@ -18,10 +18,13 @@ use mnemo_store::sqlite::SqliteStore;
 
 const T0: i64 = 1_780_000_000_000;
 
-fn engine(clock: Arc<SimClock>, policy: EnginePolicy) -> Engine {
+/// An engine and its store: the tests write memories straight into the store (as another
+/// writer would) to set up ages and reinforcements the write path would not produce.
+fn engine(clock: Arc<SimClock>, policy: EnginePolicy) -> (Engine, Arc<SqliteStore>) {
     let fake = Arc::new(FakeQwen::new(64).unwrap());
-    Engine::new(EngineParts {
-        store: Arc::new(SqliteStore::open_in_memory().unwrap()),
+    let store = Arc::new(SqliteStore::open_in_memory().unwrap());
+    let engine = Engine::new(EngineParts {
+        store: store.clone(),
         index: Arc::new(BruteForceIndex::new()),
         embedder: fake.clone(),
         reasoner: Arc::new(LlmReasoner::new(fake)),
@@ -29,7 +32,8 @@ fn engine(clock: Arc<SimClock>, policy: EnginePolicy) -> Engine {
         tokens: Arc::new(CharTokenCounter),
         policy,
     })
-    .unwrap()
+    .unwrap();
+    (engine, store)
 }
 
 /// A small deterministic generator (the test must be reproducible).
@@ -90,8 +94,7 @@ async fn the_range_sweep_tombstones_exactly_what_the_full_scan_did() {
             policy.kinds.procedural.decays = true;
         }
         let clock = Arc::new(SimClock::new(Timestamp(T0)));
-        let e = engine(clock.clone(), policy.clone());
-        let store = e.store().clone();
+        let (e, store) = engine(clock.clone(), policy.clone());
         let ns = Namespace::new(&format!("n{seed}")).unwrap();
         let mut now = T0;
         let mut ids: Vec<MemoryId> = Vec::new();
@@ -157,7 +160,7 @@ async fn the_range_sweep_tombstones_exactly_what_the_full_scan_did() {
 #[tokio::test]
 async fn a_sweep_examines_only_the_due_memories() {
     let clock = Arc::new(SimClock::new(Timestamp(T0)));
-    let e = engine(clock.clone(), EnginePolicy::default());
+    let (e, store) = engine(clock.clone(), EnginePolicy::default());
     let ns = Namespace::new("due").unwrap();
     // 300 lasting episodes (importance 1: ~51 days) and 7 faint ones (importance 0.1: ~5 days),
     // plus facts and a pinned faint episode that never decay.
@@ -166,7 +169,7 @@ async fn a_sweep_examines_only_the_due_memories() {
     ops.extend((300..307).map(|i| new_memory(&ns, i, MemoryKind::Episodic, 0.1, false, Timestamp(T0))));
     ops.extend((307..350).map(|i| new_memory(&ns, i, MemoryKind::Semantic, 0.01, false, Timestamp(T0))));
     ops.push(new_memory(&ns, 350, MemoryKind::Episodic, 0.01, true, Timestamp(T0)));
-    e.store().apply(&ns, Timestamp(T0), ops).await.unwrap();
+    store.apply(&ns, Timestamp(T0), ops).await.unwrap();
 
     clock.set(Timestamp(T0 + DAY_MS));
     let r = e.decay_sweep(&ns).await.unwrap();
@@ -180,8 +183,8 @@ async fn a_sweep_examines_only_the_due_memories() {
 
     // Reinforcing one lasting episode at day 40 moves its due time to ~94 days.
     let keep =
-        e.store().active(&ns).await.unwrap().into_iter().find(|m| m.kind == MemoryKind::Episodic && !m.pinned).unwrap();
-    e.store()
+        store.active(&ns).await.unwrap().into_iter().find(|m| m.kind == MemoryKind::Episodic && !m.pinned).unwrap();
+    store
         .apply(
             &ns,
             Timestamp(T0 + 40 * DAY_MS),
@@ -192,5 +195,5 @@ async fn a_sweep_examines_only_the_due_memories() {
     clock.set(Timestamp(T0 + 60 * DAY_MS));
     let r = e.decay_sweep(&ns).await.unwrap();
     assert_eq!((r.examined, r.decayed.len()), (299, 299), "the others fade; the reinforced one is not due");
-    assert!(e.store().active(&ns).await.unwrap().iter().any(|m| m.id == keep.id));
+    assert!(store.active(&ns).await.unwrap().iter().any(|m| m.id == keep.id));
 }

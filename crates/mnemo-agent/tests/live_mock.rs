@@ -92,7 +92,7 @@ async fn a_prose_conversation_through_full_agent_turns_in_live_mode() {
         let r = t.remembered.unwrap();
         assert_eq!(r.model, ModelInfo { client: ClientKind::Live, model: "qwen-flash-2025-07-28".into() });
     }
-    let all = rt.engine().store().all_memories(&ns).await.unwrap();
+    let all = rt.engine().all_memories(&ns).await.unwrap();
     assert_eq!(active_values(&all, "allergies"), vec!["penicillin", "sulfa drugs"], "both allergies are kept");
     assert_eq!(active_values(&all, "metformin dose"), vec!["1000 mg"], "the new dose supersedes the old");
     let old = all.iter().find(|m| m.claim.as_ref().is_some_and(|c| c.value == "500 mg")).unwrap();
@@ -130,8 +130,8 @@ async fn a_failed_extraction_stays_recorded_and_is_extracted_again() {
     let e = rt.remember(&ns, "patient", b"Hi, this is Maria Lopez. I'm allergic to penicillin.").await.unwrap_err();
     let e = e.to_string();
     assert!(e.contains("recorded but not extracted") && e.contains("503") && e.contains("reextract"), "{e}");
-    assert_eq!(rt.engine().store().turns(&ns).await.unwrap().len(), 1, "the raw turn is recorded");
-    assert!(rt.engine().store().all_memories(&ns).await.unwrap().is_empty());
+    assert_eq!(rt.engine().turns(&ns).await.unwrap().len(), 1, "the raw turn is recorded");
+    assert!(rt.engine().all_memories(&ns).await.unwrap().is_empty());
     assert_eq!(rt.unextracted(&ns).unwrap().len(), 1);
 
     // Still failing: it stays on the ledger.
@@ -141,7 +141,7 @@ async fn a_failed_extraction_stays_recorded_and_is_extracted_again() {
     let (done, failed) = rt.reextract(&ns).await.unwrap();
     assert_eq!((done.len(), failed.len()), (1, 0));
     assert!(rt.unextracted(&ns).unwrap().is_empty());
-    let all = rt.engine().store().all_memories(&ns).await.unwrap();
+    let all = rt.engine().all_memories(&ns).await.unwrap();
     assert_eq!(active_values(&all, "allergies"), vec!["penicillin"]);
     let (done, failed) = rt.reextract(&ns).await.unwrap();
     assert!(done.is_empty() && failed.is_empty(), "nothing left to extract");
@@ -166,7 +166,7 @@ async fn config_fixes_the_cardinality_of_named_attributes() {
         clock.advance(time::DAY_MS);
         e.remember(&ns, "user", say).await.unwrap();
     }
-    let all = e.store().all_memories(&ns).await.unwrap();
+    let all = e.all_memories(&ns).await.unwrap();
     assert_eq!(active_values(&all, "skills"), vec!["go", "rust"], "config says many");
     assert_eq!(active_values(&all, "allergies"), vec!["latex"], "config says one, whatever the turn said");
     assert_eq!(active_values(&all, "phone"), vec!["555", "777"], "[SEM many] from the turn");

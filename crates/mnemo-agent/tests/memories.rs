@@ -73,7 +73,7 @@ async fn export_writes_one_json_memory_per_line_without_vectors() {
         assert!(!l.contains('\n'));
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
         assert!(v.get("embedding").is_none(), "no vector in {l}");
-        assert_eq!(v["embedding_model"].as_str().unwrap(), rt.engine().embedder().model_id());
+        assert_eq!(v["embedding_model"].as_str().unwrap(), rt.engine().embedder_model());
         assert_eq!(v["status"], "active");
         assert!(l.len() < 1500, "a memory line is small without its vector: {} bytes", l.len());
     }
@@ -96,7 +96,7 @@ async fn restore_makes_a_new_active_memory_and_keeps_the_tombstone() {
     assert!(r.restored.status.is_active());
     assert_eq!(r.restored.provenance.model, restored_from(old));
     assert_eq!(r.restored.content, "Acme | owner | Ben");
-    let back = rt.engine().store().get_many(&a, &[old]).await.unwrap();
+    let back = rt.engine().memories(&a, &[old]).await.unwrap();
     assert!(!back[0].status.is_active(), "the old memory stays tombstoned");
     let pack = rt.engine().recall(&a, "Acme owner", &RecallOptions::default()).await.unwrap();
     assert_eq!(pack.items[0].memory.id, r.restored.id, "the restored memory is recallable");
@@ -123,7 +123,7 @@ async fn restoring_a_superseded_value_supersedes_the_current_one() {
     clock.advance(DAY_MS);
     let r = rt.restore(&a, email).await.unwrap();
     assert_eq!(r.superseded, vec![phone]);
-    let active = rt.engine().store().active(&a).await.unwrap();
+    let active = rt.engine().active_memories(&a).await.unwrap();
     assert_eq!(active.iter().map(|m| m.id).collect::<Vec<_>>(), vec![r.restored.id], "one current value");
     let why = rt.engine().why(&a, phone).await.unwrap();
     assert_eq!(why.superseded_by.map(|m| m.id), Some(r.restored.id));

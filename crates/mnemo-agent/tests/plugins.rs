@@ -88,7 +88,7 @@ async fn an_embedder_and_an_assessor_from_a_plugin_assemble_an_agent() {
     let ns = Namespace::new("t").unwrap();
     let r = rt.engine().remember(&ns, "user", "[SEM] SKU-1 | colour | red").await.unwrap();
     let id = r.outcomes[0].memory.unwrap();
-    let m = &rt.engine().store().get_many(&ns, &[id]).await.unwrap()[0];
+    let m = &rt.engine().memories(&ns, &[id]).await.unwrap()[0];
     assert_eq!(m.embedding.as_ref().unwrap().model, "fixture-length-8");
     let task = Task { query: "SKU-1 colour".into(), about: Some(("SKU-1".into(), "colour".into())) };
     let turn = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
@@ -136,7 +136,7 @@ async fn an_assessor_plugin_returns_corrections_that_the_runtime_applies() {
     let fresh = a.pack.items.iter().find(|i| i.memory.id == s.fresh).expect("the fresh memory is in the pack");
     assert_eq!(fresh.memory.claim.as_ref().unwrap().value, "35 units");
     assert!(a.grades.iter().any(|g| g.id == s.fresh) && !a.grades.iter().any(|g| g.id == stale));
-    let stored = rt.engine().store().get_many(&ns, &[stale, s.fresh]).await.unwrap();
+    let stored = rt.engine().memories(&ns, &[stale, s.fresh]).await.unwrap();
     let old = stored.iter().find(|m| m.id == stale).unwrap();
     let Status::Tombstoned { reason, superseded_by, .. } = &old.status else { panic!("not tombstoned: {old:?}") };
     assert!(reason.contains("grounded: wms"), "{reason}");

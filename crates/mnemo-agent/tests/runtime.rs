@@ -54,7 +54,7 @@ async fn a_value_stated_again_after_being_superseded_is_a_new_memory() {
     assert_eq!(a2.outcomes[0].kind, OutcomeKind::Superseded);
     let a2 = a2.outcomes[0].memory.unwrap();
     assert_ne!(a1, a2, "a tombstone is never reactivated");
-    let all = e.store().all_memories(&ns).await.unwrap();
+    let all = e.all_memories(&ns).await.unwrap();
     assert_eq!(all.iter().filter(|m| m.status.is_active()).count(), 1);
     let pack = e.recall(&ns, "Ben channel", &RecallOptions::default()).await.unwrap();
     assert_eq!(answer_of(&pack, "ben", "CHANNEL").unwrap().id, a2);
@@ -72,7 +72,7 @@ async fn free_text_forget_takes_only_what_it_designates() {
     let r = e.forget(&ns, "user", &ForgetCommand::parse_arg("the Friday standup").unwrap()).await.unwrap();
     assert_eq!(r.outcomes[0].kind, OutcomeKind::Forgotten);
     assert_eq!(r.outcomes[0].tombstoned.len(), 1);
-    let active: Vec<String> = e.store().active(&ns).await.unwrap().into_iter().map(|m| m.content).collect();
+    let active: Vec<String> = e.active_memories(&ns).await.unwrap().into_iter().map(|m| m.content).collect();
     assert_eq!(active.len(), 2);
     assert!(!active.iter().any(|c| c.contains("moved to 10am")));
     let why = e.why(&ns, r.outcomes[0].tombstoned[0]).await.unwrap();
@@ -154,8 +154,7 @@ async fn concurrent_contradicting_writes_leave_one_active_value() {
         t2.await.unwrap();
         let active: Vec<_> = rt
             .engine()
-            .store()
-            .active(&ns)
+            .active_memories(&ns)
             .await
             .unwrap()
             .into_iter()
@@ -173,10 +172,10 @@ async fn items_apply_in_turn_order() {
     let e = rt.engine();
     let r = e.remember(&ns, "user", "[SEM] Ben | phone | 555-0100\n[FORGET] Ben | phone").await.unwrap();
     assert_eq!(r.outcomes[1].kind, OutcomeKind::Forgotten);
-    assert!(e.store().active(&ns).await.unwrap().is_empty());
+    assert!(e.active_memories(&ns).await.unwrap().is_empty());
     let r = e.remember(&ns, "user", "[FORGET] Ana | phone\n[SEM] Ana | phone | 555-0199").await.unwrap();
     assert_eq!(r.outcomes[0].kind, OutcomeKind::NothingToForget);
-    assert_eq!(e.store().active(&ns).await.unwrap().len(), 1);
+    assert_eq!(e.active_memories(&ns).await.unwrap().len(), 1);
 }
 
 #[tokio::test]
@@ -194,7 +193,7 @@ async fn time_only_moves_forward_and_bad_forgets_are_refused() {
         let err = ForgetCommand::parse_arg(bad).unwrap_err();
         assert!(err.contains("not a forget command"), "{bad}: {err}");
     }
-    assert_eq!(e.store().turns(&ns).await.unwrap().len(), 1, "a refused command records nothing");
+    assert_eq!(e.turns(&ns).await.unwrap().len(), 1, "a refused command records nothing");
 }
 
 #[tokio::test]

@@ -97,7 +97,7 @@ async fn a_server_with_its_own_index_recalls_another_servers_correction() {
     let contents = packed(&after);
     assert!(contents.iter().any(|c| c.contains("555-0199")), "B recalls A's new value: {contents:?}");
     assert!(!contents.iter().any(|c| c.contains("555-0100")), "B never recalls the superseded value: {contents:?}");
-    let active = b.store().active(&ns).await.unwrap();
+    let active = b.active_memories(&ns).await.unwrap();
     assert_eq!(active.len(), 1, "one active value in the store: {active:?}");
 
     drop(b);

@@ -35,18 +35,18 @@ async fn a_fake_embedder_store_reopened_with_the_local_one_is_reembedded_for_the
         for f in facts {
             rt.engine().remember(&ns, "user", f).await.unwrap();
         }
-        assert_eq!(rt.engine().embedder().dims(), 256);
+        assert_eq!(rt.engine().embedding_dims(), 256);
     }
     let local = format!("[embedder]\nkind = \"local\"\ndir = {:?}", common::minilm_dir().display().to_string());
     let rt = Runtime::build(&config(&local), dir.path(), clock.clone(), vec![]).await.unwrap();
     let engine = rt.engine();
-    assert_eq!(engine.embedder().model_id(), "sentence-transformers/all-MiniLM-L6-v2");
+    assert_eq!(engine.embedder_model(), "sentence-transformers/all-MiniLM-L6-v2");
 
     // The store keeps what it had: fake vectors, with their model id.
-    let stored = engine.store().active(&ns).await.unwrap();
+    let stored = engine.active_memories(&ns).await.unwrap();
     assert_eq!(stored.len(), facts.len());
     assert!(stored.iter().all(|m| m.kind == MemoryKind::Episodic));
-    assert!(stored.iter().all(|m| m.embedding.as_ref().is_some_and(|e| e.model != engine.embedder().model_id())));
+    assert!(stored.iter().all(|m| m.embedding.as_ref().is_some_and(|e| e.model != engine.embedder_model())));
 
     // Dense search takes a 384-dim query: the index holds local vectors now. Not one word of
     // the query is in the answer.

@@ -110,7 +110,7 @@ pub async fn run_scenario_with(
                         at,
                         source: source.clone(),
                         text: text.clone(),
-                        tokens: engine.tokens().count(text),
+                        tokens: engine.count_tokens(text),
                         vector,
                     });
                 }
@@ -136,7 +136,7 @@ pub async fn run_scenario_with(
     let mut memories: Vec<Memory> = Vec::new();
     for ns in &namespaces {
         memories.extend(
-            engine.store().all_memories(ns).await.map_err(|e| cx.fail(format!("listing memories of {ns}"), e))?,
+            engine.all_memories(ns).await.map_err(|e| cx.fail(format!("listing memories of {ns}"), e))?,
         );
     }
     let mut systems = vec![mnemo_outcome(s, mnemo, &memories)];
@@ -154,7 +154,7 @@ pub async fn run_scenario_with(
 }
 
 async fn embed(engine: &Engine, text: &str) -> mnemo_core::Result<Vec<f32>> {
-    Ok(engine.embedder().embed(&[text.to_string()]).await?.into_iter().next().unwrap_or_default())
+    Ok(engine.embed(&[text.to_string()]).await?.into_iter().next().unwrap_or_default())
 }
 
 async fn probe_mnemo(runtime: &Runtime, p: &Probe) -> std::result::Result<ProbeOutcome, String> {

@@ -129,7 +129,7 @@ impl MnemoMcp {
     /// Save the index after a call; the store holds the truth already, so a failure is a
     /// warning (the next start rebuilds the index from the store).
     async fn flush(&self) {
-        if let Err(e) = self.rt.engine().index().flush().await {
+        if let Err(e) = self.rt.engine().flush_index().await {
             tracing::warn!("the index could not be saved ({e}); the next start rebuilds it from the store");
         }
     }
@@ -259,7 +259,7 @@ pub async fn serve_stdio(rt: Arc<Runtime>, ns: Namespace, with_vectors: bool) ->
     let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| McpError::Start(Box::new(e)))?;
     let reason = running.waiting().await.map_err(McpError::Join)?;
     tracing::info!(?reason, "MCP client gone");
-    if let Err(e) = rt.engine().index().flush().await {
+    if let Err(e) = rt.engine().flush_index().await {
         tracing::warn!("the index could not be saved ({e}); the next start rebuilds it from the store");
     }
     Ok(())

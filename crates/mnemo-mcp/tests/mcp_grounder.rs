@@ -160,7 +160,7 @@ timeout_ms = 20000
     assert!(contents.iter().any(|c| c.contains("35 days")), "{contents:?}");
     assert!(!contents.iter().any(|c| c.contains("21 days")), "the stale value is gone: {contents:?}");
     // The correction was written back: the store's active memory now says 35 days.
-    let active = rt.engine().store().all_memories(&ns).await.unwrap();
+    let active = rt.engine().all_memories(&ns).await.unwrap();
     assert!(active.iter().any(|m| m.status.is_active() && m.content.contains("35 days")));
     assert!(calls(&conf_dir).iter().all(|c| c == "get_record"));
 }

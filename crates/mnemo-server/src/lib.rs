@@ -147,7 +147,7 @@ pub async fn serve(
         })
         .await
         .map_err(|e| ServerError::Io { action: "serve HTTP".into(), source: e })?;
-    rt.engine().index().flush().await.map_err(AgentError::from)?;
+    rt.engine().flush_index().await.map_err(AgentError::from)?;
     Ok(())
 }
 

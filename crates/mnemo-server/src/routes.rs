@@ -163,7 +163,7 @@ pub async fn remember(
             // Held from the look-up to the write, so two retries racing write once.
             let _once = st.idempotency.lock().await;
             let engine = st.rt.engine();
-            let seen = engine.store().turn_by_external_id(&c.namespace, &key).await?;
+            let seen = engine.turn_by_external_id(&c.namespace, &key).await?;
             match seen {
                 Some(turn) => mnemo_core::engine::RememberReport {
                     notes: vec![format!(
@@ -172,7 +172,7 @@ pub async fn remember(
                     )],
                     turn,
                     outcomes: vec![],
-                    model: engine.reasoner().model_info(),
+                    model: engine.reasoner_model(),
                 },
                 None => st.rt.remember_turn(&c.namespace, &c.principal, &req.text, Some(key)).await?,
             }
@@ -377,7 +377,7 @@ pub async fn ready(State(st): State<AppState>) -> Result<Json<Health>, ApiError>
     if st.shutting_down.load(Ordering::SeqCst) {
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code::SHUTTING_DOWN, "the server is shutting down"));
     }
-    let rev = st.rt.engine().store().max_rev().await?;
+    let rev = st.rt.engine().store_rev().await?;
     Ok(Json(Health { status: "ready".into(), store_rev: Some(rev) }))
 }
 

@@ -341,7 +341,7 @@ async fn shutdown_loses_no_acknowledged_write_and_releases_the_directory() {
     // The directory lock is free again and every acknowledged write is there.
     let rt =
         Runtime::build(&Config::embedded_default().unwrap(), d.path(), Arc::new(SystemClock), vec![]).await.unwrap();
-    let all = rt.engine().store().active(&Namespace::new("a").unwrap()).await.unwrap();
+    let all = rt.engine().active_memories(&Namespace::new("a").unwrap()).await.unwrap();
     for a in &acked {
         assert!(all.iter().any(|m| &m.content == a), "acknowledged {a} is missing");
     }

@@ -416,8 +416,8 @@ pub async fn locomo(
                     limit: depth,
                     mode,
                 };
-                let lexical = engine.index().search(&search(SearchMode::Lexical)).await?;
-                let dense = engine.index().search(&search(SearchMode::Dense)).await?;
+                let lexical = engine.search(&search(SearchMode::Lexical)).await?;
+                let dense = engine.search(&search(SearchMode::Dense)).await?;
                 d.question(&c.id, q.category, &evidence, &lexical, &dense, ids)?;
             }
             let mut hybrid_ranking = Vec::new();
@@ -429,7 +429,6 @@ pub async fn locomo(
                     }
                     Some(mode) => {
                         let hits = engine
-                            .index()
                             .search(&SearchQuery {
                                 namespace: ns.clone(),
                                 text: query.clone(),

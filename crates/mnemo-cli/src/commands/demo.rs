@@ -78,7 +78,7 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
             print::agent_turn(&t);
         }
     }
-    let all = rt.engine().store().all_memories(&ns).await?;
+    let all = rt.engine().all_memories(&ns).await?;
     if let Some(old) = all.iter().find(|m| m.claim.as_ref().is_some_and(|c| c.value == "21 days")) {
         let why = rt.engine().why(&ns, old.id).await?;
         if json {
@@ -88,7 +88,7 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
             print::why(&why);
         }
     }
-    rt.engine().index().flush().await?;
+    rt.engine().flush_index().await?;
     if json {
         mnemo_agent::json_view::strip_vectors(&mut doc);
         out!("{}", serde_json::to_string_pretty(&doc)?);

@@ -27,7 +27,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
         let info = rt.model_info();
         clients.push(info.client.as_str().to_string());
         models.push(info.model);
-        embedders.push(rt.engine().embedder().model_id().to_string());
+        embedders.push(rt.engine().embedder_model().to_string());
     }
     for v in [&mut clients, &mut models, &mut embedders] {
         v.sort();

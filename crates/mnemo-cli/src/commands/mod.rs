@@ -163,7 +163,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                     print::agent_turn(&t)
                 }
                 if a.exit_code && t.verdict.decision == "escalate" {
-                    engine.index().flush().await?;
+                    engine.flush_index().await?;
                     return Ok(ExitCode::from(ESCALATE_EXIT));
                 }
             }
@@ -228,7 +228,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 }
             }
             if !failed.is_empty() {
-                engine.index().flush().await?;
+                engine.flush_index().await?;
                 return Ok(ExitCode::FAILURE);
             }
         }
@@ -250,7 +250,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
     }
     // What the command did is in the store already; an index that cannot be saved (a full
     // disk) is rebuilt from the store by the next command, so this is a note, not a failure.
-    if let Err(e) = engine.index().flush().await {
+    if let Err(e) = engine.flush_index().await {
         eprintln!("mnemo: note: the index could not be saved ({e}); the next command rebuilds it from the store");
     }
     Ok(ExitCode::SUCCESS)

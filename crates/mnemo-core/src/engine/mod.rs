@@ -21,6 +21,7 @@ mod forget;
 mod ingest;
 mod neighbours;
 mod plan;
+mod read;
 mod recall;
 mod restore;
 mod why;
@@ -110,30 +111,6 @@ impl Engine {
         })
     }
 
-    /// The store.
-    pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
-    }
-    /// The index.
-    pub fn index(&self) -> &Arc<dyn Index> {
-        &self.index
-    }
-    /// The embedder.
-    pub fn embedder(&self) -> &Arc<dyn Embedder> {
-        &self.embedder
-    }
-    /// The reasoner.
-    pub fn reasoner(&self) -> &Arc<dyn Reasoner> {
-        &self.reasoner
-    }
-    /// The clock.
-    pub fn clock(&self) -> &Arc<dyn Clock> {
-        &self.clock
-    }
-    /// The token counter.
-    pub fn tokens(&self) -> &Arc<dyn TokenCounter> {
-        &self.tokens
-    }
     /// The policy.
     pub fn policy(&self) -> &EnginePolicy {
         &self.policy

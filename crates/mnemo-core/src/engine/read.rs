@@ -1,0 +1,97 @@
+//! What callers ask of the engine besides writing and recalling: its memories and turns, the
+//! raw hits of one retrieval mode, the models and the clock it runs with. Callers go through
+//! these operations, never to the store, index or models behind them, so the engine stays the
+//! one place that decides how a question is answered (and, for writes, under which lock).
+use super::Engine;
+use crate::error::Result;
+use crate::model::*;
+use crate::time::Timestamp;
+use crate::traits::{Hit, ListPage, ModelInfo, SearchQuery};
+
+impl Engine {
+    /// A namespace's memories among `ids`, whatever their status (missing or other-namespace
+    /// ids are left out).
+    pub async fn memories(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        self.store.get_many(ns, ids).await
+    }
+
+    /// The active memories of a namespace (cost grows with the namespace: reports and tests,
+    /// not a hot path; page with `list_memories`).
+    pub async fn active_memories(&self, ns: &Namespace) -> Result<Vec<Memory>> {
+        self.store.active(ns).await
+    }
+
+    /// Every memory of a namespace, tombstoned ones included, by id (cost grows with the
+    /// namespace: reports and exports; page with `list_memories`).
+    pub async fn all_memories(&self, ns: &Namespace) -> Result<Vec<Memory>> {
+        self.store.all_memories(ns).await
+    }
+
+    /// One page of a namespace's memories by id (see `ListPage`).
+    pub async fn list_memories(&self, ns: &Namespace, page: &ListPage) -> Result<Vec<Memory>> {
+        self.store.list_memories(ns, page).await
+    }
+
+    /// The recorded turns of a namespace, oldest first.
+    pub async fn turns(&self, ns: &Namespace) -> Result<Vec<Turn>> {
+        self.store.turns(ns).await
+    }
+
+    /// The recorded turns of a namespace among `ids`, oldest first.
+    pub async fn turns_by_ids(&self, ns: &Namespace, ids: &[TurnId]) -> Result<Vec<Turn>> {
+        self.store.turns_by_ids(ns, ids).await
+    }
+
+    /// The oldest turn of a namespace recorded under this external id (an idempotency key).
+    pub async fn turn_by_external_id(&self, ns: &Namespace, external_id: &str) -> Result<Option<Turn>> {
+        self.store.turn_by_external_id(ns, external_id).await
+    }
+
+    /// The store's newest revision (0: nothing was ever written); a readiness probe.
+    pub async fn store_rev(&self) -> Result<u64> {
+        self.store.max_rev().await
+    }
+
+    /// The raw hits of one search of the index, as it stands (no catch-up with the store, no
+    /// salience, no packing): for benchmarks and diagnostics that compare retrieval modes.
+    /// `recall` is the operation that answers a query.
+    pub async fn search(&self, query: &SearchQuery) -> Result<Vec<Hit>> {
+        self.index.search(query).await
+    }
+
+    /// Make the index's applied changes durable (before a process exits; the store is
+    /// durable on every write already).
+    pub async fn flush_index(&self) -> Result<()> {
+        self.index.flush().await
+    }
+
+    /// Vectors of `texts` by the engine's embedder (the one memories are embedded with).
+    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        self.embedder.embed(texts).await
+    }
+
+    /// The embedder's model id (stored beside every vector).
+    pub fn embedder_model(&self) -> &str {
+        self.embedder.model_id()
+    }
+
+    /// The embedder's vector dimensions.
+    pub fn embedding_dims(&self) -> usize {
+        self.embedder.dims()
+    }
+
+    /// Which reasoner model the engine extracts and reconciles with.
+    pub fn reasoner_model(&self) -> ModelInfo {
+        self.reasoner.model_info()
+    }
+
+    /// Now, by the engine's clock (the time its writes and recalls are stamped with).
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// The token cost of `text` by the engine's counter (what recall budgets count).
+    pub fn count_tokens(&self, text: &str) -> usize {
+        self.tokens.count(text)
+    }
+}
