@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mnemo_report::fnv1a_hex;
 use mnemo_core::EnginePolicy;
+use mnemo_report::fnv1a_hex;
 
 use crate::error::AgentError;
 

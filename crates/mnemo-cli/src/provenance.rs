@@ -1,6 +1,6 @@
 //! The provenance block of every report: which client answered, run id, config hash, commit.
-use mnemo_report::RunProvenance;
 use mnemo_core::{Clock, SystemClock};
+use mnemo_report::RunProvenance;
 
 /// `git rev-parse HEAD` (+ "-dirty" when the tree has changes), or "unknown".
 pub fn git_commit() -> String {

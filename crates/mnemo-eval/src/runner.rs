@@ -135,9 +135,7 @@ pub async fn run_scenario_with(
 
     let mut memories: Vec<Memory> = Vec::new();
     for ns in &namespaces {
-        memories.extend(
-            engine.all_memories(ns).await.map_err(|e| cx.fail(format!("listing memories of {ns}"), e))?,
-        );
+        memories.extend(engine.all_memories(ns).await.map_err(|e| cx.fail(format!("listing memories of {ns}"), e))?);
     }
     let mut systems = vec![mnemo_outcome(s, mnemo, &memories)];
     for b in Baseline::ALL.into_iter().filter(|_| baselines) {

@@ -8,8 +8,8 @@ use mnemo_store as _;
 
 use std::path::PathBuf;
 
-use mnemo_report::RunProvenance;
 use mnemo_eval::{run_eval, EvalArgs};
+use mnemo_report::RunProvenance;
 
 fn provenance() -> RunProvenance {
     RunProvenance {

@@ -7,8 +7,8 @@ use mnemo_store as _;
 
 use std::path::Path;
 
-use mnemo_report::RunProvenance;
 use mnemo_eval::{run_eval, EvalArgs, EvalError};
+use mnemo_report::RunProvenance;
 use serde_json::Value;
 
 fn provenance() -> RunProvenance {

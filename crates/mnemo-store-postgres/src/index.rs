@@ -29,7 +29,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use async_trait::async_trait;
-use mnemo_contract::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery};
+use mnemo_contract::{
+    CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery,
+};
 use mnemo_store::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
 use serde::Deserialize;
 use tokio::sync::OnceCell;

@@ -30,15 +30,15 @@ use crate::store::PostgresStore;
 
 fn build_store(ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
     let s: PgSettings = ctx.section.settings()?;
-    let store =
-        PostgresStore::new(&s).map_err(|e| mnemo_contract::CoreError::Config(format!("{}: {e}", ctx.section.origin)))?;
+    let store = PostgresStore::new(&s)
+        .map_err(|e| mnemo_contract::CoreError::Config(format!("{}: {e}", ctx.section.origin)))?;
     Ok(Arc::new(store))
 }
 
 fn build_index(ctx: &IndexContext<'_>) -> Result<Arc<dyn Index>> {
     let s: IndexSettings = ctx.section.settings()?;
-    let index =
-        PostgresIndex::new(&s).map_err(|e| mnemo_contract::CoreError::Config(format!("{}: {e}", ctx.section.origin)))?;
+    let index = PostgresIndex::new(&s)
+        .map_err(|e| mnemo_contract::CoreError::Config(format!("{}: {e}", ctx.section.origin)))?;
     Ok(Arc::new(index))
 }
 

@@ -139,13 +139,19 @@ impl BruteForceIndex {
 
     fn read(&self) -> Result<RwLockReadGuard<'_, Inner>> {
         self.inner.read().map_err(|_| {
-            CoreError::index_message(mnemo_contract::IndexErrorKind::Other, "brute index lock poisoned by an earlier panic")
+            CoreError::index_message(
+                mnemo_contract::IndexErrorKind::Other,
+                "brute index lock poisoned by an earlier panic",
+            )
         })
     }
 
     fn write(&self) -> Result<RwLockWriteGuard<'_, Inner>> {
         self.inner.write().map_err(|_| {
-            CoreError::index_message(mnemo_contract::IndexErrorKind::Other, "brute index lock poisoned by an earlier panic")
+            CoreError::index_message(
+                mnemo_contract::IndexErrorKind::Other,
+                "brute index lock poisoned by an earlier panic",
+            )
         })
     }
 }

@@ -21,11 +21,11 @@ use std::time::{Duration, Instant};
 
 use mnemo_core::engine::{EngineParts, RecallOptions};
 use mnemo_core::registry::{self, IndexContext, Section, StoreContext};
-use mnemo_report::RunProvenance;
 use mnemo_core::{
     CharTokenCounter, ClientKind, Embedder, Engine, EnginePolicy, Index, MemoryId, MemoryKind, Namespace, NewMemory,
     NewTurn, Provenance, SearchMode, SearchQuery, SimClock, Store, TokenCounter,
 };
+use mnemo_report::RunProvenance;
 use mnemo_store::fusion::{FusionMethod, FusionSettings};
 use mnemo_store::tantivy_index::TantivySettings;
 use serde_json::json;

@@ -29,12 +29,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mnemo_core::engine::{EngineParts, RecallOptions};
-use mnemo_report::RunProvenance;
 use mnemo_core::time::DAY_MS;
 use mnemo_core::{
     CharTokenCounter, ClientKind, Clock, Embedding, Engine, EnginePolicy, Index, IndexState, MemoryId, MemoryKind,
     Namespace, NewMemory, Provenance, SearchMode, SearchQuery, Store, SystemClock, TokenCounter, WriteOp,
 };
+use mnemo_report::RunProvenance;
 use mnemo_store::tantivy_index::TantivySettings;
 use mnemo_store::vector::AnnKind;
 use serde_json::json;

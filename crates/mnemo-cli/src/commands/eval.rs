@@ -33,9 +33,8 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
         v.sort();
         v.dedup();
     }
-    let hash = mnemo_report::fnv1a_hex(
-        configs.iter().map(|(i, _)| i.hash.as_str()).collect::<Vec<_>>().join(",").as_bytes(),
-    );
+    let hash =
+        mnemo_report::fnv1a_hex(configs.iter().map(|(i, _)| i.hash.as_str()).collect::<Vec<_>>().join(",").as_bytes());
     let provenance = run_provenance(&clients.join(","), &models.join(","), &embedders.join(","), &hash);
     let progress = |run: &mnemo_eval::ScenarioRun| {
         let verdicts: Vec<String> =

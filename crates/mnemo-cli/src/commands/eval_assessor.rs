@@ -15,9 +15,8 @@ pub async fn run(cli: &Cli, args: &EvalAssessorArgs) -> Result<ExitCode> {
         plot: args.plot.clone(),
     };
     let configs = mnemo_eval::load_configs(&cli.config)?;
-    let hash = mnemo_report::fnv1a_hex(
-        configs.iter().map(|(i, _)| i.hash.as_str()).collect::<Vec<_>>().join(",").as_bytes(),
-    );
+    let hash =
+        mnemo_report::fnv1a_hex(configs.iter().map(|(i, _)| i.hash.as_str()).collect::<Vec<_>>().join(",").as_bytes());
     // The assessor makes no model call: grounding and provenance are rules in code.
     let provenance = run_provenance("rules", "none", "none", &hash);
     let outcome = mnemo_eval::assessor::run_assessor_eval(&eval_args, provenance).await?;
