@@ -144,6 +144,15 @@ impl Site {
         Ok((total, note + " bytes"))
     }
 
+    /// CPU time (ns) the database server has run so far, when there is a server and it is
+    /// readable from here (see `Db::server_cpu_ns`).
+    pub async fn server_cpu_ns(&self) -> Result<Option<u64>> {
+        match &self.schema {
+            Some(db) => Ok(db.server_cpu_ns().await?),
+            None => Ok(None),
+        }
+    }
+
     /// The database server's memory (MiB) with a note, when there is a server and it is
     /// readable from here.
     pub async fn server_memory_mib(&self) -> Result<Option<(f64, String)>> {

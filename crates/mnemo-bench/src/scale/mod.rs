@@ -348,7 +348,12 @@ async fn one_size(
     };
     if let Some(found) = reused {
         ids = found;
-        push("ingest_skipped", (n + args.single) as f64, "memories", "--pg-keep-schema: read from an earlier run's schema");
+        push(
+            "ingest_skipped",
+            (n + args.single) as f64,
+            "memories",
+            "--pg-keep-schema: read from an earlier run's schema",
+        );
     } else {
         ingest(args, n, corpus, &store, &index, &eng, now, &model, &mut ids, &mut push).await?;
     }
@@ -358,6 +363,7 @@ async fn one_size(
         let ns = ns_of(q as usize, args.namespaces)?;
         eng.recall(&ns, &corpus.query_text(q + 1_000_000), &opts).await?;
     }
+    let cpu_before = (site.server_cpu_ns().await?, client_cpu_ns());
     let mut lat = Vec::with_capacity(args.queries);
     let mut packed = 0usize;
     for q in 0..args.queries as u64 {
@@ -375,6 +381,14 @@ async fn one_size(
     );
     push("recall_p50", percentile(&lat, 50.0), "ms", &note);
     push("recall_p99", percentile(&lat, 99.0), "ms", &note);
+    let per_recall = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e6 / args.queries.max(1) as f64;
+    if let (Some(a), Some(b)) = (cpu_before.0, site.server_cpu_ns().await?) {
+        let note = "the database server's CPU time per recall (its processes' run time over the recalls)";
+        push("recall_server_cpu_ms", per_recall(a, b), "ms", note);
+    }
+    if let (Some(a), Some(b)) = (cpu_before.1, client_cpu_ns()) {
+        push("recall_client_cpu_ms", per_recall(a, b), "ms", "this process's CPU time per recall (all threads)");
+    }
     for (mode, p50, p99) in [
         (SearchMode::Lexical, "search_lexical_p50", "search_lexical_p99"),
         (SearchMode::Dense, "search_dense_p50", "search_dense_p99"),
@@ -597,7 +611,8 @@ async fn loaded_ids(
     let mut ids = Vec::with_capacity(total);
     for j in 0..total {
         let ns = ns_of(j, args.namespaces)?;
-        let id = by_text.get_mut(&(ns.clone(), corpus.memory_text(j as u64))).and_then(Vec::pop).ok_or_else(mismatch)?;
+        let id =
+            by_text.get_mut(&(ns.clone(), corpus.memory_text(j as u64))).and_then(Vec::pop).ok_or_else(mismatch)?;
         ids.push((ns, id));
     }
     Ok(Some(ids))
@@ -663,6 +678,16 @@ async fn rebuild_and_reopen(
         ),
     );
     Ok(reopened)
+}
+
+/// Nanoseconds this process's threads have run on a CPU, from /proc (None where unreadable).
+fn client_cpu_ns() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let text = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+        total += text.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
 }
 
 /// The exact `k` nearest of `vectors` to `e` (cosine of unit vectors: the dot product).

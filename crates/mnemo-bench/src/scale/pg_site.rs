@@ -87,6 +87,10 @@ impl Schema {
     pub async fn server_memory_bytes(&self) -> Result<Option<u64>> {
         match *self {}
     }
+    /// Unreachable: there is no value.
+    pub async fn server_cpu_ns(&self) -> Result<Option<u64>> {
+        match *self {}
+    }
 }
 
 /// Without the `postgres` feature: an error naming the feature for a PostgreSQL component.
