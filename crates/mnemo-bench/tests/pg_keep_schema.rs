@@ -64,7 +64,10 @@ async fn a_kept_schema_is_reused_by_the_next_run_and_refused_for_another_corpus(
     assert_eq!(recall(&first), recall(&second), "the same data, matched to the same corpus order");
     assert!(recall(&second) > 0.5, "ids matched to the corpus: {}", recall(&second));
     let other = ScaleArgs { single: 5, ..args.clone() };
-    let e = scale(&other, prov(), &postgres()).await.err().expect("another corpus is refused").to_string();
+    let e = match scale(&other, prov(), &postgres()).await {
+        Ok(_) => panic!("a schema holding another corpus must be refused"),
+        Err(e) => e.to_string(),
+    };
     assert!(e.contains("--pg-keep-schema") && e.contains("200"), "{e}");
     // The kept schema is the test's to drop.
     let keep = format!("{name}_200");
