@@ -115,8 +115,14 @@ async fn scale_tiny_run_reports_every_metric() {
         "peak_rss",
         "disk_bytes_per_memory",
         "dense_recall_at_10_vs_exact",
+        "fused_top64_overlap_depth_64",
+        "fused_top64_overlap_depth_100",
     ] {
         assert!(metrics.contains(&m), "missing {m}: {metrics:?}");
+    }
+    for row in r.report.rows.iter().filter(|r| r["metric"].as_str().unwrap().starts_with("fused_top64_")) {
+        let v = row["value"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&v), "{row}");
     }
     let reopen = r.report.rows.iter().find(|r| r["metric"] == "index_reopen").unwrap();
     assert!(reopen["note"].as_str().unwrap().contains("the same 10 dense hits"), "{reopen}");

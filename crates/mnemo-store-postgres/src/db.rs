@@ -295,10 +295,18 @@ impl Db {
         Ok(b.max(0) as u64)
     }
 
-    /// The server's memory: the proportional set size (shared pages divided among their
-    /// users) of the postmaster and its children, when the server runs on this machine and its
-    /// data directory and processes are readable; None otherwise.
-    pub async fn server_memory_bytes(&self) -> Result<Option<u64>, CoreError> {
+    /// CPU time (nanoseconds) the server's processes have run so far: the postmaster and its
+    /// children, from the kernel's scheduler statistics, when the server runs on this machine
+    /// and they are readable; None otherwise. The difference over a stretch of work is the
+    /// server's CPU for it, unlike a latency undisturbed by other processes waiting for a core
+    /// (a backend that exits in between takes its share with it).
+    pub async fn server_cpu_ns(&self) -> Result<Option<u64>, CoreError> {
+        let Some(pid) = self.postmaster_pid().await? else { return Ok(None) };
+        Ok(process_tree(pid).map(|pids| pids.into_iter().filter_map(cpu_ns).sum()))
+    }
+
+    /// The postmaster's process id, when its data directory is readable from here.
+    async fn postmaster_pid(&self) -> Result<Option<u32>, CoreError> {
         let client = self.client().await?;
         let Ok(row) = client.query_one("SELECT setting FROM pg_settings WHERE name = 'data_directory'", &[]).await
         else {
@@ -308,7 +316,14 @@ impl Db {
         let Ok(pidfile) = std::fs::read_to_string(std::path::Path::new(&dir).join("postmaster.pid")) else {
             return Ok(None);
         };
-        let Some(pid) = pidfile.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) else { return Ok(None) };
+        Ok(pidfile.lines().next().and_then(|l| l.trim().parse::<u32>().ok()))
+    }
+
+    /// The server's memory: the proportional set size (shared pages divided among their
+    /// users) of the postmaster and its children, when the server runs on this machine and its
+    /// data directory and processes are readable; None otherwise.
+    pub async fn server_memory_bytes(&self) -> Result<Option<u64>, CoreError> {
+        let Some(pid) = self.postmaster_pid().await? else { return Ok(None) };
         Ok(process_tree_pss(pid))
     }
 }
@@ -326,17 +341,30 @@ fn process_tree_pss(pid: u32) -> Option<u64> {
         let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
         Some(kb * 1024)
     };
-    let mut total = pss(pid)?;
+    let pids = process_tree(pid)?;
+    let total = pss(pid)?;
+    Some(total + pids.into_iter().filter(|p| *p != pid).map(|p| pss(p).unwrap_or(0)).sum::<u64>())
+}
+
+/// `pid` and its direct children, from /proc; None when `pid` is not readable.
+fn process_tree(pid: u32) -> Option<Vec<u32>> {
+    std::fs::metadata(format!("/proc/{pid}/stat")).ok()?;
+    let mut pids = vec![pid];
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let Some(child) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
         // Fields after the parenthesised command: state, ppid, ...
         let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
         if ppid == Some(pid) {
-            total += pss(child).unwrap_or(0);
+            pids.push(child);
         }
     }
-    Some(total)
+    Some(pids)
+}
+
+/// Nanoseconds `pid` has run on a CPU (the first field of /proc/PID/schedstat).
+fn cpu_ns(pid: u32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?.split_whitespace().next()?.parse().ok()
 }
 
 impl Drop for Inner {

@@ -61,8 +61,9 @@ impl Backend {
     }
 
     /// A fresh place for one N: a temporary directory under `base` (removed when the site is
-    /// dropped) and, for PostgreSQL components, a schema of its own (dropped likewise).
-    pub fn site(&self, base: &Path) -> Result<Site> {
+    /// dropped) and, for PostgreSQL components, a schema of its own (dropped likewise; with
+    /// `keep`, the schema of that name, kept).
+    pub fn site(&self, base: &Path, keep: Option<&str>) -> Result<Site> {
         std::fs::create_dir_all(base).map_err(|e| BenchError::Io { path: base.to_path_buf(), source: e })?;
         let dir = tempfile::Builder::new()
             .prefix("mnemo-scale-")
@@ -70,7 +71,7 @@ impl Backend {
             .map_err(|e| BenchError::Io { path: base.to_path_buf(), source: e })?;
         let mut store = self.store.settings.clone();
         let mut index = self.index.settings.clone();
-        let schema = pg_site::throwaway_schema((&self.store, &mut store), (&self.index, &mut index))?;
+        let schema = pg_site::throwaway_schema((&self.store, &mut store), (&self.index, &mut index), keep)?;
         Ok(Site { dir, store, index, schema })
     }
 
@@ -124,6 +125,11 @@ pub struct Site {
 }
 
 impl Site {
+    /// Whether the data live in a PostgreSQL schema.
+    pub fn on_postgres(&self) -> bool {
+        self.schema.is_some()
+    }
+
     /// Bytes the data take: the data directory's files plus the PostgreSQL schema's tables,
     /// indexes and TOAST; with a note of the parts.
     pub async fn bytes(&self) -> Result<(u64, String)> {
@@ -136,6 +142,15 @@ impl Site {
             total += b;
         }
         Ok((total, note + " bytes"))
+    }
+
+    /// CPU time (ns) the database server has run so far, when there is a server and it is
+    /// readable from here (see `Db::server_cpu_ns`).
+    pub async fn server_cpu_ns(&self) -> Result<Option<u64>> {
+        match &self.schema {
+            Some(db) => Ok(db.server_cpu_ns().await?),
+            None => Ok(None),
+        }
     }
 
     /// The database server's memory (MiB) with a note, when there is a server and it is

@@ -20,6 +20,7 @@
 pub mod backend;
 mod decay;
 mod dense;
+mod depth;
 mod pg_site;
 pub mod synth;
 
@@ -108,6 +109,12 @@ pub struct ScaleArgs {
     /// nearly structureless vectors of earlier runs; see `synth`).
     #[arg(long, default_value_t = 0.6)]
     pub topic_weight: f32,
+    /// PostgreSQL: run in the schema of this name (`_<N>` appended) and keep it afterwards;
+    /// when it already holds the memories of an earlier run with the same corpus arguments,
+    /// the ingest is skipped and the reads are measured on them. The decay rows (which write)
+    /// are skipped with this flag, so that every run reads the same data.
+    #[arg(long)]
+    pub pg_keep_schema: Option<String>,
 }
 
 impl ScaleArgs {
@@ -177,6 +184,7 @@ impl Default for ScaleArgs {
             uniform: false,
             no_rebuild: false,
             topic_weight: 0.6,
+            pg_keep_schema: None,
         }
     }
 }
@@ -320,7 +328,11 @@ async fn one_size(
     let mut push = |metric, value, unit, note: &str| rows.push(Row { n, metric, value, unit, note: note.to_string() });
     let rss_reset = reset_peak_rss();
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let site = backend.site(&base)?;
+    let keep = args.pg_keep_schema.as_ref().map(|s| format!("{s}_{n}"));
+    let site = backend.site(&base, keep.as_deref())?;
+    if keep.is_some() && !site.on_postgres() {
+        return Err(BenchError::Arg("--pg-keep-schema needs a PostgreSQL [store] or [index]".into()));
+    }
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let model = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
     let dyn_embedder: Arc<dyn mnemo_core::Embedder> = embedder.clone();
@@ -330,80 +342,28 @@ async fn one_size(
     let now = clock.now();
     // The id of memory j (in corpus order), for the exact dense scan at the end.
     let mut ids: Vec<(Namespace, MemoryId)> = Vec::with_capacity(n + args.single);
-
-    // Batched ingest.
-    let pb = bar(n as u64, &format!("ingest {n}"), args.quiet);
-    let (mut t_store, mut t_index) = (0.0f64, 0.0f64);
-    let mut i = 0;
-    while i < n {
-        let end = (i + args.batch).min(n);
-        let mut by_ns: BTreeMap<Namespace, (Vec<usize>, Vec<WriteOp>)> = BTreeMap::new();
-        for j in i..end {
-            let ns = ns_of(j, args.namespaces)?;
-            let m = memory(corpus, j, ns.clone(), now, &model);
-            let e = by_ns.entry(ns).or_default();
-            e.0.push(j);
-            e.1.push(WriteOp::Insert { memory: m, turn: None });
-        }
-        let t0 = Instant::now();
-        let mut written = Vec::with_capacity(end - i);
-        for (ns, (js, ops)) in by_ns {
-            let got = store.apply(&ns, now, ops).await?;
-            written.extend(js.into_iter().zip(got).map(|(j, id)| (j, ns.clone(), id)));
-        }
-        let t1 = Instant::now();
-        eng.sync_index(&|_, _| {}).await?;
-        t_index += t1.elapsed().as_secs_f64();
-        t_store += (t1 - t0).as_secs_f64();
-        written.sort_by_key(|w| w.0);
-        ids.extend(written.into_iter().map(|(_, ns, id)| (ns, id)));
-        pb.inc((end - i) as u64);
-        i = end;
-    }
-    let t0 = Instant::now();
-    index.flush().await?;
-    t_index += t0.elapsed().as_secs_f64();
-    pb.finish_and_clear();
-    let total = t_store + t_index;
-    push(
-        "ingest_batched",
-        n as f64 / total,
-        "memories/s",
-        &format!("store {t_store:.1}s + index {t_index:.1}s, batches of {}", args.batch),
-    );
-    push("ingest_batched_store_share", t_store / total, "fraction", "");
-
-    // One at a time.
-    if args.single > 0 {
-        let pb = bar(args.single as u64, "one at a time", args.quiet);
-        let mut secs = 0.0;
-        for k in 0..args.single {
-            let j = n + k;
-            let ns = ns_of(j, args.namespaces)?;
-            let m = memory(corpus, j, ns.clone(), now, &model);
-            let t0 = Instant::now();
-            let got = store.apply(&ns, now, vec![WriteOp::Insert { memory: m, turn: None }]).await?;
-            eng.sync_index(&|_, _| {}).await?;
-            secs += t0.elapsed().as_secs_f64();
-            ids.extend(got.into_iter().map(|id| (ns.clone(), id)));
-            pb.inc(1);
-        }
-        index.flush().await?;
-        pb.finish_and_clear();
+    let reused = match &keep {
+        Some(_) => loaded_ids(args, n, corpus, &store).await?,
+        None => None,
+    };
+    if let Some(found) = reused {
+        ids = found;
         push(
-            "ingest_one_at_a_time",
-            args.single as f64 / secs,
-            "memories/s",
-            &format!("sample of {} on top of n, apply + index sync each", args.single),
+            "ingest_skipped",
+            (n + args.single) as f64,
+            "memories",
+            "--pg-keep-schema: read from an earlier run's schema",
         );
+    } else {
+        ingest(args, n, corpus, &store, &index, &eng, now, &model, &mut ids, &mut push).await?;
     }
-
     // Recall latency.
     let opts = RecallOptions { no_touch: true, ..Default::default() };
     for q in 0..20u64 {
         let ns = ns_of(q as usize, args.namespaces)?;
         eng.recall(&ns, &corpus.query_text(q + 1_000_000), &opts).await?;
     }
+    let cpu_before = (site.server_cpu_ns().await?, client_cpu_ns());
     let mut lat = Vec::with_capacity(args.queries);
     let mut packed = 0usize;
     for q in 0..args.queries as u64 {
@@ -421,6 +381,14 @@ async fn one_size(
     );
     push("recall_p50", percentile(&lat, 50.0), "ms", &note);
     push("recall_p99", percentile(&lat, 99.0), "ms", &note);
+    let per_recall = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e6 / args.queries.max(1) as f64;
+    if let (Some(a), Some(b)) = (cpu_before.0, site.server_cpu_ns().await?) {
+        let note = "the database server's CPU time per recall (its processes' run time over the recalls)";
+        push("recall_server_cpu_ms", per_recall(a, b), "ms", note);
+    }
+    if let (Some(a), Some(b)) = (cpu_before.1, client_cpu_ns()) {
+        push("recall_client_cpu_ms", per_recall(a, b), "ms", "this process's CPU time per recall (all threads)");
+    }
     for (mode, p50, p99) in [
         (SearchMode::Lexical, "search_lexical_p50", "search_lexical_p99"),
         (SearchMode::Dense, "search_dense_p50", "search_dense_p99"),
@@ -512,11 +480,142 @@ async fn one_size(
             &format!("the index's dense search against the exact scan; {} queries", args.recall_queries),
         );
     }
-    decay::decay_rows(args, n, total_n, now, &model, corpus, &store, &index, embedder, &mut push).await?;
+    depth::overlap_rows(args, &index, corpus, &[64, 100], &mut push).await?;
+    if keep.is_none() {
+        decay::decay_rows(args, n, total_n, now, &model, corpus, &store, &index, embedder, &mut push).await?;
+    }
     drop(index);
     drop(store);
     drop(site);
     Ok(rows)
+}
+
+/// The batched and the one-at-a-time ingest of one N (their rows pushed); `ids` gets the id
+/// of every memory in corpus order.
+#[allow(clippy::too_many_arguments)]
+async fn ingest(
+    args: &ScaleArgs,
+    n: usize,
+    corpus: &Arc<Corpus>,
+    store: &Arc<dyn Store>,
+    index: &Arc<dyn Index>,
+    eng: &Engine,
+    now: mnemo_core::Timestamp,
+    model: &str,
+    ids: &mut Vec<(Namespace, MemoryId)>,
+    push: &mut impl FnMut(&'static str, f64, &'static str, &str),
+) -> Result<()> {
+    let pb = bar(n as u64, &format!("ingest {n}"), args.quiet);
+    let (mut t_store, mut t_index) = (0.0f64, 0.0f64);
+    let mut i = 0;
+    while i < n {
+        let end = (i + args.batch).min(n);
+        let mut by_ns: BTreeMap<Namespace, (Vec<usize>, Vec<WriteOp>)> = BTreeMap::new();
+        for j in i..end {
+            let ns = ns_of(j, args.namespaces)?;
+            let m = memory(corpus, j, ns.clone(), now, model);
+            let e = by_ns.entry(ns).or_default();
+            e.0.push(j);
+            e.1.push(WriteOp::Insert { memory: m, turn: None });
+        }
+        let t0 = Instant::now();
+        let mut written = Vec::with_capacity(end - i);
+        for (ns, (js, ops)) in by_ns {
+            let got = store.apply(&ns, now, ops).await?;
+            written.extend(js.into_iter().zip(got).map(|(j, id)| (j, ns.clone(), id)));
+        }
+        let t1 = Instant::now();
+        eng.sync_index(&|_, _| {}).await?;
+        t_index += t1.elapsed().as_secs_f64();
+        t_store += (t1 - t0).as_secs_f64();
+        written.sort_by_key(|w| w.0);
+        ids.extend(written.into_iter().map(|(_, ns, id)| (ns, id)));
+        pb.inc((end - i) as u64);
+        i = end;
+    }
+    let t0 = Instant::now();
+    index.flush().await?;
+    t_index += t0.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    let total = t_store + t_index;
+    push(
+        "ingest_batched",
+        n as f64 / total,
+        "memories/s",
+        &format!("store {t_store:.1}s + index {t_index:.1}s, batches of {}", args.batch),
+    );
+    push("ingest_batched_store_share", t_store / total, "fraction", "");
+
+    // One at a time.
+    if args.single > 0 {
+        let pb = bar(args.single as u64, "one at a time", args.quiet);
+        let mut secs = 0.0;
+        for k in 0..args.single {
+            let j = n + k;
+            let ns = ns_of(j, args.namespaces)?;
+            let m = memory(corpus, j, ns.clone(), now, model);
+            let t0 = Instant::now();
+            let got = store.apply(&ns, now, vec![WriteOp::Insert { memory: m, turn: None }]).await?;
+            eng.sync_index(&|_, _| {}).await?;
+            secs += t0.elapsed().as_secs_f64();
+            ids.extend(got.into_iter().map(|id| (ns.clone(), id)));
+            pb.inc(1);
+        }
+        index.flush().await?;
+        pb.finish_and_clear();
+        push(
+            "ingest_one_at_a_time",
+            args.single as f64 / secs,
+            "memories/s",
+            &format!("sample of {} on top of n, apply + index sync each", args.single),
+        );
+    }
+
+    Ok(())
+}
+
+/// With `--pg-keep-schema`: the ids of the memories an earlier run left in the schema, in
+/// corpus order (matched by content); None when the schema is empty; an error when it holds
+/// something other than this run's corpus.
+async fn loaded_ids(
+    args: &ScaleArgs,
+    n: usize,
+    corpus: &Corpus,
+    store: &Arc<dyn Store>,
+) -> Result<Option<Vec<(Namespace, MemoryId)>>> {
+    let total = n + args.single;
+    let mut by_text: HashMap<(Namespace, String), Vec<MemoryId>> = HashMap::new();
+    let mut held = 0;
+    for k in 0..args.namespaces {
+        let ns = ns_of(k, args.namespaces)?;
+        for m in store.all_memories(&ns).await? {
+            held += 1;
+            by_text.entry((ns.clone(), m.content)).or_default().push(m.id);
+        }
+    }
+    if held == 0 {
+        return Ok(None);
+    }
+    let mismatch = || {
+        BenchError::Arg(format!(
+            "--pg-keep-schema: the schema holds {held} memories that are not this run's {total} \
+             (other --n, --single, --seed, --dims or --namespaces?): drop the schema or choose another name"
+        ))
+    };
+    if held != total {
+        return Err(mismatch());
+    }
+    for list in by_text.values_mut() {
+        list.sort_unstable_by(|a, b| b.cmp(a));
+    }
+    let mut ids = Vec::with_capacity(total);
+    for j in 0..total {
+        let ns = ns_of(j, args.namespaces)?;
+        let id =
+            by_text.get_mut(&(ns.clone(), corpus.memory_text(j as u64))).and_then(Vec::pop).ok_or_else(mismatch)?;
+        ids.push((ns, id));
+    }
+    Ok(Some(ids))
 }
 
 /// Clear the index and replay the store into it; then close it and build it again from
@@ -579,6 +678,16 @@ async fn rebuild_and_reopen(
         ),
     );
     Ok(reopened)
+}
+
+/// Nanoseconds this process's threads have run on a CPU, from /proc (None where unreadable).
+fn client_cpu_ns() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let text = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+        total += text.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
 }
 
 /// The exact `k` nearest of `vectors` to `e` (cosine of unit vectors: the dot product).

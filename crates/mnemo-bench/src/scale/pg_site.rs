@@ -22,11 +22,13 @@ mod real {
     /// A handle on the site's schema (throw-away: dropped with the last handle).
     pub type Schema = Db;
 
-    /// A fresh schema for the PostgreSQL component(s) of `store`/`index`, written into their
-    /// settings tables; `None` when neither is PostgreSQL.
+    /// A fresh schema for the PostgreSQL component(s) of `store`/`index` (or, with `keep`, the
+    /// schema of that name, not dropped afterwards), written into their settings tables;
+    /// `None` when neither is PostgreSQL.
     pub fn throwaway_schema(
         store: (&Component, &mut toml::Table),
         index: (&Component, &mut toml::Table),
+        keep: Option<&str>,
     ) -> Result<Option<Schema>> {
         let pg = match (store.0.kind == POSTGRES, index.0.kind == POSTGRES) {
             (true, _) => store.0,
@@ -37,8 +39,17 @@ mod real {
         // One throw-away schema for both components, held here rather than by them, so
         // that the index can be reopened on the same tables and their size read. The
         // prefix is short enough for the generated name to pass the schema-name check.
-        s.schema = s.schema.chars().take(12).collect();
-        s.throwaway = true;
+        // With `keep`, the schema of that name, kept after the run (for a later run to reuse).
+        match keep {
+            Some(name) => {
+                s.schema = name.to_string();
+                s.throwaway = false;
+            }
+            None => {
+                s.schema = s.schema.chars().take(12).collect();
+                s.throwaway = true;
+            }
+        }
         let keeper = Db::connect(&s).map_err(|e| BenchError::Arg(format!("{}: {e}", pg.origin)))?;
         let generated = keeper.schema().to_string();
         for (c, t) in [store, index] {
@@ -76,6 +87,10 @@ impl Schema {
     pub async fn server_memory_bytes(&self) -> Result<Option<u64>> {
         match *self {}
     }
+    /// Unreachable: there is no value.
+    pub async fn server_cpu_ns(&self) -> Result<Option<u64>> {
+        match *self {}
+    }
 }
 
 /// Without the `postgres` feature: an error naming the feature for a PostgreSQL component.
@@ -83,6 +98,7 @@ impl Schema {
 pub fn throwaway_schema(
     store: (&Component, &mut toml::Table),
     index: (&Component, &mut toml::Table),
+    _keep: Option<&str>,
 ) -> Result<Option<Schema>> {
     match [store.0, index.0].into_iter().find(|c| c.kind == POSTGRES) {
         Some(c) => Err(BenchError::Arg(format!(

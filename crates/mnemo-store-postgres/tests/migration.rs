@@ -1,0 +1,152 @@
+//! The latest migration step of each component on a database that already holds rows at the
+//! version before it: the index's V1 → V2 (postings table filled from the documents, the GIN
+//! index dropped) and the store's V4 → V5 (entity rows filled from the memories). Each older
+//! schema is what that version left: made with the current code, then its last step undone.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use mnemo_core::conformance::index::{axis, doc, query};
+use mnemo_core::{
+    ClientKind, Index, MemoryId, Namespace, NewMemory, Provenance, SearchMode, Store, Timestamp, WriteOp,
+};
+use mnemo_store_postgres::index::IndexSettings;
+use mnemo_store_postgres::{PgSettings, PostgresIndex, PostgresStore};
+
+async fn version(schema: &str, component: &str) -> i32 {
+    common::client()
+        .await
+        .query_one(
+            &format!("SELECT version FROM \"{schema}\".mnemo_schema_versions WHERE component = $1"),
+            &[&component],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+async fn count(schema: &str, table: &str) -> i64 {
+    common::client().await.query_one(&format!("SELECT count(*) FROM \"{schema}\".{table}"), &[]).await.unwrap().get(0)
+}
+
+#[tokio::test]
+async fn an_index_of_schema_1_with_documents_is_searchable_after_migrating() {
+    let schema = common::unique_schema("idxmig");
+    let settings = IndexSettings { schema: schema.clone(), pool_size: 2, ..IndexSettings::new(&common::url()) };
+    let texts = ["amber falcon river", "quiet stone garden", "falcon over the river"];
+    {
+        let idx = PostgresIndex::new(&settings).unwrap();
+        let docs =
+            texts.iter().enumerate().map(|(i, t)| doc(i as i64 + 1, "a", t, Some(axis(i, i + 1, 0.1)))).collect();
+        idx.upsert(docs).await.unwrap();
+        idx.upsert(vec![doc(9, "b", "amber stone", Some(axis(5, 6, 0.1)))]).await.unwrap();
+        idx.set_watermark(9).await.unwrap();
+    }
+    // What version 1 left: no postings table, a GIN index on the tsvector.
+    common::client()
+        .await
+        .batch_execute(&format!(
+            "SET search_path TO \"{schema}\", public; DROP TABLE index_terms; \
+             CREATE INDEX index_docs_tsv ON index_docs USING gin (tsv); \
+             UPDATE mnemo_schema_versions SET version = 1 WHERE component = 'index';"
+        ))
+        .await
+        .unwrap();
+    let idx = PostgresIndex::new(&settings).unwrap();
+    let hits = idx.search(&query("a", "falcon river", None, SearchMode::Lexical, 10)).await.unwrap();
+    let mut ids: Vec<i64> = hits.iter().map(|h| h.id.0).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, vec![1, 3], "{hits:?}");
+    assert_eq!(version(&schema, "index").await, 2);
+    // One posting per distinct lexeme of every document: "the" and "over" are stop words.
+    assert_eq!(count(&schema, "index_terms").await, 3 + 3 + 2 + 2, "postings of both namespaces");
+    let other = idx.search(&query("b", "amber falcon", None, SearchMode::Lexical, 10)).await.unwrap();
+    assert_eq!(other.iter().map(|h| h.id).collect::<Vec<_>>(), vec![MemoryId(9)], "namespaces stay apart");
+    let dense = idx.search(&query("a", "", Some(axis(1, 2, 0.1)), SearchMode::Dense, 1)).await.unwrap();
+    assert_eq!(dense.first().map(|h| h.id), Some(MemoryId(2)), "{dense:?}");
+    let gin: bool = common::client()
+        .await
+        .query_one(&format!("SELECT to_regclass('\"{schema}\".index_docs_tsv') IS NOT NULL"), &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!gin, "version 2 drops the GIN index");
+    // A write after the migration keeps the postings current.
+    idx.upsert(vec![doc(4, "a", "saffron river", None)]).await.unwrap();
+    let hits = idx.search(&query("a", "saffron", None, SearchMode::Lexical, 10)).await.unwrap();
+    assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), vec![MemoryId(4)]);
+    drop(idx);
+    common::drop_schemas(&schema).await;
+}
+
+fn fact(ns: &Namespace, content: &str, entities: &[&str]) -> WriteOp {
+    WriteOp::Insert {
+        memory: NewMemory {
+            namespace: ns.clone(),
+            kind: mnemo_core::MemoryKind::Semantic,
+            content: content.to_string(),
+            claim: None,
+            entities: entities.iter().map(|e| e.to_string()).collect(),
+            importance: 0.8,
+            sources: vec!["user".to_string()],
+            provenance: Provenance { turns: vec![], client: ClientKind::Fake, model: "fake".to_string() },
+            created_at: Timestamp(0),
+            pinned: false,
+            embedding: None,
+        },
+        turn: None,
+    }
+}
+
+fn sorted(ms: &[mnemo_core::Memory]) -> Vec<MemoryId> {
+    let mut ids: Vec<MemoryId> = ms.iter().map(|m| m.id).collect();
+    ids.sort_unstable();
+    ids
+}
+
+#[tokio::test]
+async fn a_store_of_schema_4_with_memories_finds_them_by_entity_after_migrating() {
+    let schema = common::unique_schema("storemig");
+    let settings = PgSettings { url: common::url(), schema: schema.clone(), throwaway: false, pool_size: 2 };
+    let (a, b) = (Namespace::new("alpha").unwrap(), Namespace::new("beta").unwrap());
+    let (ids_a, ids_b) = {
+        let s = PostgresStore::new(&settings).unwrap();
+        let ids_a = s
+            .apply(
+                &a,
+                Timestamp(0),
+                vec![fact(&a, "Ada likes tea", &["Ada"]), fact(&a, "Bob and Ada met", &["Bob", "Ada"])],
+            )
+            .await
+            .unwrap();
+        let ids_b = s.apply(&b, Timestamp(0), vec![fact(&b, "Ada of beta", &["Ada"])]).await.unwrap();
+        (ids_a, ids_b)
+    };
+    // What version 4 left: no entity rows, no trigger, the GIN index on the names.
+    common::client()
+        .await
+        .batch_execute(&format!(
+            "SET search_path TO \"{schema}\", public; DROP TRIGGER memories_entities ON memories; \
+             DROP FUNCTION memory_entities_of_row(); DROP TABLE memory_entities; \
+             CREATE INDEX memories_entities ON memories USING gin (entities_norm); \
+             UPDATE mnemo_schema_versions SET version = 4 WHERE component = 'store';"
+        ))
+        .await
+        .unwrap();
+    let s = PostgresStore::new(&settings).unwrap();
+    let found = s.active_by_entities(&a, &["ada".to_string()]).await.unwrap();
+    let mut both = ids_a.clone();
+    both.sort_unstable();
+    assert_eq!(sorted(&found), both, "both of alpha's memories naming Ada");
+    let bob = s.active_by_entities(&a, &["Bob".to_string()]).await.unwrap();
+    assert_eq!(sorted(&bob), vec![ids_a[1]]);
+    let beta = s.active_by_entities(&b, &["Ada".to_string()]).await.unwrap();
+    assert_eq!(sorted(&beta), ids_b, "namespaces stay apart");
+    assert_eq!(version(&schema, "store").await, 5);
+    assert_eq!(count(&schema, "memory_entities").await, 4);
+    // The trigger is back: a write after the migration is found by its entity too.
+    let new = s.apply(&a, Timestamp(1), vec![fact(&a, "Cy", &["Cy"])]).await.unwrap();
+    assert_eq!(sorted(&s.active_by_entities(&a, &["cy".to_string()]).await.unwrap()), new);
+    drop(s);
+    common::drop_schemas(&schema).await;
+}
