@@ -6,8 +6,8 @@
 
 mod common;
 
-use mnemo_core::conformance::index::{axis, doc, query};
-use mnemo_core::{
+use mnemo_contract::conformance::index::{axis, doc, query};
+use mnemo_contract::{
     ClientKind, Index, MemoryId, Namespace, NewMemory, Provenance, SearchMode, Store, Timestamp, WriteOp,
 };
 use mnemo_store_postgres::index::IndexSettings;
@@ -83,7 +83,7 @@ fn fact(ns: &Namespace, content: &str, entities: &[&str]) -> WriteOp {
     WriteOp::Insert {
         memory: NewMemory {
             namespace: ns.clone(),
-            kind: mnemo_core::MemoryKind::Semantic,
+            kind: mnemo_contract::MemoryKind::Semantic,
             content: content.to_string(),
             claim: None,
             entities: entities.iter().map(|e| e.to_string()).collect(),
@@ -98,7 +98,7 @@ fn fact(ns: &Namespace, content: &str, entities: &[&str]) -> WriteOp {
     }
 }
 
-fn sorted(ms: &[mnemo_core::Memory]) -> Vec<MemoryId> {
+fn sorted(ms: &[mnemo_contract::Memory]) -> Vec<MemoryId> {
     let mut ids: Vec<MemoryId> = ms.iter().map(|m| m.id).collect();
     ids.sort_unstable();
     ids
