@@ -88,6 +88,8 @@ async fn ivf_recall_removals_and_reopen() {
         fill(&idx, 150).await;
         assert_eq!(idx.dense_ivf_lists(&ns("a")).unwrap(), None, "below ann_min_vectors: exact");
         fill(&idx, 1200).await;
+        // The IVF trains in the background; wait for it here.
+        idx.finish_dense_training().unwrap();
         assert_eq!(idx.dense_ivf_lists(&ns("a")).unwrap(), Some(16), "trained at the threshold");
         let r = recall(&idx, 10, 60).await;
         assert!(r >= 0.9, "recall@10 vs exact {r}");
@@ -123,6 +125,7 @@ async fn ivf_recall_removals_and_reopen() {
 async fn shrinking_below_half_the_threshold_goes_back_to_exact() {
     let idx = TantivyIndex::in_memory(settings(), clock()).unwrap();
     fill(&idx, 300).await;
+    idx.finish_dense_training().unwrap();
     assert!(idx.dense_ivf_lists(&ns("a")).unwrap().is_some());
     let gone: Vec<MemoryId> = (0..201).map(MemoryId).collect();
     idx.remove(&ns("a"), &gone).await.unwrap();
