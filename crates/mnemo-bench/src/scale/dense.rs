@@ -161,11 +161,8 @@ pub(super) fn dense_only(args: &ScaleArgs, n: usize, corpus: &Corpus, settings: 
 
 /// The exact `k` nearest rows of `data` (rows of `d`) to `q` by the f32 dot product.
 fn f32_top(data: &[f32], d: usize, q: &[f32], k: usize) -> Vec<(MemoryId, f32)> {
-    let mut scored: Vec<(MemoryId, f32)> = data
-        .chunks_exact(d)
-        .enumerate()
-        .map(|(i, v)| (MemoryId(i as i64), mnemo_store::vector::dot(v, q)))
-        .collect();
+    let mut scored: Vec<(MemoryId, f32)> =
+        data.chunks_exact(d).enumerate().map(|(i, v)| (MemoryId(i as i64), mnemo_store::vector::dot(v, q))).collect();
     let k = k.min(scored.len());
     if k == 0 {
         return vec![];

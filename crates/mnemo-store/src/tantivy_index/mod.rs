@@ -331,8 +331,7 @@ impl TantivyIndex {
             Some(dir) => {
                 // Per vector: its codes, scale, id, op, list and namespace (~32 bytes).
                 let live_bytes = (g.vectors.len() * (g.vectors.dims() + 36)) as u64;
-                let compact =
-                    g.vectors_len == 0 || g.rewrite_vectors || g.vectors_len > 2 * live_bytes + (64 << 20);
+                let compact = g.vectors_len == 0 || g.rewrite_vectors || g.vectors_len > 2 * live_bytes + (64 << 20);
                 if compact {
                     // A new generation with only the live vectors; the old one is removed after
                     // the commit that stops naming it.

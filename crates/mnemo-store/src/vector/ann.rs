@@ -172,9 +172,10 @@ impl AnnVectors {
         let space = self.spaces.get(ns);
         let ivf = space.is_some_and(|s| s.coarse.is_some());
         space.into_iter().flat_map(move |s| {
-            s.blocks.iter().enumerate().flat_map(move |(l, b)| {
-                b.rows(d).map(move |(id, c, sc)| (id, c, sc, ivf.then_some(l as u32)))
-            })
+            s.blocks
+                .iter()
+                .enumerate()
+                .flat_map(move |(l, b)| b.rows(d).map(move |(id, c, sc)| (id, c, sc, ivf.then_some(l as u32))))
         })
     }
 

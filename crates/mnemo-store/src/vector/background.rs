@@ -68,10 +68,8 @@ impl Training {
         let state = Arc::new(Mutex::new(State::default()));
         let cancelled = Arc::new(AtomicBool::new(false));
         let (s, c, dims) = (state.clone(), cancelled.clone(), plan.dims);
-        let handle = std::thread::Builder::new()
-            .name("mnemo-ivf-train".into())
-            .spawn(move || run(rows, plan, &s, &c))
-            .ok();
+        let handle =
+            std::thread::Builder::new().name("mnemo-ivf-train".into()).spawn(move || run(rows, plan, &s, &c)).ok();
         let t = Training { dims, state, cancelled, handle };
         if t.handle.is_none() {
             // No thread: nothing will ever be ready; the owner drops this training.
