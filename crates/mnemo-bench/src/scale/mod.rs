@@ -485,6 +485,19 @@ async fn one_size(
     let total_n = n + args.single;
     let (bytes, note) = site.bytes().await?;
     push("disk_bytes_per_memory", bytes as f64 / total_n as f64, "bytes", &note);
+    for (part, b) in site.bytes_by_part() {
+        let metric = match part {
+            "vectors" => "disk_bytes_per_memory_vectors",
+            "tantivy" => "disk_bytes_per_memory_tantivy",
+            _ => "disk_bytes_per_memory_store",
+        };
+        let what = match part {
+            "vectors" => "the index's vector log (codes, IVF lists)",
+            "tantivy" => "tantivy's files (postings, fast fields)",
+            _ => "the rest of the data directory (the SQLite store, WAL included)",
+        };
+        push(metric, b as f64 / total_n as f64, "bytes", what);
+    }
     if let Some((mib, note)) = site.server_memory_mib().await? {
         push("server_memory", mib, "MiB", &note);
     }
