@@ -77,17 +77,6 @@ pub(super) fn dense_only(args: &ScaleArgs, n: usize, corpus: &Corpus, settings: 
     push("dense_insert_p999", percentile(&insert_ms, 99.9), "ms", &note);
     push("dense_insert_max", insert_ms.last().copied().unwrap_or(0.0), "ms", &note);
     drop(insert_ms);
-    let sizes = match ann.ivf_list_sizes(&ns) {
-        Some(mut s) => {
-            s.sort_unstable();
-            format!("IVF; rows per list: median {}, largest {}", s[s.len() / 2], s[s.len() - 1])
-        }
-        None => "exact (below ann_min_vectors, or ann = exact)".to_string(),
-    };
-    push("dense_ivf_lists", lists.unwrap_or(0) as f64, "lists", &sizes);
-    if let Some(p) = ann.ivf_nprobe(&ns) {
-        push("dense_ivf_nprobe", p as f64, "lists", "lists a search scans: calibrated on the namespace's own vectors to ivf_recall_target (recall@10 vs the full scan of the codes), at least ivf_nprobe");
-    }
     if lists.is_some() {
         let t0 = Instant::now();
         ann.retrain(&ns);
@@ -97,6 +86,22 @@ pub(super) fn dense_only(args: &ScaleArgs, n: usize, corpus: &Corpus, settings: 
             "s",
             "one training at n, in the background (waited for): k-means on a sample + filing every vector + calibration",
         );
+    }
+    let lists = ann.ivf_lists(&ns);
+    let sizes = match ann.ivf_list_sizes(&ns) {
+        Some(mut s) => {
+            s.sort_unstable();
+            format!(
+                "IVF (as the searches below use it: after the training at n); rows per list: median {}, largest {}",
+                s[s.len() / 2],
+                s[s.len() - 1]
+            )
+        }
+        None => "exact (below ann_min_vectors, or ann = exact)".to_string(),
+    };
+    push("dense_ivf_lists", lists.unwrap_or(0) as f64, "lists", &sizes);
+    if let Some(p) = ann.ivf_nprobe(&ns) {
+        push("dense_ivf_nprobe", p as f64, "lists", "lists a search scans: calibrated on the namespace's own vectors to ivf_recall_target (recall@10 vs the full scan of the codes), at least ivf_nprobe");
     }
     // The index's memory, before the benchmark's own f32 copy (the truth) is made.
     let (mib, note) = peak_rss_mib(rss_reset);
