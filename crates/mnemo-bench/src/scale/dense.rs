@@ -44,23 +44,19 @@ pub(super) fn dense_only(args: &ScaleArgs, n: usize, corpus: &Corpus, settings: 
     // Each insert's own time: a training under the write path shows as one insert taking
     // seconds; trainings now run in the background, so none should.
     let mut insert_ms = Vec::with_capacity(n);
-    let mut trainings = 0usize;
     for i in 0..n {
         let v = memory_vec(i);
-        let was_training = ann.training(&ns);
         let t0 = Instant::now();
         ann.upsert(&ns, MemoryId(i as i64), &v)?;
         let dt = t0.elapsed().as_secs_f64();
         secs += dt;
         insert_ms.push(dt * 1000.0);
-        if ann.training(&ns) && !was_training {
-            trainings += 1;
-        }
         if i % 10_000 == 0 {
             pb.set_position(i as u64);
         }
     }
     pb.finish_and_clear();
+    let trainings = ann.trainings_started();
     let t0 = Instant::now();
     ann.finish_training();
     let tail = t0.elapsed().as_secs_f64();

@@ -26,6 +26,7 @@ use mnemo_core::{CoreError, MemoryId, Namespace, Result};
 use super::background::{Change, Plan, Training};
 use super::calibrate;
 use super::code::Code;
+use super::idmap::IdMap;
 use super::kmeans::Quantizer;
 use super::space::{Coarse, Space};
 use super::{AnnKind, VectorIndex};
@@ -111,7 +112,7 @@ pub struct AnnVectors {
     dims: usize,
     spaces: HashMap<Namespace, Space>,
     /// The namespace of each id's vector.
-    owner: HashMap<MemoryId, Namespace>,
+    owner: IdMap<Namespace>,
     settings: AnnSettings,
     /// Namespaces whose IVF was trained or dropped since the last take.
     changed: BTreeSet<Namespace>,
@@ -119,6 +120,8 @@ pub struct AnnVectors {
     trainings: HashMap<Namespace, Training>,
     /// Held by tests to keep trainings from starting.
     gate: Option<Arc<Mutex<()>>>,
+    /// Trainings started so far (for reports).
+    started: usize,
 }
 
 impl AnnVectors {
@@ -127,11 +130,12 @@ impl AnnVectors {
         AnnVectors {
             dims: 0,
             spaces: HashMap::new(),
-            owner: HashMap::new(),
+            owner: IdMap::default(),
             settings,
             changed: BTreeSet::new(),
             trainings: HashMap::new(),
             gate: None,
+            started: 0,
         }
     }
 
@@ -312,6 +316,11 @@ impl AnnVectors {
         true
     }
 
+    /// Trainings started since this store was made (for reports).
+    pub fn trainings_started(&self) -> usize {
+        self.started
+    }
+
     /// Whether a training of `ns` is in flight.
     pub fn training(&self, ns: &Namespace) -> bool {
         self.trainings.contains_key(ns)
@@ -428,6 +437,7 @@ impl AnnVectors {
             gate: self.gate.clone(),
         };
         self.trainings.insert(ns.clone(), Training::start(space.copy_rows(), plan));
+        self.started += 1;
     }
 
     /// Calibrate `ns`'s probe count if it has an IVF that is not calibrated yet.

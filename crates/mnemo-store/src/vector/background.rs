@@ -64,7 +64,7 @@ pub(crate) struct Training {
 
 impl Training {
     /// Start training on `rows` (a copy of the namespace's rows).
-    pub(crate) fn start(rows: Vec<Block>, plan: Plan) -> Training {
+    pub(crate) fn start(rows: Vec<Arc<Block>>, plan: Plan) -> Training {
         let state = Arc::new(Mutex::new(State::default()));
         let cancelled = Arc::new(AtomicBool::new(false));
         let (s, c, dims) = (state.clone(), cancelled.clone(), plan.dims);
@@ -130,7 +130,7 @@ fn apply(space: &mut Space, d: usize, change: Change) {
     }
 }
 
-fn run(rows: Vec<Block>, plan: Plan, state: &Mutex<State>, cancelled: &AtomicBool) {
+fn run(rows: Vec<Arc<Block>>, plan: Plan, state: &Mutex<State>, cancelled: &AtomicBool) {
     if let Some(gate) = &plan.gate {
         // Wait until the test holding it lets go.
         drop(gate.lock());
@@ -141,7 +141,7 @@ fn run(rows: Vec<Block>, plan: Plan, state: &Mutex<State>, cancelled: &AtomicBoo
         }
     };
     let d = plan.dims;
-    let n: usize = rows.iter().map(Block::len).sum();
+    let n: usize = rows.iter().map(|b| b.len()).sum();
     // The centroids, from a sample of the decoded codes (the k-means only needs the lists
     // roughly right). Row g of the namespace: the block holding it, then its row there.
     let mut starts = Vec::with_capacity(rows.len());

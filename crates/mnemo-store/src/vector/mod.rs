@@ -21,6 +21,7 @@ mod background;
 mod calibrate;
 pub mod code;
 mod flat;
+mod idmap;
 mod kmeans;
 mod space;
 

@@ -4,12 +4,13 @@
 //! scanning rows scattered over the whole matrix is latency-bound (measured 3–10× slower per
 //! row than a sequential scan here), and it needs no second copy of the vectors. Each space
 //! knows where its own rows are, so a space built elsewhere (a background training) is put in
-//! place whole.
-use std::collections::HashMap;
-
+//! place whole. Blocks are shared copy-on-write (`Arc`): a training's copy of the rows costs
+//! nothing when it is taken, and a write then copies only the one list it changes.
 use mnemo_core::MemoryId;
+use std::sync::Arc;
 
 use super::code::{decode_into, dot_i8, Code};
+use super::idmap::IdMap;
 use super::kmeans::Quantizer;
 use super::{best_first, dot, split, threads, Scored, TopK, PARALLEL_ROWS};
 
@@ -87,33 +88,34 @@ pub(crate) struct Coarse {
 
 /// A namespace's vectors (see the module docs).
 pub(crate) struct Space {
-    pub(crate) blocks: Vec<Block>,
+    pub(crate) blocks: Vec<Arc<Block>>,
     pub(crate) coarse: Option<Coarse>,
     pub(crate) rows: usize,
     /// Where each row is: (list, row in that list).
-    pos: HashMap<MemoryId, (u32, u32)>,
+    pos: IdMap<(u32, u32)>,
 }
 
 impl Space {
     /// An empty space searched exactly.
     pub(crate) fn exact() -> Self {
-        Space { blocks: vec![Block::default()], coarse: None, rows: 0, pos: HashMap::new() }
+        Space { blocks: vec![Arc::new(Block::default())], coarse: None, rows: 0, pos: IdMap::default() }
     }
 
     /// An empty space with the lists of `coarse`.
     pub(crate) fn with_lists(coarse: Coarse, d: usize) -> Self {
         let lists = coarse.quantizer.centroids().len() / d.max(1);
-        Space { blocks: vec![Block::default(); lists.max(1)], coarse: Some(coarse), rows: 0, pos: HashMap::new() }
+        let blocks = (0..lists.max(1)).map(|_| Arc::new(Block::default())).collect();
+        Space { blocks, coarse: Some(coarse), rows: 0, pos: IdMap::default() }
     }
 
     /// Rows of `old` filed anew: under their nearest centroid of `coarse` (by their decoded
     /// codes), or in one exact block (None). Old blocks are freed one by one as they are
     /// filed, so the peak is about one extra copy.
-    pub(crate) fn file(d: usize, coarse: Option<Coarse>, old: Vec<Block>) -> Space {
+    pub(crate) fn file(d: usize, coarse: Option<Coarse>, old: Vec<Arc<Block>>) -> Space {
         let Some(c) = coarse else {
-            let rows = old.iter().map(Block::len).sum();
+            let rows = old.iter().map(|b| b.len()).sum();
             let mut s = Space::exact();
-            s.blocks[0] = Block::with_capacity(rows, d);
+            s.blocks[0] = Arc::new(Block::with_capacity(rows, d));
             for b in old {
                 for (id, codes, scale) in b.rows(d) {
                     s.insert(0, id, codes, scale);
@@ -171,7 +173,7 @@ impl Space {
 
     /// Add a row for `id` (not held yet) to `list` (< number of blocks).
     pub(crate) fn insert(&mut self, list: u32, id: MemoryId, codes: &[i8], scale: f32) {
-        let r = self.blocks[list as usize].push(id, codes, scale);
+        let r = Arc::make_mut(&mut self.blocks[list as usize]).push(id, codes, scale);
         self.pos.insert(id, (list, r as u32));
         self.rows += 1;
     }
@@ -181,7 +183,7 @@ impl Space {
         let d = codes.len();
         if let Some(&(l, r)) = self.pos.get(&id) {
             if l == list {
-                let b = &mut self.blocks[l as usize];
+                let b = Arc::make_mut(&mut self.blocks[l as usize]);
                 b.codes[r as usize * d..(r as usize + 1) * d].copy_from_slice(codes);
                 b.scales[r as usize] = scale;
                 return;
@@ -195,7 +197,7 @@ impl Space {
     pub(crate) fn remove(&mut self, id: MemoryId, d: usize) -> bool {
         let Some((l, r)) = self.pos.remove(&id) else { return false };
         self.rows -= 1;
-        if let Some(moved) = self.blocks[l as usize].swap_remove(r as usize, d) {
+        if let Some(moved) = Arc::make_mut(&mut self.blocks[l as usize]).swap_remove(r as usize, d) {
             if let Some(p) = self.pos.get_mut(&moved) {
                 p.1 = r;
             }
@@ -203,17 +205,18 @@ impl Space {
         true
     }
 
-    /// A copy of the rows (what a background training files anew).
-    pub(crate) fn copy_rows(&self) -> Vec<Block> {
+    /// A copy of the rows (what a background training files anew): shared, not copied, until
+    /// a write changes a list.
+    pub(crate) fn copy_rows(&self) -> Vec<Arc<Block>> {
         self.blocks.clone()
     }
 
     /// Take the rows out (the space is left empty, exact).
-    pub(crate) fn take_rows(&mut self) -> Vec<Block> {
+    pub(crate) fn take_rows(&mut self) -> Vec<Arc<Block>> {
         self.pos.clear();
         self.rows = 0;
         self.coarse = None;
-        std::mem::replace(&mut self.blocks, vec![Block::default()])
+        std::mem::replace(&mut self.blocks, vec![Arc::new(Block::default())])
     }
 
     /// The best `k` rows for `q` (its codes in `qc`): every row when exact (or `nprobe` is
@@ -285,7 +288,7 @@ impl Space {
     /// Assert that the positions match the rows.
     #[cfg(test)]
     pub(crate) fn check(&self) {
-        assert_eq!(self.rows, self.blocks.iter().map(Block::len).sum::<usize>());
+        assert_eq!(self.rows, self.blocks.iter().map(|b| b.len()).sum::<usize>());
         assert_eq!(self.rows, self.pos.len());
         for (l, b) in self.blocks.iter().enumerate() {
             for (r, id) in b.ids.iter().enumerate() {
