@@ -98,6 +98,9 @@ async fn ivf_recall_removals_and_reopen() {
         idx.upsert(vec![doc(1, "a", "memory one", Some(vector(7)))]).await.unwrap();
         removed_never_return(&idx, &removed).await;
         assert!(recall(&idx, 10, 60).await >= 0.9);
+        // A write may have started another training (the namespace grew 4x since the last
+        // one): let it land first, so `before` is what gets persisted.
+        idx.finish_dense_training().unwrap();
         before = idx.search(&query("a", "", Some(vector(3)), SearchMode::Dense, 20)).await.unwrap();
         idx.set_watermark(9).await.unwrap();
         idx.flush().await.unwrap();

@@ -32,6 +32,9 @@ const OP_IVF: u8 = 4;
 const OP_IVF_DROP: u8 = 5;
 const OP_UPSERT_CODE: u8 = 6;
 const OP_UPSERT_CODE_LISTED: u8 = 7;
+/// `OP_IVF` with the calibrated probe count after the rows trained on (so a reopen serves
+/// with the count the index had, and need not calibrate again).
+const OP_IVF_PROBED: u8 = 8;
 
 /// One change to the vectors, pending until the next commit.
 #[derive(Clone, Debug, PartialEq)]
@@ -84,12 +87,13 @@ fn encode_ivf(ns: &Namespace, snap: Option<&IvfSnapshot>, out: &mut Vec<u8>) {
         put_ns(ns, out);
         return;
     };
-    out.push(OP_IVF);
+    out.push(OP_IVF_PROBED);
     put_ns(ns, out);
     let lists = s.centroids.len() / (s.dims.max(1) as usize);
     out.extend_from_slice(&s.dims.to_le_bytes());
     out.extend_from_slice(&(lists as u32).to_le_bytes());
     out.extend_from_slice(&s.trained_rows.to_le_bytes());
+    out.extend_from_slice(&s.nprobe.to_le_bytes());
     put_floats(&s.centroids, out);
     out.extend_from_slice(&(s.assignment.len() as u64).to_le_bytes());
     for (id, l) in &s.assignment {
@@ -237,11 +241,13 @@ pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut AnnVectors) -> 
                 let id = r.id().ok_or_else(truncated)?;
                 vectors.remove(id);
             }
-            OP_IVF => {
+            op @ (OP_IVF | OP_IVF_PROBED) => {
                 let ns = r.ns().ok_or_else(|| bad(start, "bad namespace"))?;
                 let dims = r.u32().ok_or_else(truncated)?;
                 let lists = r.u32().ok_or_else(truncated)? as usize;
                 let trained_rows = r.u64().ok_or_else(truncated)?;
+                // 0: not calibrated (an older log): calibrated after loading.
+                let nprobe = if op == OP_IVF_PROBED { r.u32().ok_or_else(truncated)? } else { 0 };
                 let centroids = r.floats(lists.saturating_mul(dims as usize)).ok_or_else(truncated)?;
                 let count = r.u64().ok_or_else(truncated)? as usize;
                 if count.saturating_mul(12) > data.len() - r.at {
@@ -252,7 +258,7 @@ pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut AnnVectors) -> 
                     let id = r.id().ok_or_else(truncated)?;
                     assignment.push((id, r.u32().ok_or_else(truncated)?));
                 }
-                let snap = IvfSnapshot { trained_rows, dims, centroids, assignment };
+                let snap = IvfSnapshot { trained_rows, dims, centroids, assignment, nprobe };
                 vectors.restore_ivf(&ns, Some(snap)).map_err(|e| bad(start, &e.to_string()))?;
             }
             OP_IVF_DROP => {

@@ -104,6 +104,8 @@ pub struct IvfSnapshot {
     pub centroids: Vec<f32>,
     /// (id, list) of the vectors filed at snapshot time.
     pub assignment: Vec<(MemoryId, u32)>,
+    /// The calibrated probe count (0: not calibrated).
+    pub nprobe: u32,
 }
 
 /// Vectors with exact search for small namespaces and IVF for big ones (see the module docs).
@@ -220,6 +222,7 @@ impl AnnVectors {
             dims: self.dims as u32,
             centroids: c.quantizer.centroids().to_vec(),
             assignment: vec![],
+            nprobe: c.nprobe.min(u32::MAX as usize) as u32,
         })
     }
 
@@ -245,8 +248,9 @@ impl AnnVectors {
         self.check_dims(&format!("the IVF of namespace {ns}"), d)?;
         self.dims = d;
         let lists = s.centroids.len() / d;
+        let nprobe = (s.nprobe as usize).min(lists);
         let coarse =
-            Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows: s.trained_rows as usize, nprobe: 0 };
+            Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows: s.trained_rows as usize, nprobe };
         let space = self.spaces.entry(ns.clone()).or_insert_with(Space::exact);
         // Rows already held: file them as named (a full snapshot names them all).
         let named: HashMap<MemoryId, u32> = s.assignment.into_iter().filter(|(_, l)| (*l as usize) < lists).collect();
