@@ -67,6 +67,7 @@ impl<V> IdMap<V> {
     }
 }
 
+#[cfg(test)]
 impl<V> std::ops::Index<&MemoryId> for IdMap<V> {
     type Output = V;
     /// Panics when `id` is absent (as `HashMap`'s index): for tests.
