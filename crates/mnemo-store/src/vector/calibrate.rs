@@ -7,9 +7,8 @@
 //! first and .35 on the second. So the IVF measures itself: stored vectors taken as queries
 //! (their own row left out), the top [`K`] of the full scan of the int8 codes against the
 //! IVF's (the codes' own loss against f32 is measured by `bench scale --dense-only`), and the
-//! probe count raised
-//! by half from the configured one until the mean recall reaches the target (`[index]
-//! ivf_recall_target`). Where no count short of every list reaches it, every list is scanned:
+//! probe count raised by half from the configured one until the mean recall reaches the
+//! target (`[index] ivf_recall_target`). Where no count short of every list reaches it, every list is scanned:
 //! slower, never silently worse than exact.
 use mnemo_core::MemoryId;
 
