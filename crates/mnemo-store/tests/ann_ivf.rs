@@ -88,6 +88,8 @@ async fn ivf_recall_removals_and_reopen() {
         fill(&idx, 150).await;
         assert_eq!(idx.dense_ivf_lists(&ns("a")).unwrap(), None, "below ann_min_vectors: exact");
         fill(&idx, 1200).await;
+        // The IVF trains in the background; wait for it here.
+        idx.finish_dense_training().unwrap();
         assert_eq!(idx.dense_ivf_lists(&ns("a")).unwrap(), Some(16), "trained at the threshold");
         let r = recall(&idx, 10, 60).await;
         assert!(r >= 0.9, "recall@10 vs exact {r}");
@@ -96,6 +98,9 @@ async fn ivf_recall_removals_and_reopen() {
         idx.upsert(vec![doc(1, "a", "memory one", Some(vector(7)))]).await.unwrap();
         removed_never_return(&idx, &removed).await;
         assert!(recall(&idx, 10, 60).await >= 0.9);
+        // A write may have started another training (the namespace grew 4x since the last
+        // one): let it land first, so `before` is what gets persisted.
+        idx.finish_dense_training().unwrap();
         before = idx.search(&query("a", "", Some(vector(3)), SearchMode::Dense, 20)).await.unwrap();
         idx.set_watermark(9).await.unwrap();
         idx.flush().await.unwrap();
@@ -123,6 +128,7 @@ async fn ivf_recall_removals_and_reopen() {
 async fn shrinking_below_half_the_threshold_goes_back_to_exact() {
     let idx = TantivyIndex::in_memory(settings(), clock()).unwrap();
     fill(&idx, 300).await;
+    idx.finish_dense_training().unwrap();
     assert!(idx.dense_ivf_lists(&ns("a")).unwrap().is_some());
     let gone: Vec<MemoryId> = (0..201).map(MemoryId).collect();
     idx.remove(&ns("a"), &gone).await.unwrap();
@@ -141,4 +147,70 @@ fn ann_settings_are_checked_and_unknown_keys_refused() {
     assert!(e.contains("ivf_nprobe"), "{e}");
     let bad = TantivySettings { ann_min_vectors: 1, ..Default::default() };
     assert!(bad.validate().unwrap_err().to_string().contains("ann_min_vectors"));
+}
+
+/// Rewrite the committed vector log of the index in `dir` in the earlier form (every vector as
+/// f32, op 1), and point the commit payload at it.
+fn downgrade_vector_log(dir: &std::path::Path, vectors: &[(i64, Vec<f32>)]) {
+    let meta_path = dir.join("tantivy").join("meta.json");
+    let mut meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    let mut payload: serde_json::Value = serde_json::from_str(meta["payload"].as_str().unwrap()).unwrap();
+    let generation = payload["vectors_generation"].as_u64().unwrap();
+    let mut bytes = b"MNVEC1\n\0".to_vec();
+    for (id, v) in vectors {
+        bytes.push(1);
+        bytes.extend_from_slice(&id.to_le_bytes());
+        bytes.push(1);
+        bytes.extend_from_slice(b"a");
+        bytes.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        for x in v {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    std::fs::write(dir.join(format!("vectors-{generation}.log")), &bytes).unwrap();
+    payload["vectors_len"] = serde_json::json!(bytes.len());
+    meta["payload"] = serde_json::Value::String(payload.to_string());
+    std::fs::write(&meta_path, serde_json::to_string(&meta).unwrap()).unwrap();
+}
+
+#[tokio::test]
+async fn an_index_whose_vector_log_holds_f32_opens_serves_the_same_and_is_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = clock();
+    let vectors: Vec<(i64, Vec<f32>)> = (0..100).map(|i| (i, vector(i as u64))).collect();
+    let before;
+    {
+        let idx = TantivyIndex::open(dir.path(), settings(), c.clone()).unwrap();
+        idx.clear().await.unwrap();
+        fill(&idx, 100).await;
+        before = idx.search(&query("a", "", Some(vector(7)), SearchMode::Dense, 10)).await.unwrap();
+        idx.set_watermark(3).await.unwrap();
+        idx.flush().await.unwrap();
+    }
+    downgrade_vector_log(dir.path(), &vectors);
+    let log_len = |d: &std::path::Path| -> u64 {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("vectors-"))
+            .map(|e| e.metadata().unwrap().len())
+            .sum()
+    };
+    let old_len = log_len(dir.path());
+    {
+        let idx = TantivyIndex::open(dir.path(), settings(), c.clone()).unwrap();
+        assert_eq!(idx.state().await.unwrap(), mnemo_contract::IndexState::UpTo(3), "the old form is not stale");
+        assert_eq!(idx.vector_count().unwrap(), 100);
+        let after = idx.search(&query("a", "", Some(vector(7)), SearchMode::Dense, 10)).await.unwrap();
+        assert_eq!(before, after, "the same answers from the converted vectors");
+        // The next commit rewrites the log in the compact form.
+        idx.set_watermark(4).await.unwrap();
+        idx.flush().await.unwrap();
+    }
+    let new_len = log_len(dir.path());
+    assert!(new_len * 2 < old_len, "rewritten as codes: {new_len} bytes vs {old_len} as f32");
+    let idx = TantivyIndex::open(dir.path(), settings(), c).unwrap();
+    assert_eq!(idx.state().await.unwrap(), mnemo_contract::IndexState::UpTo(4));
+    let again = idx.search(&query("a", "", Some(vector(7)), SearchMode::Dense, 10)).await.unwrap();
+    assert_eq!(before, again);
 }

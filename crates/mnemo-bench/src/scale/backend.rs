@@ -153,6 +153,30 @@ impl Site {
         }
     }
 
+    /// The data directory's bytes by part: the vector logs (`vectors-*.log`), tantivy's own
+    /// files (under a `tantivy` directory) and the rest (the SQLite store, WAL included).
+    pub fn bytes_by_part(&self) -> [(&'static str, u64); 3] {
+        let mut parts = [("vectors", 0u64), ("tantivy", 0), ("store", 0)];
+        fn walk(dir: &std::path::Path, in_tantivy: bool, parts: &mut [(&'static str, u64); 3]) {
+            let Ok(rd) = std::fs::read_dir(dir) else { return };
+            for e in rd.flatten() {
+                let Ok(m) = e.metadata() else { continue };
+                let name = e.file_name().to_string_lossy().into_owned();
+                if m.is_dir() {
+                    walk(&e.path(), in_tantivy || name == "tantivy", parts);
+                } else if name.starts_with("vectors-") && name.ends_with(".log") {
+                    parts[0].1 += m.len();
+                } else if in_tantivy {
+                    parts[1].1 += m.len();
+                } else {
+                    parts[2].1 += m.len();
+                }
+            }
+        }
+        walk(self.dir.path(), false, &mut parts);
+        parts
+    }
+
     /// The database server's memory (MiB) with a note, when there is a server and it is
     /// readable from here.
     pub async fn server_memory_mib(&self) -> Result<Option<(f64, String)>> {

@@ -434,6 +434,19 @@ async fn one_size(
     let total_n = n + args.single;
     let (bytes, note) = site.bytes().await?;
     push("disk_bytes_per_memory", bytes as f64 / total_n as f64, "bytes", &note);
+    for (part, b) in site.bytes_by_part() {
+        let metric = match part {
+            "vectors" => "disk_bytes_per_memory_vectors",
+            "tantivy" => "disk_bytes_per_memory_tantivy",
+            _ => "disk_bytes_per_memory_store",
+        };
+        let what = match part {
+            "vectors" => "the index's vector log (codes, IVF lists)",
+            "tantivy" => "tantivy's files (postings, fast fields)",
+            _ => "the rest of the data directory (the SQLite store, WAL included)",
+        };
+        push(metric, b as f64 / total_n as f64, "bytes", what);
+    }
     if let Some((mib, note)) = site.server_memory_mib().await? {
         push("server_memory", mib, "MiB", &note);
     }
@@ -507,6 +520,9 @@ async fn ingest(
 ) -> Result<()> {
     let pb = bar(n as u64, &format!("ingest {n}"), args.quiet);
     let (mut t_store, mut t_index) = (0.0f64, 0.0f64);
+    // Each batch's index sync: a training under the write lock showed as one batch taking
+    // seconds (the IVF now trains in the background, so no batch should wait for it).
+    let mut sync_ms = Vec::with_capacity(n / args.batch.max(1) + 1);
     let mut i = 0;
     while i < n {
         let end = (i + args.batch).min(n);
@@ -526,6 +542,7 @@ async fn ingest(
         }
         let t1 = Instant::now();
         eng.sync_index(&|_, _| {}).await?;
+        sync_ms.push(t1.elapsed().as_secs_f64() * 1000.0);
         t_index += t1.elapsed().as_secs_f64();
         t_store += (t1 - t0).as_secs_f64();
         written.sort_by_key(|w| w.0);
@@ -545,11 +562,21 @@ async fn ingest(
         &format!("store {t_store:.1}s + index {t_index:.1}s, batches of {}", args.batch),
     );
     push("ingest_batched_store_share", t_store / total, "fraction", "");
+    sync_ms.sort_by(f64::total_cmp);
+    let note = format!(
+        "the engine's index sync of one batch of {} (IVF trainings at {} vectors and each 4x after)",
+        args.batch,
+        args.ann_min_vectors.map_or("the default".to_string(), |m| m.to_string())
+    );
+    push("index_sync_batch_p50", percentile(&sync_ms, 50.0), "ms", &note);
+    push("index_sync_batch_p99", percentile(&sync_ms, 99.0), "ms", &note);
+    push("index_sync_batch_max", sync_ms.last().copied().unwrap_or(0.0), "ms", &note);
 
     // One at a time.
     if args.single > 0 {
         let pb = bar(args.single as u64, "one at a time", args.quiet);
         let mut secs = 0.0;
+        let mut one_ms = Vec::with_capacity(args.single);
         for k in 0..args.single {
             let j = n + k;
             let ns = ns_of(j, args.namespaces)?;
@@ -558,6 +585,7 @@ async fn ingest(
             let got = store.apply(&ns, now, vec![WriteOp::Insert { memory: m, turn: None }]).await?;
             eng.sync_index(&|_, _| {}).await?;
             secs += t0.elapsed().as_secs_f64();
+            one_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
             ids.extend(got.into_iter().map(|id| (ns.clone(), id)));
             pb.inc(1);
         }
@@ -569,6 +597,10 @@ async fn ingest(
             "memories/s",
             &format!("sample of {} on top of n, apply + index sync each", args.single),
         );
+        one_ms.sort_by(f64::total_cmp);
+        let note = "one write: apply + index sync";
+        push("ingest_one_p99", percentile(&one_ms, 99.0), "ms", note);
+        push("ingest_one_max", one_ms.last().copied().unwrap_or(0.0), "ms", note);
     }
 
     Ok(())

@@ -37,6 +37,7 @@ use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::brute::indexed_text;
 use crate::fusion::{search_by_mode, sort_hits, FusionSettings};
+use crate::vector::code::Code;
 use crate::vector::{AnnVectors, VectorIndex};
 use overlay::{Overlay, Stats};
 use schema::{Fields, Payload, SCHEMA_VERSION, TOKENIZER};
@@ -72,6 +73,8 @@ struct Inner {
     durable_stamp: Option<IndexStamp>,
     vectors_generation: u64,
     vectors_len: u64,
+    /// The vector log holds entries in an older form: rewrite it at the next commit.
+    rewrite_vectors: bool,
     /// Bytes of live vectors when the log was last rewritten (to judge when to compact).
     last_commit: Timestamp,
 }
@@ -139,13 +142,13 @@ impl TantivyIndex {
         settings: TantivySettings,
         clock: Arc<dyn Clock>,
         dir: Option<PathBuf>,
-        loaded: Option<(Payload, AnnVectors)>,
+        loaded: Option<Loaded>,
         empty: AnnVectors,
     ) -> Self {
         let now = clock.now();
-        let (watermark, generation, len, stamp, vectors) = match loaded {
-            Some((p, v)) => (p.watermark, p.vectors_generation, p.vectors_len, p.stamp, v),
-            None => (0, 0, 0, None, empty),
+        let (watermark, generation, len, stamp, vectors, rewrite_vectors) = match loaded {
+            Some((p, v, old)) => (p.watermark, p.vectors_generation, p.vectors_len, p.stamp, v, old),
+            None => (0, 0, 0, None, empty, false),
         };
         let mut inner = Inner {
             live,
@@ -159,6 +162,7 @@ impl TantivyIndex {
             stamp,
             vectors_generation: generation,
             vectors_len: len,
+            rewrite_vectors,
             last_commit: now,
         };
         // What the settle after loading changed (an IVF trained or dropped) goes to the log.
@@ -275,14 +279,23 @@ impl TantivyIndex {
             ));
         }
         let mut vectors = AnnVectors::new(s.ann());
+        let mut old_form = 0;
         if payload.vectors_len > 0 {
-            if let Err(why) = vector_log::load(dir, payload.vectors_generation, payload.vectors_len, &mut vectors) {
-                return Ok((live, Err(why)));
+            match vector_log::load(dir, payload.vectors_generation, payload.vectors_len, &mut vectors) {
+                Ok(n) => old_form = n,
+                Err(why) => return Ok((live, Err(why))),
             }
+        }
+        if old_form > 0 {
+            tracing::warn!(
+                "{}: {old_form} vectors were stored as f32 (the vector log's earlier form); they are now held as \
+                 int8 codes, and the log is rewritten in that form at the next commit",
+                dir.display()
+            );
         }
         // The log restores each IVF as it was; train or drop where the settings now differ.
         vectors.settle();
-        Ok((live, Ok((payload, vectors))))
+        Ok((live, Ok((payload, vectors, old_form > 0))))
     }
 
     fn read(&self) -> Result<RwLockReadGuard<'_, Inner>> {
@@ -316,8 +329,9 @@ impl TantivyIndex {
         let (generation, len) = match &self.dir {
             None => (0, 0),
             Some(dir) => {
-                let live_bytes = (g.vectors.len() * (g.vectors.dims() * 4 + 32)) as u64;
-                let compact = g.vectors_len == 0 || g.vectors_len > 2 * live_bytes + (64 << 20);
+                // Per vector: its codes, scale, id, op, list and namespace (~32 bytes).
+                let live_bytes = (g.vectors.len() * (g.vectors.dims() + 36)) as u64;
+                let compact = g.vectors_len == 0 || g.rewrite_vectors || g.vectors_len > 2 * live_bytes + (64 << 20);
                 if compact {
                     // A new generation with only the live vectors; the old one is removed after
                     // the commit that stops naming it.
@@ -353,6 +367,7 @@ impl TantivyIndex {
         }
         g.vectors_generation = generation;
         g.vectors_len = len;
+        g.rewrite_vectors = false;
         g.pending_vectors.clear();
         g.overlay.clear();
         g.durable_watermark = g.watermark;
@@ -498,24 +513,43 @@ impl TantivyIndex {
         Ok(self.read()?.vectors.ivf_lists(ns))
     }
 
-    /// Train `ns`'s IVF anew now (persisted at the next commit); false when `ann = "exact"` or
-    /// the namespace holds fewer than 2 vectors. The index trains on its own as namespaces
-    /// grow: this is for benchmarks (timing a training) and tests.
+    /// Start training `ns`'s IVF anew in the background (put in place at a later write or
+    /// flush, persisted at the commit after that); false when `ann = "exact"` or the namespace
+    /// holds fewer than 2 vectors. The index trains on its own as namespaces grow: this is for
+    /// benchmarks (writes during a training) and tests.
+    pub fn start_dense_retrain(&self, ns: &Namespace) -> Result<bool> {
+        Ok(self.write()?.vectors.start_retrain(ns))
+    }
+
+    /// Wait for the dense trainings in flight and put them in place (persisted at the next
+    /// commit). For benchmarks and tests: writes and flushes adopt finished trainings anyway.
+    pub fn finish_dense_training(&self) -> Result<()> {
+        crate::blocking::blocking(|| {
+            let mut g = self.write()?;
+            let g = &mut *g;
+            g.vectors.finish_training();
+            queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
+            Ok(())
+        })
+    }
+
+    /// Train `ns`'s IVF anew and wait for it (see `start_dense_retrain`).
     pub fn retrain_dense(&self, ns: &Namespace) -> Result<bool> {
-        let mut g = self.write()?;
-        let g = &mut *g;
-        let done = g.vectors.retrain(ns);
-        queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
-        Ok(done)
+        let started = self.start_dense_retrain(ns)?;
+        self.finish_dense_training()?;
+        Ok(started)
     }
 }
 
+/// The committed payload, its vectors, and whether their log is in an older form.
+type Loaded = (Payload, AnnVectors, bool);
+
 /// What opening found: the live index (None when corrupt), why it is stale, and the committed
 /// payload with its vectors (None when stale).
-type Opened = (Option<Live>, Option<String>, Option<(Payload, AnnVectors)>);
+type Opened = (Option<Live>, Option<String>, Option<Loaded>);
 
 /// An opened index and either its payload + vectors or why it is stale.
-type OpenedLive = (Live, std::result::Result<(Payload, AnnVectors), String>);
+type OpenedLive = (Live, std::result::Result<Loaded, String>);
 
 /// Queue for the vector log the IVFs that changed wholesale (trained, dropped) in the last
 /// vector operation; in RAM (`persist` false) they are only forgotten.
@@ -603,7 +637,7 @@ impl Index for TantivyIndex {
                             // The list it was filed under, so a reopen need not reassign it; an
                             // IVF (re)trained by this insert is queued after it.
                             let list = g.vectors.list_of(d.id);
-                            g.pending_vectors.push(VecOp::Upsert(d.namespace, d.id, v, list));
+                            g.pending_vectors.push(VecOp::Upsert(d.namespace, d.id, Code::of(&v), list));
                         }
                     }
                     None => {
@@ -722,10 +756,14 @@ impl Index for TantivyIndex {
             if g.live.is_none() {
                 return Err(stale_err(&g));
             }
+            // A training finished since the last write is put in place (and logged) now.
+            let g = &mut *g;
+            g.vectors.adopt_finished();
+            queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
             // Read-only: every write was refused, so nothing of the store's is waiting here (an
             // IVF retrained at open lives in memory only).
-            if dirty(&g) && !self.settings.read_only {
-                self.commit(&mut g)?;
+            if dirty(g) && !self.settings.read_only {
+                self.commit(g)?;
             }
             Ok(())
         })

@@ -2,9 +2,14 @@
 //! scanned exactly, or, once it holds `min_vectors` vectors, an IVF whose lists are blocks of
 //! their own. Below the threshold the exact scan answers (exact is best where it is cheap).
 //!
-//! Life of a namespace's IVF (all deterministic: seeded k-means, no clock):
+//! The vectors are held as int8 codes (see `code`): a quarter of their `f32` bytes.
+//!
+//! Life of a namespace's IVF (deterministic: seeded k-means on the rows copied when the
+//! training starts, every row filed under its nearest centroid, no clock):
 //! - trained when an insert brings the namespace to `min_vectors` rows, and trained again
-//!   when it has grown [`RETRAIN_GROWTH`]× since the last training;
+//!   when it has grown [`RETRAIN_GROWTH`]× since the last training — in the background
+//!   (`background`): writes go on into the current structure and are journaled for the
+//!   training, whose result is put in place whole at the next write after it finished;
 //! - an insert between trainings is filed under its nearest centroid; a changed vector is
 //!   refiled; a removal leaves its list at once (a removed id is never returned);
 //! - dropped (exact again) when removals bring the namespace under half of `min_vectors`.
@@ -14,11 +19,15 @@
 //! reopen restores the lists without retraining or reassigning
 //! ([`AnnVectors::restore_ivf`], [`AnnVectors::replay_upsert`]).
 use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 
 use mnemo_contract::{CoreError, MemoryId, Namespace, Result};
 
+use super::background::{Change, Plan, Training};
 use super::calibrate;
-use super::kmeans::{train, Quantizer};
+use super::code::Code;
+use super::idmap::IdMap;
+use super::kmeans::Quantizer;
 use super::space::{Coarse, Space};
 use super::{AnnKind, VectorIndex};
 
@@ -95,6 +104,8 @@ pub struct IvfSnapshot {
     pub centroids: Vec<f32>,
     /// (id, list) of the vectors filed at snapshot time.
     pub assignment: Vec<(MemoryId, u32)>,
+    /// The calibrated probe count (0: not calibrated).
+    pub nprobe: u32,
 }
 
 /// Vectors with exact search for small namespaces and IVF for big ones (see the module docs).
@@ -102,17 +113,32 @@ pub struct AnnVectors {
     /// Dimensions, fixed by the first vector (0: none yet).
     dims: usize,
     spaces: HashMap<Namespace, Space>,
-    /// Where each id lives: namespace, list (0 when exact) and row in that list.
-    pos: HashMap<MemoryId, (Namespace, u32, u32)>,
+    /// The namespace of each id's vector.
+    owner: IdMap<Namespace>,
     settings: AnnSettings,
     /// Namespaces whose IVF was trained or dropped since the last take.
     changed: BTreeSet<Namespace>,
+    /// IVF trainings in flight, by namespace (see `background`).
+    trainings: HashMap<Namespace, Training>,
+    /// Held by tests to keep trainings from starting.
+    gate: Option<Arc<Mutex<()>>>,
+    /// Trainings started so far (for reports).
+    started: usize,
 }
 
 impl AnnVectors {
     /// An empty store (settings validated by the caller).
     pub fn new(settings: AnnSettings) -> Self {
-        AnnVectors { dims: 0, spaces: HashMap::new(), pos: HashMap::new(), settings, changed: BTreeSet::new() }
+        AnnVectors {
+            dims: 0,
+            spaces: HashMap::new(),
+            owner: IdMap::default(),
+            settings,
+            changed: BTreeSet::new(),
+            trainings: HashMap::new(),
+            gate: None,
+            started: 0,
+        }
     }
 
     /// The settings.
@@ -127,7 +153,7 @@ impl AnnVectors {
 
     /// The namespace of `id`'s vector, if it has one.
     pub fn namespace_of(&self, id: MemoryId) -> Option<&Namespace> {
-        self.pos.get(&id).map(|p| &p.0)
+        self.owner.get(&id)
     }
 
     /// The namespaces holding vectors, sorted.
@@ -142,16 +168,20 @@ impl AnnVectors {
         self.spaces.get(ns).map_or(0, |s| s.rows)
     }
 
-    /// Every (id, vector, IVF list) of `ns`, list by list (the list is None when `ns` is
-    /// searched exactly).
-    pub fn vectors_of<'a>(&'a self, ns: &Namespace) -> impl Iterator<Item = (MemoryId, &'a [f32], Option<u32>)> + 'a {
+    /// Every (id, codes, scale, IVF list) of `ns`, list by list (the list is None when `ns` is
+    /// searched exactly). The vector is `scale × codes` (see `code`).
+    pub fn vectors_of<'a>(
+        &'a self,
+        ns: &Namespace,
+    ) -> impl Iterator<Item = (MemoryId, &'a [i8], f32, Option<u32>)> + 'a {
         let d = self.dims.max(1);
         let space = self.spaces.get(ns);
         let ivf = space.is_some_and(|s| s.coarse.is_some());
         space.into_iter().flat_map(move |s| {
-            s.blocks.iter().enumerate().flat_map(move |(l, b)| {
-                b.ids.iter().zip(b.data.chunks_exact(d)).map(move |(id, v)| (*id, v, ivf.then_some(l as u32)))
-            })
+            s.blocks
+                .iter()
+                .enumerate()
+                .flat_map(move |(l, b)| b.rows(d).map(move |(id, c, sc)| (id, c, sc, ivf.then_some(l as u32))))
         })
     }
 
@@ -167,8 +197,9 @@ impl AnnVectors {
 
     /// The IVF list of `id`'s vector (None when its namespace is searched exactly).
     pub fn list_of(&self, id: MemoryId) -> Option<u32> {
-        let (ns, l, _) = self.pos.get(&id)?;
-        self.spaces.get(ns)?.coarse.as_ref().map(|_| *l)
+        let s = self.spaces.get(self.owner.get(&id)?)?;
+        s.coarse.as_ref()?;
+        s.list_of(id)
     }
 
     /// Namespaces whose IVF changed wholesale since the last call (to persist), sorted.
@@ -179,7 +210,7 @@ impl AnnVectors {
     /// `ns`'s IVF with the list of every vector it holds now (None: searched exactly).
     pub fn ivf_snapshot(&self, ns: &Namespace) -> Option<IvfSnapshot> {
         let mut s = self.ivf_header(ns)?;
-        s.assignment = self.vectors_of(ns).filter_map(|(id, _, l)| Some((id, l?))).collect();
+        s.assignment = self.vectors_of(ns).filter_map(|(id, _, _, l)| Some((id, l?))).collect();
         Some(s)
     }
 
@@ -191,6 +222,7 @@ impl AnnVectors {
             dims: self.dims as u32,
             centroids: c.quantizer.centroids().to_vec(),
             assignment: vec![],
+            nprobe: c.nprobe.min(u32::MAX as usize) as u32,
         })
     }
 
@@ -198,6 +230,7 @@ impl AnnVectors {
     /// are filed as the snapshot says, or under their nearest centroid when it does not name
     /// them. Ignored when the settings say `exact` (the settle after loading records that).
     pub fn restore_ivf(&mut self, ns: &Namespace, snap: Option<IvfSnapshot>) -> Result<()> {
+        self.trainings.remove(ns);
         let Some(s) = snap else {
             self.regroup(ns, None);
             return Ok(());
@@ -215,36 +248,48 @@ impl AnnVectors {
         self.check_dims(&format!("the IVF of namespace {ns}"), d)?;
         self.dims = d;
         let lists = s.centroids.len() / d;
+        let nprobe = (s.nprobe as usize).min(lists);
         let coarse =
-            Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows: s.trained_rows as usize, nprobe: 0 };
+            Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows: s.trained_rows as usize, nprobe };
         let space = self.spaces.entry(ns.clone()).or_insert_with(Space::exact);
-        if space.rows == 0 {
-            space.blocks = (0..lists).map(|_| Default::default()).collect();
-            space.coarse = Some(coarse);
-            return Ok(());
-        }
         // Rows already held: file them as named (a full snapshot names them all).
         let named: HashMap<MemoryId, u32> = s.assignment.into_iter().filter(|(_, l)| (*l as usize) < lists).collect();
-        let mut old = Space { blocks: (0..lists).map(|_| Default::default()).collect(), coarse: Some(coarse), rows: 0 };
-        std::mem::swap(space, &mut old);
-        for b in old.blocks {
-            for (id, v) in b.ids.iter().zip(b.data.chunks_exact(d)) {
-                let l = named.get(id).copied().unwrap_or_else(|| space.nearest_list(v, d));
-                space.push(l, *id, v);
+        let old = space.take_rows();
+        let mut new = Space::with_lists(coarse, d);
+        for b in old {
+            for (id, codes, scale) in b.rows(d) {
+                let l = match named.get(&id) {
+                    Some(l) => *l,
+                    None => new.nearest_list_of_code(codes, scale),
+                };
+                new.insert(l, id, codes, scale);
             }
         }
-        self.reindex(ns);
+        *space = new;
         Ok(())
     }
 
     /// Replay: add or replace a vector, filed under `list` when its namespace has an IVF and
     /// the list exists (else under its nearest centroid). Never trains: the log says when.
     pub fn replay_upsert(&mut self, ns: &Namespace, id: MemoryId, v: &[f32], list: Option<u32>) -> Result<()> {
-        self.put(ns, id, v, list)
+        self.check_vector(id, v)?;
+        let code = Code::of(v);
+        self.put(ns, id, Some(v), &code, list);
+        Ok(())
+    }
+
+    /// Replay a vector persisted as codes (see `replay_upsert`).
+    pub fn replay_upsert_code(&mut self, ns: &Namespace, id: MemoryId, code: Code, list: Option<u32>) -> Result<()> {
+        if code.codes.is_empty() || !code.scale.is_finite() {
+            return Err(CoreError::InvalidInput(format!("memory {id}: empty codes or a non-finite scale")));
+        }
+        self.check_dims(&format!("memory {id}'s codes"), code.codes.len())?;
+        self.put(ns, id, None, &code, list);
+        Ok(())
     }
 
     /// Apply the policy to every namespace (after loading a log, or after the settings
-    /// changed): train where an IVF is due, drop where it is not wanted.
+    /// changed): train where an IVF is due (in the background), drop where it is not wanted.
     pub fn settle(&mut self) {
         let all: Vec<Namespace> = self.spaces.keys().cloned().collect();
         for ns in &all {
@@ -254,14 +299,83 @@ impl AnnVectors {
         }
     }
 
-    /// Train `ns`'s IVF anew now (when `ann = "ivf"` and it holds at least 2 vectors); true if
-    /// it did. For benchmarks and tests: the policy trains on its own.
+    /// Train `ns`'s IVF anew now and wait for it (when `ann = "ivf"` and it holds at least 2
+    /// vectors); true if it did. For benchmarks and tests: the policy trains on its own.
     pub fn retrain(&mut self, ns: &Namespace) -> bool {
+        if !self.start_retrain(ns) {
+            return false;
+        }
+        self.finish_training();
+        true
+    }
+
+    /// Start training `ns`'s IVF anew in the background (see `retrain`); writes go on
+    /// meanwhile. False when `ann = "exact"` or it holds fewer than 2 vectors.
+    pub fn start_retrain(&mut self, ns: &Namespace) -> bool {
         if self.settings.kind == AnnKind::Exact || self.count(ns) < 2 {
             return false;
         }
-        self.train(ns);
+        self.trainings.remove(ns);
+        self.start_training(ns);
         true
+    }
+
+    /// Trainings started since this store was made (for reports).
+    pub fn trainings_started(&self) -> usize {
+        self.started
+    }
+
+    /// Whether a training of `ns` is in flight.
+    pub fn training(&self, ns: &Namespace) -> bool {
+        self.trainings.contains_key(ns)
+    }
+
+    /// Wait for every training in flight and put its result in place.
+    pub fn finish_training(&mut self) {
+        let all: Vec<Namespace> = self.trainings.keys().cloned().collect();
+        for ns in all {
+            if let Some(t) = self.trainings.remove(&ns) {
+                if let Some(space) = t.wait() {
+                    self.install(&ns, space);
+                }
+            }
+        }
+    }
+
+    /// Put in place every finished training (cheap: a finished space is moved in whole).
+    /// Writes do this on their own; owners call it where they settle between writes.
+    pub fn adopt_finished(&mut self) {
+        if self.trainings.is_empty() {
+            return;
+        }
+        let mut done = Vec::new();
+        for (ns, t) in &self.trainings {
+            if let Some(space) = t.take_ready() {
+                done.push((ns.clone(), Some(space)));
+            } else if t.failed() {
+                done.push((ns.clone(), None));
+            }
+        }
+        for (ns, space) in done {
+            self.trainings.remove(&ns);
+            if let Some(space) = space {
+                self.install(&ns, space);
+            }
+        }
+    }
+
+    /// A lock that, while held, keeps trainings from starting their work (they wait for it):
+    /// for tests that write while a training is in flight.
+    pub fn training_gate(&mut self) -> Arc<Mutex<()>> {
+        self.gate.get_or_insert_with(|| Arc::new(Mutex::new(()))).clone()
+    }
+
+    fn install(&mut self, ns: &Namespace, space: Space) {
+        if space.rows == 0 {
+            return;
+        }
+        self.spaces.insert(ns.clone(), space);
+        self.changed.insert(ns.clone());
     }
 
     /// The exact `k` nearest of `ns` (what an IVF search approximates), best first.
@@ -275,7 +389,10 @@ impl AnnVectors {
             return Ok(vec![]);
         }
         self.check_dims("the query embedding", q.len())?;
-        Ok(space.search(self.dims, q, k, nprobe))
+        if q.iter().any(|x| !x.is_finite()) {
+            return Err(CoreError::InvalidInput("the query embedding has a non-finite value".into()));
+        }
+        Ok(space.search(q, &Code::of(q), k, nprobe))
     }
 
     fn check_dims(&self, what: &str, n: usize) -> Result<()> {
@@ -298,19 +415,6 @@ impl AnnVectors {
         self.check_dims(&format!("memory {id}'s embedding"), v.len())
     }
 
-    /// Record every row's position in `ns` anew (after its rows were regrouped).
-    fn reindex(&mut self, ns: &Namespace) {
-        let Some(space) = self.spaces.get(ns) else { return };
-        for (l, b) in space.blocks.iter().enumerate() {
-            for (r, id) in b.ids.iter().enumerate() {
-                if let Some(p) = self.pos.get_mut(id) {
-                    p.1 = l as u32;
-                    p.2 = r as u32;
-                }
-            }
-        }
-    }
-
     /// Regroup `ns` under new centroids (None: one exact block), recording the change.
     fn regroup(&mut self, ns: &Namespace, coarse: Option<Coarse>) {
         let d = self.dims;
@@ -318,22 +422,26 @@ impl AnnVectors {
         if coarse.is_none() && space.coarse.is_none() {
             return;
         }
-        space.regroup(d, coarse);
+        let old = space.take_rows();
+        *space = Space::file(d, coarse, old);
         self.changed.insert(ns.clone());
-        self.reindex(ns);
     }
 
-    fn train(&mut self, ns: &Namespace) {
+    /// Start a background training of `ns` on a copy of its rows.
+    fn start_training(&mut self, ns: &Namespace) {
         let d = self.dims;
         let Some(space) = self.spaces.get(ns) else { return };
         let rows = space.rows;
-        let blocks: Vec<&[f32]> = space.blocks.iter().map(|b| b.data.as_slice()).collect();
-        let centroids = train(&blocks, d, self.settings.lists_for(rows), SEED ^ rows as u64);
-        if centroids.is_empty() {
-            return;
-        }
-        self.regroup(ns, Some(Coarse { quantizer: Quantizer::new(centroids, d), trained_rows: rows, nprobe: 0 }));
-        self.calibrate(ns);
+        let plan = Plan {
+            dims: d,
+            lists: self.settings.lists_for(rows),
+            seed: SEED ^ rows as u64,
+            nprobe_floor: self.settings.nprobe,
+            recall_target: self.settings.recall_target,
+            gate: self.gate.clone(),
+        };
+        self.trainings.insert(ns.clone(), Training::start(space.copy_rows(), plan));
+        self.started += 1;
     }
 
     /// Calibrate `ns`'s probe count if it has an IVF that is not calibrated yet.
@@ -359,12 +467,16 @@ impl AnnVectors {
         Some(c.nprobe.max(self.settings.nprobe))
     }
 
-    /// Train, retrain or drop `ns`'s IVF as the policy says.
+    /// Train (in the background), retrain or drop `ns`'s IVF as the policy says.
     fn maintain(&mut self, ns: &Namespace) {
         let Some(space) = self.spaces.get(ns) else { return };
         let rows = space.rows;
         if self.settings.kind == AnnKind::Exact || rows < self.settings.min_vectors / 2 || rows < 2 {
+            self.trainings.remove(ns);
             self.regroup(ns, None);
+            return;
+        }
+        if self.trainings.contains_key(ns) {
             return;
         }
         let due = match &space.coarse {
@@ -372,54 +484,47 @@ impl AnnVectors {
             Some(c) => rows >= c.trained_rows.saturating_mul(RETRAIN_GROWTH),
         };
         if due {
-            self.train(ns);
+            self.start_training(ns);
         }
     }
 
-    /// Add or replace without training; `list` as in `replay_upsert`.
-    fn put(&mut self, ns: &Namespace, id: MemoryId, v: &[f32], list: Option<u32>) -> Result<()> {
-        self.check_vector(id, v)?;
-        let d = v.len();
-        if let Some((old_ns, l, r)) = self.pos.get(&id).cloned() {
-            if &old_ns == ns {
-                let Some(space) = self.spaces.get_mut(ns) else { return Ok(()) };
-                let target = match list.filter(|l| (*l as usize) < space.blocks.len()) {
-                    Some(t) => t,
-                    None => space.nearest_list(v, d),
-                };
-                if target == l {
-                    space.set(l, r as usize, v);
-                    return Ok(());
-                }
-            }
+    /// Add or replace without training; `list` as in `replay_upsert`; `v` is the vector the
+    /// codes were made from, when there is one (filing by it is a little more exact).
+    fn put(&mut self, ns: &Namespace, id: MemoryId, v: Option<&[f32]>, code: &Code, list: Option<u32>) {
+        if self.owner.get(&id).is_some_and(|o| o != ns) {
             self.remove_quietly(id);
         }
-        self.dims = d;
+        self.dims = code.codes.len();
         let space = self.spaces.entry(ns.clone()).or_insert_with(Space::exact);
         let l = match list.filter(|l| space.coarse.is_some() && (*l as usize) < space.blocks.len()) {
             Some(l) => l,
-            None => space.nearest_list(v, d),
+            None => match v {
+                Some(v) => space.nearest_list(v),
+                None => space.nearest_list_of_code(&code.codes, code.scale),
+            },
         };
-        let r = space.push(l, id, v);
-        self.pos.insert(id, (ns.clone(), l, r as u32));
-        Ok(())
+        space.put(l, id, &code.codes, code.scale);
+        self.owner.insert(id, ns.clone());
+        if let Some(t) = self.trainings.get(ns) {
+            t.record(Change::Put(id, code.clone()));
+        }
     }
 
     /// Remove `id`'s row without applying the policy; the namespace it was in, if any.
     fn remove_quietly(&mut self, id: MemoryId) -> Option<Namespace> {
-        let (ns, l, r) = self.pos.remove(&id)?;
+        let ns = self.owner.remove(&id)?;
         let d = self.dims;
         let space = self.spaces.get_mut(&ns)?;
-        if let Some(moved) = space.remove(l, r as usize, d) {
-            if let Some(p) = self.pos.get_mut(&moved) {
-                p.2 = r;
-            }
+        space.remove(id, d);
+        if let Some(t) = self.trainings.get(&ns) {
+            t.record(Change::Remove(id));
         }
         if space.rows == 0 {
             if space.coarse.is_some() {
                 self.changed.insert(ns.clone());
             }
             self.spaces.remove(&ns);
+            self.trainings.remove(&ns);
         }
         Some(ns)
     }
@@ -428,22 +533,25 @@ impl AnnVectors {
     fn check(&self) {
         let mut n = 0;
         for (ns, s) in &self.spaces {
-            assert_eq!(s.rows, s.blocks.iter().map(|b| b.len()).sum::<usize>(), "{ns}");
-            for (l, b) in s.blocks.iter().enumerate() {
-                for (r, id) in b.ids.iter().enumerate() {
-                    assert_eq!(self.pos[id], (ns.clone(), l as u32, r as u32), "{id}");
+            s.check();
+            for b in &s.blocks {
+                for id in &b.ids {
+                    assert_eq!(&self.owner[id], ns, "{id}");
                     n += 1;
                 }
             }
         }
-        assert_eq!(n, self.pos.len());
+        assert_eq!(n, self.owner.len());
     }
 }
 
 impl VectorIndex for AnnVectors {
     fn upsert(&mut self, ns: &Namespace, id: MemoryId, v: &[f32]) -> Result<()> {
-        let old = self.pos.get(&id).map(|p| p.0.clone());
-        self.put(ns, id, v, None)?;
+        self.check_vector(id, v)?;
+        self.adopt_finished();
+        let old = self.owner.get(&id).cloned();
+        let code = Code::of(v);
+        self.put(ns, id, Some(v), &code, None);
         if let Some(old) = old.filter(|o| o != ns) {
             self.maintain(&old);
         }
@@ -452,6 +560,7 @@ impl VectorIndex for AnnVectors {
     }
 
     fn remove(&mut self, id: MemoryId) -> bool {
+        self.adopt_finished();
         let Some(ns) = self.remove_quietly(id) else { return false };
         if self.spaces.get(&ns).is_some_and(|s| s.coarse.is_some()) {
             self.maintain(&ns);
@@ -465,16 +574,17 @@ impl VectorIndex for AnnVectors {
     }
 
     fn contains(&self, id: MemoryId) -> bool {
-        self.pos.contains_key(&id)
+        self.owner.contains_key(&id)
     }
 
     fn len(&self) -> usize {
-        self.pos.len()
+        self.owner.len()
     }
 
     fn clear(&mut self) {
+        self.trainings.clear();
         self.spaces.clear();
-        self.pos.clear();
+        self.owner.clear();
         self.changed.clear();
         self.dims = 0;
     }
@@ -516,6 +626,7 @@ mod tests {
         for i in 0..3000u64 {
             v.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
         }
+        v.finish_training();
         let p = v.ivf_nprobe(&ns("a")).unwrap();
         assert!(p > 1, "calibration kept the floor of 1 probe on structureless vectors");
         assert!(p <= 32);
@@ -530,6 +641,7 @@ mod tests {
             for i in 0..3000u64 {
                 u.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
             }
+            u.finish_training();
             // Bypass calibration: search with the floor itself.
             let mut hits = 0;
             for i in 0..40u64 {
@@ -564,6 +676,7 @@ mod tests {
             x.iter_mut().for_each(|a| *a /= n);
             v.upsert(&ns("c"), MemoryId(i as i64 + 1), &x).unwrap();
         }
+        v.finish_training();
         assert_eq!(v.ivf_nprobe(&ns("c")), Some(2));
     }
 
@@ -576,6 +689,7 @@ mod tests {
         }
         assert_eq!(v.ivf_lists(&a), None, "below the threshold: exact");
         v.upsert(&a, MemoryId(99), &pseudo(99, 16)).unwrap();
+        v.finish_training();
         assert_eq!(v.ivf_lists(&a), Some(8));
         assert_eq!(v.take_ivf_changes(), vec![a.clone()]);
         // Removals, replacements and moves keep the lists in step with the rows.
@@ -605,17 +719,23 @@ mod tests {
     fn retrains_after_growth_and_restores_from_a_snapshot() {
         let mut v = AnnVectors::new(small(50));
         let a = ns("a");
-        for i in 0..199 {
+        for i in 0..50 {
             v.upsert(&a, MemoryId(i), &pseudo(i as u64, 16)).unwrap();
         }
+        v.finish_training();
+        for i in 50..199 {
+            v.upsert(&a, MemoryId(i), &pseudo(i as u64, 16)).unwrap();
+        }
+        assert!(!v.training(&a));
         assert_eq!(v.spaces[&a].coarse.as_ref().unwrap().trained_rows, 50);
         v.upsert(&a, MemoryId(199), &pseudo(199, 16)).unwrap();
+        v.finish_training();
         assert_eq!(v.spaces[&a].coarse.as_ref().unwrap().trained_rows, 200, "retrained at 4× the rows");
         // Restore: same lists from the snapshot, nothing retrained.
         let snap = v.ivf_snapshot(&a).unwrap();
         let mut w = AnnVectors::new(small(50));
-        for (id, x, _) in v.vectors_of(&a) {
-            w.replay_upsert(&a, id, x, None).unwrap();
+        for (id, codes, scale, _) in v.vectors_of(&a) {
+            w.replay_upsert_code(&a, id, Code { codes: codes.to_vec(), scale }, None).unwrap();
         }
         w.restore_ivf(&a, Some(snap)).unwrap();
         w.settle();
@@ -646,10 +766,47 @@ mod tests {
         for i in 0..500 {
             v.upsert(&a, MemoryId(i), &pseudo(i as u64, 16)).unwrap();
         }
+        v.finish_training();
         assert!(v.ivf_lists(&a).is_some());
         for q in 0..10 {
             let q = pseudo(9_000 + q, 16);
             assert_eq!(v.search(&a, &q, 20).unwrap(), v.search_exact(&a, &q, 20).unwrap());
         }
+    }
+
+    #[test]
+    fn writes_during_a_training_do_not_wait_for_it_and_reach_its_result() {
+        let mut v = AnnVectors::new(small(100));
+        let a = ns("a");
+        let gate = v.training_gate();
+        let held = gate.lock().unwrap();
+        // The write that makes the IVF due starts a training, which waits at the gate.
+        for i in 0..100 {
+            v.upsert(&a, MemoryId(i), &pseudo(i as u64, 16)).unwrap();
+        }
+        assert!(v.training(&a), "a training is in flight");
+        // Writes go on while it cannot progress: inserts, a replacement, removals.
+        for i in 100..150 {
+            v.upsert(&a, MemoryId(i), &pseudo(i as u64, 16)).unwrap();
+        }
+        v.upsert(&a, MemoryId(5), &pseudo(5_005, 16)).unwrap();
+        for i in (0..150).step_by(10) {
+            assert!(v.remove(MemoryId(i)));
+        }
+        assert!(v.training(&a) && v.ivf_lists(&a).is_none(), "still exact: the training could not run");
+        assert_eq!(v.search(&a, &pseudo(5_005, 16), 1).unwrap()[0].0, MemoryId(5), "the written vector is served");
+        drop(held);
+        v.finish_training();
+        assert_eq!(v.ivf_lists(&a), Some(8), "the training's result is in place");
+        assert_eq!(v.take_ivf_changes(), vec![a.clone()]);
+        v.check();
+        assert_eq!(v.count(&a), 135);
+        // What was written during the training is in its result: the replacement, the late
+        // inserts, and none of the removed.
+        assert_eq!(v.search(&a, &pseudo(5_005, 16), 1).unwrap()[0].0, MemoryId(5));
+        let all = v.search_exact(&a, &pseudo(1, 16), 200).unwrap();
+        assert_eq!(all.len(), 135);
+        assert!(all.iter().all(|h| h.0 .0 % 10 != 0));
+        assert!(all.iter().any(|h| h.0 == MemoryId(149)));
     }
 }

@@ -5,12 +5,14 @@
 //! topic structure (real embeddings) are found in a few lists; nearly structureless ones
 //! (uniformly spread) need most of them — at 100k, 48 of 1,024 lists gave recall@10 .96 on the
 //! first and .35 on the second. So the IVF measures itself: stored vectors taken as queries
-//! (their own row left out), the exact top [`K`] against the IVF's, and the probe count raised
-//! by half from the configured one until the mean recall reaches the target (`[index]
-//! ivf_recall_target`). Where no count short of every list reaches it, every list is scanned:
+//! (their own row left out), the top [`K`] of the full scan of the int8 codes against the
+//! IVF's (the codes' own loss against f32 is measured by `bench scale --dense-only`), and the
+//! probe count raised by half from the configured one until the mean recall reaches the
+//! target (`[index] ivf_recall_target`). Where no count short of every list reaches it, every list is scanned:
 //! slower, never silently worse than exact.
 use mnemo_contract::MemoryId;
 
+use super::code::{decode_into, Code};
 use super::space::Space;
 
 /// Ranks compared.
@@ -26,13 +28,13 @@ pub(crate) fn probes_for_recall(space: &Space, d: usize, floor: usize, target: f
     if samples.is_empty() || lists <= 1 {
         return lists.max(1);
     }
-    let exact: Vec<Vec<MemoryId>> = samples.iter().map(|(id, q)| top(space, d, q, *id, None)).collect();
+    let exact: Vec<Vec<MemoryId>> = samples.iter().map(|(id, q)| top(space, q, *id, None)).collect();
     let mut p = floor.max(1);
     while p < lists {
         let hits: usize = samples
             .iter()
             .zip(&exact)
-            .map(|((id, q), ex)| top(space, d, q, *id, Some(p)).iter().filter(|m| ex.contains(m)).count())
+            .map(|((id, q), ex)| top(space, q, *id, Some(p)).iter().filter(|m| ex.contains(m)).count())
             .sum();
         let wanted: usize = exact.iter().map(Vec::len).sum();
         if wanted == 0 || hits as f64 >= target * wanted as f64 {
@@ -44,12 +46,12 @@ pub(crate) fn probes_for_recall(space: &Space, d: usize, floor: usize, target: f
 }
 
 /// The best K of `q` other than `own`, by the exact scan (None) or `nprobe` lists.
-fn top(space: &Space, d: usize, q: &[f32], own: MemoryId, nprobe: Option<usize>) -> Vec<MemoryId> {
-    space.search(d, q, K + 1, nprobe).into_iter().map(|(id, _)| id).filter(|id| *id != own).take(K).collect()
+fn top(space: &Space, q: &(Vec<f32>, Code), own: MemoryId, nprobe: Option<usize>) -> Vec<MemoryId> {
+    space.search(&q.0, &q.1, K + 1, nprobe).into_iter().map(|(id, _)| id).filter(|id| *id != own).take(K).collect()
 }
 
 /// Up to [`QUERIES`] stored rows, evenly spaced over all rows (deterministic).
-fn sample(space: &Space, d: usize) -> Vec<(MemoryId, Vec<f32>)> {
+fn sample(space: &Space, d: usize) -> Vec<(MemoryId, (Vec<f32>, Code))> {
     let rows = space.rows;
     if rows <= K {
         return vec![];
@@ -58,9 +60,12 @@ fn sample(space: &Space, d: usize) -> Vec<(MemoryId, Vec<f32>)> {
     let mut out = Vec::new();
     let mut i = 0usize;
     for b in &space.blocks {
-        for (id, v) in b.ids.iter().zip(b.data.chunks_exact(d)) {
+        for (id, codes, scale) in b.rows(d) {
             if i.is_multiple_of(step) && out.len() < QUERIES {
-                out.push((*id, v.to_vec()));
+                let mut v = Vec::with_capacity(d);
+                decode_into(codes, scale, &mut v);
+                let c = Code::of(&v);
+                out.push((id, (v, c)));
             }
             i += 1;
         }

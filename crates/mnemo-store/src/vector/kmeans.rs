@@ -97,15 +97,9 @@ fn normalise(v: &mut [f32]) {
     }
 }
 
-/// A seeded sample of `min(rows, want)` rows of `blocks` (row-major matrices of `d` columns,
-/// taken together), in random order; its first `at_least` rows are distinct rows.
-fn sample_rows(blocks: &[&[f32]], d: usize, want: usize, at_least: usize, seed: u64) -> Vec<f32> {
-    let mut starts = Vec::with_capacity(blocks.len());
-    let mut rows = 0usize;
-    for b in blocks {
-        starts.push(rows);
-        rows += b.len() / d;
-    }
+/// A seeded sample of `min(rows, want)` of the row numbers `0..rows`, in random order; its
+/// first `at_least` are distinct rows.
+fn sample_order(rows: usize, want: usize, at_least: usize, seed: u64) -> Vec<u32> {
     let s = rows.min(want.max(at_least));
     let mut rng = Rng::new(seed);
     // A partial Fisher-Yates shuffle of the row numbers: the first `s` are the sample.
@@ -114,15 +108,8 @@ fn sample_rows(blocks: &[&[f32]], d: usize, want: usize, at_least: usize, seed: 
         let j = i + rng.below(rows - i);
         order.swap(i, j);
     }
-    let mut sample = Vec::with_capacity(s * d);
-    for &g in &order[..s] {
-        let g = g as usize;
-        // The last block starting at or before g holds it (empty blocks share their start).
-        let b = starts.partition_point(|&st| st <= g) - 1;
-        let r = g - starts[b];
-        sample.extend_from_slice(&blocks[b][r * d..(r + 1) * d]);
-    }
-    sample
+    order.truncate(s);
+    order
 }
 
 /// Spherical Lloyd iterations over `points` from `centroids` (exact lookups). An emptied
@@ -164,17 +151,21 @@ fn lloyd(points: &[f32], d: usize, mut centroids: Vec<f32>, iterations: usize) -
     centroids
 }
 
-/// Train `lists` centroids (row-major, `lists × d`) on a seeded sample of the rows of
-/// `blocks` (row-major matrices of `d` columns, taken together). `lists` is clamped to
-/// 1..=rows; empty when there are no rows. Each iteration uses an exact lookup of the current centroids.
-pub(crate) fn train(blocks: &[&[f32]], d: usize, lists: usize, seed: u64) -> Vec<f32> {
-    let rows: usize = blocks.iter().map(|b| b.len() / d).sum();
+/// Train `lists` centroids (row-major, `lists × d`) on a seeded sample of `rows` rows, row
+/// `g` written by `gather(g, out)` (appending its `d` floats). `lists` is clamped to
+/// 1..=rows; empty when there are no rows. Each iteration uses an exact lookup of the current
+/// centroids.
+pub(crate) fn train(rows: usize, d: usize, lists: usize, seed: u64, gather: impl Fn(usize, &mut Vec<f32>)) -> Vec<f32> {
     if rows == 0 {
         return vec![];
     }
     let lists = lists.clamp(1, rows);
     // The sample is in random order, so its first `lists` rows are random initial centroids.
-    let sample = sample_rows(blocks, d, lists * SAMPLE_PER_LIST, lists, seed);
+    let order = sample_order(rows, lists * SAMPLE_PER_LIST, lists, seed);
+    let mut sample = Vec::with_capacity(order.len() * d);
+    for g in order {
+        gather(g as usize, &mut sample);
+    }
     let init = sample[..lists * d].to_vec();
     lloyd(&sample, d, init, ITERATIONS)
 }
@@ -195,9 +186,10 @@ mod tests {
             normalise(&mut v);
             data.extend(v);
         }
-        let a = train(&[&data], d, 3, 7);
+        let gather = |g: usize, out: &mut Vec<f32>| out.extend_from_slice(&data[g * d..(g + 1) * d]);
+        let a = train(300, d, 3, 7, gather);
         let assign_all = |data: &[f32], d: usize, c: &[f32]| Quantizer::new(c.to_vec(), d).assign_all(data);
-        assert_eq!(a, train(&[&data[..100 * d], &[], &data[100 * d..]], d, 3, 7), "same seed and rows, same centroids");
+        assert_eq!(a, train(300, d, 3, 7, gather), "same seed and rows, same centroids");
         let near = assign_all(&data, d, &a);
         // Every point of a cluster lands in the same list, and the three lists differ.
         let of = |k: usize| near[k].0;
@@ -206,6 +198,6 @@ mod tests {
         }
         assert!(of(0) != of(1) && of(1) != of(2) && of(0) != of(2));
         // More lists than rows: clamped.
-        assert_eq!(train(&[&data[..2 * d]], d, 5, 1).len(), 2 * d);
+        assert_eq!(train(2, d, 5, 1, gather).len(), 2 * d);
     }
 }

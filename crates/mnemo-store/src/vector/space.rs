@@ -1,31 +1,41 @@
-//! One namespace's vectors as `AnnVectors` keeps them: a single contiguous block when it is
-//! searched exactly, or one contiguous block per IVF list (the rows nearest to that list's
-//! centroid) once it has an IVF. Keeping each list contiguous matters: scanning rows
-//! scattered over the whole matrix is latency-bound (measured 3–10× slower per row than a
-//! sequential scan here), and it needs no second copy of the vectors.
+//! One namespace's vectors as `AnnVectors` keeps them (int8 codes, see `code`): a single
+//! contiguous block when it is searched exactly, or one contiguous block per IVF list (the rows
+//! nearest to that list's centroid) once it has an IVF. Keeping each list contiguous matters:
+//! scanning rows scattered over the whole matrix is latency-bound (measured 3–10× slower per
+//! row than a sequential scan here), and it needs no second copy of the vectors. Each space
+//! knows where its own rows are, so a space built elsewhere (a background training) is put in
+//! place whole. Blocks are shared copy-on-write (`Arc`): a training's copy of the rows costs
+//! nothing when it is taken, and a write then copies only the one list it changes.
 use mnemo_contract::MemoryId;
+use std::sync::Arc;
 
+use super::code::{decode_into, dot_i8, Code};
+use super::idmap::IdMap;
 use super::kmeans::Quantizer;
-use super::{best_first, dot, split, threads, top_k, Scored, TopK, PARALLEL_ROWS};
+use super::{best_first, dot, split, threads, Scored, TopK, PARALLEL_ROWS};
 
 /// Probed rows above which an IVF search is split over threads.
 const PARALLEL_PROBED: usize = 32_000;
+/// Rows decoded at a time when rows are filed under centroids.
+const FILE_CHUNK: usize = 4_096;
 
-/// Rows of `d` floats: `data[i*d..(i+1)*d]` is the vector of `ids[i]`.
-#[derive(Default)]
+/// Rows of `d` codes: `codes[i*d..(i+1)*d]` × `scales[i]` is the vector of `ids[i]`.
+#[derive(Clone, Default)]
 pub(crate) struct Block {
     pub(crate) ids: Vec<MemoryId>,
-    pub(crate) data: Vec<f32>,
+    pub(crate) codes: Vec<i8>,
+    pub(crate) scales: Vec<f32>,
 }
 
 impl Block {
     fn with_capacity(rows: usize, d: usize) -> Self {
-        Block { ids: Vec::with_capacity(rows), data: Vec::with_capacity(rows * d) }
+        Block { ids: Vec::with_capacity(rows), codes: Vec::with_capacity(rows * d), scales: Vec::with_capacity(rows) }
     }
 
-    fn push(&mut self, id: MemoryId, v: &[f32]) -> usize {
+    fn push(&mut self, id: MemoryId, codes: &[i8], scale: f32) -> usize {
         self.ids.push(id);
-        self.data.extend_from_slice(v);
+        self.codes.extend_from_slice(codes);
+        self.scales.push(scale);
         self.ids.len() - 1
     }
 
@@ -33,15 +43,35 @@ impl Block {
         self.ids.len()
     }
 
+    /// Row `r`'s codes and scale.
+    pub(crate) fn row(&self, r: usize, d: usize) -> (&[i8], f32) {
+        (&self.codes[r * d..(r + 1) * d], self.scales[r])
+    }
+
+    /// Every row as (id, codes, scale).
+    pub(crate) fn rows(&self, d: usize) -> impl Iterator<Item = (MemoryId, &[i8], f32)> + '_ {
+        self.ids.iter().zip(self.codes.chunks_exact(d)).zip(&self.scales).map(|((id, c), s)| (*id, c, *s))
+    }
+
     /// Remove row `r`, moving the last row into it; returns the id now at `r`, if any.
     fn swap_remove(&mut self, r: usize, d: usize) -> Option<MemoryId> {
         let last = self.ids.len() - 1;
         if r != last {
-            self.data.copy_within(last * d..(last + 1) * d, r * d);
+            self.codes.copy_within(last * d..(last + 1) * d, r * d);
         }
-        self.data.truncate(last * d);
+        self.codes.truncate(last * d);
+        self.scales.swap_remove(r);
         self.ids.swap_remove(r);
         self.ids.get(r).copied()
+    }
+
+    /// The best `k` of rows `lo..hi` for `q`, packed `list << 32 | row`.
+    fn top_k(&self, d: usize, q: &Code, list: usize, lo: usize, hi: usize, top: &mut TopK) {
+        let l = (list as u64) << 32;
+        for (i, (c, s)) in self.codes[lo * d..hi * d].chunks_exact(d).zip(&self.scales[lo..hi]).enumerate() {
+            let score = dot_i8(c, &q.codes) as f32 * s * q.scale;
+            top.offer(Scored { score, row: l | (lo + i) as u64 });
+        }
     }
 }
 
@@ -58,92 +88,154 @@ pub(crate) struct Coarse {
 
 /// A namespace's vectors (see the module docs).
 pub(crate) struct Space {
-    pub(crate) blocks: Vec<Block>,
+    pub(crate) blocks: Vec<Arc<Block>>,
     pub(crate) coarse: Option<Coarse>,
     pub(crate) rows: usize,
+    /// Where each row is: (list, row in that list).
+    pos: IdMap<(u32, u32)>,
 }
 
 impl Space {
     /// An empty space searched exactly.
     pub(crate) fn exact() -> Self {
-        Space { blocks: vec![Block::default()], coarse: None, rows: 0 }
+        Space { blocks: vec![Arc::new(Block::default())], coarse: None, rows: 0, pos: IdMap::default() }
     }
 
-    /// The list `v` belongs to: its nearest centroid, or 0 when searched exactly.
-    pub(crate) fn nearest_list(&self, v: &[f32], d: usize) -> u32 {
-        match &self.coarse {
-            Some(c) => {
-                debug_assert_eq!(v.len(), d);
-                c.quantizer.nearest(v).0
+    /// An empty space with the lists of `coarse`.
+    pub(crate) fn with_lists(coarse: Coarse, d: usize) -> Self {
+        let lists = coarse.quantizer.centroids().len() / d.max(1);
+        let blocks = (0..lists.max(1)).map(|_| Arc::new(Block::default())).collect();
+        Space { blocks, coarse: Some(coarse), rows: 0, pos: IdMap::default() }
+    }
+
+    /// Rows of `old` filed anew: under their nearest centroid of `coarse` (by their decoded
+    /// codes), or in one exact block (None). Old blocks are freed one by one as they are
+    /// filed, so the peak is about one extra copy.
+    pub(crate) fn file(d: usize, coarse: Option<Coarse>, old: Vec<Arc<Block>>) -> Space {
+        let Some(c) = coarse else {
+            let rows = old.iter().map(|b| b.len()).sum();
+            let mut s = Space::exact();
+            s.blocks[0] = Arc::new(Block::with_capacity(rows, d));
+            for b in old {
+                for (id, codes, scale) in b.rows(d) {
+                    s.insert(0, id, codes, scale);
+                }
             }
+            return s;
+        };
+        let mut s = Space::with_lists(c, d);
+        let mut buf = Vec::with_capacity(FILE_CHUNK * d);
+        for b in old {
+            let mut lo = 0;
+            while lo < b.len() {
+                let hi = (lo + FILE_CHUNK).min(b.len());
+                buf.clear();
+                for r in lo..hi {
+                    let (codes, scale) = b.row(r, d);
+                    decode_into(codes, scale, &mut buf);
+                }
+                let lists = match &s.coarse {
+                    Some(c) => c.quantizer.assign_all(&buf),
+                    None => vec![],
+                };
+                for (r, (l, _)) in (lo..hi).zip(lists) {
+                    let (codes, scale) = b.row(r, d);
+                    s.insert(l, b.ids[r], codes, scale);
+                }
+                lo = hi;
+            }
+        }
+        s
+    }
+
+    /// The list of `id`'s row, if it has one.
+    pub(crate) fn list_of(&self, id: MemoryId) -> Option<u32> {
+        self.pos.get(&id).map(|p| p.0)
+    }
+
+    /// The list a vector belongs to: its nearest centroid, or 0 when searched exactly.
+    pub(crate) fn nearest_list(&self, v: &[f32]) -> u32 {
+        match &self.coarse {
+            Some(c) => c.quantizer.nearest(v).0,
             None => 0,
         }
     }
 
-    /// Append to `list` (< number of blocks); returns the row in that list.
-    pub(crate) fn push(&mut self, list: u32, id: MemoryId, v: &[f32]) -> usize {
+    /// The list a code belongs to (by its decoded vector).
+    pub(crate) fn nearest_list_of_code(&self, codes: &[i8], scale: f32) -> u32 {
+        if self.coarse.is_none() {
+            return 0;
+        }
+        let mut v = Vec::with_capacity(codes.len());
+        decode_into(codes, scale, &mut v);
+        self.nearest_list(&v)
+    }
+
+    /// Add a row for `id` (not held yet) to `list` (< number of blocks).
+    pub(crate) fn insert(&mut self, list: u32, id: MemoryId, codes: &[i8], scale: f32) {
+        let r = Arc::make_mut(&mut self.blocks[list as usize]).push(id, codes, scale);
+        self.pos.insert(id, (list, r as u32));
         self.rows += 1;
-        self.blocks[list as usize].push(id, v)
     }
 
-    /// Overwrite a row in place.
-    pub(crate) fn set(&mut self, list: u32, r: usize, v: &[f32]) {
-        let d = v.len();
-        self.blocks[list as usize].data[r * d..(r + 1) * d].copy_from_slice(v);
+    /// Add or replace `id`'s row, filed under `list`.
+    pub(crate) fn put(&mut self, list: u32, id: MemoryId, codes: &[i8], scale: f32) {
+        let d = codes.len();
+        if let Some(&(l, r)) = self.pos.get(&id) {
+            if l == list {
+                let b = Arc::make_mut(&mut self.blocks[l as usize]);
+                b.codes[r as usize * d..(r as usize + 1) * d].copy_from_slice(codes);
+                b.scales[r as usize] = scale;
+                return;
+            }
+            self.remove(id, d);
+        }
+        self.insert(list, id, codes, scale);
     }
 
-    /// Remove a row; returns the id moved into its place, if any.
-    pub(crate) fn remove(&mut self, list: u32, r: usize, d: usize) -> Option<MemoryId> {
+    /// Remove `id`'s row; true if there was one.
+    pub(crate) fn remove(&mut self, id: MemoryId, d: usize) -> bool {
+        let Some((l, r)) = self.pos.remove(&id) else { return false };
         self.rows -= 1;
-        self.blocks[list as usize].swap_remove(r, d)
-    }
-
-    /// Re-file every row: `lists` new blocks from `centroids` (None: one block, exact). Old
-    /// blocks are freed one by one as they are emptied, so the peak is one extra block.
-    pub(crate) fn regroup(&mut self, d: usize, coarse: Option<Coarse>) {
-        let old = std::mem::take(&mut self.blocks);
-        let Some(c) = &coarse else {
-            let mut one = Block::with_capacity(self.rows, d);
-            for b in old {
-                one.ids.extend_from_slice(&b.ids);
-                one.data.extend_from_slice(&b.data);
-            }
-            self.blocks = vec![one];
-            self.coarse = None;
-            return;
-        };
-        let lists = c.quantizer.centroids().len() / d;
-        let assigned: Vec<Vec<(u32, f32)>> = old.iter().map(|b| c.quantizer.assign_all(&b.data)).collect();
-        let mut counts = vec![0usize; lists];
-        for a in assigned.iter().flatten() {
-            counts[a.0 as usize] += 1;
-        }
-        let mut blocks: Vec<Block> = counts.iter().map(|&n| Block::with_capacity(n, d)).collect();
-        for (b, a) in old.into_iter().zip(assigned) {
-            for ((id, v), (l, _)) in b.ids.iter().zip(b.data.chunks_exact(d)).zip(a) {
-                blocks[l as usize].push(*id, v);
+        if let Some(moved) = Arc::make_mut(&mut self.blocks[l as usize]).swap_remove(r as usize, d) {
+            if let Some(p) = self.pos.get_mut(&moved) {
+                p.1 = r;
             }
         }
-        self.blocks = blocks;
-        self.coarse = coarse;
+        true
     }
 
-    /// The best `k` rows for `q` as (list, row, score): every row when exact (or `nprobe` is
+    /// A copy of the rows (what a background training files anew): shared, not copied, until
+    /// a write changes a list.
+    pub(crate) fn copy_rows(&self) -> Vec<Arc<Block>> {
+        self.blocks.clone()
+    }
+
+    /// Take the rows out (the space is left empty, exact).
+    pub(crate) fn take_rows(&mut self) -> Vec<Arc<Block>> {
+        self.pos.clear();
+        self.rows = 0;
+        self.coarse = None;
+        std::mem::replace(&mut self.blocks, vec![Arc::new(Block::default())])
+    }
+
+    /// The best `k` rows for `q` (its codes in `qc`): every row when exact (or `nprobe` is
     /// None), else the rows of the `nprobe` lists whose centroids are nearest to `q` (more
     /// when those hold fewer than `k` rows).
-    pub(crate) fn search(&self, d: usize, q: &[f32], k: usize, nprobe: Option<usize>) -> Vec<(MemoryId, f32)> {
+    pub(crate) fn search(&self, q: &[f32], qc: &Code, k: usize, nprobe: Option<usize>) -> Vec<(MemoryId, f32)> {
+        let d = q.len();
         let lists: Vec<usize> = match (&self.coarse, nprobe) {
             (Some(c), Some(p)) => self.probe_order(c, d, q, k, p),
             _ => (0..self.blocks.len()).collect(),
         };
         let best = if lists.len() == 1 {
             // One block (exact): split its rows over the cores when there are many.
-            let b = &self.blocks[lists[0]];
-            let l = (lists[0] as u64) << 32;
+            let l = lists[0];
+            let b = &self.blocks[l];
             split(b.len(), PARALLEL_ROWS, |lo, hi| {
-                let mut v = top_k(&b.data[lo * d..hi * d], d, q, k, lo);
-                v.iter_mut().for_each(|s| s.row |= l);
-                v
+                let mut top = TopK::new(k);
+                b.top_k(d, qc, l, lo, hi, &mut top);
+                top.into_vec()
             })
             .concat()
         } else {
@@ -152,9 +244,8 @@ impl Space {
             split(lists.len(), min_parallel, |lo, hi| {
                 let mut top = TopK::new(k);
                 for &l in &lists[lo..hi] {
-                    for (r, v) in self.blocks[l].data.chunks_exact(d).enumerate() {
-                        top.offer(Scored { score: dot(v, q), row: ((l as u64) << 32) | r as u64 });
-                    }
+                    let b = &self.blocks[l];
+                    b.top_k(d, qc, l, 0, b.len(), &mut top);
                 }
                 top.into_vec()
             })
@@ -192,5 +283,17 @@ impl Space {
             }
         }
         out
+    }
+
+    /// Assert that the positions match the rows.
+    #[cfg(test)]
+    pub(crate) fn check(&self) {
+        assert_eq!(self.rows, self.blocks.iter().map(|b| b.len()).sum::<usize>());
+        assert_eq!(self.rows, self.pos.len());
+        for (l, b) in self.blocks.iter().enumerate() {
+            for (r, id) in b.ids.iter().enumerate() {
+                assert_eq!(self.pos[id], (l as u32, r as u32), "{id}");
+            }
+        }
     }
 }
