@@ -169,7 +169,7 @@ async fn another_writer_is_seen(share_index: bool) {
     let plan = pack.items.iter().find(|i| i.memory.id == ids[2]).unwrap();
     assert_eq!(plan.memory.reinforcements, 1, "the restated memory as it is now, not as cached");
     assert_eq!(plan.memory.sources, vec!["user".to_string(), "crm".to_string()]);
-    assert!(pack.items.iter().all(|i| i.memory.embedding.is_none()), "a pack carries no vectors");
+    assert!(pack.items.iter().all(|i| i.memory.embedding.is_some()), "a pack carries the vectors");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

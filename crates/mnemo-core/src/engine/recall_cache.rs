@@ -1,6 +1,7 @@
 //! What recall packs, kept in the engine so that a recall does not read its candidates row by
-//! row from the store: each active memory the engine has seen (without its vector, which a pack
-//! does not need) with its token count, and each namespace's pinned memories.
+//! row from the store: each active memory the engine has seen (as the store holds it, vector
+//! included: a pack carries it, `recall --json` shows its model and width) with its token
+//! count, and each namespace's pinned memories.
 //!
 //! Correctness rests on one number, `seen`: every store change up to that revision has been
 //! applied here. The engine's index sync hands every change it replays to [`RecallCache::apply`]
@@ -18,10 +19,10 @@ use crate::model::{Memory, MemoryId, Namespace};
 use crate::time::Timestamp;
 
 /// Memories kept at most; past it every other one is dropped (a recall reads its misses from
-/// the store and keeps them). ~0.5 KB each for short memories.
+/// the store and keeps them). A short memory with a 256-dimension vector takes ~1.5 KB.
 pub(crate) const CAPACITY: usize = 200_000;
 
-/// A memory as recall packs it: no vector; its token count computed once, when first packed.
+/// A memory as recall packs it, with its token count computed once, when first packed.
 #[derive(Debug)]
 pub(crate) struct Packable {
     pub(crate) memory: Memory,
@@ -29,32 +30,7 @@ pub(crate) struct Packable {
 }
 
 impl Packable {
-    fn of(mut memory: Memory) -> Arc<Self> {
-        memory.embedding = None;
-        Arc::new(Packable { memory, tokens: OnceLock::new() })
-    }
-
-    /// `m` without its vector (not copied only to be dropped).
-    fn copy_of(m: &Memory) -> Arc<Self> {
-        let memory = Memory {
-            id: m.id,
-            namespace: m.namespace.clone(),
-            kind: m.kind,
-            content: m.content.clone(),
-            claim: m.claim.clone(),
-            entities: m.entities.clone(),
-            importance: m.importance,
-            reinforcements: m.reinforcements,
-            sources: m.sources.clone(),
-            provenance: m.provenance.clone(),
-            created_at: m.created_at,
-            last_confirmed_at: m.last_confirmed_at,
-            last_accessed_at: m.last_accessed_at,
-            pinned: m.pinned,
-            embedding: None,
-            status: m.status.clone(),
-            rev: m.rev,
-        };
+    fn of(memory: Memory) -> Arc<Self> {
         Arc::new(Packable { memory, tokens: OnceLock::new() })
     }
 
@@ -154,7 +130,7 @@ impl RecallCache {
         for m in rows {
             g.pinned.remove(&m.namespace);
             if m.status.is_active() {
-                g.put(Packable::copy_of(m));
+                g.put(Packable::of(m.clone()));
             } else {
                 g.rows.remove(&m.id);
             }
@@ -288,12 +264,12 @@ mod tests {
     }
 
     #[test]
-    fn applied_changes_replace_and_drop_rows_without_their_vectors() {
+    fn applied_changes_replace_and_drop_rows() {
         let c = RecallCache::default();
         c.apply(0, 2, &[memory(1, 1, "a"), memory(2, 2, "b")]);
         assert_eq!(contents(&c, &[1, 2]), vec!["a", "b"]);
         let found = c.lookup(&Namespace::default(), &[MemoryId(1)]).found;
-        assert!(found[0].memory.embedding.is_none(), "the vector is not kept");
+        assert_eq!(found[0].memory, memory(1, 1, "a"), "kept as the store holds it");
         c.apply(2, 4, &[memory(1, 3, "a2"), forgotten(memory(2, 2, "b"), 4)]);
         assert_eq!(contents(&c, &[1, 2]), vec!["a2"], "the new row, and the forgotten one gone");
         assert_eq!(c.seen(), 4);
