@@ -169,7 +169,17 @@ async fn another_writer_is_seen(share_index: bool) {
     let plan = pack.items.iter().find(|i| i.memory.id == ids[2]).unwrap();
     assert_eq!(plan.memory.reinforcements, 1, "the restated memory as it is now, not as cached");
     assert_eq!(plan.memory.sources, vec!["user".to_string(), "crm".to_string()]);
-    assert!(pack.items.iter().all(|i| i.memory.embedding.is_some()), "a pack carries the vectors");
+    for item in &pack.items {
+        // (The store has the access time of this very recall's touch; the pack the one before.)
+        let stored: Vec<Memory> = store_a
+            .get_many(&ns(), &[item.memory.id])
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| Memory { last_accessed_at: item.memory.last_accessed_at, ..m })
+            .collect();
+        assert_eq!(stored, vec![item.memory.clone()], "each packed memory exactly as the store holds it");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
