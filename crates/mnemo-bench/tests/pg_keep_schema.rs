@@ -7,7 +7,7 @@ use std::path::Path;
 
 use mnemo_bench::scale::{Backend, Component};
 use mnemo_bench::{scale, BenchReport, ScaleArgs};
-use mnemo_core::report::RunProvenance;
+use mnemo_report::RunProvenance;
 use mnemo_store_postgres::{Db, PgSettings};
 
 fn prov() -> RunProvenance {

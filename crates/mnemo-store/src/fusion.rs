@@ -86,6 +86,7 @@ pub fn search_by_mode<V: VectorIndex + ?Sized>(
     }
     let dense = |limit: usize| -> Result<Vec<Hit>> {
         let Some(e) = &q.embedding else { return Ok(vec![]) };
+        let _dense = tracing::info_span!("dense", limit).entered();
         Ok(vectors
             .search(&q.namespace, e, limit)?
             .into_iter()
@@ -93,7 +94,10 @@ pub fn search_by_mode<V: VectorIndex + ?Sized>(
             .collect())
     };
     match q.mode {
-        SearchMode::Lexical => lexical(q.limit),
+        SearchMode::Lexical => {
+            let _lexical = tracing::info_span!("lexical", limit = q.limit).entered();
+            lexical(q.limit)
+        }
         SearchMode::Dense => {
             if q.embedding.is_none() {
                 return Err(CoreError::InvalidInput("a dense search needs a query embedding".into()));
@@ -102,9 +106,13 @@ pub fn search_by_mode<V: VectorIndex + ?Sized>(
         }
         SearchMode::Hybrid => {
             let depth = fusion_depth(q.limit);
-            let l = lexical(depth)?;
+            let l = {
+                let _lexical = tracing::info_span!("lexical", limit = depth).entered();
+                lexical(depth)?
+            };
             // A vector at or below 0 cosine shares nothing with the query: it does not vote.
             let d: Vec<Hit> = dense(depth)?.into_iter().filter(|h| h.score > 0.0).collect();
+            let _fuse = tracing::info_span!("fuse").entered();
             Ok(match fusion.fusion {
                 FusionMethod::Rrf => {
                     let l: Vec<MemoryId> = l.into_iter().map(|h| h.id).collect();

@@ -22,6 +22,7 @@ mod decay;
 mod dense;
 mod depth;
 mod pg_site;
+pub mod stages;
 pub mod synth;
 
 use std::collections::{BTreeMap, HashMap};
@@ -39,6 +40,7 @@ use mnemo_report::RunProvenance;
 use mnemo_store::tantivy_index::TantivySettings;
 use mnemo_store::vector::AnnKind;
 use serde_json::json;
+use tracing::instrument::WithSubscriber as _;
 
 use crate::error::{BenchError, Result};
 use crate::report::{provenance_md, table, BenchReport};
@@ -105,6 +107,10 @@ pub struct ScaleArgs {
     /// they take as long as the ingest).
     #[arg(long)]
     pub no_rebuild: bool,
+    /// The engine's recall cache, in memories (0: off, every recall reads its candidates from
+    /// the store; default: the engine's default).
+    #[arg(long)]
+    pub recall_cache: Option<usize>,
     /// How much the corpus's word vectors lean towards their topics' directions (0: the
     /// nearly structureless vectors of earlier runs; see `synth`).
     #[arg(long, default_value_t = 0.6)]
@@ -185,6 +191,7 @@ impl Default for ScaleArgs {
             no_rebuild: false,
             topic_weight: 0.6,
             pg_keep_schema: None,
+            recall_cache: None,
         }
     }
 }
@@ -266,7 +273,7 @@ pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance, backend: &Ba
     } else {
         md.push_str(&format!(
             "{} dims, {} namespace(s), {} built from config through the registry, batch {}, {} recall queries per N, \
-             {} one-at-a-time inserts per N; corpus topic weight {}; [index] settings {}.\n\n",
+             {} one-at-a-time inserts per N; corpus topic weight {}; recall cache {}; [index] settings {}.\n\n",
             args.dims,
             args.namespaces,
             backend.describe(),
@@ -274,6 +281,7 @@ pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance, backend: &Ba
             args.queries,
             args.single,
             args.topic_weight,
+            args.recall_cache.map_or("default".to_string(), |m| format!("{m} memories")),
             settings_line(&backend.index.settings)
         ));
     }
@@ -337,7 +345,10 @@ async fn one_size(
     let model = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
     let dyn_embedder: Arc<dyn mnemo_core::Embedder> = embedder.clone();
     let (store, index) = backend.build(&site, clock.clone(), dyn_embedder.clone())?;
-    let eng = engine(store.clone(), index.clone(), embedder.clone())?;
+    let mut eng = engine(store.clone(), index.clone(), embedder.clone())?;
+    if let Some(memories) = args.recall_cache {
+        eng = eng.with_recall_cache(memories);
+    }
     eng.sync_index(&|_, _| {}).await?;
     let now = clock.now();
     // The id of memory j (in corpus order), for the exact dense scan at the end.
@@ -406,6 +417,24 @@ async fn one_size(
         lat.sort_by(f64::total_cmp);
         push(p50, percentile(&lat, 50.0), "ms", "index search only, 64 hits");
         push(p99, percentile(&lat, 99.0), "ms", "index search only, 64 hits");
+    }
+
+    // Where a recall's time goes: the same queries again, each stage timed by the engine's
+    // own spans (recorded by a layer of this pass only; the recall's `touch` included).
+    let times = stages::StageTimes::default();
+    let traced = stages::dispatch(&times);
+    let touching = RecallOptions { no_touch: false, ..Default::default() };
+    for q in 0..args.queries as u64 {
+        let ns = ns_of(q as usize, args.namespaces)?;
+        let text = corpus.query_text(q);
+        eng.recall(&ns, &text, &touching).with_subscriber(traced.clone()).await?;
+    }
+    let times = times.sorted();
+    for (stage, p50, p99) in stages::STAGE_METRICS {
+        let Some(t) = times.get(stage) else { continue };
+        let note = format!("stage of a full recall (engine span `{stage}`, {} timed), with touch", t.len());
+        push(p50, percentile(t, 50.0), "ms", &note);
+        push(p99, percentile(t, 99.0), "ms", &note);
     }
 
     // The store's share of a recall: fetching the hits, and the pinned memories.
@@ -523,6 +552,9 @@ async fn ingest(
     // Each batch's index sync: a training under the write lock showed as one batch taking
     // seconds (the IVF now trains in the background, so no batch should wait for it).
     let mut sync_ms = Vec::with_capacity(n / args.batch.max(1) + 1);
+    // Where the index's share goes: the engine's sync spans, summed over the ingest.
+    let ingest_times = stages::StageTimes::default();
+    let ingest_traced = stages::dispatch(&ingest_times);
     let mut i = 0;
     while i < n {
         let end = (i + args.batch).min(n);
@@ -541,7 +573,7 @@ async fn ingest(
             written.extend(js.into_iter().zip(got).map(|(j, id)| (j, ns.clone(), id)));
         }
         let t1 = Instant::now();
-        eng.sync_index(&|_, _| {}).await?;
+        eng.sync_index(&|_, _| {}).with_subscriber(ingest_traced.clone()).await?;
         sync_ms.push(t1.elapsed().as_secs_f64() * 1000.0);
         t_index += t1.elapsed().as_secs_f64();
         t_store += (t1 - t0).as_secs_f64();
@@ -551,10 +583,16 @@ async fn ingest(
         i = end;
     }
     let t0 = Instant::now();
-    index.flush().await?;
+    index.flush().with_subscriber(ingest_traced).await?;
     t_index += t0.elapsed().as_secs_f64();
     pb.finish_and_clear();
     let total = t_store + t_index;
+    let ingest_times = ingest_times.sorted();
+    for (stage, metric) in stages::INGEST_STAGES {
+        let Some(t) = ingest_times.get(stage) else { continue };
+        let secs = t.iter().sum::<f64>() / 1000.0;
+        push(metric, secs, "s", &format!("batched ingest: engine span `{stage}`, {} times, total", t.len()));
+    }
     push(
         "ingest_batched",
         n as f64 / total,

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tokio::sync::Mutex;
+use tracing::Instrument as _;
 
 use crate::clock::Clock;
 use crate::error::Result;
@@ -23,6 +24,7 @@ mod neighbours;
 mod plan;
 mod read;
 mod recall;
+mod recall_cache;
 mod restore;
 mod why;
 mod write;
@@ -67,6 +69,8 @@ pub struct Engine {
     /// interleaving there could both insert contradicting values. (Across processes the data
     /// directory lock of the runtime serialises them.)
     write_lock: Mutex<()>,
+    /// What recall packs, kept beside the index and brought up to the store with it.
+    recall_cache: recall_cache::RecallCache,
 }
 
 /// Both write locks; the namespace's is released first.
@@ -108,7 +112,15 @@ impl Engine {
             policy: parts.policy,
             applied_rev: Mutex::new(None),
             write_lock: Mutex::new(()),
+            recall_cache: recall_cache::RecallCache::default(),
         })
+    }
+
+    /// The same engine with a recall cache of at most `memories` memories (0: none, every
+    /// recall reads its candidates from the store; the default keeps 200,000).
+    pub fn with_recall_cache(mut self, memories: usize) -> Self {
+        self.recall_cache = recall_cache::RecallCache::with_capacity(memories);
+        self
     }
 
     /// The policy.
@@ -142,6 +154,7 @@ impl Engine {
             Err(why) => {
                 tracing::info!(%why, "the index is rebuilt from the store");
                 *applied = None;
+                self.recall_cache.reset();
                 self.index.clear().await?;
                 report.rebuilt = true;
                 report.rebuilt_because = Some(why);
@@ -151,9 +164,10 @@ impl Engine {
         let max = self.store.max_rev().await?;
         let mut at = from;
         while at < max {
-            let batch = self.store.changed_since(at, SYNC_BATCH).await?;
-            let Some(last) = batch.last() else { break };
-            at = last.rev;
+            let batch = self.store.changed_since(at, SYNC_BATCH).instrument(tracing::info_span!("sync_read")).await?;
+            let Some(last) = batch.last().map(|m| m.rev) else { break };
+            self.recall_cache.apply(at, last, &batch);
+            at = last;
             let mut live = Vec::new();
             let mut gone: Vec<(crate::model::Namespace, crate::model::MemoryId)> = Vec::new();
             for m in batch {
@@ -163,19 +177,23 @@ impl Engine {
                     gone.push((m.namespace.clone(), m.id));
                 }
             }
-            let docs = self.index_docs(&live).await?;
+            let docs = self.index_docs(&live).instrument(tracing::info_span!("sync_docs")).await?;
             report.upserted += docs.len();
             report.removed += gone.len();
             if !docs.is_empty() {
-                self.index.upsert(docs).await?;
+                self.index.upsert(docs).instrument(tracing::info_span!("sync_upsert")).await?;
             }
             gone.sort();
             for chunk in gone.chunk_by(|a, b| a.0 == b.0) {
                 let ids: Vec<_> = chunk.iter().map(|(_, id)| *id).collect();
-                self.index.remove(&chunk[0].0, &ids).await?;
+                self.index.remove(&chunk[0].0, &ids).instrument(tracing::info_span!("sync_remove")).await?;
             }
-            self.index.set_watermark(at).await?;
-            self.index.set_stamp(self.stamp_at(at).await?).await?;
+            async {
+                self.index.set_watermark(at).await?;
+                self.index.set_stamp(self.stamp_at(at).await?).await
+            }
+            .instrument(tracing::info_span!("sync_mark"))
+            .await?;
             progress(at - from, max - from);
         }
         if at == from {
@@ -243,6 +261,7 @@ impl Engine {
     pub async fn rebuild_index(&self, progress: &(dyn Fn(u64, u64) + Send + Sync)) -> Result<SyncReport> {
         {
             let mut applied = self.applied_rev.lock().await;
+            self.recall_cache.reset();
             self.index.clear().await?;
             *applied = Some(0);
         }

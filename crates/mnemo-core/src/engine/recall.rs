@@ -1,9 +1,11 @@
 //! Recall: hybrid candidates from the index, scored relevance × salience, packed under the
 //! budget with per-kind quotas; pinned memories are always candidates.
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use tracing::Instrument as _;
 
+use super::recall_cache::Packable;
 use super::Engine;
 use crate::error::{CoreError, Result};
 use crate::model::*;
@@ -53,7 +55,10 @@ impl Engine {
         };
         // The index must hold every change the store does before it is searched (another
         // process may have written): checked while the query is embedded.
-        let (embedding, ()) = tokio::try_join!(embed, self.catch_up_index())?;
+        let (embedding, ()) = tokio::try_join!(
+            embed.instrument(tracing::info_span!("embed")),
+            self.catch_up_index().instrument(tracing::info_span!("catch_up_check"))
+        )?;
         let search = SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode };
         let searched = async {
             match self.index.search(&search).instrument(tracing::info_span!("search", limit)).await {
@@ -71,24 +76,26 @@ impl Engine {
             }
         };
         // The pinned memories do not depend on the hits: read them while the index searches.
-        let ((hits, note), pinned) = tokio::try_join!(searched, self.store.pinned(ns))?;
+        let ((hits, note), pinned) =
+            tokio::try_join!(searched, self.pinned_packable(ns).instrument(tracing::info_span!("pinned")))?;
         notes.extend(note);
         let relevance: HashMap<MemoryId, f32> = hits.iter().map(|h| (h.id, h.score)).collect();
         let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
-        let mut memories = self.store.get_many(ns, &ids).await?;
+        let mut memories = self.packable(ns, &ids).instrument(tracing::info_span!("fetch")).await?;
         for p in pinned {
-            if !relevance.contains_key(&p.id) {
+            if !relevance.contains_key(&p.memory.id) {
                 memories.push(p);
             }
         }
+        let score_span = tracing::info_span!("score").entered();
         let mut candidates: Vec<PlanCandidate> = memories
             .into_iter()
-            .map(|m| PlanCandidate {
-                relevance: f64::from(relevance.get(&m.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
-                salience: salience(&m, now, &self.policy),
-                tokens: self.tokens.count(&m.content),
-                decays: self.policy.kinds.of(m.kind).decays,
-                memory: m,
+            .map(|p| PlanCandidate {
+                relevance: f64::from(relevance.get(&p.memory.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
+                salience: salience(&p.memory, now, &self.policy),
+                tokens: p.tokens(|text| self.tokens.count(text)),
+                decays: self.policy.kinds.of(p.memory.kind).decays,
+                memory: p.memory.clone(),
             })
             .collect();
         super::neighbours::share(
@@ -96,6 +103,7 @@ impl Engine {
             self.policy.recall.neighbour_share,
             self.policy.recall.neighbour_turns,
         );
+        drop(score_span);
         let shares =
             [self.policy.kinds.semantic.quota, self.policy.kinds.procedural.quota, self.policy.kinds.episodic.quota];
         let mut pack = {
@@ -105,8 +113,8 @@ impl Engine {
         pack.notes.extend(notes);
         if !opts.no_touch && !pack.items.is_empty() {
             let ids: Vec<MemoryId> = pack.items.iter().map(|i| i.memory.id).collect();
-            match self.store.touch(ns, &ids, now).await {
-                Ok(()) => {}
+            match self.store.touch(ns, &ids, now).instrument(tracing::info_span!("touch")).await {
+                Ok(()) => self.recall_cache.touched(ns, &ids, now),
                 // A read-only store (a mounted backup) or a full disk still recalls; only the
                 // recall times, which feed decay, are not kept — and the pack says so.
                 Err(e)
@@ -134,9 +142,34 @@ impl Engine {
             // process has already applied until its next commit: either one will do.
             let applied = self.applied_rev.lock().await.unwrap_or(0);
             if w.max(applied) >= newest {
+                self.recall_cache.catch_up(newest);
                 return Ok(());
             }
         }
-        self.sync().instrument(tracing::info_span!("index_catch_up", newest)).await.map(|_| ())
+        self.sync().instrument(tracing::info_span!("index_catch_up", newest)).await?;
+        self.recall_cache.catch_up(newest);
+        Ok(())
+    }
+
+    /// The memories of `ns` among `ids`, in that order, as recall packs them: from the recall
+    /// cache, the misses read from the store (and kept).
+    async fn packable(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Arc<Packable>>> {
+        let lookup = self.recall_cache.lookup(ns, ids);
+        if lookup.missing.is_empty() {
+            return Ok(lookup.found);
+        }
+        let read = self.store.get_many(ns, &lookup.missing).await?;
+        let read = self.recall_cache.fill(lookup.epoch, read);
+        let mut by_id: HashMap<MemoryId, Arc<Packable>> =
+            lookup.found.into_iter().chain(read).map(|p| (p.memory.id, p)).collect();
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+    }
+
+    /// The pinned memories of `ns`, from the recall cache or the store.
+    async fn pinned_packable(&self, ns: &Namespace) -> Result<Vec<Arc<Packable>>> {
+        match self.recall_cache.pinned(ns) {
+            Ok(cached) => Ok(cached),
+            Err(epoch) => Ok(self.recall_cache.fill_pinned(ns, epoch, self.store.pinned(ns).await?)),
+        }
     }
 }

@@ -224,7 +224,13 @@ impl Store for SqliteStore {
     }
 
     async fn max_rev(&self) -> Result<u64> {
-        self.read_blocking(read::max_rev).await
+        // Every recall asks (the index catch-up check): one b-tree seek on `memories_rev`,
+        // run in place (the executor is told this worker blocks) rather than handed to the
+        // blocking pool, whose hand-off costs more than the query.
+        crate::blocking::blocking(|| {
+            let guard = self.reader.lock().map_err(|_| CoreError::from(StoreError::Poisoned))?;
+            read::max_rev(&guard)
+        })
     }
 
     async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>> {

@@ -314,7 +314,7 @@ impl TantivyIndex {
             // Nothing was written (nor made stale): the files on disk are as they were.
             return Err(read_only_err());
         }
-        let result = self.try_commit(g);
+        let result = tracing::info_span!("index_commit").in_scope(|| self.try_commit(g));
         if let Err(e) = &result {
             // Whatever half of the commit happened, the directory can no longer be trusted to
             // match the watermark: it is rebuilt from the store (searches still see the

@@ -1,0 +1,137 @@
+//! The per-stage breakdown of a recall, from the engine's own tracing spans: a layer records
+//! the wall time of each named span from the first time it is entered (its future first
+//! polled) to its close. Stages joined in one task (the query embedding and the catch-up
+//! check; the index search and the pinned memories) are polled one after the other, so a
+//! stage's time is its own, not the time it waited for the other.
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tracing::span::Id;
+use tracing::Subscriber;
+use tracing_subscriber::layer::{Context, Layer};
+use tracing_subscriber::registry::LookupSpan;
+
+/// The spans of a recall that are timed, in the order a recall runs them: the engine's
+/// (`embed` ‖ `catch_up_check`, `search` ‖ `pinned`, `fetch`, `score`, `plan`, `touch`) and the
+/// index's inside `search` (`lexical`, `dense`, `fuse`); `recall` is the whole call.
+pub const STAGES: [&str; 12] = [
+    "recall",
+    "embed",
+    "catch_up_check",
+    "search",
+    "lexical",
+    "dense",
+    "fuse",
+    "pinned",
+    "fetch",
+    "score",
+    "plan",
+    "touch",
+];
+
+/// The bench rows of each stage: (stage, p50 metric, p99 metric).
+pub const STAGE_METRICS: [(&str, &str, &str); 12] = [
+    ("recall", "stage_recall_p50", "stage_recall_p99"),
+    ("embed", "stage_embed_p50", "stage_embed_p99"),
+    ("catch_up_check", "stage_catch_up_check_p50", "stage_catch_up_check_p99"),
+    ("search", "stage_search_p50", "stage_search_p99"),
+    ("lexical", "stage_lexical_p50", "stage_lexical_p99"),
+    ("dense", "stage_dense_p50", "stage_dense_p99"),
+    ("fuse", "stage_fuse_p50", "stage_fuse_p99"),
+    ("pinned", "stage_pinned_p50", "stage_pinned_p99"),
+    ("fetch", "stage_fetch_p50", "stage_fetch_p99"),
+    ("score", "stage_score_p50", "stage_score_p99"),
+    ("plan", "stage_plan_p50", "stage_plan_p99"),
+    ("touch", "stage_touch_p50", "stage_touch_p99"),
+];
+
+/// The spans of the engine's index sync (after each write) and the index's commit, timed
+/// during the ingest: read the changed rows back, build the documents, upsert and remove,
+/// record the watermark and stamp; and the index commits inside them. With the stage's total
+/// seconds metric.
+pub const INGEST_STAGES: [(&str, &str); 6] = [
+    ("sync_read", "ingest_stage_sync_read"),
+    ("sync_docs", "ingest_stage_sync_docs"),
+    ("sync_upsert", "ingest_stage_sync_upsert"),
+    ("sync_remove", "ingest_stage_sync_remove"),
+    ("sync_mark", "ingest_stage_sync_mark"),
+    ("index_commit", "ingest_stage_index_commit"),
+];
+
+/// Wall times (ms) of every closed span named in [`STAGES`], by name.
+#[derive(Clone, Default)]
+pub struct StageTimes(Arc<Mutex<BTreeMap<&'static str, Vec<f64>>>>);
+
+impl StageTimes {
+    /// The times recorded so far, by stage, each sorted.
+    pub fn sorted(&self) -> BTreeMap<&'static str, Vec<f64>> {
+        let mut out = self.0.lock().map(|m| m.clone()).unwrap_or_default();
+        for v in out.values_mut() {
+            v.sort_by(f64::total_cmp);
+        }
+        out
+    }
+}
+
+/// When a timed span was first entered.
+struct Started(Instant);
+
+/// The layer recording into a [`StageTimes`].
+pub struct StageLayer(pub StageTimes);
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for StageLayer {
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        if timed(span.name()) && span.extensions().get::<Started>().is_none() {
+            span.extensions_mut().insert(Started(Instant::now()));
+        }
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(&id) else { return };
+        let Some(started) = span.extensions().get::<Started>().map(|s| s.0) else { return };
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let Some(name) = STAGES.iter().chain(INGEST_STAGES.iter().map(|(s, _)| s)).find(|s| **s == span.name()) else {
+            return;
+        };
+        if let Ok(mut m) = (self.0).0.lock() {
+            m.entry(name).or_default().push(ms);
+        }
+    }
+}
+
+fn timed(name: &str) -> bool {
+    STAGES.contains(&name) || INGEST_STAGES.iter().any(|(s, _)| *s == name)
+}
+
+/// A dispatcher that times the stages into `times` (and records nothing else).
+pub fn dispatch(times: &StageTimes) -> tracing::Dispatch {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    tracing::Dispatch::new(tracing_subscriber::registry().with(StageLayer(times.clone())))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use tracing::instrument::WithSubscriber as _;
+
+    #[test]
+    fn times_named_spans_and_ignores_others() {
+        let times = StageTimes::default();
+        let run = async {
+            let outer = tracing::info_span!("recall");
+            let _g = outer.enter();
+            drop(tracing::info_span!("fetch").entered());
+            drop(tracing::info_span!("fetch").entered());
+            drop(tracing::info_span!("unrelated").entered());
+        };
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(run.with_subscriber(dispatch(&times)));
+        let got = times.sorted();
+        assert_eq!(got.get("fetch").map(Vec::len), Some(2));
+        assert_eq!(got.get("recall").map(Vec::len), Some(1));
+        assert!(!got.contains_key("unrelated"));
+    }
+}

@@ -1,0 +1,337 @@
+//! What recall packs, kept in the engine so that a recall does not read its candidates row by
+//! row from the store: each active memory the engine has seen (as the store holds it, vector
+//! included: a pack carries it, `recall --json` shows its model and width) with its token
+//! count, and each namespace's pinned memories.
+//!
+//! Correctness rests on one number, `seen`: every store change up to that revision has been
+//! applied here. The engine's index sync hands every change it replays to [`RecallCache::apply`]
+//! (a row that is no longer active is dropped, so a superseded or forgotten memory is never
+//! served), and a recall first brings `seen` up to the store's newest revision (a gap — another
+//! process wrote and an index shared with it is ahead — empties the cache instead). A row read
+//! from the store on a miss is kept only if no change was applied meanwhile (`epoch`), so a
+//! read that raced with a write can never put back a row the write replaced. A recall's own
+//! `touch` updates the access time here; one done by another process is not seen (it changes no
+//! revision, and nothing recall ranks by).
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use crate::model::{Memory, MemoryId, Namespace};
+use crate::time::Timestamp;
+
+/// Memories kept at most; past it every other one is dropped (a recall reads its misses from
+/// the store and keeps them). A short memory with a 256-dimension vector takes ~1.5 KB.
+pub(crate) const CAPACITY: usize = 200_000;
+
+/// A memory as recall packs it, with its token count computed once, when first packed.
+#[derive(Debug)]
+pub(crate) struct Packable {
+    pub(crate) memory: Memory,
+    tokens: OnceLock<usize>,
+}
+
+impl Packable {
+    fn of(memory: Memory) -> Arc<Self> {
+        Arc::new(Packable { memory, tokens: OnceLock::new() })
+    }
+
+    /// Its token count by `count` (the engine's one counter), computed at most once.
+    pub(crate) fn tokens(&self, count: impl FnOnce(&str) -> usize) -> usize {
+        *self.tokens.get_or_init(|| count(&self.memory.content))
+    }
+}
+
+struct Inner {
+    /// Memories kept at most (0: the cache is off, every recall reads the store).
+    capacity: usize,
+    /// Every store change up to this revision has been applied.
+    seen: u64,
+    /// Bumped by every change applied and every clear: a miss read before it moved is stale.
+    epoch: u64,
+    rows: HashMap<MemoryId, Arc<Packable>>,
+    pinned: HashMap<Namespace, Vec<Arc<Packable>>>,
+}
+
+impl Inner {
+    fn clear(&mut self) {
+        self.epoch += 1;
+        self.rows.clear();
+        self.pinned.clear();
+    }
+
+    fn put(&mut self, p: Arc<Packable>) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.rows.len() >= self.capacity && !self.rows.contains_key(&p.memory.id) {
+            // Which half goes does not matter for correctness: a miss is read from the store.
+            let mut keep = false;
+            self.rows.retain(|_, _| {
+                keep = !keep;
+                keep
+            });
+        }
+        self.rows.insert(p.memory.id, p);
+    }
+}
+
+/// The recall cache (see the module).
+pub(crate) struct RecallCache {
+    inner: Mutex<Inner>,
+}
+
+impl Default for RecallCache {
+    fn default() -> Self {
+        RecallCache::with_capacity(CAPACITY)
+    }
+}
+
+/// What the cache holds of a request: the memories found (in request order) and the ids to
+/// read from the store, with the epoch to hand back with what was read.
+pub(crate) struct Lookup {
+    pub(crate) found: Vec<Arc<Packable>>,
+    pub(crate) missing: Vec<MemoryId>,
+    pub(crate) epoch: u64,
+}
+
+impl RecallCache {
+    /// A cache of at most `capacity` memories (0: off).
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        let inner = Inner { capacity, seen: 0, epoch: 0, rows: HashMap::new(), pinned: HashMap::new() };
+        RecallCache { inner: Mutex::new(inner) }
+    }
+
+    /// The lock; a poisoned one (a panic while held) is recovered by emptying the cache.
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        match self.inner.lock() {
+            Ok(g) => g,
+            Err(poisoned) => {
+                let mut g = poisoned.into_inner();
+                g.clear();
+                g
+            }
+        }
+    }
+
+    /// The revision up to which every change has been applied.
+    #[cfg(test)]
+    pub(crate) fn seen(&self) -> u64 {
+        self.lock().seen
+    }
+
+    /// Apply the rows the store changed above `from` (its current rows, as the index sync read
+    /// them), through revision `to`: active ones are kept, the others dropped. A gap (changes
+    /// between `seen` and `from` this cache never saw) empties it first.
+    pub(crate) fn apply(&self, from: u64, to: u64, rows: &[Memory]) {
+        let mut g = self.lock();
+        if from > g.seen {
+            g.clear();
+        }
+        g.epoch += 1;
+        for m in rows {
+            g.pinned.remove(&m.namespace);
+            if m.status.is_active() {
+                g.put(Packable::of(m.clone()));
+            } else {
+                g.rows.remove(&m.id);
+            }
+        }
+        g.seen = g.seen.max(to);
+    }
+
+    /// Make sure every change up to `newest` is accounted for: when changes were made that
+    /// this cache never saw, it is emptied (and has then seen everything up to `newest`).
+    pub(crate) fn catch_up(&self, newest: u64) {
+        let mut g = self.lock();
+        if g.seen < newest {
+            g.clear();
+            g.seen = newest;
+        }
+    }
+
+    /// Empty it (the store or the index was replaced or rebuilt).
+    pub(crate) fn reset(&self) {
+        let mut g = self.lock();
+        g.clear();
+        g.seen = 0;
+    }
+
+    /// The memories of `ns` among `ids` that are cached, and the rest.
+    pub(crate) fn lookup(&self, ns: &Namespace, ids: &[MemoryId]) -> Lookup {
+        let g = self.lock();
+        let mut found = Vec::with_capacity(ids.len());
+        let mut missing = Vec::new();
+        for id in ids {
+            match g.rows.get(id) {
+                Some(p) if &p.memory.namespace == ns => found.push(p.clone()),
+                _ => missing.push(*id),
+            }
+        }
+        Lookup { found, missing, epoch: g.epoch }
+    }
+
+    /// Keep memories read from the store after `lookup` returned `epoch`, unless a change was
+    /// applied since; returns them as packable either way.
+    pub(crate) fn fill(&self, epoch: u64, read: Vec<Memory>) -> Vec<Arc<Packable>> {
+        let read: Vec<Arc<Packable>> = read.into_iter().map(Packable::of).collect();
+        let mut g = self.lock();
+        if g.epoch == epoch {
+            for p in &read {
+                if p.memory.status.is_active() {
+                    g.put(p.clone());
+                }
+            }
+        }
+        read
+    }
+
+    /// The cached pinned memories of `ns`, or the epoch to hand back with a store read.
+    pub(crate) fn pinned(&self, ns: &Namespace) -> Result<Vec<Arc<Packable>>, u64> {
+        let g = self.lock();
+        g.pinned.get(ns).cloned().ok_or(g.epoch)
+    }
+
+    /// Keep `ns`'s pinned memories read after `pinned` returned `epoch`, unless a change was
+    /// applied since; returns them as packable either way.
+    pub(crate) fn fill_pinned(&self, ns: &Namespace, epoch: u64, read: Vec<Memory>) -> Vec<Arc<Packable>> {
+        let read: Vec<Arc<Packable>> = read.into_iter().map(Packable::of).collect();
+        let mut g = self.lock();
+        if g.epoch == epoch && g.capacity > 0 {
+            g.pinned.insert(ns.clone(), read.clone());
+        }
+        read
+    }
+
+    /// Record a recall's access time of `ids` of `ns`, as the store just did.
+    pub(crate) fn touched(&self, ns: &Namespace, ids: &[MemoryId], at: Timestamp) {
+        let mut g = self.lock();
+        for id in ids {
+            let Some(p) = g.rows.get(id) else { continue };
+            if &p.memory.namespace != ns {
+                continue;
+            }
+            let mut memory = p.memory.clone();
+            memory.last_accessed_at = Some(at);
+            let tokens = p.tokens.clone();
+            g.rows.insert(*id, Arc::new(Packable { memory, tokens }));
+        }
+        if let Some(list) = g.pinned.get_mut(ns) {
+            for p in list.iter_mut().filter(|p| ids.contains(&p.memory.id)) {
+                let mut memory = p.memory.clone();
+                memory.last_accessed_at = Some(at);
+                *p = Arc::new(Packable { memory, tokens: p.tokens.clone() });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::model::{ClientKind, Embedding, MemoryKind, Provenance, Status};
+
+    fn memory(id: i64, rev: u64, content: &str) -> Memory {
+        Memory {
+            id: MemoryId(id),
+            namespace: Namespace::default(),
+            kind: MemoryKind::Semantic,
+            content: content.into(),
+            claim: None,
+            entities: vec![],
+            importance: 0.5,
+            reinforcements: 0,
+            sources: vec!["user".into()],
+            provenance: Provenance { turns: vec![], client: ClientKind::Fake, model: "f".into() },
+            created_at: Timestamp(0),
+            last_confirmed_at: Timestamp(0),
+            last_accessed_at: None,
+            pinned: false,
+            embedding: Some(Embedding { model: "m".into(), vector: vec![1.0, 0.0] }),
+            status: Status::Active,
+            rev,
+        }
+    }
+
+    fn forgotten(mut m: Memory, rev: u64) -> Memory {
+        m.status = Status::Tombstoned { reason: "test".into(), at: Timestamp(1), superseded_by: None };
+        m.rev = rev;
+        m
+    }
+
+    fn contents(c: &RecallCache, ids: &[i64]) -> Vec<String> {
+        let ids: Vec<MemoryId> = ids.iter().map(|i| MemoryId(*i)).collect();
+        c.lookup(&Namespace::default(), &ids).found.iter().map(|p| p.memory.content.clone()).collect()
+    }
+
+    #[test]
+    fn applied_changes_replace_and_drop_rows() {
+        let c = RecallCache::default();
+        c.apply(0, 2, &[memory(1, 1, "a"), memory(2, 2, "b")]);
+        assert_eq!(contents(&c, &[1, 2]), vec!["a", "b"]);
+        let found = c.lookup(&Namespace::default(), &[MemoryId(1)]).found;
+        assert_eq!(found[0].memory, memory(1, 1, "a"), "kept as the store holds it");
+        c.apply(2, 4, &[memory(1, 3, "a2"), forgotten(memory(2, 2, "b"), 4)]);
+        assert_eq!(contents(&c, &[1, 2]), vec!["a2"], "the new row, and the forgotten one gone");
+        assert_eq!(c.seen(), 4);
+    }
+
+    #[test]
+    fn a_read_that_raced_with_a_change_is_not_kept() {
+        let c = RecallCache::default();
+        let miss = c.lookup(&Namespace::default(), &[MemoryId(1)]);
+        assert_eq!(miss.missing, vec![MemoryId(1)]);
+        // The store is read (old row)... a write lands and is applied... then the read returns.
+        c.apply(0, 2, &[forgotten(memory(1, 1, "old"), 2)]);
+        let served = c.fill(miss.epoch, vec![memory(1, 1, "old")]);
+        assert_eq!(served.len(), 1, "this recall uses what it read");
+        assert!(contents(&c, &[1]).is_empty(), "but the cache does not keep it");
+        // Without a change in between, a read is kept.
+        let miss = c.lookup(&Namespace::default(), &[MemoryId(3)]);
+        c.fill(miss.epoch, vec![memory(3, 3, "c")]);
+        assert_eq!(contents(&c, &[3]), vec!["c"]);
+    }
+
+    #[test]
+    fn a_gap_empties_the_cache() {
+        let c = RecallCache::default();
+        c.apply(0, 2, &[memory(1, 1, "a"), memory(2, 2, "b")]);
+        // Changes 3..=5 were made elsewhere and never applied here.
+        c.catch_up(5);
+        assert!(contents(&c, &[1, 2]).is_empty());
+        assert_eq!(c.seen(), 5);
+        c.apply(2, 2, &[]);
+        c.apply(7, 8, &[memory(3, 8, "c")]);
+        assert_eq!(contents(&c, &[3]), vec!["c"], "a batch after a gap starts a fresh cache");
+        assert_eq!(c.seen(), 8);
+    }
+
+    #[test]
+    fn pinned_lists_are_dropped_by_any_change_in_their_namespace() {
+        let c = RecallCache::default();
+        let ns = Namespace::default();
+        let epoch = c.pinned(&ns).unwrap_err();
+        c.fill_pinned(&ns, epoch, vec![memory(1, 1, "p")]);
+        assert_eq!(c.pinned(&ns).unwrap().len(), 1);
+        c.apply(1, 2, &[forgotten(memory(1, 1, "p"), 2)]);
+        assert!(c.pinned(&ns).is_err(), "read again after the change");
+    }
+
+    #[test]
+    fn a_cache_of_capacity_zero_keeps_nothing() {
+        let c = RecallCache::with_capacity(0);
+        c.apply(0, 1, &[memory(1, 1, "a")]);
+        assert!(contents(&c, &[1]).is_empty());
+        let epoch = c.pinned(&Namespace::default()).unwrap_err();
+        c.fill_pinned(&Namespace::default(), epoch, vec![memory(2, 1, "p")]);
+        assert!(c.pinned(&Namespace::default()).is_err());
+    }
+
+    #[test]
+    fn tokens_are_counted_once() {
+        let c = RecallCache::default();
+        c.apply(0, 1, &[memory(1, 1, "abcd")]);
+        let p = c.lookup(&Namespace::default(), &[MemoryId(1)]).found.remove(0);
+        assert_eq!(p.tokens(|t| t.len()), 4);
+        assert_eq!(p.tokens(|_| 99), 4, "the first count is kept");
+    }
+}

@@ -1,0 +1,206 @@
+//! The engine keeps what recall packs in memory (the recall cache): it must never serve a
+//! memory that was superseded or forgotten since, nor miss a change, even when the change was
+//! made by another process. Here "another process" is a second engine on the same SQLite file:
+//! with an index of its own, and sharing the first engine's index (which is then ahead of what
+//! the first engine applied, so it replays nothing).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mnemo_core::engine::{EngineParts, RecallOptions};
+use mnemo_core::planner::Pack;
+use mnemo_core::*;
+use mnemo_store::sqlite::SqliteStore;
+use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
+
+/// Embeds every text as the same unit vector (the tests search lexically).
+struct FlatEmbedder;
+
+#[async_trait]
+impl Embedder for FlatEmbedder {
+    fn model_id(&self) -> &str {
+        "flat-2"
+    }
+    fn dims(&self) -> usize {
+        2
+    }
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        Ok(texts.iter().map(|_| vec![0.6, 0.8]).collect())
+    }
+}
+
+/// Memories are written straight to the store: the reasoner is never asked.
+struct NoReasoner;
+
+#[async_trait]
+impl Reasoner for NoReasoner {
+    async fn extract(&self, _: &Turn) -> Result<Extraction> {
+        Err(CoreError::Reasoner("not used".into()))
+    }
+    async fn reconcile(&self, _: &Candidate, _: &[Memory]) -> Result<Verdict> {
+        Ok(Verdict::Novel)
+    }
+    async fn resolve_forget(&self, _: &str, _: &[Memory]) -> Result<Vec<MemoryId>> {
+        Ok(vec![])
+    }
+    fn model_info(&self) -> ModelInfo {
+        ModelInfo { client: ClientKind::Rules, model: "none".into() }
+    }
+}
+
+fn at() -> Timestamp {
+    Timestamp(1_780_000_000_000)
+}
+
+fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>) -> Engine {
+    Engine::new(EngineParts {
+        store,
+        index,
+        embedder: Arc::new(FlatEmbedder),
+        reasoner: Arc::new(NoReasoner),
+        clock: Arc::new(SimClock::new(at())),
+        tokens: Arc::new(CharTokenCounter),
+        policy: EnginePolicy::default(),
+    })
+    .unwrap()
+}
+
+fn index() -> Arc<dyn Index> {
+    let clock: Arc<dyn Clock> = Arc::new(SimClock::new(at()));
+    Arc::new(TantivyIndex::in_memory(TantivySettings::default(), clock).unwrap())
+}
+
+fn semantic(content: &str, pinned: bool) -> WriteOp {
+    WriteOp::Insert {
+        memory: NewMemory {
+            namespace: ns(),
+            kind: MemoryKind::Semantic,
+            content: content.to_string(),
+            claim: None,
+            entities: vec![],
+            importance: 0.8,
+            sources: vec!["user".into()],
+            provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: "test".into() },
+            created_at: at(),
+            pinned,
+            embedding: None,
+        },
+        turn: None,
+    }
+}
+
+fn tombstone(id: MemoryId, superseded_by: Option<MemoryRef>) -> WriteOp {
+    WriteOp::Tombstone { id, reason: "test".into(), superseded_by, turn: None }
+}
+
+fn ns() -> Namespace {
+    Namespace::new("cache").unwrap()
+}
+
+fn packed(pack: &Pack) -> Vec<String> {
+    let mut v: Vec<String> = pack.items.iter().map(|i| i.memory.content.clone()).collect();
+    v.sort();
+    v
+}
+
+async fn recall(e: &Engine) -> Vec<String> {
+    let opts = RecallOptions { mode: Some(SearchMode::Lexical), ..Default::default() };
+    packed(&e.recall(&ns(), "Ben phone standup", &opts).await.unwrap())
+}
+
+/// Engine `a` writes, then `b` (which has recalled, so holds the memories in its cache) must
+/// pack only what is current; `a_syncs` runs `a`'s index sync after each write.
+async fn another_writer_is_seen(share_index: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let store_a: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).unwrap());
+    let store_b: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).unwrap());
+    let index_b = index();
+    let index_a = if share_index { index_b.clone() } else { index() };
+    let a = engine(store_a.clone(), index_a);
+    let b = engine(store_b, index_b);
+
+    let ids = store_a
+        .apply(
+            &ns(),
+            at(),
+            vec![
+                semantic("Ben phone is 555-0100", false),
+                semantic("standup pinned rule: Ben phone calls first", true),
+                semantic("Ben phone plan is prepaid", false),
+            ],
+        )
+        .await
+        .unwrap();
+    a.sync_index(&|_, _| {}).await.unwrap();
+    assert_eq!(
+        recall(&b).await,
+        vec!["Ben phone is 555-0100", "Ben phone plan is prepaid", "standup pinned rule: Ben phone calls first"],
+        "b recalls all three (and caches them)"
+    );
+    assert_eq!(recall(&b).await.len(), 3, "the second recall is served from the cache");
+
+    // `a` supersedes the phone, forgets the pinned rule and restates the plan.
+    store_a
+        .apply(
+            &ns(),
+            at(),
+            vec![
+                semantic("Ben phone is 555-0199", false),
+                tombstone(ids[0], Some(MemoryRef::New(0))),
+                tombstone(ids[1], None),
+                WriteOp::Reinforce { id: ids[2], source: "crm".into(), turn: None },
+            ],
+        )
+        .await
+        .unwrap();
+    a.sync_index(&|_, _| {}).await.unwrap();
+
+    let pack = b
+        .recall(&ns(), "Ben phone standup", &RecallOptions { mode: Some(SearchMode::Lexical), ..Default::default() })
+        .await
+        .unwrap();
+    assert_eq!(
+        packed(&pack),
+        vec!["Ben phone is 555-0199", "Ben phone plan is prepaid"],
+        "neither the superseded value nor the forgotten pinned memory (shared index: {share_index})"
+    );
+    let plan = pack.items.iter().find(|i| i.memory.id == ids[2]).unwrap();
+    assert_eq!(plan.memory.reinforcements, 1, "the restated memory as it is now, not as cached");
+    assert_eq!(plan.memory.sources, vec!["user".to_string(), "crm".to_string()]);
+    for item in &pack.items {
+        // (The store has the access time of this very recall's touch; the pack the one before.)
+        let stored: Vec<Memory> = store_a
+            .get_many(&ns(), &[item.memory.id])
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| Memory { last_accessed_at: item.memory.last_accessed_at, ..m })
+            .collect();
+        assert_eq!(stored, vec![item.memory.clone()], "each packed memory exactly as the store holds it");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_engine_with_its_own_index() {
+    another_writer_is_seen(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_engine_sharing_the_index_that_is_ahead() {
+    another_writer_is_seen(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_writes_and_forgets_are_seen_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("mnemo.db")).unwrap());
+    let e = engine(store.clone(), index());
+    let ids = store.apply(&ns(), at(), vec![semantic("Ben phone is 555-0100", true)]).await.unwrap();
+    e.sync_index(&|_, _| {}).await.unwrap();
+    assert_eq!(recall(&e).await, vec!["Ben phone is 555-0100"]);
+    store.apply(&ns(), at(), vec![tombstone(ids[0], None)]).await.unwrap();
+    // No sync of its own: the recall's catch-up check must find the change.
+    assert!(recall(&e).await.is_empty(), "a forgotten pinned memory is not packed");
+}
