@@ -503,6 +503,21 @@ impl PostgresIndex {
     }
 }
 
+/// Serialise the index writes of each namespace across processes, in the transaction: two
+/// servers catching up with the same changes at once (each replays the store's change feed
+/// into the shared index) would otherwise lock the same postings in different orders and
+/// deadlock. Namespaces are locked in sorted order, so two batches never wait on each other
+/// in a cycle; the key space is the index's own, apart from the store's writer locks.
+async fn lock_index_writes(tx: &deadpool_postgres::Transaction<'_>, schema: &str, namespaces: &[&str]) -> Result<()> {
+    let key = format!("{schema}:index-write");
+    for ns in namespaces {
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))", &[&key, ns])
+            .await
+            .db("lock the namespace's index writes")?;
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl Index for PostgresIndex {
     async fn upsert(&self, docs: Vec<IndexDoc>) -> Result<()> {
@@ -540,6 +555,10 @@ impl Index for PostgresIndex {
         }
         let mut client = self.db.client().await?;
         let tx = self.db.begin(&mut client, Scope::All).await?;
+        let mut namespaces: Vec<&str> = nss.iter().map(String::as_str).collect();
+        namespaces.sort_unstable();
+        namespaces.dedup();
+        lock_index_writes(&tx, self.db.schema(), &namespaces).await?;
         // The postings of the versions about to be replaced (found through their lexemes, so
         // by the postings' key). A concurrent writer of the same document may leave a stale
         // posting behind: the lexical search rechecks the match, so it only costs a row.
@@ -600,6 +619,7 @@ impl Index for PostgresIndex {
         let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
         let mut client = self.db.client().await?;
         let tx = self.db.begin(&mut client, Scope::Namespace(namespace)).await?;
+        lock_index_writes(&tx, self.db.schema(), &[namespace.as_str()]).await?;
         let del = tx
             .prepare_cached(
                 "DELETE FROM index_terms t USING index_docs d CROSS JOIN unnest(d.tsv) l \
