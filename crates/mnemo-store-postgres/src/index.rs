@@ -508,13 +508,15 @@ impl PostgresIndex {
 /// into the shared index) would otherwise lock the same postings in different orders and
 /// deadlock. Namespaces are locked in sorted order, so two batches never wait on each other
 /// in a cycle; the key space is the index's own, apart from the store's writer locks.
+/// One statement, one round trip: PostgreSQL evaluates the volatile lock calls after the sort.
 async fn lock_index_writes(tx: &deadpool_postgres::Transaction<'_>, schema: &str, namespaces: &[&str]) -> Result<()> {
     let key = format!("{schema}:index-write");
-    for ns in namespaces {
-        tx.execute("SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))", &[&key, ns])
-            .await
-            .db("lock the namespace's index writes")?;
-    }
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext($1), hashtext(ns)) FROM unnest($2::text[]) AS u(ns) ORDER BY ns",
+        &[&key, &namespaces],
+    )
+    .await
+    .db("lock the namespaces' index writes")?;
     Ok(())
 }
 

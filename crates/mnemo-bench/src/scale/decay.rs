@@ -51,14 +51,7 @@ pub(crate) async fn decay_rows(
         eng.decay_sweep(ns).await?;
     }
 
-    let t0 = Instant::now();
-    let (mut examined, mut decayed) = (0, 0);
-    for ns in &namespaces {
-        let r = eng.decay_sweep(ns).await?;
-        examined += r.examined;
-        decayed += r.decayed.len();
-    }
-    let ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let (ms, examined, decayed) = timed_sweep(&eng, &namespaces).await?;
     push(
         "decay_sweep_none_due_ms",
         ms,
@@ -103,14 +96,7 @@ pub(crate) async fn decay_rows(
         }
     }
     eng.sync_index(&|_, _| {}).await?;
-    let t0 = Instant::now();
-    let (mut examined, mut decayed) = (0, 0);
-    for ns in &namespaces {
-        let r = eng.decay_sweep(ns).await?;
-        examined += r.examined;
-        decayed += r.decayed.len();
-    }
-    let ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let (ms, examined, decayed) = timed_sweep(&eng, &namespaces).await?;
     push(
         "decay_sweep_k_due_ms",
         ms,
@@ -120,4 +106,16 @@ pub(crate) async fn decay_rows(
         ),
     );
     Ok(())
+}
+
+/// One engine decay sweep over every namespace: its time (ms), memories examined, tombstoned.
+async fn timed_sweep(eng: &Engine, namespaces: &[Namespace]) -> Result<(f64, usize, usize)> {
+    let t0 = Instant::now();
+    let (mut examined, mut decayed) = (0, 0);
+    for ns in namespaces {
+        let r = eng.decay_sweep(ns).await?;
+        examined += r.examined;
+        decayed += r.decayed.len();
+    }
+    Ok((t0.elapsed().as_secs_f64() * 1000.0, examined, decayed))
 }

@@ -602,11 +602,16 @@ mod tests {
 
     /// Recall@10 of `v`'s search against the exact scan, over fresh pseudo-random queries.
     fn recall_vs_exact(v: &AnnVectors, n: &Namespace, d: usize) -> f64 {
+        recall_of(v, n, d, |q| v.search(n, q, 10).unwrap())
+    }
+
+    /// Recall@10 of `search` against `v`'s exact scan, over fresh pseudo-random queries.
+    fn recall_of(v: &AnnVectors, n: &Namespace, d: usize, search: impl Fn(&[f32]) -> Vec<(MemoryId, f32)>) -> f64 {
         let mut hits = 0;
         for i in 0..40u64 {
             let q = pseudo(1_000_000 + i, d);
             let exact: Vec<MemoryId> = v.search_exact(n, &q, 10).unwrap().into_iter().map(|h| h.0).collect();
-            hits += v.search(n, &q, 10).unwrap().iter().filter(|h| exact.contains(&h.0)).count();
+            hits += search(&q).iter().filter(|h| exact.contains(&h.0)).count();
         }
         hits as f64 / 400.0
     }
@@ -630,28 +635,8 @@ mod tests {
         let p = v.ivf_nprobe(&ns("a")).unwrap();
         assert!(p > 1, "calibration kept the floor of 1 probe on structureless vectors");
         assert!(p <= 32);
-        let uncalibrated = {
-            let mut u = AnnVectors::new(AnnSettings {
-                kind: AnnKind::Ivf,
-                min_vectors: 3000,
-                lists: 32,
-                nprobe: 1,
-                recall_target: 0.95,
-            });
-            for i in 0..3000u64 {
-                u.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
-            }
-            u.finish_training();
-            // Bypass calibration: search with the floor itself.
-            let mut hits = 0;
-            for i in 0..40u64 {
-                let q = pseudo(1_000_000 + i, d);
-                let exact: Vec<MemoryId> = u.search_exact(&ns("a"), &q, 10).unwrap().into_iter().map(|h| h.0).collect();
-                hits +=
-                    u.search_with(&ns("a"), &q, 10, Some(1)).unwrap().iter().filter(|h| exact.contains(&h.0)).count();
-            }
-            hits as f64 / 400.0
-        };
+        // Bypass calibration: search the same vectors with the floor itself.
+        let uncalibrated = recall_of(&v, &ns("a"), d, |q| v.search_with(&ns("a"), q, 10, Some(1)).unwrap());
         let calibrated = recall_vs_exact(&v, &ns("a"), d);
         assert!(calibrated >= 0.9, "calibrated recall@10 {calibrated} (probes {p})");
         assert!(calibrated > uncalibrated, "calibrated {calibrated} vs one probe {uncalibrated}");
