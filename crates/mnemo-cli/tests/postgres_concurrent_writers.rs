@@ -7,21 +7,10 @@
 //! The server: `MNEMO_POSTGRES_URL`, else one started with `scripts/pg-test-server`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-fn url() -> String {
-    if let Ok(u) = std::env::var("MNEMO_POSTGRES_URL") {
-        if !u.trim().is_empty() {
-            return u.trim().to_string();
-        }
-    }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-test-server");
-    let dir = std::env::temp_dir().join("mnemo-pg-test-server");
-    let out = Command::new(&script).arg("start").arg(&dir).stderr(Stdio::inherit()).output().unwrap();
-    assert!(out.status.success(), "MNEMO_POSTGRES_URL is unset and {} failed", script.display());
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
+mod common;
+use common::url;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_processes_leave_exactly_one_active_value() {

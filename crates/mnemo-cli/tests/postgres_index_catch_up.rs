@@ -11,7 +11,6 @@
 use mnemo_llm as _;
 use mnemo_store as _;
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
@@ -21,18 +20,8 @@ use mnemo_llm::{FakeQwen, LlmReasoner};
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 use mnemo_store_postgres::{PgSettings, PostgresStore};
 
-fn url() -> String {
-    if let Ok(u) = std::env::var("MNEMO_POSTGRES_URL") {
-        if !u.trim().is_empty() {
-            return u.trim().to_string();
-        }
-    }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-test-server");
-    let dir = std::env::temp_dir().join("mnemo-pg-test-server");
-    let out = Command::new(&script).arg("start").arg(&dir).stderr(Stdio::inherit()).output().unwrap();
-    assert!(out.status.success(), "MNEMO_POSTGRES_URL is unset and {} failed", script.display());
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
+mod common;
+use common::url;
 
 fn server_b(url: &str, schema: &str) -> Engine {
     let fake = Arc::new(FakeQwen::new(64).unwrap());

@@ -5,21 +5,11 @@
 //! The server: `MNEMO_POSTGRES_URL`, else one started with `scripts/pg-test-server`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 
-fn url() -> String {
-    if let Ok(u) = std::env::var("MNEMO_POSTGRES_URL") {
-        if !u.trim().is_empty() {
-            return u.trim().to_string();
-        }
-    }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-test-server");
-    let dir = std::env::temp_dir().join("mnemo-pg-test-server");
-    let out = Command::new(&script).arg("start").arg(&dir).stderr(Stdio::inherit()).output().unwrap();
-    assert!(out.status.success(), "MNEMO_POSTGRES_URL is unset and {} failed", script.display());
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
+mod common;
+use common::url;
 
 fn mnemo(data: &Path, config: Option<&Path>, ns: &str, at: &str, args: &[&str]) -> String {
     let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
