@@ -202,12 +202,36 @@ pub struct Provenance {
 }
 
 /// A persisted embedding, with the model id of the embedder that produced it.
+///
+/// A Store keeps the model id exactly and the vector either exactly or within
+/// [`EMBEDDING_STORE_TOLERANCE`] (see [`Embedding::within_store_tolerance`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Embedding {
     /// The embedder's model id.
     pub model: String,
     /// A unit vector.
     pub vector: Vec<f32>,
+}
+
+/// How far a Store may move an embedding's components, as a fraction of the vector's largest
+/// |component|: a store may keep one signed byte per component and one scale per vector, whose
+/// rounding moves a component by at most half a step (a step is 1/127 of the largest). For a
+/// 256-dimension unit vector that changes a cosine similarity by well under 0.01, far less than
+/// what separates a relevant memory from an unrelated one.
+pub const EMBEDDING_STORE_TOLERANCE: f32 = 1.0 / 254.0;
+
+impl Embedding {
+    /// Whether `stored` is what a Store may return for `self`: the same model id and length,
+    /// each component within [`EMBEDDING_STORE_TOLERANCE`] of the largest |component| (plus a
+    /// relative 1e-5 for the scale's own rounding).
+    pub fn within_store_tolerance(&self, stored: &Embedding) -> bool {
+        if self.model != stored.model || self.vector.len() != stored.vector.len() {
+            return false;
+        }
+        let largest = self.vector.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let allowed = largest * EMBEDDING_STORE_TOLERANCE * (1.0 + 1e-5);
+        self.vector.iter().zip(&stored.vector).all(|(a, b)| (a - b).abs() <= allowed)
+    }
 }
 
 /// Whether a memory is active or tombstoned (never hard-deleted).
@@ -409,4 +433,22 @@ pub struct MemoryEvent {
     pub turn: Option<TurnId>,
     /// Details: source, reason, superseded_by, score...
     pub detail: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_tolerance_is_half_an_int8_step_of_the_largest_component() {
+        let e = |v: &[f32]| Embedding { model: "m".into(), vector: v.to_vec() };
+        let original = e(&[0.5, -0.25, 0.0]);
+        let step = 0.5 / 127.0;
+        assert!(original.within_store_tolerance(&original));
+        assert!(original.within_store_tolerance(&e(&[0.5, -0.25 + step / 2.0, 0.0])));
+        assert!(!original.within_store_tolerance(&e(&[0.5, -0.25 + step, 0.0])), "a whole step is too far");
+        assert!(!original.within_store_tolerance(&e(&[0.5, -0.25])), "the length must be kept");
+        let other_model = Embedding { model: "n".into(), ..original.clone() };
+        assert!(!original.within_store_tolerance(&other_model), "the model id must be kept");
+    }
 }

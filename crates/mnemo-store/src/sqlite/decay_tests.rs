@@ -9,7 +9,7 @@ use mnemo_contract::{
 use rusqlite::Connection;
 
 use super::decay::due_sql;
-use super::schema::known_version;
+use super::schema::{known_version, UNDO_V4};
 use super::SqliteStore;
 
 fn ns() -> Namespace {
@@ -79,6 +79,7 @@ async fn a_schema_2_store_gets_due_times_at_migration() {
     // Turn it back into what schema 2 wrote: no due column, no index, no recorded rule.
     {
         let c = Connection::open(&path).unwrap();
+        c.execute_batch(UNDO_V4).unwrap();
         c.execute_batch(
             "DROP INDEX memories_decay_due; DROP INDEX turns_external_id; ALTER TABLE memories DROP COLUMN decay_due; \
              DELETE FROM store_meta WHERE key = 'decay_rule'; PRAGMA user_version = 2;",

@@ -12,6 +12,7 @@ mod backup;
 mod bounded;
 mod connection;
 mod decay;
+mod embedding;
 mod ids;
 mod plugin;
 mod read;

@@ -9,11 +9,12 @@ use rusqlite::Row;
 use serde::de::DeserializeOwned;
 
 use crate::error::{DbResult, StoreError};
+use crate::sqlite::embedding;
 
 /// The columns `memory_from_row` expects, in order.
 pub(crate) const MEMORY_COLUMNS: &str = "id, namespace, kind, content, claim_entity, claim_attribute, claim_value, \
      entities, importance, reinforcements, sources, provenance, created_at, last_confirmed_at, last_accessed_at, \
-     pinned, embedding_model, embedding, status, tombstone_reason, tombstoned_at, superseded_by, rev";
+     pinned, embedding_model, embedding, status, tombstone_reason, tombstoned_at, superseded_by, rev, embedding_codec";
 
 /// The columns `turn_from_row` expects, in order.
 pub(crate) const TURN_COLUMNS: &str = "id, namespace, source, at, text, external_id";
@@ -71,26 +72,6 @@ pub(crate) fn parse_kind(s: &str) -> Option<MemoryKind> {
     MemoryKind::ALL.into_iter().find(|k| k.as_str() == s)
 }
 
-/// An embedding vector as little-endian f32 bytes (bit-exact, NaN payloads included).
-pub(crate) fn encode_vector(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// The inverse of `encode_vector`; None if the length is not a multiple of 4.
-pub(crate) fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
-    let chunks = bytes.chunks_exact(4);
-    if !chunks.remainder().is_empty() {
-        return None;
-    }
-    let mut out = Vec::with_capacity(bytes.len() / 4);
-    for chunk in chunks {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(chunk);
-        out.push(f32::from_le_bytes(b));
-    }
-    Some(out)
-}
-
 /// A memory from a row selected with `MEMORY_COLUMNS`.
 pub(crate) fn memory_from_row(row: &Row<'_>) -> Result<Memory, CoreError> {
     let c = Cells::new(row, "memories")?;
@@ -113,9 +94,8 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> Result<Memory, CoreError> {
     let embedding = match (c.get::<Option<String>>(16, "embedding_model")?, c.get::<Option<Vec<u8>>>(17, "embedding")?)
     {
         (Some(model), Some(bytes)) => {
-            let vector = decode_vector(&bytes).ok_or_else(|| {
-                c.bad(format!("column embedding: {} bytes is not a whole number of f32", bytes.len()))
-            })?;
+            let codec = c.get::<Option<i64>>(23, "embedding_codec")?;
+            let vector = embedding::decode(codec, &bytes).map_err(|e| c.bad(format!("column embedding: {e}")))?;
             Some(Embedding { model, vector })
         }
         (None, None) => None,
@@ -178,17 +158,4 @@ pub(crate) fn event_from_row(row: &Row<'_>) -> Result<MemoryEvent, CoreError> {
         turn: c.get::<Option<i64>>(4, "turn_id")?.map(TurnId),
         detail: c.get(5, "detail")?,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vectors_round_trip_bit_exactly() {
-        let v = [0.0f32, -0.0, f32::NAN, f32::INFINITY, f32::MIN_POSITIVE / 2.0, 1.0 / 3.0, -7.5e30];
-        let back = decode_vector(&encode_vector(&v)).unwrap();
-        assert_eq!(v.map(f32::to_bits).to_vec(), back.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
-        assert!(decode_vector(&[1, 2, 3]).is_none());
-    }
 }

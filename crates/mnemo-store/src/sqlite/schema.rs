@@ -11,7 +11,7 @@ use crate::error::StoreError;
 pub(crate) const APPLICATION_ID: i64 = 0x4D4E_454D;
 
 /// Migration steps; step `i` brings the schema to version `i + 1`. Append, never edit.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The newest schema version this code knows.
 pub(crate) fn known_version() -> i64 {
@@ -25,7 +25,8 @@ pub(crate) fn known_version() -> i64 {
 /// - entities and sources are JSON text for an exact round trip (order, case); the lookup
 ///   side table `memory_entities` holds the normalised names.
 /// - the claim is stored as written plus normalised entity/attribute for lookups.
-/// - the embedding is a BLOB of little-endian f32 (bit-exact) beside its model id.
+/// - the embedding is a BLOB of little-endian f32 (bit-exact) beside its model id (since
+///   version 4, new rows keep int8 codes instead: see V4).
 const V1: &str = "
 CREATE TABLE turns (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -110,6 +111,32 @@ const V3: &str = "
 ALTER TABLE memories ADD COLUMN decay_due INTEGER;
 CREATE INDEX memories_decay_due ON memories(namespace, decay_due) WHERE status = 'active' AND decay_due IS NOT NULL;
 CREATE INDEX turns_external_id ON turns(namespace, external_id) WHERE external_id IS NOT NULL;
+";
+
+/// Version 4: fewer bytes per memory.
+/// - `embedding_codec`: how `embedding` is to be read (see `embedding`): NULL for the
+///   little-endian f32 of the rows written before, 1 for the int8 codes and scale every new row
+///   gets (a quarter of the bytes). Old rows are not rewritten.
+/// - `memories_claim` is dropped: no query reads it (claims are looked up through the index).
+/// - `memories_namespace_pinned` keeps only the pinned rows, the only ones its query asks for
+///   (`pinned = 1`): before, every memory had an entry. Keyed by (namespace, status) so that
+///   the pinned query's plan prefers it to `memories_namespace_status` (checked by a test).
+const V4: &str = "
+ALTER TABLE memories ADD COLUMN embedding_codec INTEGER;
+DROP INDEX memories_claim;
+DROP INDEX memories_namespace_pinned;
+CREATE INDEX memories_namespace_pinned ON memories(namespace, status) WHERE pinned = 1;
+";
+
+/// Undoes V4 (tests build version-3 stores with it, rows written by this code included: their
+/// embeddings must then be f32 again, which the caller sees to).
+#[cfg(test)]
+pub(crate) const UNDO_V4: &str = "
+DROP INDEX memories_namespace_pinned;
+CREATE INDEX memories_namespace_pinned ON memories(namespace, pinned);
+CREATE INDEX memories_claim ON memories(namespace, claim_entity_norm, claim_attribute_norm);
+ALTER TABLE memories DROP COLUMN embedding_codec;
+PRAGMA user_version = 3;
 ";
 
 /// Refuse a database that is not ours (or not empty) or is newer than this code; returns its

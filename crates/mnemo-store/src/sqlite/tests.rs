@@ -9,11 +9,13 @@ use std::sync::Arc;
 
 use mnemo_contract::registry::{self, Section, StoreContext};
 use mnemo_contract::{
-    ClientKind, CoreError, MemoryId, MemoryKind, Namespace, NewMemory, Provenance, SimClock, Store, Timestamp, WriteOp,
+    ClientKind, CoreError, Embedding, MemoryId, MemoryKind, Namespace, NewMemory, Provenance, SimClock, Store,
+    Timestamp, WriteOp,
 };
 use rusqlite::Connection;
 
-use super::schema::{known_version, APPLICATION_ID};
+use super::embedding::encode_f32;
+use super::schema::{known_version, APPLICATION_ID, UNDO_V4};
 use super::SqliteStore;
 
 fn ns() -> Namespace {
@@ -34,6 +36,10 @@ fn mem(content: &str) -> NewMemory {
         pinned: false,
         embedding: None,
     }
+}
+
+fn ins(content: &str) -> WriteOp {
+    WriteOp::Insert { memory: mem(content), turn: None }
 }
 
 async fn insert(s: &SqliteStore, content: &str) -> MemoryId {
@@ -128,6 +134,10 @@ async fn a_corrupt_row_is_an_error_naming_the_row() {
         ("UPDATE memories SET sources = '[not json' WHERE id = ?1", "sources"),
         ("UPDATE memories SET content = CAST(X'FFFE41' AS TEXT) WHERE id = ?1", "content"),
         ("UPDATE memories SET embedding = X'010203', embedding_model = 'm' WHERE id = ?1", "embedding"),
+        (
+            "UPDATE memories SET embedding = X'0102030405', embedding_model = 'm', embedding_codec = 9 WHERE id = ?1",
+            "embedding_codec 9",
+        ),
         ("UPDATE memories SET status = 'tombstoned' WHERE id = ?1", "reason"),
         ("UPDATE memories SET importance = 'high' WHERE id = ?1", "importance"),
     ];
@@ -180,6 +190,84 @@ async fn a_corrupt_turn_is_an_error_naming_the_row() {
         }
         other => panic!("expected a store error, got {other:?}"),
     }
+}
+
+fn embedded(content: &str, vector: &[f32], pinned: bool) -> WriteOp {
+    let embedding = Some(Embedding { model: "fake-embed-8".to_string(), vector: vector.to_vec() });
+    WriteOp::Insert { memory: NewMemory { embedding, pinned, ..mem(content) }, turn: None }
+}
+
+fn blob_of(path: &Path, id: MemoryId) -> (Vec<u8>, Option<i64>) {
+    let c = Connection::open(path).unwrap();
+    c.query_row("SELECT embedding, embedding_codec FROM memories WHERE id = ?1", [id.0], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_version_3_store_with_f32_embeddings_opens_and_keeps_them_bit_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let old = [0.5f32, -1.0 / 3.0, 0.0, 1.0e-7, -0.25, 0.125, 0.7, -0.01];
+    let (a, b) = {
+        let s = SqliteStore::open(&path).unwrap();
+        let ids = s.apply(&ns(), Timestamp(1), vec![embedded("old", &old, true), ins("bare")]).await.unwrap();
+        (ids[0], ids[1])
+    };
+    // Turn the file into what version 3 wrote: f32 blobs, no codec column, the old indexes.
+    {
+        let c = Connection::open(&path).unwrap();
+        c.execute("UPDATE memories SET embedding = ?1 WHERE id = ?2", rusqlite::params![encode_f32(&old), a.0])
+            .unwrap();
+        c.execute_batch(UNDO_V4).unwrap();
+    }
+    assert_eq!(pragma(&path, "user_version"), 3);
+    let s = SqliteStore::open(&path).unwrap();
+    assert_eq!(pragma(&path, "user_version"), known_version());
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let got = s.get_many(&ns(), &[a, b]).await.unwrap();
+    assert_eq!(bits(&got[0].embedding.as_ref().unwrap().vector), bits(&old), "an old f32 row reads bit-exactly");
+    assert!(got[1].embedding.is_none());
+    assert_eq!(s.pinned(&ns()).await.unwrap().iter().map(|m| m.id).collect::<Vec<_>>(), vec![a]);
+    // A change to the old row leaves its embedding as it was; a new row gets int8 codes.
+    s.apply(&ns(), Timestamp(2), vec![WriteOp::Reinforce { id: a, source: "erp".into(), turn: None }]).await.unwrap();
+    let new = [0.1f32, 0.2, -0.3, 0.4, 0.0, -0.5, 0.6, 0.05];
+    let c = s.apply(&ns(), Timestamp(3), vec![embedded("new", &new, false)]).await.unwrap()[0];
+    assert_eq!(blob_of(&path, a), (encode_f32(&old), None), "the old row is not rewritten");
+    let (blob, codec) = blob_of(&path, c);
+    assert_eq!((blob.len(), codec), (4 + new.len(), Some(1)), "a new row: a scale and one byte per component");
+    let got = s.get_many(&ns(), &[a, c]).await.unwrap();
+    assert_eq!(bits(&got[0].embedding.as_ref().unwrap().vector), bits(&old));
+    let input = Embedding { model: "fake-embed-8".to_string(), vector: new.to_vec() };
+    assert!(input.within_store_tolerance(got[1].embedding.as_ref().unwrap()), "{:?}", got[1].embedding);
+    assert!(s.integrity_check().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_pinned_lookup_uses_the_index_of_pinned_rows_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let c = Connection::open(&path).unwrap();
+    let plan: Vec<String> = c
+        .prepare("EXPLAIN QUERY PLAN SELECT * FROM memories WHERE namespace = ?1 AND pinned = 1 AND status = 'active' ORDER BY id")
+        .unwrap()
+        .query_map(["alpha"], |r| r.get::<_, String>(3))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert!(plan.join(" | ").contains("USING INDEX memories_namespace_pinned"), "{plan:?}");
+    let sql: String = c
+        .query_row("SELECT sql FROM sqlite_master WHERE name = 'memories_namespace_pinned'", [], |r| r.get(0))
+        .unwrap();
+    assert!(sql.contains("WHERE pinned = 1"), "only pinned rows have an entry: {sql}");
+}
+
+#[tokio::test]
+async fn a_non_finite_embedding_is_invalid_input() {
+    let s = SqliteStore::open_in_memory().unwrap();
+    let r = s.apply(&ns(), Timestamp(1), vec![embedded("x", &[0.5, f32::NAN], false)]).await;
+    assert!(matches!(r, Err(CoreError::InvalidInput(ref msg)) if msg.contains("component 1")), "{r:?}");
+    assert!(s.all_memories(&ns()).await.unwrap().is_empty(), "nothing written");
 }
 
 #[tokio::test]

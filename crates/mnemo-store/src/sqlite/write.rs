@@ -17,9 +17,9 @@ use serde_json::json;
 
 use crate::error::DbResult;
 use crate::sqlite::decay;
+use crate::sqlite::embedding;
 use crate::sqlite::ids::{self, Table};
 use crate::sqlite::read;
-use crate::sqlite::rows::encode_vector;
 
 type Result<T> = std::result::Result<T, CoreError>;
 
@@ -201,6 +201,10 @@ fn insert(
         return Err(CoreError::InvalidInput(format!("insert: importance {} is not a finite number", m.importance)));
     }
     check_turn(tx, ns, turn, "insert")?;
+    let blob = match &m.embedding {
+        Some(e) => Some(embedding::encode(&e.vector).map_err(|e| CoreError::InvalidInput(format!("insert: {e}")))?),
+        None => None,
+    };
     let (norm_entity, norm_attribute) = match &m.claim {
         Some(c) => {
             let (e, a) = c.key();
@@ -220,8 +224,10 @@ fn insert(
     tx.prepare_cached(
         "INSERT INTO memories (namespace, kind, content, claim_entity, claim_attribute, claim_value, \
          claim_entity_norm, claim_attribute_norm, entities, importance, reinforcements, sources, provenance, \
-         created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev, id, decay_due) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?13, NULL, ?14, ?15, ?16, 'active', 0, ?17, ?18)",
+         created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev, id, decay_due, \
+         embedding_codec) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?13, NULL, ?14, ?15, ?16, 'active', 0, ?17, ?18, \
+         ?19)",
     )
     .db()?
     .execute(params![
@@ -240,9 +246,10 @@ fn insert(
         m.created_at.0,
         m.pinned,
         m.embedding.as_ref().map(|e| e.model.as_str()),
-        m.embedding.as_ref().map(|e| encode_vector(&e.vector)),
+        blob,
         id,
         due.map(|t| t.0),
+        m.embedding.as_ref().map(|_| embedding::CODEC_INT8),
     ])
     .db()?;
     let id = MemoryId(id);

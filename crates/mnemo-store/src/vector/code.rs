@@ -6,8 +6,8 @@
 //! vectors without any re-ranking, while sign codes needed a re-rank of ~1,000–4,000 rows from
 //! the `f32` vectors (which would then have to be kept too). The query is quantised the same
 //! way, so a score is an integer dot product (`i8 × i8 → i32`, ~3× faster here than `f32`)
-//! times the two scales. The Store's `f32` embedding stays the source of truth (a rebuild
-//! re-quantises it).
+//! times the two scales. The Store's embedding stays the source of truth (a rebuild
+//! re-quantises it; the SQLite store keeps these same codes, so the rebuilt codes are the same).
 
 /// The largest code.
 const MAX: f32 = 127.0;
