@@ -197,7 +197,7 @@ pub async fn insert_round_trips_every_field(s: &dyn Store) {
     let a = ns("alpha");
     let t = turn(s, &a, "Northwind's lead time is 21 days", at(1)).await;
     // Signs, a zero, tiny and large components, values between two int8 steps.
-    let vector = vec![0.0f32, -0.0, 1.0 / 3.0, f32::MIN_POSITIVE, -1.0e-4, 0.7071, -0.6, 0.125, 0.0019];
+    let vector = vec![0.0f32, -0.0, 1.0 / 3.0, f32::MIN_POSITIVE, -1.0e-4, 0.7, -0.6, 0.125, 0.0019];
     let full = NewMemory {
         namespace: a.clone(),
         kind: MemoryKind::Procedural,
