@@ -117,7 +117,7 @@ CREATE INDEX turns_external_id ON turns(namespace, external_id) WHERE external_i
 /// - `embedding_codec`: how `embedding` is to be read (see `embedding`): NULL for the
 ///   little-endian f32 of the rows written before, 1 for the int8 codes and scale every new row
 ///   gets (a quarter of the bytes). Old rows are not rewritten.
-/// - `memories_claim` is dropped: no query reads it (claims are looked up through the index).
+/// - `memories_claim` is dropped: no query of this store reads it (the columns stay).
 /// - `memories_namespace_pinned` keeps only the pinned rows, the only ones its query asks for
 ///   (`pinned = 1`): before, every memory had an entry. Keyed by (namespace, status) so that
 ///   the pinned query's plan prefers it to `memories_namespace_status` (checked by a test).
