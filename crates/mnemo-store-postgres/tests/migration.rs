@@ -69,7 +69,10 @@ async fn index_migrates_with_its_documents(prefix: &str, downgrade: &str, old_ve
     assert_eq!(dense.first().map(|h| h.id), Some(MemoryId(2)), "{dense:?}");
     let hnsw: Option<Vec<String>> = common::client()
         .await
-        .query_one(&format!("SELECT reloptions FROM pg_class WHERE oid = to_regclass('\"{schema}\".index_docs_hnsw')"), &[])
+        .query_one(
+            &format!("SELECT reloptions FROM pg_class WHERE oid = to_regclass('\"{schema}\".index_docs_hnsw')"),
+            &[],
+        )
         .await
         .unwrap()
         .get(0);
