@@ -42,7 +42,7 @@ use crate::db::{Db, Scope};
 use crate::error::{DbContext, PgError};
 use crate::settings::PgSettings;
 
-const STEPS: &[&str] = &[V1, V2, V3, V4];
+const STEPS: &[&str] = &[V1, V2, V3];
 
 /// Lexical candidates taken per query term: the newest postings of the term in the namespace.
 /// It bounds the lexical cost (at most this many rows ranked per term) however many documents
@@ -133,22 +133,6 @@ ALTER TABLE index_terms ADD PRIMARY KEY (namespace, term, id) INCLUDE (weight);
 "
 );
 
-/// Version 4: the HNSW graph with [`HNSW_M`] links per node instead of pgvector's default 16.
-/// The old graph is only dropped here: the next `flush`, small upsert or dense search builds
-/// the new one (as after a bulk load), so a migration never holds the schema's migration lock
-/// for a whole build.
-const V4: &str = "DROP INDEX IF EXISTS index_docs_hnsw;";
-
-/// Links per node of the HNSW graph (pgvector's `m`). A search's cost is the graph elements
-/// it reads, and each node it expands brings up to 2·m neighbours to read: at 100k memories
-/// (256 dims) m = 8 read ~30% less server CPU per search than the default 16 for the 128
-/// rows a hybrid search asks, with dense recall@10 against the exact scan still ≥ .99
-/// (bench/RESULTS.md, "PostgreSQL recall at 100k: the search's own cost").
-pub const HNSW_M: u32 = 8;
-
-/// The candidate list of the HNSW build (pgvector's `ef_construction`, its default).
-pub const HNSW_EF_CONSTRUCTION: u32 = 64;
-
 /// Lexical candidates read from `index_docs` beyond the limit: the postings' ranking equals
 /// `ts_rank` up to rounding, so a few more absorb near-ties at the boundary and a posting a
 /// concurrent writer left behind (dropped by the check against the document).
@@ -188,6 +172,14 @@ pub struct IndexSettings {
     /// HNSW candidate list size (at least the asked limit is used).
     #[serde(default = "default_ef_search")]
     pub ef_search: u32,
+    /// Links per node of the HNSW graph (pgvector's `m`, 2..=100), used when the graph is
+    /// built (a new index, after a bulk load or a `clear`); a graph built with another value
+    /// is kept until then. Fewer links read fewer graph elements per search: at 100k memories
+    /// 8 took ~30% less server CPU per dense search than 16 with recall@10 still ≥ .99, but
+    /// at 10k recall@10 fell from ~.88 to ~.73 (bench/RESULTS.md, "PostgreSQL recall at 100k:
+    /// the search's own cost"), so the default stays pgvector's 16.
+    #[serde(default = "default_hnsw_m")]
+    pub hnsw_m: u32,
 }
 
 fn default_schema() -> String {
@@ -208,6 +200,9 @@ fn default_rrf_k() -> f32 {
 fn default_ef_search() -> u32 {
     100
 }
+fn default_hnsw_m() -> u32 {
+    16
+}
 
 impl IndexSettings {
     /// Defaults on `url`.
@@ -221,6 +216,7 @@ impl IndexSettings {
             dense_weight: default_dense_weight(),
             rrf_k: default_rrf_k(),
             ef_search: default_ef_search(),
+            hnsw_m: default_hnsw_m(),
         }
     }
 
@@ -249,6 +245,7 @@ pub struct PostgresIndex {
     db: Db,
     fusion: FusionSettings,
     ef_search: u32,
+    hnsw_m: u32,
     ready: OnceCell<()>,
     /// The HNSW index is known to exist (reset by `clear`; another process's `clear` only
     /// makes a later search exact until the next build).
@@ -286,10 +283,14 @@ impl PostgresIndex {
         if settings.ef_search == 0 || settings.ef_search > 1000 {
             return Err(PgError::Settings(format!("ef_search = {} must be 1..=1000", settings.ef_search)));
         }
+        if !(2..=100).contains(&settings.hnsw_m) {
+            return Err(PgError::Settings(format!("hnsw_m = {} must be 2..=100", settings.hnsw_m)));
+        }
         Ok(PostgresIndex {
             db: Db::connect(&settings.connection())?,
             fusion: settings.fusion(),
             ef_search: settings.ef_search,
+            hnsw_m: settings.hnsw_m,
             ready: OnceCell::new(),
             hnsw_built: AtomicBool::new(false),
             dims: AtomicI64::new(0),
@@ -361,8 +362,8 @@ impl PostgresIndex {
             let sql = format!(
                 "SET LOCAL maintenance_work_mem = '256MB'; \
                  CREATE INDEX IF NOT EXISTS index_docs_hnsw ON index_docs USING hnsw \
-                 ((embedding::vector({dims})) vector_cosine_ops) \
-                 WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+                 ((embedding::vector({dims})) vector_cosine_ops) WITH (m = {})",
+                self.hnsw_m
             );
             tx.batch_execute(&sql).await.db("build the HNSW index")?;
         }
