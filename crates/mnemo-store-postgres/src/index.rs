@@ -17,8 +17,10 @@
 //!   namespace holds more vectors (the iterative scan stops at `hnsw.max_scan_tuples`), the
 //!   query is answered by an exact scan of the namespace instead: no candidate is lost.
 //! - Lexical search takes its candidates from a postings table (`index_terms`: namespace,
-//!   lexeme, id; B-tree): each query term's newest [`POSTINGS_PER_TERM`] documents of the
-//!   namespace, then ranks them by `ts_rank` over the document's `tsvector` (any-term match).
+//!   lexeme, id, and the posting's share of `ts_rank`; B-tree): each query term's newest
+//!   [`POSTINGS_PER_TERM`] documents of the namespace, ranked from the postings alone; the best
+//!   few are then checked against the document's `tsvector` and ranked by `ts_rank` over it
+//!   (any-term match).
 //!   Not a GIN index on the `tsvector`: `@@` is not leakproof, so under row-level security the
 //!   planner may not use it as an index condition and matched every row of the namespace. The
 //!   cost is bounded per term; `ts_rank` reads only the document and the query, so one
@@ -40,7 +42,7 @@ use crate::db::{Db, Scope};
 use crate::error::{DbContext, PgError};
 use crate::settings::PgSettings;
 
-const STEPS: &[&str] = &[V1, V2];
+const STEPS: &[&str] = &[V1, V2, V3];
 
 /// Lexical candidates taken per query term: the newest postings of the term in the namespace.
 /// It bounds the lexical cost (at most this many rows ranked per term) however many documents
@@ -95,6 +97,47 @@ INSERT INTO index_terms (namespace, term, id)
 DROP INDEX IF EXISTS index_docs_tsv;
 ";
 
+/// A posting's share of `ts_rank` (default weights, normalisation 0) for an any-term query,
+/// as SQL over the lexeme's positions array: for positions p1..pk (all of weight D, 0.1, as
+/// `to_tsvector` writes them) `ts_rank` adds 0.1 · Σ_{j≤k} 1/j² (then divides by π²/6 and by
+/// the query's distinct terms); no positions count as one, as in `ts_rank`.
+macro_rules! posting_weight {
+    ($positions:literal) => {
+        concat!(
+            "(SELECT sum(0.1::float8 / (j * j)) FROM generate_series(1, COALESCE(cardinality(",
+            $positions,
+            "), 1)) j)::real"
+        )
+    };
+}
+
+/// Version 3: each posting carries its share of the document's `ts_rank` (`weight`, see
+/// `posting_weight`), in the primary key's leaf (`INCLUDE`), so the lexical candidates are
+/// ranked from an index-only scan of the postings and only the best few are read from
+/// `index_docs` (checked against the document and ranked by `ts_rank` itself). Before, every
+/// candidate's row was read (a primary-key probe and a wide heap row each): ~3× the server CPU.
+const V3: &str = concat!(
+    "
+SELECT set_config('mnemo.namespace', '*', true);
+ALTER TABLE index_terms ADD COLUMN weight REAL;
+UPDATE index_terms t SET weight = s.weight FROM (
+    SELECT d.namespace, d.id, l.lexeme, ",
+    posting_weight!("l.positions"),
+    " AS weight
+    FROM index_docs d, unnest(d.tsv) l WHERE NOT d.removed AND d.tsv IS NOT NULL) s
+    WHERE t.namespace = s.namespace AND t.id = s.id AND t.term = s.lexeme;
+DELETE FROM index_terms WHERE weight IS NULL;
+ALTER TABLE index_terms ALTER COLUMN weight SET NOT NULL;
+ALTER TABLE index_terms DROP CONSTRAINT index_terms_pkey;
+ALTER TABLE index_terms ADD PRIMARY KEY (namespace, term, id) INCLUDE (weight);
+"
+);
+
+/// Lexical candidates read from `index_docs` beyond the limit: the postings' ranking equals
+/// `ts_rank` up to rounding, so a few more absorb near-ties at the boundary and a posting a
+/// concurrent writer left behind (dropped by the check against the document).
+const LEXICAL_MARGIN: i64 = 16;
+
 const GRANTS: &str = "
 GRANT USAGE ON SCHEMA {schema} TO {role};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.index_docs, {schema}.index_meta, {schema}.index_terms TO {role};
@@ -129,6 +172,14 @@ pub struct IndexSettings {
     /// HNSW candidate list size (at least the asked limit is used).
     #[serde(default = "default_ef_search")]
     pub ef_search: u32,
+    /// Links per node of the HNSW graph (pgvector's `m`, 2..=100), used when the graph is
+    /// built (a new index, after a bulk load or a `clear`); a graph built with another value
+    /// is kept until then. Fewer links read fewer graph elements per search: at 100k memories
+    /// 8 took ~30% less server CPU per dense search than 16 with recall@10 still ≥ .99, but
+    /// at 10k recall@10 fell from ~.88 to ~.73 (bench/RESULTS.md, "PostgreSQL recall at 100k:
+    /// the search's own cost"), so the default stays pgvector's 16.
+    #[serde(default = "default_hnsw_m")]
+    pub hnsw_m: u32,
 }
 
 fn default_schema() -> String {
@@ -149,6 +200,9 @@ fn default_rrf_k() -> f32 {
 fn default_ef_search() -> u32 {
     100
 }
+fn default_hnsw_m() -> u32 {
+    16
+}
 
 impl IndexSettings {
     /// Defaults on `url`.
@@ -162,6 +216,7 @@ impl IndexSettings {
             dense_weight: default_dense_weight(),
             rrf_k: default_rrf_k(),
             ef_search: default_ef_search(),
+            hnsw_m: default_hnsw_m(),
         }
     }
 
@@ -190,6 +245,7 @@ pub struct PostgresIndex {
     db: Db,
     fusion: FusionSettings,
     ef_search: u32,
+    hnsw_m: u32,
     ready: OnceCell<()>,
     /// The HNSW index is known to exist (reset by `clear`; another process's `clear` only
     /// makes a later search exact until the next build).
@@ -227,10 +283,14 @@ impl PostgresIndex {
         if settings.ef_search == 0 || settings.ef_search > 1000 {
             return Err(PgError::Settings(format!("ef_search = {} must be 1..=1000", settings.ef_search)));
         }
+        if !(2..=100).contains(&settings.hnsw_m) {
+            return Err(PgError::Settings(format!("hnsw_m = {} must be 2..=100", settings.hnsw_m)));
+        }
         Ok(PostgresIndex {
             db: Db::connect(&settings.connection())?,
             fusion: settings.fusion(),
             ef_search: settings.ef_search,
+            hnsw_m: settings.hnsw_m,
             ready: OnceCell::new(),
             hnsw_built: AtomicBool::new(false),
             dims: AtomicI64::new(0),
@@ -302,7 +362,8 @@ impl PostgresIndex {
             let sql = format!(
                 "SET LOCAL maintenance_work_mem = '256MB'; \
                  CREATE INDEX IF NOT EXISTS index_docs_hnsw ON index_docs USING hnsw \
-                 ((embedding::vector({dims})) vector_cosine_ops)"
+                 ((embedding::vector({dims})) vector_cosine_ops) WITH (m = {})",
+                self.hnsw_m
             );
             tx.batch_execute(&sql).await.db("build the HNSW index")?;
         }
@@ -312,17 +373,27 @@ impl PostgresIndex {
     }
 
     async fn lexical(&self, q: &SearchQuery, limit: usize) -> Result<Vec<Hit>> {
-        // Candidates: each query term's newest postings (bounded); ranked by ts_rank as before.
+        // Candidates: each query term's newest postings (bounded), ranked by their weights
+        // (index-only); the best `limit + LEXICAL_MARGIN` are checked against their documents
+        // and ranked by ts_rank itself. When a term has more postings than the bound, a
+        // candidate may lack that term's weight (its posting was cut), so the postings' ranking
+        // is not the document's: then every candidate goes to ts_rank, as before version 3.
         let sql = r"
             WITH terms AS (
                 SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', $2)) WHERE lexeme !~ '[''\\]'),
-            q AS (SELECT string_agg(quote_literal(term), ' | ')::tsquery AS q FROM terms),
-            cand AS (
-                SELECT DISTINCT c.id FROM terms CROSS JOIN LATERAL (
-                    SELECT t.id FROM index_terms t WHERE t.namespace = $1 AND t.term = terms.term
-                    ORDER BY t.id DESC LIMIT $4) c)
+            q AS (SELECT string_agg(quote_literal(term), ' | ')::tsquery AS q, count(*)::float8 AS n FROM terms),
+            raw AS (
+                SELECT terms.term, c.id, c.weight FROM terms CROSS JOIN LATERAL (
+                    SELECT t.id, t.weight FROM index_terms t WHERE t.namespace = $1 AND t.term = terms.term
+                    ORDER BY t.id DESC LIMIT $4) c),
+            cut AS (SELECT bool_or(k >= $4) AS truncated FROM (SELECT count(*) AS k FROM raw GROUP BY term) per_term),
+            cand AS (SELECT id, sum(weight::float8) AS w FROM raw GROUP BY id),
+            best AS (
+                SELECT cand.id FROM cand, q
+                ORDER BY (cand.w / 1.64493406685 / q.n)::real DESC, cand.id DESC
+                LIMIT (SELECT CASE WHEN cut.truncated THEN NULL ELSE $3::bigint + $5::bigint END FROM cut))
             SELECT d.id, ts_rank(d.tsv, q.q)::float8 AS r
-            FROM cand JOIN index_docs d ON d.namespace = $1 AND d.id = cand.id, q
+            FROM best JOIN index_docs d ON d.namespace = $1 AND d.id = best.id, q
             WHERE NOT d.removed AND d.tsv @@ q.q
             ORDER BY r DESC, d.id DESC LIMIT $3";
         let rows = self
@@ -331,7 +402,7 @@ impl PostgresIndex {
                 Scope::Namespace(&q.namespace),
                 "",
                 sql,
-                &[&q.namespace.as_str(), &q.text, &(limit as i64), &POSTINGS_PER_TERM],
+                &[&q.namespace.as_str(), &q.text, &(limit as i64), &POSTINGS_PER_TERM, &LEXICAL_MARGIN],
             )
             .await?;
         let mut hits = Vec::with_capacity(rows.len());
@@ -596,12 +667,14 @@ impl Index for PostgresIndex {
         }
         if !w_id.is_empty() {
             let ins = tx
-                .prepare_cached(
-                    "INSERT INTO index_terms (namespace, term, id) \
-                     SELECT d.namespace, l.lexeme, d.id FROM unnest($1::text[], $2::bigint[]) AS u(ns, id) \
-                     JOIN index_docs d ON d.namespace = u.ns AND d.id = u.id, unnest(d.tsv) l \
-                     ON CONFLICT DO NOTHING",
-                )
+                .prepare_cached(concat!(
+                    "INSERT INTO index_terms (namespace, term, id, weight) \
+                         SELECT d.namespace, l.lexeme, d.id, ",
+                    posting_weight!("l.positions"),
+                    " FROM unnest($1::text[], $2::bigint[]) AS u(ns, id) \
+                         JOIN index_docs d ON d.namespace = u.ns AND d.id = u.id, unnest(d.tsv) l \
+                         ON CONFLICT (namespace, term, id) DO UPDATE SET weight = excluded.weight"
+                ))
                 .await
                 .db("prepare postings insert")?;
             tx.execute(&ins, &[&w_ns, &w_id]).await.db("write postings")?;

@@ -165,3 +165,34 @@ async fn bulk_load_builds_hnsw_at_flush() {
     assert!(hnsw_exists(&schema).await, "a small upsert builds the index at once");
     common::drop_schemas(&schema).await;
 }
+
+/// `hnsw_m` is the graph's links per node when it is built, and a value out of pgvector's
+/// range is refused with the key named.
+#[tokio::test]
+async fn hnsw_m_sets_the_links_per_node_of_the_graph() {
+    let schema = common::unique_schema("ixhnswm");
+    let idx = PostgresIndex::new(&IndexSettings { hnsw_m: 8, ..settings(&schema) }).unwrap();
+    idx.clear().await.unwrap();
+    let dims = 8;
+    let docs: Vec<IndexDoc> = (0..20).map(|i| doc(i, "a", "filler", Some(vector(i as u64, dims)))).collect();
+    idx.upsert(docs.clone()).await.unwrap();
+    let q = docs[3].embedding.clone().unwrap();
+    let h = idx.search(&query("a", "", Some(q), SearchMode::Dense, 1)).await.unwrap();
+    assert_eq!(h.first().map(|x| x.id), Some(MemoryId(3)), "{h:?}");
+    let options: Option<Vec<String>> = common::client()
+        .await
+        .query_one(
+            &format!("SELECT reloptions FROM pg_class WHERE oid = to_regclass('\"{schema}\".index_docs_hnsw')"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(options, Some(vec!["m=8".to_string()]), "the graph is built with the configured links");
+    drop(idx);
+    for bad in [1, 101] {
+        let err = PostgresIndex::new(&IndexSettings { hnsw_m: bad, ..settings(&schema) }).unwrap_err();
+        assert!(err.to_string().contains("hnsw_m"), "{err}");
+    }
+    common::drop_schemas(&schema).await;
+}

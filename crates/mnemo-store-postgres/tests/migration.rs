@@ -1,6 +1,7 @@
-//! The latest migration step of each component on a database that already holds rows at the
-//! version before it: the index's V1 → V2 (postings table filled from the documents, the GIN
-//! index dropped) and the store's V4 → V5 (entity rows filled from the memories). Each older
+//! The latest migration steps of each component on a database that already holds rows at an
+//! older version: the index's V1 → V2 (postings table filled from the documents, the GIN index
+//! dropped) and V2 → V3 (postings weighted), and the store's V4 → V5 (entity rows filled from
+//! the memories). Each older
 //! schema is what that version left: made with the current code, then its last step undone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -29,35 +30,37 @@ async fn count(schema: &str, table: &str) -> i64 {
     common::client().await.query_one(&format!("SELECT count(*) FROM \"{schema}\".{table}"), &[]).await.unwrap().get(0)
 }
 
-#[tokio::test]
-async fn an_index_of_schema_1_with_documents_is_searchable_after_migrating() {
-    let schema = common::unique_schema("idxmig");
+/// Documents in two namespaces written by the current code, then `downgrade` (what an older
+/// version left) and the index opened again: the lexical ranking (ids and scores) is what it
+/// was, the postings are complete, dense search works and a later write is found.
+async fn index_migrates_with_its_documents(prefix: &str, downgrade: &str, old_version: i32) {
+    let schema = common::unique_schema(prefix);
     let settings = IndexSettings { schema: schema.clone(), pool_size: 2, ..IndexSettings::new(&common::url()) };
-    let texts = ["amber falcon river", "quiet stone garden", "falcon over the river"];
-    {
+    let texts = ["amber falcon river", "quiet stone garden", "falcon over the river river"];
+    let ranked = |hits: &[mnemo_contract::Hit]| hits.iter().map(|h| (h.id.0, h.score)).collect::<Vec<_>>();
+    let lexical = query("a", "falcon river amber", None, SearchMode::Lexical, 10);
+    let before = {
         let idx = PostgresIndex::new(&settings).unwrap();
         let docs =
             texts.iter().enumerate().map(|(i, t)| doc(i as i64 + 1, "a", t, Some(axis(i, i + 1, 0.1)))).collect();
         idx.upsert(docs).await.unwrap();
         idx.upsert(vec![doc(9, "b", "amber stone", Some(axis(5, 6, 0.1)))]).await.unwrap();
         idx.set_watermark(9).await.unwrap();
-    }
-    // What version 1 left: no postings table, a GIN index on the tsvector.
+        idx.search(&lexical).await.unwrap()
+    };
+    assert_eq!(before.len(), 2, "{before:?}");
     common::client()
         .await
         .batch_execute(&format!(
-            "SET search_path TO \"{schema}\", public; DROP TABLE index_terms; \
-             CREATE INDEX index_docs_tsv ON index_docs USING gin (tsv); \
-             UPDATE mnemo_schema_versions SET version = 1 WHERE component = 'index';"
+            "SET search_path TO \"{schema}\", public; {downgrade} \
+             UPDATE mnemo_schema_versions SET version = {old_version} WHERE component = 'index';"
         ))
         .await
         .unwrap();
     let idx = PostgresIndex::new(&settings).unwrap();
-    let hits = idx.search(&query("a", "falcon river", None, SearchMode::Lexical, 10)).await.unwrap();
-    let mut ids: Vec<i64> = hits.iter().map(|h| h.id.0).collect();
-    ids.sort_unstable();
-    assert_eq!(ids, vec![1, 3], "{hits:?}");
-    assert_eq!(version(&schema, "index").await, 2);
+    let after = idx.search(&lexical).await.unwrap();
+    assert_eq!(ranked(&after), ranked(&before), "the same ranking after migrating from version {old_version}");
+    assert_eq!(version(&schema, "index").await, 3);
     // One posting per distinct lexeme of every document: "the" and "over" are stop words.
     assert_eq!(count(&schema, "index_terms").await, 3 + 3 + 2 + 2, "postings of both namespaces");
     let other = idx.search(&query("b", "amber falcon", None, SearchMode::Lexical, 10)).await.unwrap();
@@ -70,13 +73,28 @@ async fn an_index_of_schema_1_with_documents_is_searchable_after_migrating() {
         .await
         .unwrap()
         .get(0);
-    assert!(!gin, "version 2 drops the GIN index");
+    assert!(!gin, "no GIN index after version 2");
     // A write after the migration keeps the postings current.
     idx.upsert(vec![doc(4, "a", "saffron river", None)]).await.unwrap();
     let hits = idx.search(&query("a", "saffron", None, SearchMode::Lexical, 10)).await.unwrap();
     assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), vec![MemoryId(4)]);
     drop(idx);
     common::drop_schemas(&schema).await;
+}
+
+#[tokio::test]
+async fn an_index_of_schema_1_with_documents_is_searchable_after_migrating() {
+    // Version 1: no postings table, a GIN index on the tsvector.
+    let v1 = "DROP TABLE index_terms; CREATE INDEX index_docs_tsv ON index_docs USING gin (tsv);";
+    index_migrates_with_its_documents("idxmig1", v1, 1).await;
+}
+
+#[tokio::test]
+async fn an_index_of_schema_2_with_documents_ranks_the_same_after_migrating() {
+    // Version 2: postings without their weights.
+    let v2 = "ALTER TABLE index_terms DROP CONSTRAINT index_terms_pkey; ALTER TABLE index_terms DROP COLUMN weight; \
+              ALTER TABLE index_terms ADD PRIMARY KEY (namespace, term, id);";
+    index_migrates_with_its_documents("idxmig2", v2, 2).await;
 }
 
 fn fact(ns: &Namespace, content: &str, entities: &[&str]) -> WriteOp {
