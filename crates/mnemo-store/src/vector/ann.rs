@@ -29,6 +29,7 @@ use super::code::Code;
 use super::idmap::IdMap;
 use super::kmeans::Quantizer;
 use super::space::{Coarse, Space};
+use super::state::DenseState;
 use super::{AnnKind, VectorIndex};
 
 /// Retrain a namespace's IVF when it holds this many times the rows it was trained on.
@@ -193,6 +194,28 @@ impl AnnVectors {
     /// Rows in each list of `ns`'s IVF (None: searched exactly).
     pub fn ivf_list_sizes(&self, ns: &Namespace) -> Option<Vec<usize>> {
         self.spaces.get(ns).filter(|s| s.coarse.is_some()).map(|s| s.blocks.iter().map(|b| b.len()).collect())
+    }
+
+    /// How `ns`'s dense search stands (None: it holds no vectors). For reports.
+    pub fn state_of(&self, ns: &Namespace) -> Option<DenseState> {
+        let s = self.spaces.get(ns)?;
+        let mut sizes: Vec<usize> = s.blocks.iter().map(|b| b.len()).collect();
+        sizes.sort_unstable();
+        let (lists, nprobe, trained_rows) = match &s.coarse {
+            Some(c) => (s.blocks.len(), c.nprobe.max(self.settings.nprobe).min(s.blocks.len()), c.trained_rows),
+            None => (0, 1, 0),
+        };
+        Some(DenseState {
+            rows: s.rows,
+            lists,
+            nprobe,
+            calibrated: s.coarse.as_ref().is_some_and(|c| c.nprobe > 0),
+            trained_rows,
+            median_list: sizes.get(sizes.len() / 2).copied().unwrap_or(0),
+            largest_list: sizes.last().copied().unwrap_or(0),
+            training: self.trainings.contains_key(ns),
+            trainings_started: self.started,
+        })
     }
 
     /// The IVF list of `id`'s vector (None when its namespace is searched exactly).
@@ -362,6 +385,13 @@ impl AnnVectors {
                 self.install(&ns, space);
             }
         }
+    }
+
+    /// Whether a training is done and waits to be put in place (`adopt_finished`): cheap, so a
+    /// search can ask it each time and put a finished training in place at once rather than
+    /// keep scanning the old structure until the next write.
+    pub fn has_finished_training(&self) -> bool {
+        self.trainings.values().any(Training::is_done)
     }
 
     /// A lock that, while held, keeps trainings from starting their work (they wait for it):

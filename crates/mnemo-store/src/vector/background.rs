@@ -95,6 +95,11 @@ impl Training {
         self.state.lock().ok().and_then(|mut g| g.ready.take())
     }
 
+    /// Whether the trainer is done: its space is ready, or it gave up.
+    pub(crate) fn is_done(&self) -> bool {
+        self.state.lock().map(|g| g.ready.is_some() || g.failed).unwrap_or(true)
+    }
+
     /// Whether the trainer gave up (the training should be dropped).
     pub(crate) fn failed(&self) -> bool {
         self.state.lock().map(|g| g.failed).unwrap_or(true)

@@ -24,6 +24,7 @@ mod flat;
 mod idmap;
 mod kmeans;
 mod space;
+mod state;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -32,6 +33,7 @@ use mnemo_contract::{MemoryId, Namespace, Result};
 use serde::{Deserialize, Serialize};
 
 pub use ann::{AnnSettings, AnnVectors, IvfSnapshot};
+pub use state::DenseState;
 pub use flat::FlatVectors;
 
 /// Rows above which one scan is split over threads (below, thread start-up costs more).
