@@ -88,9 +88,6 @@ fn semantic(content: &str, pinned: bool) -> WriteOp {
     }
 }
 
-fn tombstone(id: MemoryId, superseded_by: Option<MemoryRef>) -> WriteOp {
-    WriteOp::Tombstone { id, reason: "test".into(), superseded_by, turn: None }
-}
 
 fn ns() -> Namespace {
     Namespace::new("access").unwrap()
