@@ -23,6 +23,7 @@ pub mod code;
 mod flat;
 mod idmap;
 mod kmeans;
+mod recalibrate;
 mod space;
 mod state;
 

@@ -16,11 +16,13 @@ pub struct DenseState {
     pub calibrated: bool,
     /// Rows when the IVF was trained (0 when exact).
     pub trained_rows: usize,
+    /// Rows when its probe count was last calibrated (0: never).
+    pub calibrated_rows: usize,
     /// Rows of the median and of the largest list.
     pub median_list: usize,
     /// See `median_list`.
     pub largest_list: usize,
-    /// Whether a training is in flight.
+    /// Whether a training or a calibration is in flight.
     pub training: bool,
     /// Trainings started by this store (all namespaces).
     pub trainings_started: usize,
@@ -52,6 +54,12 @@ impl DenseState {
             },
             f("dense_ivf_trained_rows", self.trained_rows, "vectors", "vectors when the IVF in use was trained"),
             f(
+                "dense_ivf_calibrated_rows",
+                self.calibrated_rows,
+                "vectors",
+                "vectors when its probe count was last calibrated (again every 20% of growth)",
+            ),
+            f(
                 "dense_filed_since_training",
                 self.rows.saturating_sub(self.trained_rows),
                 "vectors",
@@ -59,7 +67,7 @@ impl DenseState {
             ),
             f("dense_ivf_median_list", self.median_list, "rows", "rows of the median list"),
             f("dense_ivf_largest_list", self.largest_list, "rows", "rows of the largest list"),
-            f("dense_training_in_flight", usize::from(self.training), "bool", "a background training is running"),
+            f("dense_training_in_flight", usize::from(self.training), "bool", "a background training or calibration is running"),
             f("dense_trainings_started", self.trainings_started, "trainings", "background trainings started by this index"),
         ]
     }
