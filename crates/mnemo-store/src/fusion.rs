@@ -42,6 +42,10 @@ pub struct FusionSettings {
     pub dense_weight: f32,
     /// The RRF constant k (larger flattens the rank curve; unused by convex).
     pub rrf_k: f32,
+    /// Run the two rankings of a hybrid search at once, the dense one on a thread of its own
+    /// (`[index] parallel_rankings`; off by default: on a machine whose cores are all busy the
+    /// helper thread waits for a core and the search takes longer, see bench/RESULTS.md).
+    pub parallel: bool,
 }
 
 impl Default for FusionSettings {
@@ -50,7 +54,13 @@ impl Default for FusionSettings {
     /// near-ties; equal weights or k = 60 lose to BM25 alone (see mnemo-bench RESULTS.md).
     /// A real embedder deserves a larger dense weight: it is a setting.
     fn default() -> Self {
-        FusionSettings { fusion: FusionMethod::Rrf, lexical_weight: 1.0, dense_weight: 0.1, rrf_k: 30.0 }
+        FusionSettings {
+            fusion: FusionMethod::Rrf,
+            lexical_weight: 1.0,
+            dense_weight: 0.1,
+            rrf_k: 30.0,
+            parallel: false,
+        }
     }
 }
 
@@ -111,7 +121,7 @@ pub fn search_by_mode<V: VectorIndex + ?Sized>(
                 let _lexical = tracing::info_span!("lexical", limit = depth).entered();
                 lexical(depth)
             };
-            let (l, d) = if q.embedding.is_some() && vectors.len() >= PARALLEL_HYBRID_VECTORS {
+            let (l, d) = if fusion.parallel && q.embedding.is_some() && vectors.len() >= PARALLEL_HYBRID_VECTORS {
                 let (l, d) = beside(lexical, || dense(depth));
                 let lost = || {
                     CoreError::index_message(IndexErrorKind::Other, "the dense ranking's thread ended without a result")

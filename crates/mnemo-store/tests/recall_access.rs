@@ -88,7 +88,6 @@ fn semantic(content: &str, pinned: bool) -> WriteOp {
     }
 }
 
-
 fn ns() -> Namespace {
     Namespace::new("access").unwrap()
 }
@@ -137,7 +136,8 @@ async fn access_times_reach_the_store_in_batches_and_before_a_sweep() {
     clock.advance(1_000);
     recall(&e).await;
     let WriteOp::Insert { memory, .. } = semantic("Ana desk is 4B", false) else { unreachable!() };
-    let turn = NewTurn { namespace: ns(), source: "user".into(), at: at(), text: "Ana desk is 4B".into(), external_id: None };
+    let turn =
+        NewTurn { namespace: ns(), source: "user".into(), at: at(), text: "Ana desk is 4B".into(), external_id: None };
     e.ingest(&ns(), vec![(turn, memory)]).await.unwrap();
     assert_eq!(accessed(&store, id).await, Some(at().plus_millis(63_000)), "the write wrote the pending access");
     clock.advance(1_000);

@@ -26,8 +26,8 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use async_trait::async_trait;
 use mnemo_contract::registry::IndexContext;
 use mnemo_contract::{
-    Clock, CoreError, Hit, Index, IndexDoc, IndexErrorKind, IndexFigure, IndexStamp, IndexState, MemoryId, Namespace, Result,
-    SearchQuery, Timestamp,
+    Clock, CoreError, Hit, Index, IndexDoc, IndexErrorKind, IndexFigure, IndexStamp, IndexState, MemoryId, Namespace,
+    Result, SearchQuery, Timestamp,
 };
 use tantivy::collector::TopDocs;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};

@@ -34,8 +34,8 @@ use mnemo_contract::{MemoryId, Namespace, Result};
 use serde::{Deserialize, Serialize};
 
 pub use ann::{AnnSettings, AnnVectors, IvfSnapshot};
-pub use state::DenseState;
 pub use flat::FlatVectors;
+pub use state::DenseState;
 
 /// Rows above which one scan is split over threads (below, thread start-up costs more).
 pub(crate) const PARALLEL_ROWS: usize = 64_000;

@@ -31,7 +31,12 @@ pub struct DenseState {
 impl DenseState {
     /// The state as named figures (`dense_*`).
     pub fn figures(&self) -> Vec<IndexFigure> {
-        let f = |name, value: usize, unit, note: &str| IndexFigure { name, value: value as f64, unit, note: note.to_string() };
+        let f = |name, value: usize, unit, note: &str| IndexFigure {
+            name,
+            value: value as f64,
+            unit,
+            note: note.to_string(),
+        };
         let mean = if self.lists > 0 { self.rows as f64 / self.lists as f64 } else { self.rows as f64 };
         vec![
             f("dense_rows", self.rows, "vectors", "vectors of the namespace in the dense index"),
@@ -67,8 +72,18 @@ impl DenseState {
             ),
             f("dense_ivf_median_list", self.median_list, "rows", "rows of the median list"),
             f("dense_ivf_largest_list", self.largest_list, "rows", "rows of the largest list"),
-            f("dense_training_in_flight", usize::from(self.training), "bool", "a background training or calibration is running"),
-            f("dense_trainings_started", self.trainings_started, "trainings", "background trainings started by this index"),
+            f(
+                "dense_training_in_flight",
+                usize::from(self.training),
+                "bool",
+                "a background training or calibration is running",
+            ),
+            f(
+                "dense_trainings_started",
+                self.trainings_started,
+                "trainings",
+                "background trainings started by this index",
+            ),
         ]
     }
 }
