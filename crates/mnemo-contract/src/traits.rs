@@ -41,6 +41,19 @@ pub trait Store: Send + Sync {
     async fn latest_turn_at(&self, namespace: &Namespace) -> Result<Option<Timestamp>>;
     /// Mark memories as recalled at `at` (does not change `rev`).
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()>;
+    /// Mark each memory as recalled at its own time (several recalls' accesses written at
+    /// once; does not change `rev`). A store that can should do it in one transaction; the
+    /// default makes one `touch` per distinct time.
+    async fn touch_each(&self, namespace: &Namespace, accesses: &[(MemoryId, Timestamp)]) -> Result<()> {
+        let mut by_time: std::collections::BTreeMap<Timestamp, Vec<MemoryId>> = std::collections::BTreeMap::new();
+        for (id, at) in accesses {
+            by_time.entry(*at).or_default().push(*id);
+        }
+        for (at, ids) in by_time {
+            self.touch(namespace, &ids, at).await?;
+        }
+        Ok(())
+    }
     /// The namespaces that hold anything.
     async fn namespaces(&self) -> Result<Vec<Namespace>>;
     /// Which store this is (identity and generation), recorded by a derived Index so that an
@@ -273,6 +286,24 @@ pub trait Index: Send + Sync {
     async fn set_stamp(&self, _stamp: IndexStamp) -> Result<()> {
         Ok(())
     }
+    /// Figures on how `namespace` is searched (the dense structure's state: lists, probes,
+    /// rows at its last training...), for benchmark reports; empty when the index has none.
+    async fn figures(&self, _namespace: &Namespace) -> Result<Vec<IndexFigure>> {
+        Ok(vec![])
+    }
+}
+
+/// One figure an index reports on itself (see [`Index::figures`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexFigure {
+    /// A stable name (a benchmark's metric name).
+    pub name: &'static str,
+    /// Its value.
+    pub value: f64,
+    /// Its unit.
+    pub unit: &'static str,
+    /// What it is.
+    pub note: String,
 }
 
 /// Text to unit vectors, with a model id persisted beside each vector.

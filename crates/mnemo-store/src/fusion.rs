@@ -11,8 +11,9 @@
 //!   candidates are, which ranks throw away: with a real embedder it beat every RRF weighting on
 //!   LoCoMo (bench/RESULTS.md).
 use std::collections::HashMap;
+use std::sync::Mutex;
 
-use mnemo_contract::{CoreError, Hit, MemoryId, Result, SearchMode, SearchQuery};
+use mnemo_contract::{CoreError, Hit, IndexErrorKind, MemoryId, Result, SearchMode, SearchQuery};
 
 use crate::vector::VectorIndex;
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,10 @@ pub struct FusionSettings {
     pub dense_weight: f32,
     /// The RRF constant k (larger flattens the rank curve; unused by convex).
     pub rrf_k: f32,
+    /// Run the two rankings of a hybrid search at once, the dense one on a thread of its own
+    /// (`[index] parallel_rankings`; off by default: on a machine whose cores are all busy the
+    /// helper thread waits for a core and the search takes longer, see bench/RESULTS.md).
+    pub parallel: bool,
 }
 
 impl Default for FusionSettings {
@@ -49,7 +54,13 @@ impl Default for FusionSettings {
     /// near-ties; equal weights or k = 60 lose to BM25 alone (see mnemo-bench RESULTS.md).
     /// A real embedder deserves a larger dense weight: it is a setting.
     fn default() -> Self {
-        FusionSettings { fusion: FusionMethod::Rrf, lexical_weight: 1.0, dense_weight: 0.1, rrf_k: 30.0 }
+        FusionSettings {
+            fusion: FusionMethod::Rrf,
+            lexical_weight: 1.0,
+            dense_weight: 0.1,
+            rrf_k: 30.0,
+            parallel: false,
+        }
     }
 }
 
@@ -106,12 +117,22 @@ pub fn search_by_mode<V: VectorIndex + ?Sized>(
         }
         SearchMode::Hybrid => {
             let depth = fusion_depth(q.limit);
-            let l = {
+            let lexical = || {
                 let _lexical = tracing::info_span!("lexical", limit = depth).entered();
-                lexical(depth)?
+                lexical(depth)
             };
+            let (l, d) = if fusion.parallel && q.embedding.is_some() && vectors.len() >= PARALLEL_HYBRID_VECTORS {
+                let (l, d) = beside(lexical, || dense(depth));
+                let lost = || {
+                    CoreError::index_message(IndexErrorKind::Other, "the dense ranking's thread ended without a result")
+                };
+                (l, d.unwrap_or_else(|| Err(lost())))
+            } else {
+                (lexical(), dense(depth))
+            };
+            let l = l?;
             // A vector at or below 0 cosine shares nothing with the query: it does not vote.
-            let d: Vec<Hit> = dense(depth)?.into_iter().filter(|h| h.score > 0.0).collect();
+            let d: Vec<Hit> = d?.into_iter().filter(|h| h.score > 0.0).collect();
             let _fuse = tracing::info_span!("fuse").entered();
             Ok(match fusion.fusion {
                 FusionMethod::Rrf => {
@@ -123,6 +144,41 @@ pub fn search_by_mode<V: VectorIndex + ?Sized>(
             })
         }
     }
+}
+
+/// Vectors held from which a hybrid search runs its two rankings at once, the dense one on a
+/// thread of its own: below, the dense scan is shorter than starting a thread (~50 µs here).
+pub const PARALLEL_HYBRID_VECTORS: usize = 4_096;
+
+/// Run `here` on this thread while a scoped thread of its own runs `there` (the two rankings
+/// are independent). Whichever thread comes to `there` first runs it: when the helper has not
+/// started by the time `here` is done (a busy machine) or cannot be started, this thread runs
+/// it rather than wait. `there` runs under this thread's tracing dispatcher and current span,
+/// so its spans are timed as part of the search. None only if the helper took `there` and
+/// came back without its result (it cannot; the caller treats it as a failed search).
+fn beside<A, B: Send>(here: impl FnOnce() -> A, there: impl FnOnce() -> B + Send) -> (A, Option<B>) {
+    let job = Mutex::new(Some(there));
+    let take = || job.lock().ok().and_then(|mut j| j.take());
+    let dispatch = tracing::dispatcher::get_default(tracing::Dispatch::clone);
+    let parent = tracing::Span::current();
+    std::thread::scope(|s| {
+        let helper = std::thread::Builder::new().name("mnemo-dense".into()).spawn_scoped(s, || {
+            let f = take()?;
+            Some(tracing::dispatcher::with_default(&dispatch, || parent.in_scope(f)))
+        });
+        let a = here();
+        let b = match take() {
+            Some(f) => Some(f()),
+            None => match helper.map(|h| h.join()) {
+                Ok(Ok(b)) => b,
+                // A panic on the helper is raised again here, as if it had run on this thread
+                // (the index contains a search's panic and reports itself damaged).
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(_) => None,
+            },
+        };
+        (a, b)
+    })
 }
 
 /// How many candidates each signal contributes to a fusion returning `limit` hits.

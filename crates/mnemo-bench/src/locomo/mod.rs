@@ -196,6 +196,7 @@ impl LocomoArgs {
             lexical_weight: self.lexical_weight.unwrap_or(d.lexical_weight),
             dense_weight: self.dense_weight.unwrap_or(d.dense_weight),
             rrf_k: self.rrf_k.unwrap_or(d.rrf_k),
+            parallel: d.parallel,
         }
     }
 

@@ -368,6 +368,17 @@ async fn one_size(
     } else {
         ingest(args, n, corpus, &store, &index, &eng, now, &model, &mut ids, &mut push).await?;
     }
+    // Steady state: a background IVF training started by the last batches is let finish (and
+    // put in place by a flush) before reads are timed; else they time the previous, smaller
+    // training's lists (searched with more rows per list) while the training takes a core.
+    let t0 = Instant::now();
+    let trained = settle_dense(&index, &ns_of(0, args.namespaces)?).await?;
+    push(
+        "dense_training_wait",
+        t0.elapsed().as_secs_f64(),
+        "s",
+        if trained { "waited for the background IVF training in flight after the ingest" } else { "none in flight" },
+    );
     // Recall latency.
     let opts = RecallOptions { no_touch: true, ..Default::default() };
     for q in 0..20u64 {
@@ -417,6 +428,10 @@ async fn one_size(
         lat.sort_by(f64::total_cmp);
         push(p50, percentile(&lat, 50.0), "ms", "index search only, 64 hits");
         push(p99, percentile(&lat, 99.0), "ms", "index search only, 64 hits");
+    }
+    // Why the dense search costs what it does: the state of the first namespace's structure.
+    for f in index.figures(&ns_of(0, args.namespaces)?).await? {
+        push(f.name, f.value, f.unit, &format!("{} (namespace 0, as the searches above found it)", f.note));
     }
 
     // Where a recall's time goes: the same queries again, each stage timed by the engine's
@@ -748,6 +763,27 @@ async fn rebuild_and_reopen(
         ),
     );
     Ok(reopened)
+}
+
+/// Wait until `ns`'s index reports no dense training in flight (a flush puts a finished one
+/// in place); true if there was one. Indexes that report no such figure return at once.
+async fn settle_dense(index: &Arc<dyn Index>, ns: &Namespace) -> Result<bool> {
+    // A training takes seconds at 100k, a minute or two at 1M on two busy cores; past this
+    // the reads are timed anyway (the row then shows the wait).
+    const PATIENCE: std::time::Duration = std::time::Duration::from_secs(900);
+    let t0 = Instant::now();
+    let mut waited = false;
+    while t0.elapsed() < PATIENCE {
+        index.flush().await?;
+        let figures = index.figures(ns).await?;
+        let busy = figures.iter().any(|f| f.name == "dense_training_in_flight" && f.value > 0.0);
+        if !busy {
+            return Ok(waited);
+        }
+        waited = true;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Ok(waited)
 }
 
 /// Nanoseconds this process's threads have run on a CPU, from /proc (None where unreadable).

@@ -735,6 +735,14 @@ pub async fn touch_does_not_bump_rev(s: &dyn Store) {
     s.touch(&a, &[m], at(120)).await.unwrap();
     assert_eq!(get(s, &a, m).await.last_accessed_at, Some(at(120)));
     assert_eq!(s.history(&a, m).await.unwrap().len(), 1, "a touch is not a history event");
+    // Several recalls' accesses at once, each at its own time; other namespaces untouched.
+    let elsewhere = insert(s, mem(&ns("beta"), "elsewhere", &[])).await;
+    let max = s.max_rev().await.unwrap();
+    s.touch_each(&a, &[(m, at(130)), (other, at(140)), (elsewhere, at(150))]).await.unwrap();
+    assert_eq!(get(s, &a, m).await.last_accessed_at, Some(at(130)));
+    assert_eq!(get(s, &a, other).await.last_accessed_at, Some(at(140)));
+    assert_eq!(get(s, &ns("beta"), elsewhere).await.last_accessed_at, None, "touch_each stays in its namespace");
+    assert_eq!(s.max_rev().await.unwrap(), max, "touch_each must not change max_rev");
 }
 
 /// `active_by_entities` finds active memories mentioning any of the names, each once.

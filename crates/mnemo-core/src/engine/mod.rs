@@ -15,6 +15,7 @@ use crate::tokens::TokenCounter;
 use crate::traits::{Embedder, Index, IndexDoc, Reasoner, Store};
 use crate::traits::{IndexStamp, IndexState};
 
+mod access;
 mod backup;
 mod correct;
 mod decay;
@@ -71,6 +72,8 @@ pub struct Engine {
     write_lock: Mutex<()>,
     /// What recall packs, kept beside the index and brought up to the store with it.
     recall_cache: recall_cache::RecallCache,
+    /// Recall's access times not yet written to the store (see `access`).
+    access: access::PendingAccess,
 }
 
 /// Both write locks; the namespace's is released first.
@@ -113,6 +116,7 @@ impl Engine {
             applied_rev: Mutex::new(None),
             write_lock: Mutex::new(()),
             recall_cache: recall_cache::RecallCache::default(),
+            access: access::PendingAccess::default(),
         })
     }
 
@@ -294,10 +298,25 @@ impl Engine {
 
     /// Hold the write lock (one writer at a time in this engine) and the store's lock on
     /// `ns` (one writer of the namespace across processes sharing the store).
+    /// Recall's pending access times are written first (with the write, not a recall, paying
+    /// for them; and so a decay sweep sees every access recorded before it).
     pub(crate) async fn write_guard(&self, ns: &crate::model::Namespace) -> Result<WriteGuard<'_>> {
         let process = self.write_lock.lock().await;
         let namespace = self.store.lock_namespace(ns).await?;
+        self.write_accesses().await?;
         Ok(WriteGuard { _namespace: namespace, _process: process })
+    }
+
+    /// Write recall's pending access times to the store, one batch per namespace (see
+    /// `access`: if this fails, those access times are lost, nothing else).
+    pub(crate) async fn write_accesses(&self) -> Result<()> {
+        if self.access.is_empty() {
+            return Ok(());
+        }
+        for (ns, accesses) in self.access.take() {
+            self.store.touch_each(&ns, &accesses).await?;
+        }
+        Ok(())
     }
 
     /// `sync_index` without progress reporting.

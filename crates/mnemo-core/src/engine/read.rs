@@ -59,9 +59,22 @@ impl Engine {
         self.index.search(query).await
     }
 
-    /// Make the index's applied changes durable (before a process exits; the store is
-    /// durable on every write already).
+    /// Make the index's applied changes durable and write recall's pending access times
+    /// (before a process exits; the store is durable on every write already). Access times a
+    /// read-only or full store cannot keep are dropped (the recall that tried to write them
+    /// said so in its pack).
     pub async fn flush_index(&self) -> Result<()> {
+        match self.write_accesses().await {
+            Err(e)
+                if !matches!(
+                    e.store_kind(),
+                    Some(crate::error::StoreErrorKind::ReadOnly | crate::error::StoreErrorKind::Full)
+                ) =>
+            {
+                return Err(e)
+            }
+            _ => {}
+        }
         self.index.flush().await
     }
 

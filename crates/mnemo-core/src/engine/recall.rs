@@ -112,20 +112,24 @@ impl Engine {
         };
         pack.notes.extend(notes);
         if !opts.no_touch && !pack.items.is_empty() {
+            // Recorded here and written in batches (see `access`), not by a store write now.
             let ids: Vec<MemoryId> = pack.items.iter().map(|i| i.memory.id).collect();
-            match self.store.touch(ns, &ids, now).instrument(tracing::info_span!("touch")).await {
-                Ok(()) => self.recall_cache.touched(ns, &ids, now),
-                // A read-only store (a mounted backup) or a full disk still recalls; only the
-                // recall times, which feed decay, are not kept — and the pack says so.
-                Err(e)
-                    if matches!(
-                        e.store_kind(),
-                        Some(crate::error::StoreErrorKind::ReadOnly | crate::error::StoreErrorKind::Full)
-                    ) =>
-                {
-                    pack.notes.push(format!("recall times not recorded: {e}"))
+            self.recall_cache.touched(ns, &ids, now);
+            if self.access.record(ns, &ids, now) {
+                match self.write_accesses().instrument(tracing::info_span!("touch")).await {
+                    Ok(()) => {}
+                    // A read-only store (a mounted backup) or a full disk still recalls; only the
+                    // recall times, which feed no decay, are not kept — and the pack says so.
+                    Err(e)
+                        if matches!(
+                            e.store_kind(),
+                            Some(crate::error::StoreErrorKind::ReadOnly | crate::error::StoreErrorKind::Full)
+                        ) =>
+                    {
+                        pack.notes.push(format!("recall times not recorded: {e}"))
+                    }
+                    Err(e) => return Err(e),
                 }
-                Err(e) => return Err(e),
             }
         }
         Ok(pack)

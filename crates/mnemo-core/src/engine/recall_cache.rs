@@ -201,7 +201,7 @@ impl RecallCache {
         read
     }
 
-    /// Record a recall's access time of `ids` of `ns`, as the store just did.
+    /// Record a recall's access time of `ids` of `ns` (written to the store later, see `access`).
     pub(crate) fn touched(&self, ns: &Namespace, ids: &[MemoryId], at: Timestamp) {
         let mut g = self.lock();
         for id in ids {

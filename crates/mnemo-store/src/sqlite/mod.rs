@@ -255,6 +255,12 @@ impl Store for SqliteStore {
         self.writer()?.run(move |c| write::touch(c, &ns, &ids, at)).await
     }
 
+    async fn touch_each(&self, namespace: &Namespace, accesses: &[(MemoryId, Timestamp)]) -> Result<()> {
+        let ns = namespace.clone();
+        let accesses = accesses.to_vec();
+        self.writer()?.run(move |c| write::touch_each(c, &ns, &accesses)).await
+    }
+
     async fn turns_by_ids(&self, namespace: &Namespace, ids: &[mnemo_contract::TurnId]) -> Result<Vec<Turn>> {
         let (ns, ids) = (namespace.clone(), ids.to_vec());
         self.read_blocking(move |c| bounded::turns_by_ids(c, &ns, &ids)).await

@@ -60,7 +60,20 @@ pub(crate) fn touch(conn: &mut Connection, ns: &Namespace, ids: &[MemoryId], at:
     tx.commit().db()
 }
 
-/// Apply a batch atomically; returns the inserted ids in insert order.
+/// Set `last_accessed_at` of each of the memories of `ns` to its own time, in one
+/// transaction (rev untouched; others ignored).
+pub(crate) fn touch_each(conn: &mut Connection, ns: &Namespace, accesses: &[(MemoryId, Timestamp)]) -> Result<()> {
+    let tx = begin(conn)?;
+    {
+        let mut stmt =
+            tx.prepare_cached("UPDATE memories SET last_accessed_at = ?1 WHERE id = ?2 AND namespace = ?3").db()?;
+        for (id, at) in accesses {
+            stmt.execute(params![at.0, id.0, ns.as_str()]).db()?;
+        }
+    }
+    tx.commit().db()
+}
+
 pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
     let inserts = ops.iter().filter(|op| matches!(op, WriteOp::Insert { .. })).count();
     for (i, op) in ops.iter().enumerate() {

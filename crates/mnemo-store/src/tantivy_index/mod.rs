@@ -26,8 +26,8 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use async_trait::async_trait;
 use mnemo_contract::registry::IndexContext;
 use mnemo_contract::{
-    Clock, CoreError, Hit, Index, IndexDoc, IndexErrorKind, IndexStamp, IndexState, MemoryId, Namespace, Result,
-    SearchQuery, Timestamp,
+    Clock, CoreError, Hit, Index, IndexDoc, IndexErrorKind, IndexFigure, IndexStamp, IndexState, MemoryId, Namespace,
+    Result, SearchQuery, Timestamp,
 };
 use tantivy::collector::TopDocs;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
@@ -492,6 +492,20 @@ impl TantivyIndex {
         Ok(sizes)
     }
 
+    /// Put a finished background training in place (logged at the next commit), so that
+    /// searches use it at once instead of the old structure until the next write: a search
+    /// after ingest stops would otherwise scan the lists of the previous, smaller training.
+    fn adopt_finished_training(&self) -> Result<()> {
+        if !self.read()?.vectors.has_finished_training() {
+            return Ok(());
+        }
+        let mut g = self.write()?;
+        let g = &mut *g;
+        g.vectors.adopt_finished();
+        queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
+        Ok(())
+    }
+
     /// Vectors held (for tests and reports).
     pub fn vector_count(&self) -> Result<usize> {
         Ok(self.read()?.vectors.len())
@@ -689,6 +703,7 @@ impl Index for TantivyIndex {
 
     async fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>> {
         crate::blocking::blocking(|| {
+            self.adopt_finished_training()?;
             let g = self.read()?;
             if g.live.is_none() {
                 return Err(stale_err(&g));
@@ -818,6 +833,10 @@ impl Index for TantivyIndex {
             g.stale = None;
             self.commit(g)
         })
+    }
+
+    async fn figures(&self, namespace: &Namespace) -> Result<Vec<IndexFigure>> {
+        Ok(self.read()?.vectors.state_of(namespace).map(|s| s.figures()).unwrap_or_default())
     }
 
     async fn stamp(&self) -> Result<Option<IndexStamp>> {

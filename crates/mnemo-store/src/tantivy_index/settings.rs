@@ -22,6 +22,9 @@ pub struct TantivySettings {
     pub dense_weight: f32,
     /// The RRF constant k.
     pub rrf_k: f32,
+    /// Run a hybrid search's lexical and dense rankings at once (the dense one on a thread of
+    /// its own); off by default (see `FusionSettings::parallel`).
+    pub parallel_rankings: bool,
     /// Boost of hits whose entities the query names (`entity_match`): a matched hit's score s
     /// becomes (s + w) / (1 + w), the others' s / (1 + w); 0 = off.
     pub entity_boost: f32,
@@ -67,6 +70,7 @@ impl Default for TantivySettings {
             lexical_weight: f.lexical_weight,
             dense_weight: f.dense_weight,
             rrf_k: f.rrf_k,
+            parallel_rankings: f.parallel,
             entity_boost: 0.0,
             commit_every_docs: 10_000,
             commit_interval_ms: 1_000,
@@ -91,6 +95,7 @@ impl TantivySettings {
             lexical_weight: self.lexical_weight,
             dense_weight: self.dense_weight,
             rrf_k: self.rrf_k,
+            parallel: self.parallel_rankings,
         }
     }
 

@@ -28,7 +28,9 @@ use super::calibrate;
 use super::code::Code;
 use super::idmap::IdMap;
 use super::kmeans::Quantizer;
+use super::recalibrate::{self, Recalibration};
 use super::space::{Coarse, Space};
+use super::state::DenseState;
 use super::{AnnKind, VectorIndex};
 
 /// Retrain a namespace's IVF when it holds this many times the rows it was trained on.
@@ -120,6 +122,8 @@ pub struct AnnVectors {
     changed: BTreeSet<Namespace>,
     /// IVF trainings in flight, by namespace (see `background`).
     trainings: HashMap<Namespace, Training>,
+    /// Probe-count calibrations in flight, by namespace (see `recalibrate`).
+    recalibrations: HashMap<Namespace, Recalibration>,
     /// Held by tests to keep trainings from starting.
     gate: Option<Arc<Mutex<()>>>,
     /// Trainings started so far (for reports).
@@ -136,6 +140,7 @@ impl AnnVectors {
             settings,
             changed: BTreeSet::new(),
             trainings: HashMap::new(),
+            recalibrations: HashMap::new(),
             gate: None,
             started: 0,
         }
@@ -195,6 +200,34 @@ impl AnnVectors {
         self.spaces.get(ns).filter(|s| s.coarse.is_some()).map(|s| s.blocks.iter().map(|b| b.len()).collect())
     }
 
+    /// How `ns`'s dense search stands (None: it holds no vectors). For reports.
+    pub fn state_of(&self, ns: &Namespace) -> Option<DenseState> {
+        let s = self.spaces.get(ns)?;
+        let mut sizes: Vec<usize> = s.blocks.iter().map(|b| b.len()).collect();
+        sizes.sort_unstable();
+        let (lists, nprobe, trained_rows, calibrated_rows) = match &s.coarse {
+            Some(c) => (
+                s.blocks.len(),
+                c.nprobe.max(self.settings.nprobe).min(s.blocks.len()),
+                c.trained_rows,
+                c.calibrated_rows,
+            ),
+            None => (0, 1, 0, 0),
+        };
+        Some(DenseState {
+            rows: s.rows,
+            lists,
+            nprobe,
+            calibrated: s.coarse.as_ref().is_some_and(|c| c.nprobe > 0),
+            trained_rows,
+            calibrated_rows,
+            median_list: sizes.get(sizes.len() / 2).copied().unwrap_or(0),
+            largest_list: sizes.last().copied().unwrap_or(0),
+            training: self.trainings.contains_key(ns) || self.recalibrations.contains_key(ns),
+            trainings_started: self.started,
+        })
+    }
+
     /// The IVF list of `id`'s vector (None when its namespace is searched exactly).
     pub fn list_of(&self, id: MemoryId) -> Option<u32> {
         let s = self.spaces.get(self.owner.get(&id)?)?;
@@ -231,6 +264,7 @@ impl AnnVectors {
     /// them. Ignored when the settings say `exact` (the settle after loading records that).
     pub fn restore_ivf(&mut self, ns: &Namespace, snap: Option<IvfSnapshot>) -> Result<()> {
         self.trainings.remove(ns);
+        self.recalibrations.remove(ns);
         let Some(s) = snap else {
             self.regroup(ns, None);
             return Ok(());
@@ -249,8 +283,10 @@ impl AnnVectors {
         self.dims = d;
         let lists = s.centroids.len() / d;
         let nprobe = (s.nprobe as usize).min(lists);
-        let coarse =
-            Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows: s.trained_rows as usize, nprobe };
+        let trained_rows = s.trained_rows as usize;
+        // The count was calibrated at the training (the log keeps no later calibration).
+        let calibrated_rows = if nprobe > 0 { trained_rows } else { 0 };
+        let coarse = Coarse { quantizer: Quantizer::new(s.centroids, d), trained_rows, nprobe, calibrated_rows };
         let space = self.spaces.entry(ns.clone()).or_insert_with(Space::exact);
         // Rows already held: file them as named (a full snapshot names them all).
         let named: HashMap<MemoryId, u32> = s.assignment.into_iter().filter(|(_, l)| (*l as usize) < lists).collect();
@@ -340,11 +376,32 @@ impl AnnVectors {
                 }
             }
         }
+        // And the calibrations (some started by the installs above).
+        let all: Vec<Namespace> = self.recalibrations.keys().cloned().collect();
+        for ns in all {
+            if let Some(r) = self.recalibrations.remove(&ns) {
+                let (trained_rows, rows) = (r.trained_rows, r.rows);
+                if let Some(p) = r.wait() {
+                    self.set_calibration(&ns, trained_rows, rows, p);
+                }
+            }
+        }
+    }
+
+    /// Set `ns`'s probe count to `p`, measured at `rows` on the IVF trained at `trained_rows`
+    /// (ignored when that IVF is no longer in place).
+    fn set_calibration(&mut self, ns: &Namespace, trained_rows: usize, rows: usize, p: usize) {
+        let Some(space) = self.spaces.get_mut(ns) else { return };
+        if let Some(c) = space.coarse.as_mut().filter(|c| c.trained_rows == trained_rows) {
+            c.nprobe = p;
+            c.calibrated_rows = rows;
+        }
     }
 
     /// Put in place every finished training (cheap: a finished space is moved in whole).
     /// Writes do this on their own; owners call it where they settle between writes.
     pub fn adopt_finished(&mut self) {
+        self.adopt_calibrations();
         if self.trainings.is_empty() {
             return;
         }
@@ -364,6 +421,54 @@ impl AnnVectors {
         }
     }
 
+    /// Whether a training is done and waits to be put in place (`adopt_finished`): cheap, so a
+    /// search can ask it each time and put a finished training in place at once rather than
+    /// keep scanning the old structure until the next write.
+    pub fn has_finished_training(&self) -> bool {
+        self.trainings.values().any(Training::is_done)
+            || self.recalibrations.values().any(|r| r.ready().is_some() || r.failed())
+    }
+
+    /// Put in place every probe count calibrated again (see `recalibrate`), on the IVF it was
+    /// measured on only.
+    fn adopt_calibrations(&mut self) {
+        if self.recalibrations.is_empty() {
+            return;
+        }
+        let done: Vec<(Namespace, Option<usize>)> = self
+            .recalibrations
+            .iter()
+            .filter_map(|(ns, r)| match r.ready() {
+                Some(p) => Some((ns.clone(), Some(p))),
+                None => r.failed().then(|| (ns.clone(), None)),
+            })
+            .collect();
+        for (ns, p) in done {
+            let Some(r) = self.recalibrations.remove(&ns) else { continue };
+            if let Some(p) = p {
+                self.set_calibration(&ns, r.trained_rows, r.rows, p);
+            }
+        }
+    }
+
+    /// Start calibrating `ns`'s probe count again if its IVF has grown enough since it was
+    /// last calibrated and nothing is in flight for it (see `recalibrate`).
+    fn maybe_recalibrate(&mut self, ns: &Namespace) {
+        let target = self.settings.recall_target;
+        if target <= 0.0 || self.trainings.contains_key(ns) || self.recalibrations.contains_key(ns) {
+            return;
+        }
+        let Some(space) = self.spaces.get(ns) else { return };
+        let Some(c) = space.coarse.as_ref() else { return };
+        if !recalibrate::due(c.calibrated_rows, space.rows) {
+            return;
+        }
+        let copy = space.search_copy();
+        if let Some(r) = Recalibration::start(copy, self.dims, self.settings.nprobe, target) {
+            self.recalibrations.insert(ns.clone(), r);
+        }
+    }
+
     /// A lock that, while held, keeps trainings from starting their work (they wait for it):
     /// for tests that write while a training is in flight.
     pub fn training_gate(&mut self) -> Arc<Mutex<()>> {
@@ -374,8 +479,11 @@ impl AnnVectors {
         if space.rows == 0 {
             return;
         }
+        self.recalibrations.remove(ns);
         self.spaces.insert(ns.clone(), space);
         self.changed.insert(ns.clone());
+        // Written to meanwhile: it may have outgrown the calibration made at its training.
+        self.maybe_recalibrate(ns);
     }
 
     /// The exact `k` nearest of `ns` (what an IVF search approximates), best first.
@@ -440,6 +548,7 @@ impl AnnVectors {
             recall_target: self.settings.recall_target,
             gate: self.gate.clone(),
         };
+        self.recalibrations.remove(ns);
         self.trainings.insert(ns.clone(), Training::start(space.copy_rows(), plan));
         self.started += 1;
     }
@@ -453,8 +562,10 @@ impl AnnVectors {
         if let Some(space) = self.spaces.get_mut(ns) {
             if space.coarse.as_ref().is_some_and(|c| c.nprobe == 0) {
                 let p = calibrate::probes_for_recall(space, d, floor, target);
+                let rows = space.rows;
                 if let Some(c) = space.coarse.as_mut() {
                     c.nprobe = p;
+                    c.calibrated_rows = rows;
                 }
             }
         }
@@ -485,6 +596,8 @@ impl AnnVectors {
         };
         if due {
             self.start_training(ns);
+        } else {
+            self.maybe_recalibrate(ns);
         }
     }
 
@@ -583,6 +696,7 @@ impl VectorIndex for AnnVectors {
 
     fn clear(&mut self) {
         self.trainings.clear();
+        self.recalibrations.clear();
         self.spaces.clear();
         self.owner.clear();
         self.changed.clear();
@@ -614,6 +728,34 @@ mod tests {
             hits += search(&q).iter().filter(|h| exact.contains(&h.0)).count();
         }
         hits as f64 / 400.0
+    }
+
+    #[test]
+    fn the_probe_count_is_calibrated_again_as_the_ivf_fills_up() {
+        let d = 32;
+        let settings = AnnSettings { kind: AnnKind::Ivf, min_vectors: 3000, lists: 32, nprobe: 1, recall_target: 0.95 };
+        let mut v = AnnVectors::new(settings);
+        for i in 0..3000u64 {
+            v.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
+        }
+        v.finish_training();
+        let at_training = v.state_of(&ns("a")).unwrap();
+        assert_eq!((at_training.trained_rows, at_training.calibrated_rows), (3000, 3000));
+        // 19% more: not yet; 20% more: calibrated again on the grown lists, off the write path.
+        for i in 3000..3570u64 {
+            v.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
+        }
+        assert!(!v.state_of(&ns("a")).unwrap().training, "19% more rows: nothing started");
+        for i in 3570..3600u64 {
+            v.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
+        }
+        assert!(v.state_of(&ns("a")).unwrap().training, "20% more rows: a calibration is in flight");
+        v.finish_training();
+        let grown = v.state_of(&ns("a")).unwrap();
+        assert_eq!((grown.trained_rows, grown.calibrated_rows), (3000, 3600), "same IVF, calibrated at 3600 rows");
+        assert!(!grown.training);
+        assert!(recall_vs_exact(&v, &ns("a"), d) >= 0.9, "the new count keeps the recall");
+        v.check();
     }
 
     #[test]

@@ -95,6 +95,11 @@ impl Training {
         self.state.lock().ok().and_then(|mut g| g.ready.take())
     }
 
+    /// Whether the trainer is done: its space is ready, or it gave up.
+    pub(crate) fn is_done(&self) -> bool {
+        self.state.lock().map(|g| g.ready.is_some() || g.failed).unwrap_or(true)
+    }
+
     /// Whether the trainer gave up (the training should be dropped).
     pub(crate) fn failed(&self) -> bool {
         self.state.lock().map(|g| g.failed).unwrap_or(true)
@@ -160,7 +165,7 @@ fn run(rows: Vec<Arc<Block>>, plan: Plan, state: &Mutex<State>, cancelled: &Atom
     if centroids.is_empty() || cancelled.load(Ordering::Relaxed) {
         return fail();
     }
-    let coarse = Coarse { quantizer: Quantizer::new(centroids, d), trained_rows: n, nprobe: 0 };
+    let coarse = Coarse { quantizer: Quantizer::new(centroids, d), trained_rows: n, nprobe: 0, calibrated_rows: 0 };
     let mut space = Space::file(d, Some(coarse), rows);
     if cancelled.load(Ordering::Relaxed) {
         return fail();
@@ -169,6 +174,7 @@ fn run(rows: Vec<Arc<Block>>, plan: Plan, state: &Mutex<State>, cancelled: &Atom
         let p = calibrate::probes_for_recall(&space, d, plan.nprobe_floor, plan.recall_target);
         if let Some(c) = space.coarse.as_mut() {
             c.nprobe = p;
+            c.calibrated_rows = n;
         }
     }
     // Catch up: apply the journal outside the lock until what is left is short, then the

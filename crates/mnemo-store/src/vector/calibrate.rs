@@ -7,9 +7,15 @@
 //! first and .35 on the second. So the IVF measures itself: stored vectors taken as queries
 //! (their own row left out), the top [`K`] of the full scan of the int8 codes against the
 //! IVF's (the codes' own loss against f32 is measured by `bench scale --dense-only`), and the
-//! probe count raised by half from the configured one until the mean recall reaches the
-//! target (`[index] ivf_recall_target`). Where no count short of every list reaches it, every list is scanned:
-//! slower, never silently worse than exact.
+//! probe count raised by a quarter from the configured one until the mean recall reaches the
+//! target (`[index] ivf_recall_target`) with a margin. Where no count short of every list
+//! reaches it, every list is scanned: slower, never silently worse than exact.
+//!
+//! The margin: a stored vector taken as a query is easier than a fresh query (its neighbours
+//! crowd around it). At 100k topic vectors (1,024 lists) the count that gave .95 on its own
+//! vectors gave .93 to .946 on the benchmark's queries, so the calibration aims at the target
+//! plus [`MARGIN_SHARE`] of what it leaves to 1 (.97 for .95). Steps of a quarter (not a half)
+//! keep the count from overshooting by much.
 use mnemo_contract::MemoryId;
 
 use super::code::{decode_into, Code};
@@ -18,7 +24,9 @@ use super::space::Space;
 /// Ranks compared.
 pub const K: usize = 10;
 /// Stored vectors used as queries (spread evenly over the lists' rows).
-pub const QUERIES: usize = 32;
+pub const QUERIES: usize = 48;
+/// Share of the gap between the target and 1 added to the target (see the module docs).
+pub const MARGIN_SHARE: f64 = 0.4;
 
 /// The least probe count, from `floor` up by half each step, whose recall@K on `space`'s own
 /// vectors reaches `target`; the number of lists when none short of it does.
@@ -29,6 +37,7 @@ pub(crate) fn probes_for_recall(space: &Space, d: usize, floor: usize, target: f
         return lists.max(1);
     }
     let exact: Vec<Vec<MemoryId>> = samples.iter().map(|(id, q)| top(space, q, *id, None)).collect();
+    let aim = target + (1.0 - target).max(0.0) * MARGIN_SHARE;
     let mut p = floor.max(1);
     while p < lists {
         let hits: usize = samples
@@ -37,10 +46,10 @@ pub(crate) fn probes_for_recall(space: &Space, d: usize, floor: usize, target: f
             .map(|((id, q), ex)| top(space, q, *id, Some(p)).iter().filter(|m| ex.contains(m)).count())
             .sum();
         let wanted: usize = exact.iter().map(Vec::len).sum();
-        if wanted == 0 || hits as f64 >= target * wanted as f64 {
+        if wanted == 0 || hits as f64 >= aim * wanted as f64 {
             return p;
         }
-        p = p.saturating_add(p.div_ceil(2));
+        p = p.saturating_add(p.div_ceil(4));
     }
     lists
 }

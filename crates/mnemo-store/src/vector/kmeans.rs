@@ -63,6 +63,7 @@ fn assign_exact(data: &[f32], d: usize, centroids: &[f32]) -> Vec<(u32, f32)> {
 }
 
 /// The IVF centroids, looked up exactly.
+#[derive(Clone)]
 pub(crate) struct Quantizer {
     d: usize,
     centroids: Vec<f32>,

@@ -23,7 +23,9 @@ pub mod code;
 mod flat;
 mod idmap;
 mod kmeans;
+mod recalibrate;
 mod space;
+mod state;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -33,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 pub use ann::{AnnSettings, AnnVectors, IvfSnapshot};
 pub use flat::FlatVectors;
+pub use state::DenseState;
 
 /// Rows above which one scan is split over threads (below, thread start-up costs more).
 pub(crate) const PARALLEL_ROWS: usize = 64_000;

@@ -84,6 +84,10 @@ pub(crate) struct Coarse {
     /// Lists a search scans, as calibrated on this namespace's own vectors (0: not yet
     /// calibrated; the configured `ivf_nprobe` applies). See `calibrate.rs`.
     pub(crate) nprobe: usize,
+    /// Rows when `nprobe` was calibrated (0: never): as lists fill up, fewer of them hold a
+    /// query's neighbours, so the count is calibrated again as the space grows
+    /// (`recalibrate.rs`).
+    pub(crate) calibrated_rows: usize,
 }
 
 /// A namespace's vectors (see the module docs).
@@ -146,6 +150,17 @@ impl Space {
             }
         }
         s
+    }
+
+    /// A copy to search (its blocks shared, not copied; no positions: it cannot be changed).
+    pub(crate) fn search_copy(&self) -> Space {
+        let coarse = self.coarse.as_ref().map(|c| Coarse {
+            quantizer: c.quantizer.clone(),
+            trained_rows: c.trained_rows,
+            nprobe: c.nprobe,
+            calibrated_rows: c.calibrated_rows,
+        });
+        Space { blocks: self.blocks.clone(), coarse, rows: self.rows, pos: IdMap::default() }
     }
 
     /// The list of `id`'s row, if it has one.

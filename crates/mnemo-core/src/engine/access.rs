@@ -1,0 +1,145 @@
+//! Recall's access times (`last_accessed_at`), kept in the engine and written to the store in
+//! batches instead of by a store write on every recall (that write was a third of a recall's
+//! time, and its p99 tens of milliseconds on a busy disk).
+//!
+//! A recall records its accesses here (and in the recall cache, so the engine's own reads see
+//! them at once); they are written, one transaction per namespace (`Store::touch_each`):
+//! - at the engine's first recall (so that a store that cannot keep them, read-only or full,
+//!   is found out there and the pack says so);
+//! - when [`FLUSH_MEMORIES`] are pending, or the oldest has waited [`FLUSH_AFTER_MS`] by the
+//!   engine's clock (checked at each recall; never the wall clock);
+//! - before every write the engine makes (its write guard: remember, ingest, forget, correct,
+//!   restore, and the decay sweep — so a sweep sees every access recorded before it);
+//! - when the owner flushes the engine (`Engine::flush_index`, which every command, the server
+//!   and the MCP server call before they exit).
+//!
+//! What a crash can lose: the access times recorded since the last flush, nothing else (no
+//! memory, no revision: a touch is not a change). Salience and decay are computed from
+//! `last_confirmed_at`, not from the access time, so a lost access changes no decay; it only
+//! shows an older `last_accessed_at` in `list`, `export` and `why`.
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use crate::model::{MemoryId, Namespace};
+use crate::time::Timestamp;
+
+/// Pending accesses (distinct memories) that make the next recall write them.
+pub(crate) const FLUSH_MEMORIES: usize = 4_096;
+/// Age of the oldest pending access, by the engine's clock, that makes the next recall write
+/// them (ms).
+pub(crate) const FLUSH_AFTER_MS: i64 = 60_000;
+
+#[derive(Default)]
+struct Inner {
+    /// The newest access of each memory, by namespace.
+    by_ns: HashMap<Namespace, HashMap<MemoryId, Timestamp>>,
+    /// Memories pending, over all namespaces.
+    count: usize,
+    /// When the oldest pending access was recorded.
+    since: Option<Timestamp>,
+    /// Whether accesses were ever taken to be written: the first recall's are written at once,
+    /// so that a store that cannot keep them (read-only, full) says so in that recall's pack.
+    written_once: bool,
+}
+
+/// Accesses not yet written to the store (see the module).
+#[derive(Default)]
+pub(crate) struct PendingAccess {
+    inner: Mutex<Inner>,
+}
+
+/// One namespace's accesses to write: (memory, time).
+pub(crate) type NamespaceAccesses = (Namespace, Vec<(MemoryId, Timestamp)>);
+
+impl PendingAccess {
+    /// The lock; a poisoned one (a panic while held) is taken as it is: at worst an access
+    /// time is written twice or not at all.
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Record that `ids` of `ns` were recalled at `at`; true when the pending accesses are due
+    /// to be written (see the module).
+    pub(crate) fn record(&self, ns: &Namespace, ids: &[MemoryId], at: Timestamp) -> bool {
+        let mut g = self.lock();
+        let g = &mut *g;
+        let held = g.by_ns.entry(ns.clone()).or_default();
+        for id in ids {
+            let newest = held.entry(*id).or_insert(at);
+            if at > *newest {
+                *newest = at;
+            }
+        }
+        g.count = g.by_ns.values().map(HashMap::len).sum();
+        let since = *g.since.get_or_insert(at);
+        !g.written_once || g.count >= FLUSH_MEMORIES || at.millis().saturating_sub(since.millis()) >= FLUSH_AFTER_MS
+    }
+
+    /// Whether nothing is pending.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lock().count == 0
+    }
+
+    /// Take every pending access, by namespace (sorted by id within each).
+    pub(crate) fn take(&self) -> Vec<NamespaceAccesses> {
+        let mut g = self.lock();
+        g.count = 0;
+        g.since = None;
+        g.written_once = true;
+        let mut out: Vec<NamespaceAccesses> = std::mem::take(&mut g.by_ns)
+            .into_iter()
+            .map(|(ns, m)| {
+                let mut v: Vec<(MemoryId, Timestamp)> = m.into_iter().collect();
+                v.sort_unstable();
+                (ns, v)
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn ns(s: &str) -> Namespace {
+        Namespace::new(s).unwrap()
+    }
+
+    #[test]
+    fn keeps_the_newest_access_of_each_memory_and_takes_them_all() {
+        let p = PendingAccess::default();
+        assert!(p.is_empty());
+        assert!(p.record(&ns("a"), &[MemoryId(9)], Timestamp(1)), "the first recall's accesses are due at once");
+        assert_eq!(p.take(), vec![(ns("a"), vec![(MemoryId(9), Timestamp(1))])]);
+        assert!(!p.record(&ns("a"), &[MemoryId(1), MemoryId(2)], Timestamp(10)));
+        assert!(!p.record(&ns("a"), &[MemoryId(1)], Timestamp(20)));
+        assert!(!p.record(&ns("a"), &[MemoryId(2)], Timestamp(5)), "an older time does not win");
+        assert!(!p.record(&ns("b"), &[MemoryId(3)], Timestamp(30)));
+        assert!(!p.is_empty());
+        let taken = p.take();
+        assert_eq!(
+            taken,
+            vec![
+                (ns("a"), vec![(MemoryId(1), Timestamp(20)), (MemoryId(2), Timestamp(10))]),
+                (ns("b"), vec![(MemoryId(3), Timestamp(30))]),
+            ]
+        );
+        assert!(p.is_empty() && p.take().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn is_due_by_count_or_by_the_age_of_the_oldest() {
+        let p = PendingAccess::default();
+        p.take();
+        let many: Vec<MemoryId> = (0..FLUSH_MEMORIES as i64 - 1).map(MemoryId).collect();
+        assert!(!p.record(&ns("a"), &many, Timestamp(0)));
+        assert!(p.record(&ns("a"), &[MemoryId(-1)], Timestamp(1)), "the count reached");
+        p.take();
+        assert!(!p.record(&ns("a"), &[MemoryId(1)], Timestamp(1_000)));
+        assert!(!p.record(&ns("a"), &[MemoryId(2)], Timestamp(1_000 + FLUSH_AFTER_MS - 1)));
+        assert!(p.record(&ns("a"), &[MemoryId(3)], Timestamp(1_000 + FLUSH_AFTER_MS)), "the oldest waited long enough");
+    }
+}
