@@ -48,12 +48,15 @@ pub const STAGE_METRICS: [(&str, &str, &str); 12] = [
 
 /// The spans of the engine's index sync (after each write) and the index's commit, timed
 /// during the ingest: read the changed rows back, build the documents, upsert and remove,
-/// record the watermark and stamp; and the index commits inside them. With the stage's total
-/// seconds metric.
-pub const INGEST_STAGES: [(&str, &str); 6] = [
+/// record the watermark and stamp; inside the upsert the index's filing of the vectors and its
+/// documents (tantivy + the uncommitted overlay), and the index commits. With the stage's
+/// total seconds metric.
+pub const INGEST_STAGES: [(&str, &str); 8] = [
     ("sync_read", "ingest_stage_sync_read"),
     ("sync_docs", "ingest_stage_sync_docs"),
     ("sync_upsert", "ingest_stage_sync_upsert"),
+    ("index_vectors", "ingest_stage_index_vectors"),
+    ("index_documents", "ingest_stage_index_documents"),
     ("sync_remove", "ingest_stage_sync_remove"),
     ("sync_mark", "ingest_stage_sync_mark"),
     ("index_commit", "ingest_stage_index_commit"),
