@@ -600,10 +600,11 @@ fn file_run(g: &mut Inner, run: &mut Vec<(&Namespace, MemoryId, &[f32])>, persis
     Ok(())
 }
 
-/// The tantivy documents of upserted memories (replacing any earlier version) and their
+/// The tantivy documents of upserted memories (replacing any earlier version), then their
 /// overlay entries, so a search sees them before the commit.
 fn upsert_documents(g: &mut Inner, docs: Vec<IndexDoc>) -> Result<()> {
     let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
+    let mut added = Vec::with_capacity(docs.len());
     for d in docs {
         let text = indexed_text(&d);
         let id_field = live.fields.id;
@@ -619,9 +620,14 @@ fn upsert_documents(g: &mut Inner, docs: Vec<IndexDoc>) -> Result<()> {
             doc.add_text(live.fields.entity, k);
         }
         writer_of(live)?.add_document(doc).map_err(|e| terr("cannot add a document", e))?;
-        let toks = schema::tokens(&mut live.analyzer, &text);
-        g.overlay.put(d.id, &d.namespace, &toks, entity_keys);
+        added.push((d.id, d.namespace, text, entity_keys));
     }
+    tracing::info_span!("index_overlay").in_scope(|| {
+        for (id, ns, text, entity_keys) in added {
+            let toks = schema::tokens(&mut live.analyzer, &text);
+            g.overlay.put(id, &ns, &toks, entity_keys);
+        }
+    });
     Ok(())
 }
 
