@@ -625,7 +625,7 @@ fn upsert_documents(g: &mut Inner, docs: Vec<IndexDoc>) -> Result<()> {
     tracing::info_span!("index_overlay").in_scope(|| {
         for (id, ns, text, entity_keys) in added {
             let toks = schema::tokens(&mut live.analyzer, &text);
-            g.overlay.put(id, &ns, &toks, entity_keys);
+            g.overlay.put(id, &ns, toks, entity_keys);
         }
     });
     Ok(())
