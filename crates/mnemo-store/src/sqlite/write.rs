@@ -392,5 +392,13 @@ fn tombstone(
     .db()?
     .execute(params![reason, at.0, superseded_by.map(|m| m.0), id.0])
     .db()?;
-    event(tx, seqs, id, at, "tombstoned", turn, &json!({ "reason": reason, "superseded_by": superseded_by.map(|m| m.0) }))
+    event(
+        tx,
+        seqs,
+        id,
+        at,
+        "tombstoned",
+        turn,
+        &json!({ "reason": reason, "superseded_by": superseded_by.map(|m| m.0) }),
+    )
 }

@@ -613,7 +613,8 @@ fn upsert_documents(g: &mut Inner, docs: Vec<IndexDoc>) -> Result<()> {
         doc.add_i64(live.fields.id, d.id.0);
         doc.add_text(live.fields.ns, d.namespace.as_str());
         doc.add_text(live.fields.text, &text);
-        let mut entity_keys: Vec<String> = d.entities.iter().filter_map(|e| crate::entity_match::entity_key(e)).collect();
+        let mut entity_keys: Vec<String> =
+            d.entities.iter().filter_map(|e| crate::entity_match::entity_key(e)).collect();
         entity_keys.sort();
         entity_keys.dedup();
         for k in &entity_keys {
