@@ -514,7 +514,7 @@ impl AnnVectors {
 
     /// Add or replace many vectors, with the result of `upsert` one by one: each chunk of
     /// [`FILE_CHUNK`] is checked, then filed under its namespaces' nearest centroids in one
-    /// pass over every core (`assign`), then put in place in order. A training that finished is
+    /// pass over every core (`Quantizer::assign_all`), then put in place in order. A training that finished is
     /// put in place between chunks (not between vectors: the lists computed for a chunk hold
     /// for the whole chunk). Returns each vector's codes, in order.
     pub fn upsert_many(&mut self, batch: &[(&Namespace, MemoryId, &[f32])]) -> Result<Vec<Code>> {

@@ -10,7 +10,6 @@
 //! groups only): ~10× fewer dot products, but on the scale benchmark's topic vectors, whose
 //! clusters are unrelated to each other, it filed so many vectors under a wrong list that
 //! recall@10 fell from .93 to .53 (1,024 lists, 100k vectors).
-use super::assign::nearest_each;
 use super::{dot, split};
 
 /// Sample points per list used to train the centroids (faiss uses 39..256; the lists only
@@ -54,11 +53,13 @@ pub(crate) fn nearest(centroids: &[f32], d: usize, v: &[f32]) -> (u32, f32) {
     best
 }
 
-/// The nearest centroid of every row of `data` (rows of `d`), using every core (a few rows
-/// at a time per centroid: see `assign`).
+/// The nearest centroid of every row of `data` (rows of `d`), using every core.
 fn assign_exact(data: &[f32], d: usize, centroids: &[f32]) -> Vec<(u32, f32)> {
     let rows = data.len() / d;
-    split(rows, PARALLEL_ASSIGN, |lo, hi| nearest_each(centroids, d, &data[lo * d..hi * d])).concat()
+    split(rows, PARALLEL_ASSIGN, |lo, hi| {
+        data[lo * d..hi * d].chunks_exact(d).map(|v| nearest(centroids, d, v)).collect::<Vec<_>>()
+    })
+    .concat()
 }
 
 /// The IVF centroids, looked up exactly.

@@ -17,7 +17,6 @@
 //! (`i8 × i8 → i32`) are kept: a quarter of the bytes, a faster scan, recall@10 ≥ .95 vs
 //! the exact `f32` scan without re-ranking.
 mod ann;
-mod assign;
 mod background;
 mod calibrate;
 pub mod code;
