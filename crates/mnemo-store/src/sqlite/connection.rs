@@ -191,14 +191,6 @@ pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
-/// Open the connection that runs the WAL checkpoints of a file store already opened by
-/// `open_writer` (see `checkpoint`).
-pub(crate) fn open_checkpointer(path: &Path) -> Result<Connection, StoreError> {
-    let conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    Ok(conn)
-}
-
 /// Whether `e`, from opening `path` for writing, means the store cannot be written (a
 /// read-only file, directory or file system) rather than something wrong with it.
 pub(crate) fn cannot_write(e: &StoreError, path: &Path) -> bool {

@@ -10,7 +10,6 @@
 //! - Schema changes go through `schema`'s migrator (`PRAGMA user_version`).
 mod backup;
 mod bounded;
-mod checkpoint;
 mod connection;
 mod decay;
 mod ids;
@@ -44,12 +43,9 @@ use writer::Writer;
 /// The SQLite store. Cheap to share behind an `Arc`; dropping it stops the writer thread
 /// (after the writes already queued) and closes the database.
 pub struct SqliteStore {
-    // Field order matters for Drop: the writer (and its connection) goes first, then the
-    // checkpoint thread (which ends once the write connection is closed).
+    // Field order matters for Drop: the writer (and its connection) goes first.
     /// None when the store was opened read-only.
     writer: Option<Writer>,
-    /// WAL checkpoints off the write path (file stores only).
-    _checkpointer: Option<checkpoint::Checkpointer>,
     reader: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
     /// Why the store was opened read-only (None: it is writable).
@@ -82,7 +78,7 @@ impl SqliteStore {
     /// `open_with`, choosing whether SQLite's `quick_check` runs before the store is written
     /// (a damaged file is then refused naming it; the check reads the whole file once).
     pub fn open_checked(path: &Path, sync: Synchronous, quick_check: bool) -> Result<SqliteStore> {
-        let mut write_conn = match connection::open_writer(path, sync, quick_check) {
+        let write_conn = match connection::open_writer(path, sync, quick_check) {
             Ok(c) => c,
             Err(e) if path.exists() && connection::cannot_write(&e, path) => {
                 let why = match e.kind() {
@@ -94,11 +90,9 @@ impl SqliteStore {
             Err(e) => return Err(e.into()),
         };
         let reader = connection::open_reader(path)?;
-        let checkpointer = checkpoint::Checkpointer::start(path, &mut write_conn)?;
         let writer = Writer::spawn(Arc::new(Mutex::new(write_conn)))?;
         Ok(SqliteStore {
             writer: Some(writer),
-            _checkpointer: Some(checkpointer),
             reader: Arc::new(Mutex::new(reader)),
             path: Some(path.to_path_buf()),
             read_only: None,
@@ -116,7 +110,6 @@ impl SqliteStore {
         tracing::warn!(path = %path.display(), %why, "the store cannot be written: opened read-only");
         Ok(SqliteStore {
             writer: None,
-            _checkpointer: None,
             reader: Arc::new(Mutex::new(reader)),
             path: Some(path.to_path_buf()),
             read_only: Some(why),
@@ -127,7 +120,7 @@ impl SqliteStore {
     pub fn open_in_memory() -> Result<SqliteStore> {
         let conn = Arc::new(Mutex::new(connection::open_memory()?));
         let writer = Writer::spawn(Arc::clone(&conn))?;
-        Ok(SqliteStore { writer: Some(writer), _checkpointer: None, reader: conn, path: None, read_only: None })
+        Ok(SqliteStore { writer: Some(writer), reader: conn, path: None, read_only: None })
     }
 
     /// Why the store is read-only (None: it can be written).
