@@ -512,11 +512,11 @@ impl AnnVectors {
         }
     }
 
-    /// Add or replace many vectors, with the result of `upsert` one by one: each chunk of
-    /// [`FILE_CHUNK`] is checked, then filed under its namespaces' nearest centroids in one
-    /// pass over every core (`Quantizer::assign_all`), then put in place in order. A training that finished is
-    /// put in place between chunks (not between vectors: the lists computed for a chunk hold
-    /// for the whole chunk). Returns each vector's codes, in order.
+    /// Add or replace many vectors, with the result of `upsert` one by one: the batch is
+    /// checked, then each chunk of [`FILE_CHUNK`] is filed under its namespaces' nearest
+    /// centroids in one pass over every core (`Quantizer::assign_all`) and put in place in
+    /// order. A training that finished is put in place between chunks (not between vectors:
+    /// the lists computed for a chunk hold for the whole chunk). Returns each vector's codes.
     pub fn upsert_many(&mut self, batch: &[(&Namespace, MemoryId, &[f32])]) -> Result<Vec<Code>> {
         for (_, id, v) in batch {
             self.check_vector(*id, v)?;
