@@ -628,15 +628,18 @@ async fn ingest(
     // One at a time.
     if args.single > 0 {
         let pb = bar(args.single as u64, "one at a time", args.quiet);
-        let mut secs = 0.0;
+        let (mut secs, mut apply_secs) = (0.0, 0.0);
         let mut one_ms = Vec::with_capacity(args.single);
+        let single_times = stages::StageTimes::default();
+        let single_traced = stages::dispatch(&single_times);
         for k in 0..args.single {
             let j = n + k;
             let ns = ns_of(j, args.namespaces)?;
             let m = memory(corpus, j, ns.clone(), now, model);
             let t0 = Instant::now();
             let got = store.apply(&ns, now, vec![WriteOp::Insert { memory: m, turn: None }]).await?;
-            eng.sync_index(&|_, _| {}).await?;
+            apply_secs += t0.elapsed().as_secs_f64();
+            eng.sync_index(&|_, _| {}).with_subscriber(single_traced.clone()).await?;
             secs += t0.elapsed().as_secs_f64();
             one_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
             ids.extend(got.into_iter().map(|id| (ns.clone(), id)));
@@ -650,6 +653,14 @@ async fn ingest(
             "memories/s",
             &format!("sample of {} on top of n, apply + index sync each", args.single),
         );
+        let per_write = |total_secs: f64| total_secs * 1e6 / args.single as f64;
+        push("single_apply_us", per_write(apply_secs), "us", "one at a time: the store's apply, mean per write");
+        let single_times = single_times.sorted();
+        for (stage, metric) in stages::SINGLE_STAGES {
+            let Some(t) = single_times.get(stage) else { continue };
+            let note = format!("one at a time: engine span `{stage}`, {} times, mean per write", t.len());
+            push(metric, per_write(t.iter().sum::<f64>() / 1000.0), "us", &note);
+        }
         one_ms.sort_by(f64::total_cmp);
         let note = "one write: apply + index sync";
         push("ingest_one_p99", percentile(&one_ms, 99.0), "ms", note);

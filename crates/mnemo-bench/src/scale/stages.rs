@@ -48,15 +48,34 @@ pub const STAGE_METRICS: [(&str, &str, &str); 12] = [
 
 /// The spans of the engine's index sync (after each write) and the index's commit, timed
 /// during the ingest: read the changed rows back, build the documents, upsert and remove,
-/// record the watermark and stamp; and the index commits inside them. With the stage's total
-/// seconds metric.
-pub const INGEST_STAGES: [(&str, &str); 6] = [
+/// record the watermark and stamp; inside the upsert the index's filing of the vectors and its
+/// documents (tantivy; `index_overlay`, the uncommitted overlay, is inside it), and the
+/// index commits. With the stage's
+/// total seconds metric.
+pub const INGEST_STAGES: [(&str, &str); 9] = [
     ("sync_read", "ingest_stage_sync_read"),
     ("sync_docs", "ingest_stage_sync_docs"),
     ("sync_upsert", "ingest_stage_sync_upsert"),
+    ("index_vectors", "ingest_stage_index_vectors"),
+    ("index_documents", "ingest_stage_index_documents"),
+    ("index_overlay", "ingest_stage_index_overlay"),
     ("sync_remove", "ingest_stage_sync_remove"),
     ("sync_mark", "ingest_stage_sync_mark"),
     ("index_commit", "ingest_stage_index_commit"),
+];
+
+/// The same spans timed during the one-at-a-time ingest, with the stage's mean microseconds
+/// per write metric.
+pub const SINGLE_STAGES: [(&str, &str); 9] = [
+    ("sync_read", "single_stage_sync_read_us"),
+    ("sync_docs", "single_stage_sync_docs_us"),
+    ("sync_upsert", "single_stage_sync_upsert_us"),
+    ("index_vectors", "single_stage_index_vectors_us"),
+    ("index_documents", "single_stage_index_documents_us"),
+    ("index_overlay", "single_stage_index_overlay_us"),
+    ("sync_remove", "single_stage_sync_remove_us"),
+    ("sync_mark", "single_stage_sync_mark_us"),
+    ("index_commit", "single_stage_index_commit_us"),
 ];
 
 /// Wall times (ms) of every closed span named in [`STAGES`], by name.

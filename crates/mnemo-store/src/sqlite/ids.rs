@@ -47,7 +47,11 @@ pub(crate) fn ensure_key(conn: &Connection) -> std::result::Result<(), rusqlite:
 }
 
 fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
-    conn.query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |r| r.get(0)).optional().db()
+    conn.prepare_cached("SELECT value FROM store_meta WHERE key = ?1")
+        .db()?
+        .query_row([key], |r| r.get(0))
+        .optional()
+        .db()
 }
 
 /// Candidate `attempt` for the tag of `ns` under `key`.
@@ -102,19 +106,42 @@ pub(crate) enum Table {
 
 /// The next id of `table` in `ns`: one above the namespace's highest in its range.
 pub(crate) fn next(conn: &Connection, ns: &Namespace, table: Table) -> Result<i64> {
-    let t = tag(conn, ns)?;
-    let low = t << LOCAL_BITS;
-    let high = (t + 1) << LOCAL_BITS;
-    let sql = match table {
-        Table::Memories => "SELECT MAX(id) FROM memories WHERE id > ?1 AND id < ?2",
-        Table::Turns => "SELECT MAX(id) FROM turns WHERE id > ?1 AND id < ?2",
-    };
-    let max: Option<i64> = conn.query_row(sql, [low, high], |r| r.get(0)).db()?;
-    let id = max.unwrap_or(low) + 1;
-    if id >= high {
-        return Err(CoreError::Store(format!("namespace {ns} has used up its id range ({} ids)", 1u64 << LOCAL_BITS)));
+    NextIds::of(conn, ns, table)?.take(ns)
+}
+
+/// The ids of `table` in one namespace handed out one after another inside one transaction: the
+/// namespace's range and its highest id are read once, then each id is one above the last
+/// (nothing else writes while the transaction holds the write lock).
+pub(crate) struct NextIds {
+    next: i64,
+    high: i64,
+}
+
+impl NextIds {
+    /// Start at one above the namespace's highest id in its range.
+    pub(crate) fn of(conn: &Connection, ns: &Namespace, table: Table) -> Result<Self> {
+        let t = tag(conn, ns)?;
+        let low = t << LOCAL_BITS;
+        let high = (t + 1) << LOCAL_BITS;
+        let sql = match table {
+            Table::Memories => "SELECT MAX(id) FROM memories WHERE id > ?1 AND id < ?2",
+            Table::Turns => "SELECT MAX(id) FROM turns WHERE id > ?1 AND id < ?2",
+        };
+        let max: Option<i64> = conn.prepare_cached(sql).db()?.query_row([low, high], |r| r.get(0)).db()?;
+        Ok(NextIds { next: max.unwrap_or(low) + 1, high })
     }
-    Ok(id)
+
+    /// The next id (`ns` names the namespace in the error when its range is used up).
+    pub(crate) fn take(&mut self, ns: &Namespace) -> Result<i64> {
+        if self.next >= self.high {
+            return Err(CoreError::Store(format!(
+                "namespace {ns} has used up its id range ({} ids)",
+                1u64 << LOCAL_BITS
+            )));
+        }
+        self.next += 1;
+        Ok(self.next - 1)
+    }
 }
 
 #[cfg(test)]

@@ -221,17 +221,16 @@ impl Store for SqliteStore {
     }
 
     async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>> {
-        self.read_blocking(move |c| read::changed_since(c, rev, limit)).await
+        // Every write's index sync asks (one row after a single write): in place, like
+        // `max_rev`, rather than a hand-off to the blocking pool and back.
+        crate::blocking::blocking(|| self.read(|c| read::changed_since(c, rev, limit)))
     }
 
     async fn max_rev(&self) -> Result<u64> {
         // Every recall asks (the index catch-up check): one b-tree seek on `memories_rev`,
         // run in place (the executor is told this worker blocks) rather than handed to the
         // blocking pool, whose hand-off costs more than the query.
-        crate::blocking::blocking(|| {
-            let guard = self.reader.lock().map_err(|_| CoreError::from(StoreError::Poisoned))?;
-            read::max_rev(&guard)
-        })
+        crate::blocking::blocking(|| self.read(read::max_rev))
     }
 
     async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>> {
@@ -302,11 +301,12 @@ impl Store for SqliteStore {
     }
 
     async fn identity(&self) -> Result<Option<StoreIdentity>> {
-        self.read_blocking(read::identity).await.map(Some)
+        // Asked at every index sync, with `rev_fingerprint`: point look-ups, run in place.
+        crate::blocking::blocking(|| self.read(read::identity)).map(Some)
     }
 
     async fn rev_fingerprint(&self, rev: u64) -> Result<Option<String>> {
-        self.read_blocking(move |c| read::rev_fingerprint(c, rev)).await
+        crate::blocking::blocking(|| self.read(|c| read::rev_fingerprint(c, rev)))
     }
 
     async fn backup_to(&self, dest: &Path) -> Result<mnemo_contract::BackupInfo> {

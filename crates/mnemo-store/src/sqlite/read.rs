@@ -111,7 +111,8 @@ pub(crate) fn changed_since(conn: &Connection, rev: u64, limit: usize) -> Result
 /// The highest rev (0 when empty). Every rev is an event seq, and every event sets its
 /// memory's rev, so the maximum over memories is the store-wide maximum.
 pub(crate) fn max_rev(conn: &Connection) -> Result<u64, CoreError> {
-    let v: i64 = conn.query_row("SELECT COALESCE(MAX(rev), 0) FROM memories", [], |r| r.get(0)).db()?;
+    let v: i64 =
+        conn.prepare_cached("SELECT COALESCE(MAX(rev), 0) FROM memories").db()?.query_row([], |r| r.get(0)).db()?;
     u64::try_from(v).map_err(|_| CoreError::Store(format!("negative rev {v} in memories")))
 }
 
@@ -162,7 +163,11 @@ pub(crate) fn namespaces(conn: &Connection) -> Result<Vec<Namespace>, CoreError>
 pub(crate) fn identity(conn: &Connection) -> Result<mnemo_contract::StoreIdentity, CoreError> {
     use rusqlite::OptionalExtension;
     let get = |key: &str| -> Result<Option<String>, CoreError> {
-        conn.query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |r| r.get(0)).optional().db()
+        conn.prepare_cached("SELECT value FROM store_meta WHERE key = ?1")
+            .db()?
+            .query_row([key], |r| r.get(0))
+            .optional()
+            .db()
     };
     let id = get("identity")?.ok_or_else(|| CoreError::Store("store_meta has no identity row".into()))?;
     let generation = get("generation")?
@@ -178,9 +183,9 @@ pub(crate) fn rev_fingerprint(conn: &Connection, rev: u64) -> Result<Option<Stri
     use rusqlite::OptionalExtension;
     let Ok(rev) = i64::try_from(rev) else { return Ok(None) };
     let row: Option<(i64, i64, String, String)> = conn
-        .query_row("SELECT memory_id, at, event, detail FROM memory_events WHERE seq = ?1", [rev], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
+        .prepare_cached("SELECT memory_id, at, event, detail FROM memory_events WHERE seq = ?1")
+        .db()?
+        .query_row([rev], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .optional()
         .db()?;
     Ok(row.map(|(memory, at, event, detail)| {

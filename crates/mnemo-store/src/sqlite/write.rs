@@ -103,22 +103,28 @@ pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: V
     }
     let tx = begin(conn)?;
     let rule = decay::rule_in_force(&tx).db()?;
+    let mut seqs = Seqs::of(&tx)?;
+    let mut ids = if inserts > 0 { Some(ids::NextIds::of(&tx, ns, Table::Memories)?) } else { None };
     let mut new_ids = Vec::with_capacity(inserts);
     let mut rest = Vec::with_capacity(ops.len() - inserts);
     for op in ops {
-        match op {
-            WriteOp::Insert { memory, turn } => new_ids.push(insert(&tx, &rule, ns, at, memory, turn)?),
-            other => rest.push(other),
+        match (op, ids.as_mut()) {
+            (WriteOp::Insert { memory, turn }, Some(ids)) => {
+                let id = ids.take(ns)?;
+                new_ids.push(insert(&tx, &rule, &mut seqs, ns, at, id, memory, turn)?)
+            }
+            (other, _) => rest.push(other),
         }
     }
     for op in rest {
         match op {
+            // Counted above: every insert was applied in the first loop.
             WriteOp::Insert { .. } => {}
-            WriteOp::Reinforce { id, source, turn } => reinforce(&tx, &rule, ns, at, id, source, turn)?,
-            WriteOp::Confirm { id, source } => confirm(&tx, &rule, ns, at, id, source)?,
+            WriteOp::Reinforce { id, source, turn } => reinforce(&tx, &rule, &mut seqs, ns, at, id, source, turn)?,
+            WriteOp::Confirm { id, source } => confirm(&tx, &rule, &mut seqs, ns, at, id, source)?,
             WriteOp::Tombstone { id, reason, superseded_by, turn } => {
                 let by = superseded(&tx, ns, &new_ids, superseded_by)?;
-                tombstone(&tx, ns, at, id, reason, by, turn)?;
+                tombstone(&tx, &mut seqs, ns, at, id, reason, by, turn)?;
             }
             WriteOp::TombstoneNew { index, reason, superseded_by, turn } => {
                 let by = superseded(&tx, ns, &new_ids, superseded_by)?;
@@ -127,7 +133,7 @@ pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: V
                     .get(index)
                     .copied()
                     .ok_or_else(|| CoreError::InvalidInput(format!("no insert #{index}")))?;
-                tombstone(&tx, ns, at, id, reason, by, turn)?;
+                tombstone(&tx, &mut seqs, ns, at, id, reason, by, turn)?;
             }
         }
     }
@@ -149,20 +155,63 @@ fn superseded(
     })
 }
 
-/// Append an event and make its seq the memory's rev.
-fn event(
+/// The seqs the events of one transaction take, one after another. `memory_events.seq` is an
+/// AUTOINCREMENT key: a seq is never reused, so the next is one above both the highest ever
+/// handed out (`sqlite_sequence`) and the highest present. Read once per transaction (which
+/// holds the write lock), so an insert knows its rev before its row is written and the row
+/// is written once, not inserted and then updated.
+struct Seqs(i64);
+
+impl Seqs {
+    fn of(tx: &Transaction<'_>) -> Result<Self> {
+        let last: i64 = tx
+            .prepare_cached(
+                "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'memory_events'), 0), \
+                 COALESCE((SELECT MAX(seq) FROM memory_events), 0))",
+            )
+            .db()?
+            .query_row([], |r| r.get(0))
+            .db()?;
+        Ok(Seqs(last + 1))
+    }
+
+    fn take(&mut self) -> i64 {
+        self.0 += 1;
+        self.0 - 1
+    }
+}
+
+/// Append the event of seq `seq` (the memory's rev).
+fn append_event(
     tx: &Transaction<'_>,
+    seq: i64,
     id: MemoryId,
     at: Timestamp,
     kind: &str,
     turn: Option<TurnId>,
     detail: &serde_json::Value,
 ) -> Result<()> {
-    tx.prepare_cached("INSERT INTO memory_events (memory_id, at, event, turn_id, detail) VALUES (?1, ?2, ?3, ?4, ?5)")
-        .db()?
-        .execute(params![id.0, at.0, kind, turn.map(|t| t.0), detail.to_string()])
-        .db()?;
-    let seq = tx.last_insert_rowid();
+    tx.prepare_cached(
+        "INSERT INTO memory_events (seq, memory_id, at, event, turn_id, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .db()?
+    .execute(params![seq, id.0, at.0, kind, turn.map(|t| t.0), detail.to_string()])
+    .db()?;
+    Ok(())
+}
+
+/// Append an event to an existing memory and make its seq the memory's rev.
+fn event(
+    tx: &Transaction<'_>,
+    seqs: &mut Seqs,
+    id: MemoryId,
+    at: Timestamp,
+    kind: &str,
+    turn: Option<TurnId>,
+    detail: &serde_json::Value,
+) -> Result<()> {
+    let seq = seqs.take();
+    append_event(tx, seq, id, at, kind, turn, detail)?;
     tx.prepare_cached("UPDATE memories SET rev = ?1 WHERE id = ?2").db()?.execute(params![seq, id.0]).db()?;
     Ok(())
 }
@@ -196,11 +245,14 @@ fn active_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> 
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn insert(
     tx: &Transaction<'_>,
     rule: &DecayRule,
+    seqs: &mut Seqs,
     ns: &Namespace,
     at: Timestamp,
+    id: i64,
     m: NewMemory,
     turn: Option<TurnId>,
 ) -> Result<MemoryId> {
@@ -225,7 +277,7 @@ fn insert(
         }
         None => (None, None),
     };
-    let id = ids::next(tx, ns, Table::Memories)?;
+    let rev = seqs.take();
     let due = rule.due(&DecayInputs {
         kind: m.kind,
         pinned: m.pinned,
@@ -239,8 +291,8 @@ fn insert(
          claim_entity_norm, claim_attribute_norm, entities, importance, reinforcements, sources, provenance, \
          created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev, id, decay_due, \
          embedding_codec) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?13, NULL, ?14, ?15, ?16, 'active', 0, ?17, ?18, \
-         ?19)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?13, NULL, ?14, ?15, ?16, 'active', ?19, ?17, ?18, \
+         ?20)",
     )
     .db()?
     .execute(params![
@@ -262,6 +314,7 @@ fn insert(
         blob,
         id,
         due.map(|t| t.0),
+        rev,
         m.embedding.as_ref().map(|_| embedding::CODEC_INT8),
     ])
     .db()?;
@@ -273,13 +326,15 @@ fn insert(
             stmt.execute(params![id.0, e]).db()?;
         }
     }
-    event(tx, id, at, "created", turn, &json!({ "sources": m.sources }))?;
+    append_event(tx, rev, id, at, "created", turn, &json!({ "sources": m.sources }))?;
     Ok(id)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn reinforce(
     tx: &Transaction<'_>,
     rule: &DecayRule,
+    seqs: &mut Seqs,
     ns: &Namespace,
     at: Timestamp,
     id: MemoryId,
@@ -309,12 +364,13 @@ fn reinforce(
     .db()?
     .execute(params![m.reinforcements, to_json(&m.sources)?, to_json(&m.provenance)?, at.0, id.0, due])
     .db()?;
-    event(tx, id, at, "reinforced", turn, &json!({ "source": source }))
+    event(tx, seqs, id, at, "reinforced", turn, &json!({ "source": source }))
 }
 
 fn confirm(
     tx: &Transaction<'_>,
     rule: &DecayRule,
+    seqs: &mut Seqs,
     ns: &Namespace,
     at: Timestamp,
     id: MemoryId,
@@ -330,11 +386,13 @@ fn confirm(
         .db()?
         .execute(params![to_json(&m.sources)?, at.0, id.0, due])
         .db()?;
-    event(tx, id, at, "confirmed", None, &json!({ "source": source }))
+    event(tx, seqs, id, at, "confirmed", None, &json!({ "source": source }))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn tombstone(
     tx: &Transaction<'_>,
+    seqs: &mut Seqs,
     ns: &Namespace,
     at: Timestamp,
     id: MemoryId,
@@ -354,5 +412,13 @@ fn tombstone(
     .db()?
     .execute(params![reason, at.0, superseded_by.map(|m| m.0), id.0])
     .db()?;
-    event(tx, id, at, "tombstoned", turn, &json!({ "reason": reason, "superseded_by": superseded_by.map(|m| m.0) }))
+    event(
+        tx,
+        seqs,
+        id,
+        at,
+        "tombstoned",
+        turn,
+        &json!({ "reason": reason, "superseded_by": superseded_by.map(|m| m.0) }),
+    )
 }

@@ -40,20 +40,39 @@ pub struct Overlay {
 
 impl Overlay {
     /// Add or replace an uncommitted document from its tokens and entity keys.
-    pub fn put(&mut self, id: MemoryId, ns: &Namespace, tokens: &[String], entities: Vec<String>) {
+    pub fn put(&mut self, id: MemoryId, ns: &Namespace, mut tokens: Vec<String>, entities: Vec<String>) {
         self.drop_doc(id);
-        let mut tf: HashMap<&str, u32> = HashMap::new();
+        let len = tokens.len() as u32;
+        // Term frequencies by sorting the tokens in place: each distinct token's String is
+        // moved, not copied, and a posting list that exists already costs no allocation
+        // (a bulk load puts thousands of documents between two commits).
+        tokens.sort_unstable();
+        let mut tf: Vec<(String, u32)> = Vec::with_capacity(tokens.len());
         for t in tokens {
-            *tf.entry(t.as_str()).or_insert(0) += 1;
+            match tf.last_mut() {
+                Some((last, f)) if *last == t => *f += 1,
+                _ => tf.push((t, 1)),
+            }
         }
-        for t in tf.keys() {
-            self.postings.entry((*t).to_string()).or_default().insert(id);
+        for (t, _) in &tf {
+            match self.postings.get_mut(t.as_str()) {
+                Some(p) => {
+                    p.insert(id);
+                }
+                None => {
+                    self.postings.insert(t.clone(), HashSet::from([id]));
+                }
+            }
         }
-        self.tokens += tokens.len() as u64;
-        let tf = tf.into_iter().map(|(t, f)| (t.to_string(), f)).collect();
-        self.docs.insert(id, ODoc { ns: ns.clone(), tf, len: tokens.len() as u32, entities });
+        self.tokens += u64::from(len);
+        self.docs.insert(id, ODoc { ns: ns.clone(), tf, len, entities });
         if self.hidden.insert(id) {
-            *self.hidden_in.entry(ns.clone()).or_default() += 1;
+            match self.hidden_in.get_mut(ns) {
+                Some(n) => *n += 1,
+                None => {
+                    self.hidden_in.insert(ns.clone(), 1);
+                }
+            }
         }
         if let Some(r) = self.removed.get_mut(ns) {
             r.remove(&id);

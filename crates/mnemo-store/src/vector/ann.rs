@@ -42,6 +42,8 @@ pub const AUTO_MAX_LISTS: usize = 1024;
 pub const MAX_LISTS: usize = 65_536;
 /// Seed of the k-means (mixed with the row count, so each training is reproducible).
 const SEED: u64 = 0x6d6e_656d_6f49_5646;
+/// Vectors filed together by `upsert_many` (a finished training is put in place between them).
+const FILE_CHUNK: usize = 2_048;
 
 /// How the dense side is searched (from the `[index]` settings `ann`, `ann_min_vectors`,
 /// `ivf_lists`, `ivf_nprobe`).
@@ -623,6 +625,64 @@ impl AnnVectors {
         }
     }
 
+    /// Add or replace many vectors, with the result of `upsert` one by one: the batch is
+    /// checked, then each chunk of [`FILE_CHUNK`] is filed under its namespaces' nearest
+    /// centroids in one pass over every core (`Quantizer::assign_all`) and put in place in
+    /// order. A training that finished is put in place between chunks (not between vectors:
+    /// the lists computed for a chunk hold for the whole chunk). Returns each vector's codes.
+    pub fn upsert_many(&mut self, batch: &[(&Namespace, MemoryId, &[f32])]) -> Result<Vec<Code>> {
+        for (_, id, v) in batch {
+            self.check_vector(*id, v)?;
+            if let Some((_, first, w)) = batch.first() {
+                if w.len() != v.len() {
+                    return Err(CoreError::InvalidInput(format!(
+                        "memory {id}'s embedding has {} dimensions, memory {first}'s {}",
+                        v.len(),
+                        w.len()
+                    )));
+                }
+            }
+        }
+        let mut codes = Vec::with_capacity(batch.len());
+        for chunk in batch.chunks(FILE_CHUNK) {
+            self.adopt_finished();
+            let lists = self.nearest_lists(chunk);
+            for ((ns, id, v), list) in chunk.iter().zip(lists) {
+                let old = self.owner.get(id).cloned();
+                let code = Code::of(v);
+                self.put(ns, *id, Some(v), &code, list);
+                if let Some(old) = old.filter(|o| o != *ns) {
+                    self.maintain(&old);
+                }
+                self.maintain(ns);
+                codes.push(code);
+            }
+        }
+        Ok(codes)
+    }
+
+    /// The nearest list of each vector whose namespace has an IVF now (None for the others).
+    fn nearest_lists(&self, chunk: &[(&Namespace, MemoryId, &[f32])]) -> Vec<Option<u32>> {
+        let mut out = vec![None; chunk.len()];
+        let mut by_ns: HashMap<&Namespace, Vec<usize>> = HashMap::new();
+        for (i, (ns, _, _)) in chunk.iter().enumerate() {
+            if self.spaces.get(*ns).is_some_and(|s| s.coarse.is_some()) {
+                by_ns.entry(*ns).or_default().push(i);
+            }
+        }
+        for (ns, rows) in by_ns {
+            let Some(c) = self.spaces.get(ns).and_then(|s| s.coarse.as_ref()) else { continue };
+            let mut data = Vec::with_capacity(rows.len() * self.dims);
+            for &i in &rows {
+                data.extend_from_slice(chunk[i].2);
+            }
+            for (&i, (l, _)) in rows.iter().zip(c.quantizer.assign_all(&data)) {
+                out[i] = Some(l);
+            }
+        }
+        out
+    }
+
     /// Remove `id`'s row without applying the policy; the namespace it was in, if any.
     fn remove_quietly(&mut self, id: MemoryId) -> Option<Namespace> {
         let ns = self.owner.remove(&id)?;
@@ -884,6 +944,46 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("ivf_recall_target"));
+    }
+
+    #[test]
+    fn filing_a_batch_gives_what_filing_one_by_one_gives() {
+        let (a, b) = (ns("a"), ns("b"));
+        let mut one = AnnVectors::new(small(100));
+        let mut many = AnnVectors::new(small(100));
+        // Trained on exactly 100 rows (no retraining below 400, so nothing depends on timing).
+        for i in 0..300u64 {
+            one.upsert(&a, MemoryId(i as i64), &pseudo(i, 16)).unwrap();
+            many.upsert(&a, MemoryId(i as i64), &pseudo(i, 16)).unwrap();
+            if i == 99 {
+                one.finish_training();
+                many.finish_training();
+            }
+        }
+        assert!(many.ivf_lists(&a).is_some());
+        // New rows, replacements and a move to another namespace, in one batch.
+        let vectors: Vec<(Namespace, MemoryId, Vec<f32>)> = (250..390u64)
+            .map(|i| (if i == 260 { b.clone() } else { a.clone() }, MemoryId(i as i64), pseudo(7_000 + i, 16)))
+            .collect();
+        for (n, id, v) in &vectors {
+            one.upsert(n, *id, v).unwrap();
+        }
+        let batch: Vec<(&Namespace, MemoryId, &[f32])> = vectors.iter().map(|(n, id, v)| (n, *id, &v[..])).collect();
+        let codes = many.upsert_many(&batch).unwrap();
+        assert_eq!(codes[0], Code::of(&vectors[0].2));
+        many.check();
+        for i in 0..390 {
+            assert_eq!(many.list_of(MemoryId(i)), one.list_of(MemoryId(i)), "memory {i}");
+        }
+        assert!(!many.training(&a) && !one.training(&a));
+        assert_eq!(many.namespace_of(MemoryId(260)), Some(&b));
+        let q = pseudo(42, 16);
+        assert_eq!(many.search(&a, &q, 10).unwrap(), one.search(&a, &q, 10).unwrap());
+        // A bad vector anywhere in the batch changes nothing.
+        let bad = [f32::NAN; 16];
+        let before = many.len();
+        assert!(many.upsert_many(&[(&a, MemoryId(900), &pseudo(1, 16)[..]), (&a, MemoryId(901), &bad[..])]).is_err());
+        assert_eq!(many.len(), before);
     }
 
     #[test]

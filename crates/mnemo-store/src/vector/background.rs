@@ -135,6 +135,31 @@ fn apply(space: &mut Space, d: usize, change: Change) {
     }
 }
 
+/// Apply journaled changes in order, the lists of all their vectors looked up together
+/// (the centroids do not change meanwhile, so each list is what `apply` would find).
+fn apply_all(space: &mut Space, d: usize, changes: Vec<Change>) {
+    let puts: Vec<&Code> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Put(_, code) => Some(code),
+            Change::Remove(_) => None,
+        })
+        .collect();
+    let mut lists = space.nearest_lists_of_codes(&puts).into_iter();
+    drop(puts);
+    for change in changes {
+        match change {
+            Change::Put(id, code) => {
+                let l = lists.next().unwrap_or_else(|| space.nearest_list_of_code(&code.codes, code.scale));
+                space.put(l, id, &code.codes, code.scale);
+            }
+            Change::Remove(id) => {
+                space.remove(id, d);
+            }
+        }
+    }
+}
+
 fn run(rows: Vec<Arc<Block>>, plan: Plan, state: &Mutex<State>, cancelled: &AtomicBool) {
     if let Some(gate) = &plan.gate {
         // Wait until the test holding it lets go.
@@ -185,16 +210,12 @@ fn run(rows: Vec<Arc<Block>>, plan: Plan, state: &Mutex<State>, cancelled: &Atom
         }
         let Ok(mut g) = state.lock() else { return };
         if g.journal.len() <= CATCH_UP {
-            for c in std::mem::take(&mut g.journal) {
-                apply(&mut space, d, c);
-            }
+            apply_all(&mut space, d, std::mem::take(&mut g.journal));
             g.ready = Some(space);
             return;
         }
         let batch = std::mem::take(&mut g.journal);
         drop(g);
-        for c in batch {
-            apply(&mut space, d, c);
-        }
+        apply_all(&mut space, d, batch);
     }
 }

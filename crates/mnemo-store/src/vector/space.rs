@@ -186,6 +186,16 @@ impl Space {
         self.nearest_list(&v)
     }
 
+    /// The lists of many codes: `nearest_list_of_code` of each, computed together.
+    pub(crate) fn nearest_lists_of_codes(&self, codes: &[&Code]) -> Vec<u32> {
+        let Some(c) = &self.coarse else { return vec![0; codes.len()] };
+        let mut data = Vec::with_capacity(codes.iter().map(|k| k.codes.len()).sum());
+        for k in codes {
+            decode_into(&k.codes, k.scale, &mut data);
+        }
+        c.quantizer.assign_all(&data).into_iter().map(|(l, _)| l).collect()
+    }
+
     /// Add a row for `id` (not held yet) to `list` (< number of blocks).
     pub(crate) fn insert(&mut self, list: u32, id: MemoryId, codes: &[i8], scale: f32) {
         let r = Arc::make_mut(&mut self.blocks[list as usize]).push(id, codes, scale);
