@@ -6,87 +6,12 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use mnemo_core::engine::{EngineParts, RecallOptions};
+use mnemo_core::engine::RecallOptions;
 use mnemo_core::*;
 use mnemo_store::sqlite::SqliteStore;
-use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 
-/// Embeds every text as the same unit vector (the tests search lexically).
-struct FlatEmbedder;
-
-#[async_trait]
-impl Embedder for FlatEmbedder {
-    fn model_id(&self) -> &str {
-        "flat-2"
-    }
-    fn dims(&self) -> usize {
-        2
-    }
-    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        Ok(texts.iter().map(|_| vec![0.6, 0.8]).collect())
-    }
-}
-
-/// Memories are written straight to the store: the reasoner is never asked.
-struct NoReasoner;
-
-#[async_trait]
-impl Reasoner for NoReasoner {
-    async fn extract(&self, _: &Turn) -> Result<Extraction> {
-        Err(CoreError::Reasoner("not used".into()))
-    }
-    async fn reconcile(&self, _: &Candidate, _: &[Memory]) -> Result<Verdict> {
-        Ok(Verdict::Novel)
-    }
-    async fn resolve_forget(&self, _: &str, _: &[Memory]) -> Result<Vec<MemoryId>> {
-        Ok(vec![])
-    }
-    fn model_info(&self) -> ModelInfo {
-        ModelInfo { client: ClientKind::Rules, model: "none".into() }
-    }
-}
-
-fn at() -> Timestamp {
-    Timestamp(1_780_000_000_000)
-}
-
-fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>, clock: Arc<SimClock>) -> Engine {
-    Engine::new(EngineParts {
-        store,
-        index,
-        embedder: Arc::new(FlatEmbedder),
-        reasoner: Arc::new(NoReasoner),
-        clock,
-        tokens: Arc::new(CharTokenCounter),
-        policy: EnginePolicy::default(),
-    })
-    .unwrap()
-}
-
-fn index() -> Arc<dyn Index> {
-    let clock: Arc<dyn Clock> = Arc::new(SimClock::new(at()));
-    Arc::new(TantivyIndex::in_memory(TantivySettings::default(), clock).unwrap())
-}
-
-fn semantic(content: &str, pinned: bool) -> WriteOp {
-    WriteOp::Insert {
-        memory: NewMemory {
-            namespace: ns(),
-            kind: MemoryKind::Semantic,
-            content: content.to_string(),
-            claim: None,
-            entities: vec![],
-            importance: 0.8,
-            sources: vec!["user".into()],
-            provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: "test".into() },
-            created_at: at(),
-            pinned,
-            embedding: None,
-        },
-        turn: None,
-    }
-}
+mod common;
+use common::{at, engine, index};
 
 fn ns() -> Namespace {
     Namespace::new("access").unwrap()
@@ -107,7 +32,7 @@ async fn access_times_reach_the_store_in_batches_and_before_a_sweep() {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("mnemo.db")).unwrap());
     let clock = Arc::new(SimClock::new(at()));
     let e = engine(store.clone(), index(), clock.clone());
-    let id = store.apply(&ns(), at(), vec![semantic("Ben phone is 555-0100", false)]).await.unwrap()[0];
+    let id = store.apply(&ns(), at(), vec![common::semantic(&ns(), "Ben phone is 555-0100", false)]).await.unwrap()[0];
     e.sync_index(&|_, _| {}).await.unwrap();
 
     assert_eq!(recall(&e).await, vec![id]);
@@ -135,7 +60,7 @@ async fn access_times_reach_the_store_in_batches_and_before_a_sweep() {
     // And by the next write, and by a flush of the engine (before a process exits).
     clock.advance(1_000);
     recall(&e).await;
-    let WriteOp::Insert { memory, .. } = semantic("Ana desk is 4B", false) else { unreachable!() };
+    let WriteOp::Insert { memory, .. } = common::semantic(&ns(), "Ana desk is 4B", false) else { unreachable!() };
     let turn =
         NewTurn { namespace: ns(), source: "user".into(), at: at(), text: "Ana desk is 4B".into(), external_id: None };
     e.ingest(&ns(), vec![(turn, memory)]).await.unwrap();

@@ -7,88 +7,13 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use mnemo_core::engine::{EngineParts, RecallOptions};
+use mnemo_core::engine::RecallOptions;
 use mnemo_core::planner::Pack;
 use mnemo_core::*;
 use mnemo_store::sqlite::SqliteStore;
-use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 
-/// Embeds every text as the same unit vector (the tests search lexically).
-struct FlatEmbedder;
-
-#[async_trait]
-impl Embedder for FlatEmbedder {
-    fn model_id(&self) -> &str {
-        "flat-2"
-    }
-    fn dims(&self) -> usize {
-        2
-    }
-    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        Ok(texts.iter().map(|_| vec![0.6, 0.8]).collect())
-    }
-}
-
-/// Memories are written straight to the store: the reasoner is never asked.
-struct NoReasoner;
-
-#[async_trait]
-impl Reasoner for NoReasoner {
-    async fn extract(&self, _: &Turn) -> Result<Extraction> {
-        Err(CoreError::Reasoner("not used".into()))
-    }
-    async fn reconcile(&self, _: &Candidate, _: &[Memory]) -> Result<Verdict> {
-        Ok(Verdict::Novel)
-    }
-    async fn resolve_forget(&self, _: &str, _: &[Memory]) -> Result<Vec<MemoryId>> {
-        Ok(vec![])
-    }
-    fn model_info(&self) -> ModelInfo {
-        ModelInfo { client: ClientKind::Rules, model: "none".into() }
-    }
-}
-
-fn at() -> Timestamp {
-    Timestamp(1_780_000_000_000)
-}
-
-fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>) -> Engine {
-    Engine::new(EngineParts {
-        store,
-        index,
-        embedder: Arc::new(FlatEmbedder),
-        reasoner: Arc::new(NoReasoner),
-        clock: Arc::new(SimClock::new(at())),
-        tokens: Arc::new(CharTokenCounter),
-        policy: EnginePolicy::default(),
-    })
-    .unwrap()
-}
-
-fn index() -> Arc<dyn Index> {
-    let clock: Arc<dyn Clock> = Arc::new(SimClock::new(at()));
-    Arc::new(TantivyIndex::in_memory(TantivySettings::default(), clock).unwrap())
-}
-
-fn semantic(content: &str, pinned: bool) -> WriteOp {
-    WriteOp::Insert {
-        memory: NewMemory {
-            namespace: ns(),
-            kind: MemoryKind::Semantic,
-            content: content.to_string(),
-            claim: None,
-            entities: vec![],
-            importance: 0.8,
-            sources: vec!["user".into()],
-            provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: "test".into() },
-            created_at: at(),
-            pinned,
-            embedding: None,
-        },
-        turn: None,
-    }
-}
+mod common;
+use common::{at, engine, index};
 
 fn tombstone(id: MemoryId, superseded_by: Option<MemoryRef>) -> WriteOp {
     WriteOp::Tombstone { id, reason: "test".into(), superseded_by, turn: None }
@@ -118,17 +43,17 @@ async fn another_writer_is_seen(share_index: bool) {
     let store_b: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).unwrap());
     let index_b = index();
     let index_a = if share_index { index_b.clone() } else { index() };
-    let a = engine(store_a.clone(), index_a);
-    let b = engine(store_b, index_b);
+    let a = engine(store_a.clone(), index_a, Arc::new(SimClock::new(at())));
+    let b = engine(store_b, index_b, Arc::new(SimClock::new(at())));
 
     let ids = store_a
         .apply(
             &ns(),
             at(),
             vec![
-                semantic("Ben phone is 555-0100", false),
-                semantic("standup pinned rule: Ben phone calls first", true),
-                semantic("Ben phone plan is prepaid", false),
+                common::semantic(&ns(), "Ben phone is 555-0100", false),
+                common::semantic(&ns(), "standup pinned rule: Ben phone calls first", true),
+                common::semantic(&ns(), "Ben phone plan is prepaid", false),
             ],
         )
         .await
@@ -147,7 +72,7 @@ async fn another_writer_is_seen(share_index: bool) {
             &ns(),
             at(),
             vec![
-                semantic("Ben phone is 555-0199", false),
+                common::semantic(&ns(), "Ben phone is 555-0199", false),
                 tombstone(ids[0], Some(MemoryRef::New(0))),
                 tombstone(ids[1], None),
                 WriteOp::Reinforce { id: ids[2], source: "crm".into(), turn: None },
@@ -196,8 +121,8 @@ async fn another_engine_sharing_the_index_that_is_ahead() {
 async fn own_writes_and_forgets_are_seen_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("mnemo.db")).unwrap());
-    let e = engine(store.clone(), index());
-    let ids = store.apply(&ns(), at(), vec![semantic("Ben phone is 555-0100", true)]).await.unwrap();
+    let e = engine(store.clone(), index(), Arc::new(SimClock::new(at())));
+    let ids = store.apply(&ns(), at(), vec![common::semantic(&ns(), "Ben phone is 555-0100", true)]).await.unwrap();
     e.sync_index(&|_, _| {}).await.unwrap();
     assert_eq!(recall(&e).await, vec!["Ben phone is 555-0100"]);
     store.apply(&ns(), at(), vec![tombstone(ids[0], None)]).await.unwrap();

@@ -78,24 +78,10 @@ mod tests {
 
     use super::*;
 
-    fn pseudo_unit(seed: u64, dims: usize) -> Vec<f32> {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let v: Vec<f32> = (0..dims)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-            })
-            .collect();
-        let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt();
-        v.into_iter().map(|a| a / norm).collect()
-    }
-
     #[test]
     fn int8_round_trip_is_within_the_contracts_tolerance_and_a_quarter_of_the_bytes() {
         for seed in 0..50 {
-            let v = pseudo_unit(seed, 256);
+            let v = crate::vector::pseudo(seed, 256);
             let blob = encode(&v).unwrap();
             assert_eq!(blob.len(), 260, "a scale and one byte per component");
             let back = decode(Some(CODEC_INT8), &blob).unwrap();
@@ -109,7 +95,7 @@ mod tests {
     #[test]
     fn re_storing_a_decoded_vector_keeps_its_codes() {
         for seed in 0..50 {
-            let blob = encode(&pseudo_unit(seed, 256)).unwrap();
+            let blob = encode(&crate::vector::pseudo(seed, 256)).unwrap();
             let again = encode(&decode(Some(CODEC_INT8), &blob).unwrap()).unwrap();
             assert_eq!(blob[SCALE_BYTES..], again[SCALE_BYTES..], "seed {seed}: the codes");
             let scale = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);

@@ -208,7 +208,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
-/// A deterministic pseudo-random unit vector (for tests of this module and its parts).
+/// A deterministic pseudo-random unit vector (for tests of this crate: the IVF and the store's codes).
 #[cfg(test)]
 pub(crate) fn pseudo(i: u64, d: usize) -> Vec<f32> {
     let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
