@@ -20,8 +20,16 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
+use crate::error::{CoreError, StoreErrorKind};
 use crate::model::{MemoryId, Namespace};
 use crate::time::Timestamp;
+
+/// Whether `e`, from writing access times, means only that the store cannot keep them (a
+/// read-only store such as a mounted backup, or a full disk): recall goes on, the times are
+/// dropped and the caller says so.
+pub(crate) fn only_times_lost(e: &CoreError) -> bool {
+    matches!(e.store_kind(), Some(StoreErrorKind::ReadOnly | StoreErrorKind::Full))
+}
 
 /// Pending accesses (distinct memories) that make the next recall write them.
 pub(crate) const FLUSH_MEMORIES: usize = 4_096;
@@ -65,12 +73,18 @@ impl PendingAccess {
         let g = &mut *g;
         let held = g.by_ns.entry(ns.clone()).or_default();
         for id in ids {
-            let newest = held.entry(*id).or_insert(at);
-            if at > *newest {
-                *newest = at;
+            match held.entry(*id) {
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    if at > *e.get() {
+                        e.insert(at);
+                    }
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(at);
+                    g.count += 1;
+                }
             }
         }
-        g.count = g.by_ns.values().map(HashMap::len).sum();
         let since = *g.since.get_or_insert(at);
         !g.written_once || g.count >= FLUSH_MEMORIES || at.millis().saturating_sub(since.millis()) >= FLUSH_AFTER_MS
     }

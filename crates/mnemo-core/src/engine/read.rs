@@ -65,14 +65,7 @@ impl Engine {
     /// said so in its pack).
     pub async fn flush_index(&self) -> Result<()> {
         match self.write_accesses().await {
-            Err(e)
-                if !matches!(
-                    e.store_kind(),
-                    Some(crate::error::StoreErrorKind::ReadOnly | crate::error::StoreErrorKind::Full)
-                ) =>
-            {
-                return Err(e)
-            }
+            Err(e) if !super::access::only_times_lost(&e) => return Err(e),
             _ => {}
         }
         self.index.flush().await

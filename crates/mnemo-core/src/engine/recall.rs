@@ -120,12 +120,7 @@ impl Engine {
                     Ok(()) => {}
                     // A read-only store (a mounted backup) or a full disk still recalls; only the
                     // recall times, which feed no decay, are not kept — and the pack says so.
-                    Err(e)
-                        if matches!(
-                            e.store_kind(),
-                            Some(crate::error::StoreErrorKind::ReadOnly | crate::error::StoreErrorKind::Full)
-                        ) =>
-                    {
+                    Err(e) if super::access::only_times_lost(&e) => {
                         pack.notes.push(format!("recall times not recorded: {e}"))
                     }
                     Err(e) => return Err(e),

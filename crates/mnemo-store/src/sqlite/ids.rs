@@ -46,7 +46,8 @@ pub(crate) fn ensure_key(conn: &Connection) -> std::result::Result<(), rusqlite:
         .map(|_| ())
 }
 
-fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+/// A value of `store_meta` (None: no row for `key`).
+pub(crate) fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
     conn.prepare_cached("SELECT value FROM store_meta WHERE key = ?1")
         .db()?
         .query_row([key], |r| r.get(0))

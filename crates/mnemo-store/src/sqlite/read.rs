@@ -161,14 +161,7 @@ pub(crate) fn namespaces(conn: &Connection) -> Result<Vec<Namespace>, CoreError>
 
 /// The store's identity (schema version 2's `store_meta`).
 pub(crate) fn identity(conn: &Connection) -> Result<mnemo_contract::StoreIdentity, CoreError> {
-    use rusqlite::OptionalExtension;
-    let get = |key: &str| -> Result<Option<String>, CoreError> {
-        conn.prepare_cached("SELECT value FROM store_meta WHERE key = ?1")
-            .db()?
-            .query_row([key], |r| r.get(0))
-            .optional()
-            .db()
-    };
+    let get = |key: &str| super::ids::meta(conn, key);
     let id = get("identity")?.ok_or_else(|| CoreError::Store("store_meta has no identity row".into()))?;
     let generation = get("generation")?
         .ok_or_else(|| CoreError::Store("store_meta has no generation row".into()))?

@@ -498,10 +498,7 @@ impl TantivyIndex {
         if !self.read()?.vectors.has_finished_training() {
             return Ok(());
         }
-        let mut g = self.write()?;
-        let g = &mut *g;
-        g.vectors.adopt_finished();
-        queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
+        adopt_training(&mut *self.write()?, self.dir.is_some());
         Ok(())
     }
 
@@ -595,6 +592,12 @@ fn queue_ivf_changes(vectors: &mut AnnVectors, pending: &mut Vec<VecOp>, persist
             pending.push(VecOp::Ivf(ns, snap));
         }
     }
+}
+
+/// Put a finished background training in place and queue what it changed for the log.
+fn adopt_training(g: &mut Inner, persist: bool) {
+    g.vectors.adopt_finished();
+    queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, persist);
 }
 
 /// File a run of vectors (see `upsert_vectors`) and empty it.
@@ -810,9 +813,8 @@ impl Index for TantivyIndex {
                 return Err(stale_err(&g));
             }
             // A training finished since the last write is put in place (and logged) now.
+            adopt_training(&mut g, self.dir.is_some());
             let g = &mut *g;
-            g.vectors.adopt_finished();
-            queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
             // Read-only: every write was refused, so nothing of the store's is waiting here (an
             // IVF retrained at open lives in memory only).
             if dirty(g) && !self.settings.read_only {
