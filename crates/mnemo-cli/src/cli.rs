@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// per-kind quotas and a trace, and graded before the agent acts. Offline by default: the
 /// deterministic fake model reads tagged lines such as `[SEM] Northwind Labs | owner | Ben`.
 #[derive(Debug, Parser)]
-#[command(name = "mnemo", version, propagate_version = true)]
+#[command(name = "mnemo", version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("MNEMO_BUILD_COMMIT"), ")"), propagate_version = true)]
 pub struct Cli {
     /// Data directory (store and index live here).
     #[arg(long, global = true, env = "MNEMO_DATA_DIR", default_value = "mnemo-data")]

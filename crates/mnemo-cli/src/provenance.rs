@@ -2,27 +2,10 @@
 use mnemo_core::{Clock, SystemClock};
 use mnemo_report::RunProvenance;
 
-/// `git rev-parse HEAD` (+ "-dirty" when the tree has changes), or "unknown".
+/// The commit the binary was built from (+ "-dirty" when the checkout had uncommitted changes
+/// then), or "unknown" when it was built outside a git checkout; recorded by `build.rs`.
 pub fn git_commit() -> String {
-    let run = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    match run(&["rev-parse", "HEAD"]) {
-        Some(h) if !h.is_empty() => {
-            let dirty = run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-            if dirty {
-                format!("{h}-dirty")
-            } else {
-                h
-            }
-        }
-        _ => "unknown".to_string(),
-    }
+    env!("MNEMO_BUILD_COMMIT").to_string()
 }
 
 /// A provenance block for a run.

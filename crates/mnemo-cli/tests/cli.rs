@@ -248,3 +248,23 @@ fn every_recall_is_grounded_and_graded() {
             .unwrap();
     assert!(raw.get("items").is_some() && raw.get("verdict").is_none());
 }
+
+#[test]
+fn version_names_the_commit_the_binary_was_built_from_wherever_it_runs() {
+    // Run from a directory outside any checkout: the commit is the build's, not the cwd's.
+    let d = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mnemo")).arg("--version").current_dir(d.path()).output().unwrap();
+    let version = ok(&out);
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match head {
+        // Built in this checkout at its HEAD (cargo builds again when HEAD moves).
+        Some(h) => assert!(version.contains(&format!("(commit {h}")), "{version} does not name {h}"),
+        None => assert!(version.contains("(commit unknown)"), "{version}"),
+    }
+}
