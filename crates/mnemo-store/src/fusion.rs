@@ -181,9 +181,13 @@ fn beside<A, B: Send>(here: impl FnOnce() -> A, there: impl FnOnce() -> B + Send
     })
 }
 
-/// How many candidates each signal contributes to a fusion returning `limit` hits.
+/// How many candidates each signal contributes to a fusion returning `limit` hits: half as
+/// many again as the limit, at least 100 (100 at the default 64 candidates). Deeper rankings
+/// only reorder near-ties between lexical ranks (the fused top 64 from 100 rows holds the same
+/// memories as from 128, bench/RESULTS.md) while the dense search's cost grows with the rows
+/// asked of it.
 pub fn fusion_depth(limit: usize) -> usize {
-    limit.saturating_mul(2).max(100)
+    limit.saturating_add(limit / 2).max(100)
 }
 
 /// Fuse ranked id lists `(weight, ids best first)`; returns at most `limit` hits, scores in

@@ -1,17 +1,21 @@
-//! How deep each ranking must go for the fused top 64: the hybrid search asks each ranking for
-//! `fusion_depth(64)` = 128 rows; here the fused top 64 from shallower rankings (each asked
-//! for `depth` rows, the dense one by its own search at that limit) is compared with it, with
-//! the default fusion settings. A cheaper depth is only worth taking if this overlap is ~1.
+//! How deep each ranking must go for the fused top 64: the fused top 64 from rankings of 128
+//! rows each (twice the limit: the hybrid search's depth before it became `fusion_depth(64)` =
+//! 100) is compared with the fused top 64 from shallower rankings (each asked for `depth` rows,
+//! the dense one by its own search at that limit), with the default fusion settings. A cheaper
+//! depth is only worth taking if this overlap is ~1.
 use std::sync::Arc;
 
 use mnemo_core::{Index, MemoryId, SearchMode, SearchQuery};
-use mnemo_store::fusion::{fusion_depth, rrf, FusionSettings};
+use mnemo_store::fusion::{rrf, FusionSettings};
 
 use super::synth::Corpus;
 use super::{ns_of, ScaleArgs};
 use crate::error::Result;
 
 const LIMIT: usize = 64;
+
+/// The rows of the reference rankings: twice the limit.
+const REFERENCE_DEPTH: usize = 2 * LIMIT;
 
 async fn ranking(index: &Arc<dyn Index>, q: &SearchQuery, mode: SearchMode, limit: usize) -> Result<Vec<MemoryId>> {
     let hits = index.search(&SearchQuery { mode, limit, ..q.clone() }).await?;
@@ -34,7 +38,7 @@ pub(crate) async fn overlap_rows(
     push: &mut impl FnMut(&'static str, f64, &'static str, &str),
 ) -> Result<()> {
     let f = FusionSettings::default();
-    let full = fusion_depth(LIMIT);
+    let full = REFERENCE_DEPTH;
     let queries = args.recall_queries.max(1);
     let mut shared = vec![0.0f64; depths.len()];
     let mut same = vec![0usize; depths.len()];

@@ -27,6 +27,15 @@ pub struct RecallOptions {
     pub no_touch: bool,
 }
 
+/// What the catch-up check found (see `Engine::index_lag`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IndexLag {
+    /// The index holds every change the store does.
+    Current,
+    /// The store holds changes the index has not applied: sync before searching.
+    Behind,
+}
+
 impl Engine {
     /// Recall a pack for `query` in `ns`.
     pub async fn recall(&self, ns: &Namespace, query: &str, opts: &RecallOptions) -> Result<Pack> {
@@ -47,37 +56,54 @@ impl Engine {
             return Err(CoreError::InvalidInput("candidates must be at least 1".into()));
         }
         let mode = opts.mode.unwrap_or(self.policy.recall.mode);
-        let embed = async {
-            match mode {
-                SearchMode::Lexical => Ok(None),
-                _ => Ok(self.embedder.embed(&[query.to_string()]).await?.into_iter().next()),
+        // The index must hold every change the store does before its answer is used (another
+        // process may have written). The check runs at the same time as the embedding and a
+        // speculative search, not before them; only when it finds the index behind is the
+        // index caught up and searched again. A write landing after the check is missed
+        // either way, as by a check made before the search.
+        let speculative = async {
+            let embedding = match mode {
+                SearchMode::Lexical => None,
+                _ => self
+                    .embedder
+                    .embed(&[query.to_string()])
+                    .instrument(tracing::info_span!("embed"))
+                    .await?
+                    .into_iter()
+                    .next(),
+            };
+            let search = SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode };
+            let hits = self.index.search(&search).instrument(tracing::info_span!("search", limit)).await;
+            Ok::<_, CoreError>((search, hits))
+        };
+        // The pinned memories do not depend on the hits: read them while the index searches,
+        // once the check has brought the recall cache up to the store.
+        let checked = async {
+            let lag = self.index_lag().instrument(tracing::info_span!("catch_up_check")).await?;
+            let pinned = self.pinned_packable(ns).instrument(tracing::info_span!("pinned")).await?;
+            Ok::<_, CoreError>((lag, pinned))
+        };
+        let ((search, speculative_hits), (lag, pinned)) = tokio::try_join!(speculative, checked)?;
+        let hits = match lag {
+            IndexLag::Current => speculative_hits,
+            IndexLag::Behind => {
+                self.sync().instrument(tracing::info_span!("index_catch_up")).await?;
+                self.index.search(&search).instrument(tracing::info_span!("search_again", limit)).await
             }
         };
-        // The index must hold every change the store does before it is searched (another
-        // process may have written): checked while the query is embedded.
-        let (embedding, ()) = tokio::try_join!(
-            embed.instrument(tracing::info_span!("embed")),
-            self.catch_up_index().instrument(tracing::info_span!("catch_up_check"))
-        )?;
-        let search = SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode };
-        let searched = async {
-            match self.index.search(&search).instrument(tracing::info_span!("search", limit)).await {
-                Ok(h) => Ok((h, None)),
-                Err(why @ CoreError::IndexFailure { .. }) => {
-                    // The index found itself damaged: rebuild it from the store, search once more.
-                    let r = self.sync().await?;
-                    let note = match r.rebuilt_because {
-                        Some(because) => format!("the index was rebuilt from the store before this search: {because}"),
-                        None => format!("a search of the index failed and was retried: {why}"),
-                    };
-                    Ok((self.index.search(&search).await?, Some(note)))
-                }
-                Err(e) => Err(e),
+        let (hits, note) = match hits {
+            Ok(h) => (h, None),
+            Err(why @ CoreError::IndexFailure { .. }) => {
+                // The index found itself damaged: rebuild it from the store, search once more.
+                let r = self.sync().await?;
+                let note = match r.rebuilt_because {
+                    Some(because) => format!("the index was rebuilt from the store before this search: {because}"),
+                    None => format!("a search of the index failed and was retried: {why}"),
+                };
+                (self.index.search(&search).await?, Some(note))
             }
+            Err(e) => return Err(e),
         };
-        // The pinned memories do not depend on the hits: read them while the index searches.
-        let ((hits, note), pinned) =
-            tokio::try_join!(searched, self.pinned_packable(ns).instrument(tracing::info_span!("pinned")))?;
         notes.extend(note);
         let relevance: HashMap<MemoryId, f32> = hits.iter().map(|h| (h.id, h.score)).collect();
         let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
@@ -130,24 +156,23 @@ impl Engine {
         Ok(pack)
     }
 
-    /// Bring the index up to the store if the store holds a newer revision than the index's
-    /// watermark: one look at each (at once), and a replay only when another process (a
-    /// server sharing this store, with an index of its own) wrote since. Without it such an
-    /// index would answer from what it last saw: a superseded value, a forgotten memory.
-    async fn catch_up_index(&self) -> Result<()> {
+    /// Whether the store holds a newer revision than the index's watermark: one look at each
+    /// (at once). Behind means another process (a server sharing this store, with an index of
+    /// its own) wrote since; without a catch-up such an index would answer from what it last
+    /// saw: a superseded value, a forgotten memory. The recall cache is brought up to the
+    /// store's newest revision either way (a sync that follows only adds to what it holds).
+    async fn index_lag(&self) -> Result<IndexLag> {
         let (newest, state) = tokio::try_join!(self.store.max_rev(), self.index.state())?;
+        self.recall_cache.catch_up(newest);
         if let IndexState::UpTo(w) = state {
             // A persistent index reports its durable watermark, which trails what this
             // process has already applied until its next commit: either one will do.
             let applied = self.applied_rev.lock().await.unwrap_or(0);
             if w.max(applied) >= newest {
-                self.recall_cache.catch_up(newest);
-                return Ok(());
+                return Ok(IndexLag::Current);
             }
         }
-        self.sync().instrument(tracing::info_span!("index_catch_up", newest)).await?;
-        self.recall_cache.catch_up(newest);
-        Ok(())
+        Ok(IndexLag::Behind)
     }
 
     /// The memories of `ns` among `ids`, in that order, as recall packs them: from the recall
