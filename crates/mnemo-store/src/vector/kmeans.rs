@@ -10,7 +10,8 @@
 //! groups only): ~10× fewer dot products, but on the scale benchmark's topic vectors, whose
 //! clusters are unrelated to each other, it filed so many vectors under a wrong list that
 //! recall@10 fell from .93 to .53 (1,024 lists, 100k vectors).
-use super::{dot, split};
+use super::kernels::dots_f32;
+use super::split;
 
 /// Sample points per list used to train the centroids (faiss uses 39..256; the lists only
 /// need to be roughly right for IVF to find the neighbours).
@@ -40,12 +41,13 @@ impl Rng {
     }
 }
 
-/// The nearest of `centroids` (rows of `d`) to `v` and its dot product; ties to the lower index.
+/// The nearest of `centroids` (rows of `v.len()`) to `v` and its dot product; ties to the
+/// lower index. `scores` is scratch space of one slot per centroid.
 #[inline]
-pub(crate) fn nearest(centroids: &[f32], d: usize, v: &[f32]) -> (u32, f32) {
+fn nearest(centroids: &[f32], v: &[f32], scores: &mut [f32]) -> (u32, f32) {
+    dots_f32(centroids, v, scores);
     let mut best = (0u32, f32::NEG_INFINITY);
-    for (i, c) in centroids.chunks_exact(d).enumerate() {
-        let s = dot(c, v);
+    for (i, &s) in scores.iter().enumerate() {
         if s > best.1 {
             best = (i as u32, s);
         }
@@ -57,7 +59,8 @@ pub(crate) fn nearest(centroids: &[f32], d: usize, v: &[f32]) -> (u32, f32) {
 fn assign_exact(data: &[f32], d: usize, centroids: &[f32]) -> Vec<(u32, f32)> {
     let rows = data.len() / d;
     split(rows, PARALLEL_ASSIGN, |lo, hi| {
-        data[lo * d..hi * d].chunks_exact(d).map(|v| nearest(centroids, d, v)).collect::<Vec<_>>()
+        let mut scores = vec![0f32; centroids.len() / d];
+        data[lo * d..hi * d].chunks_exact(d).map(|v| nearest(centroids, v, &mut scores)).collect::<Vec<_>>()
     })
     .concat()
 }
@@ -81,7 +84,7 @@ impl Quantizer {
 
     /// The nearest centroid to `v`.
     pub(crate) fn nearest(&self, v: &[f32]) -> (u32, f32) {
-        nearest(&self.centroids, self.d, v)
+        nearest(&self.centroids, v, &mut vec![0f32; self.centroids.len() / self.d.max(1)])
     }
 
     /// The nearest centroid of every row of `data`, using every core.

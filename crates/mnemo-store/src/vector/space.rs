@@ -9,15 +9,18 @@
 use mnemo_contract::MemoryId;
 use std::sync::Arc;
 
-use super::code::{decode_into, dot_i8, Code};
+use super::code::{decode_into, Code};
 use super::idmap::IdMap;
+use super::kernels::{dots_f32, dots_i8};
 use super::kmeans::Quantizer;
-use super::{best_first, dot, split, threads, Scored, TopK, PARALLEL_ROWS};
+use super::{best_first, split, threads, Scored, TopK, PARALLEL_ROWS};
 
 /// Probed rows above which an IVF search is split over threads.
 const PARALLEL_PROBED: usize = 32_000;
 /// Rows decoded at a time when rows are filed under centroids.
 const FILE_CHUNK: usize = 4_096;
+/// Rows whose dots are computed together before their scores are offered.
+const SCAN_CHUNK: usize = 256;
 
 /// Rows of `d` codes: `codes[i*d..(i+1)*d]` × `scales[i]` is the vector of `ids[i]`.
 #[derive(Clone, Default)]
@@ -66,11 +69,19 @@ impl Block {
     }
 
     /// The best `k` of rows `lo..hi` for `q`, packed `list << 32 | row`.
-    fn top_k(&self, d: usize, q: &Code, list: usize, lo: usize, hi: usize, top: &mut TopK) {
+    /// `dots` is scratch space of at least [`SCAN_CHUNK`] slots.
+    fn top_k(&self, q: &Code, list: usize, lo: usize, hi: usize, top: &mut TopK, dots: &mut [i32]) {
         let l = (list as u64) << 32;
-        for (i, (c, s)) in self.codes[lo * d..hi * d].chunks_exact(d).zip(&self.scales[lo..hi]).enumerate() {
-            let score = dot_i8(c, &q.codes) as f32 * s * q.scale;
-            top.offer(Scored { score, row: l | (lo + i) as u64 });
+        let d = q.codes.len();
+        let mut r = lo;
+        while r < hi {
+            let end = (r + SCAN_CHUNK).min(hi);
+            let dots = &mut dots[..end - r];
+            dots_i8(&self.codes[r * d..end * d], &q.codes, dots);
+            for (i, (&dot, s)) in dots.iter().zip(&self.scales[r..end]).enumerate() {
+                top.offer(Scored { score: dot as f32 * s * q.scale, row: l | (r + i) as u64 });
+            }
+            r = end;
         }
     }
 }
@@ -259,7 +270,7 @@ impl Space {
             let b = &self.blocks[l];
             split(b.len(), PARALLEL_ROWS, |lo, hi| {
                 let mut top = TopK::new(k);
-                b.top_k(d, qc, l, lo, hi, &mut top);
+                b.top_k(qc, l, lo, hi, &mut top, &mut [0; SCAN_CHUNK]);
                 top.into_vec()
             })
             .concat()
@@ -268,9 +279,10 @@ impl Space {
             let min_parallel = if rows >= PARALLEL_PROBED && threads() > 1 { 2 } else { usize::MAX };
             split(lists.len(), min_parallel, |lo, hi| {
                 let mut top = TopK::new(k);
+                let mut dots = [0; SCAN_CHUNK];
                 for &l in &lists[lo..hi] {
                     let b = &self.blocks[l];
-                    b.top_k(d, qc, l, 0, b.len(), &mut top);
+                    b.top_k(qc, l, 0, b.len(), &mut top, &mut dots);
                 }
                 top.into_vec()
             })
@@ -284,13 +296,11 @@ impl Space {
 
     /// Lists to scan: the `nprobe` nearest centroids, then on down until `k` rows are covered.
     fn probe_order(&self, c: &Coarse, d: usize, q: &[f32], k: usize, nprobe: usize) -> Vec<usize> {
-        let mut order: Vec<Scored> = c
-            .quantizer
-            .centroids()
-            .chunks_exact(d)
-            .enumerate()
-            .map(|(i, c)| Scored { score: dot(c, q), row: i as u64 })
-            .collect();
+        let centroids = c.quantizer.centroids();
+        let mut scores = vec![0f32; centroids.len() / d.max(1)];
+        dots_f32(centroids, q, &mut scores);
+        let mut order: Vec<Scored> =
+            scores.into_iter().enumerate().map(|(i, score)| Scored { score, row: i as u64 }).collect();
         let want = nprobe.clamp(1, order.len().max(1));
         if want < order.len() {
             order.select_nth_unstable_by(want - 1, |a, b| b.cmp(a));

@@ -1,0 +1,200 @@
+//! The two inner loops of a dense search, over many rows at once: int8 code dots (the IVF
+//! lists' scan) and `f32` dots (centroid scoring: probe order and filing vectors).
+//!
+//! Why compiled twice: the build targets baseline x86-64 (SSE2), where the int8 dot has no
+//! wide multiply-add and the `f32` dot works 4 lanes at a time; this machine class has AVX2.
+//! The same plain loops are compiled a second time with AVX2 enabled and chosen at run time
+//! when the CPU has it (other CPUs keep the portable copy). The loops are the same source, so
+//! both copies compute the same numbers: the int8 dots are exact integers, and the `f32` dots
+//! keep the order of [`dot`](super::dot) (8 lanes, each summed in dimension order, then the
+//! lanes in order, then the tail; no fused multiply-add), so a vector is filed under the same
+//! centroid and a search returns the same rows on every CPU.
+//!
+//! Several rows at a time: the `f32` loop scores [`F32_ROWS`] rows per pass over the query,
+//! independent sums that keep the adder busy where one row's sum waits on its last add.
+
+/// `f32` rows scored together.
+const F32_ROWS: usize = 4;
+
+/// Which copy of the loops runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    /// Baseline instructions (any CPU).
+    Portable,
+    /// AVX2 (x86-64 CPUs that have it).
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+impl Kernel {
+    /// The fastest copy this CPU runs (the answer is cached by the standard library).
+    #[inline]
+    pub(crate) fn best() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            return Kernel::Avx2;
+        }
+        Kernel::Portable
+    }
+
+    /// Every copy this CPU runs (for tests).
+    #[cfg(test)]
+    pub(crate) fn available() -> Vec<Kernel> {
+        let mut v = vec![Kernel::Portable];
+        if Kernel::best() != Kernel::Portable {
+            v.push(Kernel::best());
+        }
+        v
+    }
+}
+
+/// `out[r] = Σ rows[r·d + i] · q[i]` for every row of `rows` (rows of `d = q.len()` codes).
+#[inline]
+pub(crate) fn dots_i8(rows: &[i8], q: &[i8], out: &mut [i32]) {
+    dots_i8_with(Kernel::best(), rows, q, out);
+}
+
+/// `out[r]` = the dot of row `r` of `rows` with `q`, as [`dot`](super::dot) computes it.
+#[inline]
+pub(crate) fn dots_f32(rows: &[f32], q: &[f32], out: &mut [f32]) {
+    dots_f32_with(Kernel::best(), rows, q, out);
+}
+
+/// [`dots_i8`] by the given copy (which must be one that this CPU runs: see [`Kernel::best`]).
+pub(crate) fn dots_i8_with(kernel: Kernel, rows: &[i8], q: &[i8], out: &mut [i32]) {
+    match kernel {
+        Kernel::Portable => dots_i8_body(rows, q, out),
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 => {
+            // SAFETY: `Kernel::Avx2` is only chosen (`Kernel::best`) when
+            // `is_x86_feature_detected!("avx2")` said this CPU has AVX2, which is all that
+            // `avx2::dots_i8` requires; it is otherwise safe code over slices.
+            #[allow(unsafe_code)]
+            unsafe {
+                avx2::dots_i8(rows, q, out)
+            }
+        }
+    }
+}
+
+/// [`dots_f32`] by the given copy (which must be one that this CPU runs).
+pub(crate) fn dots_f32_with(kernel: Kernel, rows: &[f32], q: &[f32], out: &mut [f32]) {
+    match kernel {
+        Kernel::Portable => dots_f32_body(rows, q, out),
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 => {
+            // SAFETY: as in `dots_i8_with`: chosen only when the CPU has AVX2.
+            #[allow(unsafe_code)]
+            unsafe {
+                avx2::dots_f32(rows, q, out)
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    /// The int8 loop compiled with AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn dots_i8(rows: &[i8], q: &[i8], out: &mut [i32]) {
+        super::dots_i8_body(rows, q, out)
+    }
+
+    /// The `f32` loop compiled with AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn dots_f32(rows: &[f32], q: &[f32], out: &mut [f32]) {
+        super::dots_f32_body(rows, q, out)
+    }
+}
+
+/// The int8 loop (inlined into each copy). Integer sums: any order gives the same result,
+/// so the compiler may vectorise it as it likes. At most 127² · d: fits an `i32` up to 133k
+/// dimensions.
+#[inline(always)]
+fn dots_i8_body(rows: &[i8], q: &[i8], out: &mut [i32]) {
+    let d = q.len().max(1);
+    for (o, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
+        *o = row.iter().zip(q).map(|(&a, &b)| a as i32 * b as i32).sum();
+    }
+}
+
+/// The `f32` loop (inlined into each copy): [`F32_ROWS`] rows per pass, each summed as
+/// [`dot`](super::dot) sums it.
+#[inline(always)]
+fn dots_f32_body(rows: &[f32], q: &[f32], out: &mut [f32]) {
+    let d = q.len().max(1);
+    let whole = d / 8 * 8;
+    let (qc, qt) = q.split_at(whole);
+    let mut outs = out.chunks_exact_mut(F32_ROWS);
+    let mut groups = rows.chunks_exact(d * F32_ROWS);
+    for (o, g) in (&mut outs).zip(&mut groups) {
+        let mut acc = [[0f32; 8]; F32_ROWS];
+        for (j, qx) in qc.chunks_exact(8).enumerate() {
+            for (r, a) in acc.iter_mut().enumerate() {
+                let x = &g[r * d + j * 8..r * d + j * 8 + 8];
+                for i in 0..8 {
+                    a[i] += x[i] * qx[i];
+                }
+            }
+        }
+        for (r, (a, o)) in acc.iter().zip(o.iter_mut()).enumerate() {
+            let row = &g[r * d..(r + 1) * d];
+            *o = finish(a, &row[whole..], qt);
+        }
+    }
+    for (o, row) in outs.into_remainder().iter_mut().zip(groups.remainder().chunks_exact(d)) {
+        *o = super::dot(row, q);
+    }
+}
+
+/// The lanes summed in order, plus the tail (as [`dot`](super::dot) ends).
+#[inline(always)]
+fn finish(acc: &[f32; 8], row_tail: &[f32], q_tail: &[f32]) -> f32 {
+    let tail: f32 = row_tail.iter().zip(q_tail).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{dot, pseudo};
+    use super::*;
+    use crate::vector::code::Code;
+
+    #[test]
+    fn every_kernel_gives_the_portable_dots_exactly() {
+        // Odd dimensions and row counts exercise the tails (dims % 8, rows % F32_ROWS).
+        for d in [1usize, 7, 8, 19, 256, 259] {
+            let q = pseudo(d as u64, d);
+            let qc = Code::of(&q);
+            let n = 13;
+            let mut rows = Vec::new();
+            let mut codes = Vec::new();
+            for i in 0..n {
+                let v = pseudo(100 + i, d);
+                codes.extend(Code::of(&v).codes);
+                rows.extend(v);
+            }
+            let want_f32: Vec<f32> = rows.chunks_exact(d).map(|r| dot(r, &q)).collect();
+            let want_i8: Vec<i32> = codes
+                .chunks_exact(d)
+                .map(|r| r.iter().zip(&qc.codes).map(|(&a, &b)| a as i32 * b as i32).sum())
+                .collect();
+            for k in Kernel::available() {
+                let mut got = vec![0f32; n as usize];
+                dots_f32_with(k, &rows, &q, &mut got);
+                let same = got.iter().zip(&want_f32).all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{k:?}, {d} dims: {got:?} vs {want_f32:?}");
+                let mut got = vec![0i32; n as usize];
+                dots_i8_with(k, &codes, &qc.codes, &mut got);
+                assert_eq!(got, want_i8, "{k:?}, {d} dims");
+            }
+        }
+        // Extreme codes: ±127 everywhere (the largest sums).
+        let (a, b) = (vec![127i8; 512], vec![-127i8; 256]);
+        for k in Kernel::available() {
+            let mut got = [0i32; 2];
+            dots_i8_with(k, &a, &b, &mut got);
+            assert_eq!(got, [-127 * 127 * 256; 2], "{k:?}");
+        }
+    }
+}
