@@ -502,6 +502,19 @@ impl TantivyIndex {
         Ok(())
     }
 
+    /// Analyse the overlay's documents that wait for it (a search needs their terms).
+    fn tokenise_overlay(&self) -> Result<()> {
+        if !self.read()?.overlay.needs_tokens() {
+            return Ok(());
+        }
+        let mut g = self.write()?;
+        let g = &mut *g;
+        if let Some(live) = g.live.as_mut() {
+            g.overlay.tokenise(&mut live.analyzer);
+        }
+        Ok(())
+    }
+
     /// The vectors of upserted documents, filed in runs (a document without a vector removes
     /// its old one, in order); each change queued for the vector log when on disk. The IVFs a
     /// run changed wholesale are queued before its vectors, whose lists are then those of the
@@ -642,8 +655,7 @@ fn upsert_documents(g: &mut Inner, docs: Vec<IndexDoc>) -> Result<()> {
     }
     tracing::info_span!("index_overlay").in_scope(|| {
         for (id, ns, text, entity_keys) in added {
-            let toks = schema::tokens(&mut live.analyzer, &text);
-            g.overlay.put(id, &ns, toks, entity_keys);
+            g.overlay.put(id, &ns, text, entity_keys);
         }
     });
     Ok(())
@@ -745,6 +757,9 @@ impl Index for TantivyIndex {
     async fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>> {
         crate::blocking::blocking(|| {
             self.adopt_finished_training()?;
+            self.tokenise_overlay()?;
+            // A write that ran since is concurrent with this search: its documents, not analysed
+            // yet, are not scored (and hide their committed versions) until the next search.
             let g = self.read()?;
             if g.live.is_none() {
                 return Err(stale_err(&g));
