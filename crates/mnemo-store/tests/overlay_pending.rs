@@ -1,6 +1,7 @@
 //! Uncommitted documents are analysed for the lexical search only when a search first needs
 //! them: whatever the order of upserts, replacements and removals before the commit, and
-//! whether or not a search came in between, a search sees exactly the newest live versions.
+//! whether or not a search came in between, a search sees exactly the newest live versions; and
+//! a committed document upserted again (after a reopen too) keeps one version.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
@@ -71,4 +72,26 @@ async fn searches_between_writes_and_after_the_commit() {
     assert_eq!(found(&idx, "a", "kiwi").await, Vec::<i64>::new());
     assert_eq!(found(&idx, "a", "papaya").await, vec![4]);
     assert_eq!(found(&idx, "a", "mango").await, vec![1]);
+}
+
+#[tokio::test]
+async fn a_committed_document_replaced_after_reopening_is_found_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock: Arc<dyn Clock> = Arc::new(SimClock::new(Timestamp(1_780_000_000_000)));
+    {
+        let idx = TantivyIndex::open(dir.path(), TantivySettings::default(), clock.clone()).unwrap();
+        idx.upsert(vec![doc(7, "a", "kiwi"), doc(3, "a", "kiwi")]).await.unwrap();
+        idx.flush().await.unwrap();
+    }
+    let idx = TantivyIndex::open(dir.path(), TantivySettings::default(), clock).unwrap();
+    // Both ids are at or below the highest the index holds: their old versions are deleted.
+    idx.upsert(vec![doc(7, "a", "kiwi mango"), doc(3, "a", "papaya"), doc(9, "a", "kiwi")]).await.unwrap();
+    idx.flush().await.unwrap();
+    assert_eq!(found(&idx, "a", "kiwi").await, vec![7, 9], "one version of 7, none of 3");
+    assert_eq!(found(&idx, "a", "papaya").await, vec![3]);
+    // A new id twice in one batch: the second version replaces the first.
+    idx.upsert(vec![doc(12, "a", "mango"), doc(12, "a", "papaya")]).await.unwrap();
+    idx.flush().await.unwrap();
+    assert_eq!(found(&idx, "a", "mango").await, vec![7]);
+    assert_eq!(found(&idx, "a", "papaya").await, vec![3, 12]);
 }
