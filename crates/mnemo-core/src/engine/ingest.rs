@@ -94,11 +94,11 @@ impl Engine {
             // batch i+1 too when the store committed it before the sync read that far.
             let sync = async {
                 match unindexed {
-                    Some(_) => self.sync().await.map(|_| ()),
+                    Some(_) => self.sync().instrument(tracing::info_span!("bulk_sync")).await.map(|_| ()),
                     None => Ok(()),
                 }
             };
-            let (stored, synced) = tokio::join!(apply, sync.instrument(tracing::info_span!("bulk_sync")));
+            let (stored, synced) = tokio::join!(apply, sync);
             synced?;
             if let Some((k, ids)) = unindexed.take() {
                 acknowledged(k, ids);
