@@ -50,9 +50,12 @@ pub const STAGE_METRICS: [(&str, &str, &str); 12] = [
 /// during the ingest: read the changed rows back, build the documents, upsert and remove,
 /// record the watermark and stamp; inside the upsert the index's filing of the vectors and its
 /// documents (tantivy; `index_overlay`, the uncommitted overlay, is inside it), and the
-/// index commits. With the stage's
+/// index commits; around them, the bulk load's two overlapped halves (`Engine::apply_batches`):
+/// the store's apply of one batch and the index sync of the one before. With the stage's
 /// total seconds metric.
-pub const INGEST_STAGES: [(&str, &str); 9] = [
+pub const INGEST_STAGES: [(&str, &str); 11] = [
+    ("bulk_apply", "ingest_stage_bulk_apply"),
+    ("bulk_sync", "ingest_stage_bulk_sync"),
     ("sync_read", "ingest_stage_sync_read"),
     ("sync_docs", "ingest_stage_sync_docs"),
     ("sync_upsert", "ingest_stage_sync_upsert"),

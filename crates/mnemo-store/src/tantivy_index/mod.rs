@@ -53,6 +53,11 @@ struct Live {
     reader: IndexReader,
     fields: Fields,
     analyzer: TextAnalyzer,
+    /// At least the highest id this index ever held (committed or not): a document with a
+    /// higher id was never added, so its upsert has no earlier version to delete (store ids are
+    /// never reused; a bulk load's inserts skip a delete each, which every commit would have to
+    /// look up in every segment).
+    max_id: i64,
 }
 
 struct Inner {
@@ -216,7 +221,16 @@ impl TantivyIndex {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e| OpenError::Corrupt(format!("cannot open a reader: {e}")))?;
-        Ok(Live { writer, reader, fields, analyzer })
+        let mut max_id = i64::MIN;
+        for segment in reader.searcher().segment_readers() {
+            let ids = segment
+                .fast_fields()
+                .i64("id")
+                .map_err(|e| OpenError::Corrupt(format!("cannot read the id column: {e}")))?;
+            // The column's statistics cover its deleted documents too.
+            max_id = max_id.max(ids.max_value());
+        }
+        Ok(Live { writer, reader, fields, analyzer, max_id })
     }
 
     /// Open an existing index: the live parts, and either its payload + vectors or why it is
@@ -502,6 +516,19 @@ impl TantivyIndex {
         Ok(())
     }
 
+    /// Analyse the overlay's documents that wait for it (a search needs their terms).
+    fn tokenise_overlay(&self) -> Result<()> {
+        if !self.read()?.overlay.needs_tokens() {
+            return Ok(());
+        }
+        let mut g = self.write()?;
+        let g = &mut *g;
+        if let Some(live) = g.live.as_mut() {
+            g.overlay.tokenise(&mut live.analyzer);
+        }
+        Ok(())
+    }
+
     /// The vectors of upserted documents, filed in runs (a document without a vector removes
     /// its old one, in order); each change queued for the vector log when on disk. The IVFs a
     /// run changed wholesale are queued before its vectors, whose lists are then those of the
@@ -624,8 +651,11 @@ fn upsert_documents(g: &mut Inner, docs: Vec<IndexDoc>) -> Result<()> {
     let mut added = Vec::with_capacity(docs.len());
     for d in docs {
         let text = indexed_text(&d);
-        let id_field = live.fields.id;
-        writer_of(live)?.delete_term(Term::from_field_i64(id_field, d.id.0));
+        if d.id.0 <= live.max_id {
+            let id_field = live.fields.id;
+            writer_of(live)?.delete_term(Term::from_field_i64(id_field, d.id.0));
+        }
+        live.max_id = live.max_id.max(d.id.0);
         let mut doc = TantivyDocument::default();
         doc.add_i64(live.fields.id, d.id.0);
         doc.add_text(live.fields.ns, d.namespace.as_str());
@@ -642,8 +672,7 @@ fn upsert_documents(g: &mut Inner, docs: Vec<IndexDoc>) -> Result<()> {
     }
     tracing::info_span!("index_overlay").in_scope(|| {
         for (id, ns, text, entity_keys) in added {
-            let toks = schema::tokens(&mut live.analyzer, &text);
-            g.overlay.put(id, &ns, toks, entity_keys);
+            g.overlay.put(id, &ns, text, entity_keys);
         }
     });
     Ok(())
@@ -745,6 +774,9 @@ impl Index for TantivyIndex {
     async fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>> {
         crate::blocking::blocking(|| {
             self.adopt_finished_training()?;
+            self.tokenise_overlay()?;
+            // A write that ran since is concurrent with this search: its documents, not analysed
+            // yet, are not scored (and hide their committed versions) until the next search.
             let g = self.read()?;
             if g.live.is_none() {
                 return Err(stale_err(&g));

@@ -3,6 +3,10 @@
 //! the overlay's own BM25 scores with the committed segments' (both computed with the same
 //! statistics: committed + overlay) and filters out committed versions that the overlay
 //! superseded or removed.
+//!
+//! An upserted document is held as its text until a search first needs its terms
+//! ([`Overlay::tokenise`]): tantivy analyses the text on its own indexing thread, and a bulk load
+//! committed before any search would otherwise analyse every document a second time here.
 use std::collections::{HashMap, HashSet};
 
 use mnemo_contract::{MemoryId, Namespace};
@@ -10,6 +14,7 @@ use tantivy::collector::{Collector, Count, SegmentCollector};
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocId, Score, Searcher, SegmentOrdinal, SegmentReader, Term};
 
 /// One uncommitted document.
@@ -21,10 +26,19 @@ struct ODoc {
     entities: Vec<String>,
 }
 
+/// One uncommitted document whose text is not analysed yet.
+struct RawDoc {
+    ns: Namespace,
+    text: String,
+    entities: Vec<String>,
+}
+
 /// Uncommitted changes (see the module docs).
 #[derive(Default)]
 pub struct Overlay {
     docs: HashMap<MemoryId, ODoc>,
+    /// Upserted since the commit and not analysed yet (no version of theirs is in `docs`).
+    raw: HashMap<MemoryId, RawDoc>,
     postings: HashMap<String, HashSet<MemoryId>>,
     tokens: u64,
     /// Ids upserted since the commit: any committed version of them is stale.
@@ -39,9 +53,41 @@ pub struct Overlay {
 }
 
 impl Overlay {
-    /// Add or replace an uncommitted document from its tokens and entity keys.
-    pub fn put(&mut self, id: MemoryId, ns: &Namespace, mut tokens: Vec<String>, entities: Vec<String>) {
+    /// Add or replace an uncommitted document from its indexed text and entity keys; its text
+    /// is analysed when a search first needs it (`tokenise`).
+    pub fn put(&mut self, id: MemoryId, ns: &Namespace, text: String, entities: Vec<String>) {
         self.drop_doc(id);
+        self.raw.insert(id, RawDoc { ns: ns.clone(), text, entities });
+        if self.hidden.insert(id) {
+            match self.hidden_in.get_mut(ns) {
+                Some(n) => *n += 1,
+                None => {
+                    self.hidden_in.insert(ns.clone(), 1);
+                }
+            }
+        }
+        if let Some(r) = self.removed.get_mut(ns) {
+            r.remove(&id);
+        }
+        self.pending += 1;
+    }
+
+    /// Whether some documents wait for `tokenise` (a search must call it first to see them).
+    pub fn needs_tokens(&self) -> bool {
+        !self.raw.is_empty()
+    }
+
+    /// Analyse the documents put since the last call with `analyzer` (the index's), so that
+    /// searches score them.
+    pub fn tokenise(&mut self, analyzer: &mut TextAnalyzer) {
+        for (id, d) in std::mem::take(&mut self.raw) {
+            let tokens = super::schema::tokens(analyzer, &d.text);
+            self.insert_tokens(id, d.ns, tokens, d.entities);
+        }
+    }
+
+    /// File an analysed document (no version of it is in `docs`: `put` dropped it).
+    fn insert_tokens(&mut self, id: MemoryId, ns: Namespace, mut tokens: Vec<String>, entities: Vec<String>) {
         let len = tokens.len() as u32;
         // Term frequencies by sorting the tokens in place: each distinct token's String is
         // moved, not copied, and a posting list that exists already costs no allocation
@@ -65,19 +111,7 @@ impl Overlay {
             }
         }
         self.tokens += u64::from(len);
-        self.docs.insert(id, ODoc { ns: ns.clone(), tf, len, entities });
-        if self.hidden.insert(id) {
-            match self.hidden_in.get_mut(ns) {
-                Some(n) => *n += 1,
-                None => {
-                    self.hidden_in.insert(ns.clone(), 1);
-                }
-            }
-        }
-        if let Some(r) = self.removed.get_mut(ns) {
-            r.remove(&id);
-        }
-        self.pending += 1;
+        self.docs.insert(id, ODoc { ns, tf, len, entities });
     }
 
     /// Remove `id` from `ns` (an uncommitted version too).
@@ -85,11 +119,16 @@ impl Overlay {
         if self.docs.get(&id).is_some_and(|d| &d.ns == ns) {
             self.drop_doc(id);
         }
+        if self.raw.get(&id).is_some_and(|d| &d.ns == ns) {
+            self.raw.remove(&id);
+        }
         self.removed.entry(ns.clone()).or_default().insert(id);
         self.pending += 1;
     }
 
+    /// Forget the uncommitted version of `id`, analysed or not.
     fn drop_doc(&mut self, id: MemoryId) {
+        self.raw.remove(&id);
         let Some(d) = self.docs.remove(&id) else { return };
         self.tokens -= u64::from(d.len);
         for (t, _) in d.tf {
