@@ -516,17 +516,23 @@ impl TantivyIndex {
         Ok(())
     }
 
-    /// Analyse the overlay's documents that wait for it (a search needs their terms).
-    fn tokenise_overlay(&self) -> Result<()> {
-        if !self.read()?.overlay.needs_tokens() {
-            return Ok(());
+    /// The index as a search reads it, every upserted document analysed: those that wait for
+    /// it are analysed under the write lock, which is then downgraded to the read lock the
+    /// search holds, so that no write slips in between (its documents would hide their committed
+    /// versions from the search without being scored: a memory found in neither version).
+    fn read_analysed(&self) -> Result<RwLockReadGuard<'_, Inner>> {
+        {
+            let g = self.read()?;
+            if !g.overlay.needs_tokens() {
+                return Ok(g);
+            }
         }
         let mut g = self.write()?;
-        let g = &mut *g;
-        if let Some(live) = g.live.as_mut() {
-            g.overlay.tokenise(&mut live.analyzer);
+        let inner = &mut *g;
+        if let Some(live) = inner.live.as_mut() {
+            inner.overlay.tokenise(&mut live.analyzer);
         }
-        Ok(())
+        Ok(RwLockWriteGuard::downgrade(g))
     }
 
     /// The vectors of upserted documents, filed in runs (a document without a vector removes
@@ -774,10 +780,7 @@ impl Index for TantivyIndex {
     async fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>> {
         crate::blocking::blocking(|| {
             self.adopt_finished_training()?;
-            self.tokenise_overlay()?;
-            // A write that ran since is concurrent with this search: its documents, not analysed
-            // yet, are not scored (and hide their committed versions) until the next search.
-            let g = self.read()?;
+            let g = self.read_analysed()?;
             if g.live.is_none() {
                 return Err(stale_err(&g));
             }
