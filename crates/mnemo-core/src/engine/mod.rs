@@ -338,17 +338,16 @@ impl Engine {
             return Ok(());
         };
         let (store, access) = (self.store.clone(), self.access.clone());
-        runtime.spawn(
-            async move {
-                let _turn = turn;
-                for (ns, accesses) in access.take() {
-                    if let Err(e) = store.touch_each(&ns, &accesses).await {
-                        tracing::warn!(namespace = %ns, "recall times not recorded: {e}");
-                    }
+        // No span of the recall's goes with the task: the task runs on another thread, maybe
+        // under another subscriber than the recall's (a span closed there is an error).
+        runtime.spawn(async move {
+            let _turn = turn;
+            for (ns, accesses) in access.take() {
+                if let Err(e) = store.touch_each(&ns, &accesses).await {
+                    tracing::warn!(namespace = %ns, "recall times not recorded: {e}");
                 }
             }
-            .instrument(tracing::info_span!("touch_background")),
-        );
+        });
         Ok(())
     }
 
