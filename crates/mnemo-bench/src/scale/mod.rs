@@ -611,6 +611,10 @@ async fn ingest(
         let secs = t.iter().sum::<f64>() / 1000.0;
         push(metric, secs, "s", &format!("batched ingest: engine span `{stage}`, {} times, total", t.len()));
     }
+    for (stage, metric) in stages::INGEST_STAGE_MAX {
+        let Some(longest) = ingest_times.get(stage).and_then(|t| t.last()) else { continue };
+        push(metric, *longest, "ms", &format!("batched ingest: the longest engine span `{stage}`"));
+    }
     let stage_secs = |stage: &str| ingest_times.get(stage).map_or(0.0, |t| t.iter().sum::<f64>() / 1000.0);
     let (t_store, t_index) = (stage_secs("bulk_apply"), stage_secs("bulk_sync"));
     push(
@@ -636,7 +640,7 @@ async fn ingest(
     // One at a time.
     if args.single > 0 {
         let pb = bar(args.single as u64, "one at a time", args.quiet);
-        let (mut secs, mut apply_secs) = (0.0, 0.0);
+        let (mut secs, mut apply_secs, mut apply_max_ms) = (0.0, 0.0, 0.0f64);
         let mut one_ms = Vec::with_capacity(args.single);
         let single_times = stages::StageTimes::default();
         let single_traced = stages::dispatch(&single_times);
@@ -647,6 +651,7 @@ async fn ingest(
             let t0 = Instant::now();
             let got = store.apply(&ns, now, vec![WriteOp::Insert { memory: m, turn: None }]).await?;
             apply_secs += t0.elapsed().as_secs_f64();
+            apply_max_ms = apply_max_ms.max(t0.elapsed().as_secs_f64() * 1000.0);
             eng.sync_index(&|_, _| {}).with_subscriber(single_traced.clone()).await?;
             secs += t0.elapsed().as_secs_f64();
             one_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
@@ -668,6 +673,13 @@ async fn ingest(
             let Some(t) = single_times.get(stage) else { continue };
             let note = format!("one at a time: engine span `{stage}`, {} times, mean per write", t.len());
             push(metric, per_write(t.iter().sum::<f64>() / 1000.0), "us", &note);
+        }
+        // What the slowest writes waited for: the longest of each stage (the store's apply and
+        // the index sync's spans).
+        push("single_max_apply_ms", apply_max_ms, "ms", "one at a time: the longest store apply");
+        for (stage, metric) in stages::SINGLE_STAGE_MAX {
+            let Some(longest) = single_times.get(stage).and_then(|t| t.last()) else { continue };
+            push(metric, *longest, "ms", &format!("one at a time: the longest engine span `{stage}`"));
         }
         one_ms.sort_by(f64::total_cmp);
         let note = "one write: apply + index sync";

@@ -81,6 +81,34 @@ pub const SINGLE_STAGES: [(&str, &str); 9] = [
     ("index_commit", "single_stage_index_commit_us"),
 ];
 
+/// The longest single instance of each of those spans during the one-at-a-time ingest (what a
+/// slow write waited for, by cause), with its milliseconds metric.
+pub const SINGLE_STAGE_MAX: [(&str, &str); 9] = [
+    ("sync_read", "single_max_sync_read_ms"),
+    ("sync_docs", "single_max_sync_docs_ms"),
+    ("sync_upsert", "single_max_sync_upsert_ms"),
+    ("index_vectors", "single_max_index_vectors_ms"),
+    ("index_documents", "single_max_index_documents_ms"),
+    ("index_overlay", "single_max_index_overlay_ms"),
+    ("sync_remove", "single_max_sync_remove_ms"),
+    ("sync_mark", "single_max_sync_mark_ms"),
+    ("index_commit", "single_max_index_commit_ms"),
+];
+
+/// The longest single instance of each span during the batched ingest (one batch's), with its
+/// milliseconds metric.
+pub const INGEST_STAGE_MAX: [(&str, &str); 9] = [
+    ("sync_read", "ingest_max_sync_read_ms"),
+    ("sync_docs", "ingest_max_sync_docs_ms"),
+    ("sync_upsert", "ingest_max_sync_upsert_ms"),
+    ("index_vectors", "ingest_max_index_vectors_ms"),
+    ("index_documents", "ingest_max_index_documents_ms"),
+    ("index_overlay", "ingest_max_index_overlay_ms"),
+    ("sync_remove", "ingest_max_sync_remove_ms"),
+    ("sync_mark", "ingest_max_sync_mark_ms"),
+    ("index_commit", "ingest_max_index_commit_ms"),
+];
+
 /// Wall times (ms) of every closed span named in [`STAGES`], by name.
 #[derive(Clone, Default)]
 pub struct StageTimes(Arc<Mutex<BTreeMap<&'static str, Vec<f64>>>>);

@@ -73,7 +73,9 @@ pub struct Engine {
     /// What recall packs, kept beside the index and brought up to the store with it.
     recall_cache: recall_cache::RecallCache,
     /// Recall's access times not yet written to the store (see `access`).
-    access: access::PendingAccess,
+    access: Arc<access::PendingAccess>,
+    /// Held by each write of access times, in the background or not (see `access`).
+    access_turn: Arc<Mutex<()>>,
 }
 
 /// Both write locks; the namespace's is released first.
@@ -116,7 +118,8 @@ impl Engine {
             applied_rev: Mutex::new(None),
             write_lock: Mutex::new(()),
             recall_cache: recall_cache::RecallCache::default(),
-            access: access::PendingAccess::default(),
+            access: Arc::default(),
+            access_turn: Arc::default(),
         })
     }
 
@@ -310,6 +313,8 @@ impl Engine {
     /// Write recall's pending access times to the store, one batch per namespace (see
     /// `access`: if this fails, those access times are lost, nothing else).
     pub(crate) async fn write_accesses(&self) -> Result<()> {
+        // After any write of them in the background: in order, and all written on return.
+        let _turn = self.access_turn.lock().await;
         if self.access.is_empty() {
             return Ok(());
         }
@@ -317,6 +322,39 @@ impl Engine {
             self.store.touch_each(&ns, &accesses).await?;
         }
         Ok(())
+    }
+
+    /// Write recall's pending access times on a task of their own (see `access`), so the
+    /// recall that found them due does not wait for the store; outside a tokio runtime, now.
+    /// A failure there loses those access times only, and is logged.
+    pub(crate) async fn write_accesses_in_background(&self) -> Result<()> {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return self.write_accesses().await;
+        };
+        // The turn is taken here, so whoever waits for it after this returns waits for the task.
+        let Ok(turn) = self.access_turn.clone().try_lock_owned() else {
+            // A write of them is under way: the next recall asks again.
+            self.access.unschedule();
+            return Ok(());
+        };
+        let (store, access) = (self.store.clone(), self.access.clone());
+        // No span of the recall's goes with the task: the task runs on another thread, maybe
+        // under another subscriber than the recall's (a span closed there is an error).
+        runtime.spawn(async move {
+            let _turn = turn;
+            for (ns, accesses) in access.take() {
+                if let Err(e) = store.touch_each(&ns, &accesses).await {
+                    tracing::warn!(namespace = %ns, "recall times not recorded: {e}");
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Wait until recall's access times handed to the background are written (for tests and
+    /// benchmarks; every write and `flush_index` waits for them anyway).
+    pub async fn settle_access_writes(&self) {
+        drop(self.access_turn.lock().await);
     }
 
     /// `sync_index` without progress reporting.

@@ -141,8 +141,13 @@ impl Engine {
             // Recorded here and written in batches (see `access`), not by a store write now.
             let ids: Vec<MemoryId> = pack.items.iter().map(|i| i.memory.id).collect();
             self.recall_cache.touched(ns, &ids, now);
-            if self.access.record(ns, &ids, now) {
-                match self.write_accesses().instrument(tracing::info_span!("touch")).await {
+            let write = match self.access.record(ns, &ids, now) {
+                super::access::Due::No => None,
+                super::access::Due::Now => Some(self.write_accesses().instrument(tracing::info_span!("touch")).await),
+                super::access::Due::Background => Some(self.write_accesses_in_background().await),
+            };
+            if let Some(written) = write {
+                match written {
                     Ok(()) => {}
                     // A read-only store (a mounted backup) or a full disk still recalls; only the
                     // recall times, which feed no decay, are not kept — and the pack says so.

@@ -381,7 +381,12 @@ impl AnnVectors {
         // And the calibrations (some started by the installs above).
         let all: Vec<Namespace> = self.recalibrations.keys().cloned().collect();
         for ns in all {
-            if let Some(r) = self.recalibrations.remove(&ns) {
+            if let Some(mut r) = self.recalibrations.remove(&ns) {
+                // Nothing writes while this waits: the lists left are handed over at once.
+                match self.spaces.get(&ns) {
+                    Some(space) => r.feed(space, usize::MAX),
+                    None => continue,
+                }
                 let (trained_rows, rows) = (r.trained_rows, r.rows);
                 if let Some(p) = r.wait() {
                     self.set_calibration(&ns, trained_rows, rows, p);
@@ -428,15 +433,28 @@ impl AnnVectors {
     /// keep scanning the old structure until the next write.
     pub fn has_finished_training(&self) -> bool {
         self.trainings.values().any(Training::is_done)
-            || self.recalibrations.values().any(|r| r.ready().is_some() || r.failed())
+            || self.recalibrations.values().any(|r| r.ready().is_some() || r.failed() || r.hungry())
     }
 
     /// Put in place every probe count calibrated again (see `recalibrate`), on the IVF it was
-    /// measured on only.
+    /// measured on only; hand the calibrations that wait for more lists their next step.
     fn adopt_calibrations(&mut self) {
         if self.recalibrations.is_empty() {
             return;
         }
+        // One whose IVF is gone (dropped, or the namespace emptied) measures nothing in place.
+        let spaces = &self.spaces;
+        self.recalibrations.retain(|ns, r| {
+            let same_ivf =
+                spaces.get(ns).filter(|s| s.coarse.as_ref().is_some_and(|c| c.trained_rows == r.trained_rows));
+            match same_ivf {
+                Some(space) => {
+                    r.feed(space, recalibrate::STEP_ROWS);
+                    true
+                }
+                None => false,
+            }
+        });
         let done: Vec<(Namespace, Option<usize>)> = self
             .recalibrations
             .iter()
@@ -465,8 +483,8 @@ impl AnnVectors {
         if !recalibrate::due(c.calibrated_rows, space.rows) {
             return;
         }
-        let copy = space.search_copy();
-        if let Some(r) = Recalibration::start(copy, self.dims, self.settings.nprobe, target) {
+        if let Some(mut r) = Recalibration::start(space, self.dims, self.settings.nprobe, target) {
+            r.feed(space, recalibrate::STEP_ROWS);
             self.recalibrations.insert(ns.clone(), r);
         }
     }
@@ -842,6 +860,37 @@ mod tests {
         let calibrated = recall_vs_exact(&v, &ns("a"), d);
         assert!(calibrated >= 0.9, "calibrated recall@10 {calibrated} (probes {p})");
         assert!(calibrated > uncalibrated, "calibrated {calibrated} vs one probe {uncalibrated}");
+    }
+
+    #[test]
+    fn a_calibration_in_steps_counts_what_the_full_one_counts_and_shares_one_step() {
+        let d = 32;
+        let settings = AnnSettings { kind: AnnKind::Ivf, min_vectors: 3000, lists: 32, nprobe: 1, recall_target: 0.95 };
+        let mut v = AnnVectors::new(settings);
+        for i in 0..3000u64 {
+            v.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
+        }
+        v.finish_training();
+        let space = &v.spaces[&ns("a")];
+        let full = calibrate::probes_for_recall(space, d, 1, 0.95);
+        assert!(full > 1 && full < 32, "a count between the floor and every list: {full}");
+        let mut r = Recalibration::start(space, d, 1, 0.95).unwrap();
+        // One step of 300 rows (~94 per list): at most that step's lists are shared.
+        r.feed(space, 300);
+        let step = 1 + space
+            .blocks
+            .iter()
+            .scan(0, |rows, b| {
+                *rows += b.len();
+                Some(*rows)
+            })
+            .take_while(|r| *r < 300)
+            .count();
+        let shared = space.blocks.iter().filter(|b| Arc::strong_count(b) > 1).count();
+        assert!(step < 8 && shared <= step, "{shared} lists shared with the calibration (a step: {step})");
+        r.feed(space, usize::MAX);
+        assert_eq!(r.wait(), Some(full), "the same count as the calibration on the whole space");
+        assert!(space.blocks.iter().all(|b| Arc::strong_count(b) == 1), "nothing kept after the end");
     }
 
     #[test]

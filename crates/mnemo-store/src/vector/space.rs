@@ -163,17 +163,6 @@ impl Space {
         s
     }
 
-    /// A copy to search (its blocks shared, not copied; no positions: it cannot be changed).
-    pub(crate) fn search_copy(&self) -> Space {
-        let coarse = self.coarse.as_ref().map(|c| Coarse {
-            quantizer: c.quantizer.clone(),
-            trained_rows: c.trained_rows,
-            nprobe: c.nprobe,
-            calibrated_rows: c.calibrated_rows,
-        });
-        Space { blocks: self.blocks.clone(), coarse, rows: self.rows, pos: IdMap::default() }
-    }
-
     /// The list of `id`'s row, if it has one.
     pub(crate) fn list_of(&self, id: MemoryId) -> Option<u32> {
         self.pos.get(&id).map(|p| p.0)
