@@ -808,15 +808,22 @@ mod tests {
         hits as f64 / 400.0
     }
 
-    #[test]
-    fn the_probe_count_is_calibrated_again_as_the_ivf_fills_up() {
-        let d = 32;
+    /// 3,000 pseudo-random vectors of `d` dims in namespace "a": an IVF of 32 lists trained and
+    /// calibrated (recall target .95) from a floor of one probe.
+    fn calibrated_on_3000(d: usize) -> AnnVectors {
         let settings = AnnSettings { kind: AnnKind::Ivf, min_vectors: 3000, lists: 32, nprobe: 1, recall_target: 0.95 };
         let mut v = AnnVectors::new(settings);
         for i in 0..3000u64 {
             v.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
         }
         v.finish_training();
+        v
+    }
+
+    #[test]
+    fn the_probe_count_is_calibrated_again_as_the_ivf_fills_up() {
+        let d = 32;
+        let mut v = calibrated_on_3000(d);
         let at_training = v.state_of(&ns("a")).unwrap();
         assert_eq!((at_training.trained_rows, at_training.calibrated_rows), (3000, 3000));
         // 19% more: not yet; 20% more: calibrated again on the grown lists, off the write path.
@@ -841,17 +848,7 @@ mod tests {
         // Uniformly spread vectors: a query's true neighbours sit in many lists, so one probe
         // (the configured floor here) finds few of them; calibration must raise it.
         let d = 32;
-        let mut v = AnnVectors::new(AnnSettings {
-            kind: AnnKind::Ivf,
-            min_vectors: 3000,
-            lists: 32,
-            nprobe: 1,
-            recall_target: 0.95,
-        });
-        for i in 0..3000u64 {
-            v.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
-        }
-        v.finish_training();
+        let v = calibrated_on_3000(d);
         let p = v.ivf_nprobe(&ns("a")).unwrap();
         assert!(p > 1, "calibration kept the floor of 1 probe on structureless vectors");
         assert!(p <= 32);
@@ -865,12 +862,7 @@ mod tests {
     #[test]
     fn a_calibration_in_steps_counts_what_the_full_one_counts_and_shares_one_step() {
         let d = 32;
-        let settings = AnnSettings { kind: AnnKind::Ivf, min_vectors: 3000, lists: 32, nprobe: 1, recall_target: 0.95 };
-        let mut v = AnnVectors::new(settings);
-        for i in 0..3000u64 {
-            v.upsert(&ns("a"), MemoryId(i as i64 + 1), &pseudo(i, d)).unwrap();
-        }
-        v.finish_training();
+        let v = calibrated_on_3000(d);
         let space = &v.spaces[&ns("a")];
         let full = calibrate::probes_for_recall(space, d, 1, 0.95);
         assert!(full > 1 && full < 32, "a count between the floor and every list: {full}");

@@ -35,7 +35,8 @@ use std::thread::JoinHandle;
 use mnemo_contract::MemoryId;
 
 use super::calibrate::{self, K, MARGIN_SHARE, QUERIES};
-use super::code::{decode_into, dot_i8, Code};
+use super::code::{decode_into, Code};
+use super::kernels::dots_i8;
 use super::space::{Block, Space};
 use super::{dot, Scored, TopK};
 
@@ -195,7 +196,7 @@ impl Job {
             }
             for (list, block) in &step {
                 for ((own, q, _), top) in self.samples.iter().zip(&mut tops) {
-                    scan(block, self.d, *list, *own, q, top);
+                    scan(block, *list, *own, q, top);
                 }
             }
             drop(step);
@@ -231,13 +232,13 @@ impl Job {
 
 /// Offer every row of `block` (list `list`) other than `own` to `top`, scored as a search
 /// scores it.
-fn scan(block: &Block, d: usize, list: usize, own: MemoryId, q: &Code, top: &mut TopK) {
-    for ((id, c), s) in block.ids.iter().zip(block.codes.chunks_exact(d)).zip(&block.scales) {
-        if *id == own {
-            continue;
+fn scan(block: &Block, list: usize, own: MemoryId, q: &Code, top: &mut TopK) {
+    let mut dots = vec![0i32; block.len()];
+    dots_i8(&block.codes, &q.codes, &mut dots);
+    for ((id, dot), s) in block.ids.iter().zip(&dots).zip(&block.scales) {
+        if *id != own {
+            top.offer(Scored { score: *dot as f32 * s * q.scale, row: list as u64 });
         }
-        let score = dot_i8(c, &q.codes) as f32 * s * q.scale;
-        top.offer(Scored { score, row: list as u64 });
     }
 }
 
