@@ -291,6 +291,13 @@ pub trait Index: Send + Sync {
     async fn figures(&self, _namespace: &Namespace) -> Result<Vec<IndexFigure>> {
         Ok(vec![])
     }
+    /// A bulk load begins (`true`) or ends (`false`). Meanwhile an index that batches its
+    /// commits may commit less often (each commit has a fixed cost); what it acknowledges is
+    /// still searchable at once, and what it has not committed is replayed from the Store after
+    /// a crash, as always. The engine flushes the index when the load ends.
+    async fn bulk_load(&self, _on: bool) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// One figure an index reports on itself (see [`Index::figures`]).

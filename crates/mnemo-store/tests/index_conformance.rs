@@ -82,6 +82,40 @@ async fn tantivy_on_disk_commits_in_batches_and_on_drop() {
 }
 
 #[tokio::test]
+async fn tantivy_during_a_bulk_load_commits_by_size_only_at_the_bulk_factor() {
+    use mnemo_store::tantivy_index::BULK_COMMIT_FACTOR;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = TantivySettings { commit_every_docs: 3, commit_interval_ms: 1_000, ..Default::default() };
+    let c = clock();
+    let idx = TantivyIndex::open(dir.path(), settings, c.clone()).unwrap();
+    idx.clear().await.unwrap();
+    idx.bulk_load(true).await.unwrap();
+    let bulk_every = (3 * BULK_COMMIT_FACTOR) as i64;
+    for id in 1..bulk_every {
+        idx.upsert(vec![doc(id, "a", "alpha", None)]).await.unwrap();
+        idx.set_watermark(id as u64).await.unwrap();
+        // Old enough and past commit_every_docs: outside a bulk load either would commit.
+        c.advance(2_000);
+    }
+    assert_eq!(idx.state().await.unwrap(), IndexState::UpTo(0), "no commit below the bulk factor");
+    let ids = idx.search(&query("a", "alpha", None, SearchMode::Lexical, 100)).await.unwrap();
+    assert_eq!(ids.len() as i64, bulk_every - 1, "uncommitted documents are searchable all the same");
+    idx.upsert(vec![doc(bulk_every, "a", "alpha", None)]).await.unwrap();
+    assert_eq!(idx.state().await.unwrap(), IndexState::UpTo(bulk_every as u64 - 1), "committed at the bulk factor");
+    idx.set_watermark(bulk_every as u64).await.unwrap();
+    idx.bulk_load(false).await.unwrap();
+    idx.upsert(vec![doc(bulk_every + 1, "a", "alpha", None)]).await.unwrap();
+    idx.set_watermark(bulk_every as u64 + 1).await.unwrap();
+    c.advance(2_000);
+    idx.remove(&suite::ns("a"), &[mnemo_contract::MemoryId(1)]).await.unwrap();
+    assert_eq!(
+        idx.state().await.unwrap(),
+        IndexState::UpTo(bulk_every as u64 + 1),
+        "the load over: the age of the last commit commits again"
+    );
+}
+
+#[tokio::test]
 async fn tantivy_other_schema_or_corrupt_is_stale_and_clear_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let c = clock();

@@ -84,6 +84,29 @@ impl Engine {
         B::IntoIter: Send,
     {
         let _write = self.write_guard(ns).await?;
+        // The index may hold its commits back meanwhile (`Index::bulk_load`); told when the
+        // load ends however it ends.
+        self.index.bulk_load(true).await?;
+        let loaded = self.load_batches(ns, batches, acknowledged).await;
+        let ended = self.index.bulk_load(false).await;
+        let applied = loaded?;
+        ended?;
+        // A bulk load is a natural commit point for a batching index.
+        self.index.flush().await?;
+        Ok(applied)
+    }
+
+    /// `apply_batches`' loop, under its write guard.
+    async fn load_batches<B>(
+        &self,
+        ns: &Namespace,
+        batches: B,
+        acknowledged: &mut (dyn FnMut(usize, Vec<MemoryId>) + Send),
+    ) -> Result<usize>
+    where
+        B: IntoIterator<Item = Vec<WriteOp>>,
+        B::IntoIter: Send,
+    {
         let mut batches = batches.into_iter();
         // The batch applied and not yet in the index: (its number, its ids).
         let mut unindexed: Option<(usize, Vec<MemoryId>)> = None;
@@ -111,8 +134,6 @@ impl Engine {
                 None => break,
             }
         }
-        // A bulk load is a natural commit point for a batching index.
-        self.index.flush().await?;
         Ok(applied)
     }
 

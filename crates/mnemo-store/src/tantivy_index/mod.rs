@@ -99,7 +99,17 @@ pub struct TantivyIndex {
     damaged: std::sync::Mutex<Option<String>>,
     /// Per namespace: (searcher generation, committed documents, their total length).
     ns_sizes: std::sync::Mutex<SizeCache>,
+    /// A bulk load is under way (`Index::bulk_load`): commits by size only, at
+    /// [`BULK_COMMIT_FACTOR`] × `commit_every_docs`.
+    bulk: std::sync::atomic::AtomicBool,
 }
+
+/// During a bulk load a commit waits for this many times `commit_every_docs` pending documents
+/// (and never for the age of the last commit): at 100k memories in batches of 5,000 the
+/// age-or-size commits came at every second batch, 10 commits costing 1.6 s of the index's
+/// 5.5 s. Bounded, not held to the end: pending vectors and texts stay in memory until the
+/// commit (~15 MB at 50,000 documents of 256 dimensions), and peak RSS at 1M counts.
+pub const BULK_COMMIT_FACTOR: usize = 5;
 
 impl TantivyIndex {
     /// An index in RAM (nothing persists).
@@ -180,6 +190,7 @@ impl TantivyIndex {
             dir,
             damaged: std::sync::Mutex::new(None),
             ns_sizes: std::sync::Mutex::new(std::collections::HashMap::new()),
+            bulk: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -391,9 +402,14 @@ impl TantivyIndex {
 
     fn maybe_commit(&self, g: &mut Inner) -> Result<()> {
         let pending = g.overlay.pending;
-        let age = self.clock.now().millis().saturating_sub(g.last_commit.millis());
-        if pending >= self.settings.commit_every_docs || (pending > 0 && age >= self.settings.commit_interval_ms as i64)
-        {
+        let every = self.settings.commit_every_docs;
+        let due = if self.bulk.load(std::sync::atomic::Ordering::Relaxed) {
+            pending >= every.saturating_mul(BULK_COMMIT_FACTOR)
+        } else {
+            let age = self.clock.now().millis().saturating_sub(g.last_commit.millis());
+            pending >= every || (pending > 0 && age >= self.settings.commit_interval_ms as i64)
+        };
+        if due {
             self.commit(g)?;
         }
         Ok(())
@@ -912,6 +928,11 @@ impl Index for TantivyIndex {
 
     async fn figures(&self, namespace: &Namespace) -> Result<Vec<IndexFigure>> {
         Ok(self.read()?.vectors.state_of(namespace).map(|s| s.figures()).unwrap_or_default())
+    }
+
+    async fn bulk_load(&self, on: bool) -> Result<()> {
+        self.bulk.store(on, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
     async fn stamp(&self) -> Result<Option<IndexStamp>> {
