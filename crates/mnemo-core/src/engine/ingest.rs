@@ -87,7 +87,7 @@ impl Engine {
         // The index may hold its commits back meanwhile (`Index::bulk_load`); told when the
         // load ends however it ends.
         self.index.bulk_load(true).await?;
-        let loaded = self.load_batches(ns, batches, acknowledged).await;
+        let loaded = self.load_batches(ns, &mut batches.into_iter(), acknowledged).await;
         let ended = self.index.bulk_load(false).await;
         let applied = loaded?;
         ended?;
@@ -97,17 +97,12 @@ impl Engine {
     }
 
     /// `apply_batches`' loop, under its write guard.
-    async fn load_batches<B>(
+    async fn load_batches(
         &self,
         ns: &Namespace,
-        batches: B,
+        batches: &mut (dyn Iterator<Item = Vec<WriteOp>> + Send),
         acknowledged: &mut (dyn FnMut(usize, Vec<MemoryId>) + Send),
-    ) -> Result<usize>
-    where
-        B: IntoIterator<Item = Vec<WriteOp>>,
-        B::IntoIter: Send,
-    {
-        let mut batches = batches.into_iter();
+    ) -> Result<usize> {
         // The batch applied and not yet in the index: (its number, its ids).
         let mut unindexed: Option<(usize, Vec<MemoryId>)> = None;
         let mut applied = 0;
