@@ -123,7 +123,7 @@ async fn dimension_mismatch_is_named() {
 
 async fn hnsw_exists(schema: &str) -> bool {
     let c = common::client().await;
-    let name = format!("\"{schema}\".index_docs_hnsw");
+    let name = format!("\"{schema}\".{}", mnemo_store_postgres::index::HNSW_INDEX);
     c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&name]).await.unwrap().get(0)
 }
 
@@ -182,7 +182,10 @@ async fn hnsw_m_sets_the_links_per_node_of_the_graph() {
     let options: Option<Vec<String>> = common::client()
         .await
         .query_one(
-            &format!("SELECT reloptions FROM pg_class WHERE oid = to_regclass('\"{schema}\".index_docs_hnsw')"),
+            &format!(
+                "SELECT reloptions FROM pg_class WHERE oid = to_regclass('\"{schema}\".{}')",
+                mnemo_store_postgres::index::HNSW_INDEX
+            ),
             &[],
         )
         .await

@@ -1,6 +1,7 @@
 //! The latest migration steps of each component on a database that already holds rows at an
 //! older version: the index's V1 → V2 (postings table filled from the documents, the GIN index
-//! dropped) and V2 → V3 (postings weighted), and the store's V4 → V5 (entity rows filled from
+//! dropped), V2 → V3 (postings weighted) and V3 → V4 (the HNSW graph over half-precision
+//! vectors instead of f32), and the store's V4 → V5 (entity rows filled from
 //! the memories). Each older
 //! schema is what that version left: made with the current code, then its last step undone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -60,13 +61,20 @@ async fn index_migrates_with_its_documents(prefix: &str, downgrade: &str, old_ve
     let idx = PostgresIndex::new(&settings).unwrap();
     let after = idx.search(&lexical).await.unwrap();
     assert_eq!(ranked(&after), ranked(&before), "the same ranking after migrating from version {old_version}");
-    assert_eq!(version(&schema, "index").await, 3);
+    assert_eq!(version(&schema, "index").await, 4);
     // One posting per distinct lexeme of every document: "the" and "over" are stop words.
     assert_eq!(count(&schema, "index_terms").await, 3 + 3 + 2 + 2, "postings of both namespaces");
     let other = idx.search(&query("b", "amber falcon", None, SearchMode::Lexical, 10)).await.unwrap();
     assert_eq!(other.iter().map(|h| h.id).collect::<Vec<_>>(), vec![MemoryId(9)], "namespaces stay apart");
     let dense = idx.search(&query("a", "", Some(axis(1, 2, 0.1)), SearchMode::Dense, 1)).await.unwrap();
     assert_eq!(dense.first().map(|h| h.id), Some(MemoryId(2)), "{dense:?}");
+    // The dense search built the half-precision graph; no f32 graph is left behind.
+    let exists = |name: &str| {
+        let sql = format!("SELECT to_regclass('\"{schema}\".{name}') IS NOT NULL");
+        async move { common::client().await.query_one(&sql, &[]).await.unwrap().get::<_, bool>(0) }
+    };
+    assert!(exists(mnemo_store_postgres::index::HNSW_INDEX).await, "the half-precision HNSW graph is built");
+    assert!(!exists("index_docs_hnsw").await, "the f32 graph of versions 1-3 is dropped");
     let gin: bool = common::client()
         .await
         .query_one(&format!("SELECT to_regclass('\"{schema}\".index_docs_tsv') IS NOT NULL"), &[])
@@ -95,6 +103,18 @@ async fn an_index_of_schema_2_with_documents_ranks_the_same_after_migrating() {
     let v2 = "ALTER TABLE index_terms DROP CONSTRAINT index_terms_pkey; ALTER TABLE index_terms DROP COLUMN weight; \
               ALTER TABLE index_terms ADD PRIMARY KEY (namespace, term, id);";
     index_migrates_with_its_documents("idxmig2", v2, 2).await;
+}
+
+#[tokio::test]
+async fn an_index_of_schema_3_with_an_f32_graph_searches_a_half_precision_one_after_migrating() {
+    // Version 3: the HNSW graph over the f32 vectors, under its old name.
+    let v3 = format!(
+        "DROP INDEX IF EXISTS {}; CREATE INDEX index_docs_hnsw ON index_docs USING hnsw \
+         ((embedding::vector({})) vector_cosine_ops);",
+        mnemo_store_postgres::index::HNSW_INDEX,
+        mnemo_contract::conformance::index::DIMS
+    );
+    index_migrates_with_its_documents("idxmig3", &v3, 3).await;
 }
 
 fn fact(ns: &Namespace, content: &str, entities: &[&str]) -> WriteOp {
