@@ -22,9 +22,11 @@
 //!   query is answered by an exact scan of the namespace instead: no candidate is lost.
 //! - Lexical search takes its candidates from a postings table (`index_terms`: namespace,
 //!   lexeme, id, and the posting's share of `ts_rank`; B-tree): each query term's newest
-//!   [`POSTINGS_PER_TERM`] documents of the namespace, ranked from the postings alone; the best
-//!   few are then checked against the document's `tsvector` and ranked by `ts_rank` over it
-//!   (any-term match).
+//!   [`POSTINGS_PER_TERM`] documents of the namespace, ranked from the postings alone: the
+//!   sum of a document's postings' weights is its `ts_rank` for the any-term query, so the
+//!   documents themselves are not read. Only when a term has more postings than the bound
+//!   (a candidate may then lack a cut posting's weight) are the candidates checked against
+//!   their `tsvector` and ranked by `ts_rank` over it.
 //!   Not a GIN index on the `tsvector`: `@@` is not leakproof, so under row-level security the
 //!   planner may not use it as an index condition and matched every row of the namespace. The
 //!   cost is bounded per term; `ts_rank` reads only the document and the query, so one
@@ -144,11 +146,6 @@ ALTER TABLE index_terms ADD PRIMARY KEY (namespace, term, id) INCLUDE (weight);
 /// instead of `embedding::vector(dims)`: the f32 graph is dropped here and the half-precision
 /// one built at the next flush, small upsert or dense search (as after a bulk load).
 const V4: &str = "DROP INDEX IF EXISTS index_docs_hnsw;";
-
-/// Lexical candidates read from `index_docs` beyond the limit: the postings' ranking equals
-/// `ts_rank` up to rounding, so a few more absorb near-ties at the boundary and a posting a
-/// concurrent writer left behind (dropped by the check against the document).
-const LEXICAL_MARGIN: i64 = 16;
 
 const GRANTS: &str = "
 GRANT USAGE ON SCHEMA {schema} TO {role};
@@ -385,11 +382,18 @@ impl PostgresIndex {
     }
 
     async fn lexical(&self, q: &SearchQuery, limit: usize) -> Result<Vec<Hit>> {
-        // Candidates: each query term's newest postings (bounded), ranked by their weights
-        // (index-only); the best `limit + LEXICAL_MARGIN` are checked against their documents
-        // and ranked by ts_rank itself. When a term has more postings than the bound, a
-        // candidate may lack that term's weight (its posting was cut), so the postings' ranking
-        // is not the document's: then every candidate goes to ts_rank, as before version 3.
+        // Candidates: each query term's newest postings (bounded). When no term reached the
+        // bound, every matching document is a candidate with all its matched terms' weights,
+        // so the sum of its postings' weights IS its `ts_rank` (same formula, summed in float8
+        // and rounded to real as `ts_rank` returns it; equal up to that last rounding): the
+        // documents are ranked from an index-only scan of the postings, never read. The
+        // postings are exact: every index write replaces a document's postings in the
+        // transaction that writes it, under the namespace's index-write lock (no stale posting
+        // is left for a check against the document to drop; test
+        // `rewritten_and_removed_documents_leave_no_stale_postings`). When a term has more
+        // postings than the bound, a candidate may lack that term's weight (its posting was
+        // cut): then every candidate is checked against its document and ranked by `ts_rank`
+        // over it (the `slow` branch; only one branch runs, the other's filter is false).
         let sql = r"
             WITH terms AS (
                 SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', $2)) WHERE lexeme !~ '[''\\]'),
@@ -398,23 +402,26 @@ impl PostgresIndex {
                 SELECT terms.term, c.id, c.weight FROM terms CROSS JOIN LATERAL (
                     SELECT t.id, t.weight FROM index_terms t WHERE t.namespace = $1 AND t.term = terms.term
                     ORDER BY t.id DESC LIMIT $4) c),
-            cut AS (SELECT bool_or(k >= $4) AS truncated FROM (SELECT count(*) AS k FROM raw GROUP BY term) per_term),
-            cand AS (SELECT id, sum(weight::float8) AS w FROM raw GROUP BY id),
-            best AS (
-                SELECT cand.id FROM cand, q
-                ORDER BY (cand.w / 1.64493406685 / q.n)::real DESC, cand.id DESC
-                LIMIT (SELECT CASE WHEN cut.truncated THEN NULL ELSE $3::bigint + $5::bigint END FROM cut))
-            SELECT d.id, ts_rank(d.tsv, q.q)::float8 AS r
-            FROM best JOIN index_docs d ON d.namespace = $1 AND d.id = best.id, q
-            WHERE NOT d.removed AND d.tsv @@ q.q
-            ORDER BY r DESC, d.id DESC LIMIT $3";
+            cut AS (
+                SELECT COALESCE(bool_or(k >= $4), false) AS truncated
+                FROM (SELECT count(*) AS k FROM raw GROUP BY term) per_term),
+            cand AS (SELECT id, (sum(weight::float8) / 1.64493406685 / (SELECT n FROM q))::real AS w FROM raw GROUP BY id),
+            fast AS (
+                SELECT id, w::float8 AS r FROM cand WHERE NOT (SELECT truncated FROM cut)
+                ORDER BY w DESC, id DESC LIMIT $3),
+            slow AS (
+                SELECT d.id, ts_rank(d.tsv, q.q)::float8 AS r
+                FROM cand JOIN index_docs d ON d.namespace = $1 AND d.id = cand.id, q
+                WHERE (SELECT truncated FROM cut) AND NOT d.removed AND d.tsv @@ q.q
+                ORDER BY r DESC, d.id DESC LIMIT $3)
+            SELECT id, r FROM fast UNION ALL SELECT id, r FROM slow";
         let rows = self
             .db
             .pipelined(
                 Scope::Namespace(&q.namespace),
                 "",
                 sql,
-                &[&q.namespace.as_str(), &q.text, &(limit as i64), &POSTINGS_PER_TERM, &LEXICAL_MARGIN],
+                &[&q.namespace.as_str(), &q.text, &(limit as i64), &POSTINGS_PER_TERM],
             )
             .await?;
         let mut hits = Vec::with_capacity(rows.len());

@@ -98,3 +98,64 @@ async fn rewritten_and_removed_documents_leave_no_stale_postings() {
     assert!(idx.search(&lex("gamma beta delta")).await.unwrap().is_empty());
     common::drop_schemas(&schema).await;
 }
+
+/// The ranking read from the postings alone is `ts_rank`'s: each hit's score is the one
+/// `ts_rank` gives its document (normalised by the best, within float rounding), and the hits
+/// are the documents `ts_rank` ranks first.
+#[tokio::test]
+async fn postings_rank_documents_as_ts_rank_does() {
+    let schema = common::unique_schema("lexrank");
+    let idx = PostgresIndex::new(&settings(&schema)).unwrap();
+    idx.clear().await.unwrap();
+    let words = ["amber", "falcon", "river", "stone", "garden"];
+    let docs: Vec<IndexDoc> = (0..60i64)
+        .map(|i| {
+            let mut text = Vec::new();
+            for (w, word) in words.iter().enumerate() {
+                for _ in 0..((i as usize * (w + 1) + w) % 4) {
+                    text.push(*word);
+                }
+                text.push("filler");
+            }
+            doc(i + 1, "a", &text.join(" "), None)
+        })
+        .collect();
+    idx.upsert(docs).await.unwrap();
+    let c = common::client().await;
+    for text in ["amber falcon", "river stone garden amber", "garden", "falcon unknownword"] {
+        let hits = idx.search(&query("a", text, None, SearchMode::Lexical, 12)).await.unwrap();
+        assert!(!hits.is_empty(), "{text}");
+        let want: Vec<(i64, f32)> = c
+            .query(
+                &format!(
+                    "WITH q AS (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS q \
+                     FROM unnest(to_tsvector('english', $1))) \
+                     SELECT d.id, ts_rank(d.tsv, q.q) FROM \"{schema}\".index_docs d, q \
+                     WHERE d.namespace = 'a' AND d.tsv @@ q.q ORDER BY 2 DESC, d.id DESC"
+                ),
+                &[&text],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let best = want[0].1;
+        let expected = |id: i64| want.iter().find(|w| w.0 == id).map(|w| w.1 / best);
+        for h in &hits {
+            let e = expected(h.id.0).unwrap_or_else(|| panic!("{text}: hit {} does not match", h.id.0));
+            assert!((h.score - e).abs() < 1e-5, "{text}: doc {} scored {} where ts_rank gives {e}", h.id.0, h.score);
+        }
+        // The hits are ts_rank's first ones: the lowest hit scores at least what every
+        // document left out does (up to rounding).
+        let lowest = hits.iter().map(|h| h.score).fold(f32::INFINITY, f32::min);
+        let hit_ids: Vec<i64> = hits.iter().map(|h| h.id.0).collect();
+        for (id, r) in &want {
+            if !hit_ids.contains(id) {
+                assert!(r / best <= lowest + 1e-5, "{text}: doc {id} ({}) left out above {lowest}", r / best);
+            }
+        }
+        assert_eq!(hits.len(), want.len().min(12), "{text}");
+    }
+    common::drop_schemas(&schema).await;
+}

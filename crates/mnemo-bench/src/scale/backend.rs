@@ -144,6 +144,16 @@ impl Site {
         Ok((total, note + " bytes"))
     }
 
+    /// After a load, the PostgreSQL schema's tables vacuumed and analysed (`Db::vacuum_analyze`),
+    /// so that the server's autovacuum does not do it during the timed reads; the seconds it
+    /// took, or None without PostgreSQL.
+    pub async fn settle_server(&self) -> Result<Option<f64>> {
+        let Some(db) = &self.schema else { return Ok(None) };
+        let t0 = std::time::Instant::now();
+        db.vacuum_analyze().await?;
+        Ok(Some(t0.elapsed().as_secs_f64()))
+    }
+
     /// CPU time (ns) the database server has run so far, when there is a server and it is
     /// readable from here (see `Db::server_cpu_ns`).
     pub async fn server_cpu_ns(&self) -> Result<Option<u64>> {

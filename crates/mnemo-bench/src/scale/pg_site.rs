@@ -88,6 +88,10 @@ impl Schema {
         match *self {}
     }
     /// Unreachable: there is no value.
+    pub async fn vacuum_analyze(&self) -> Result<()> {
+        match *self {}
+    }
+    /// Unreachable: there is no value.
     pub async fn server_cpu_ns(&self) -> Result<Option<u64>> {
         match *self {}
     }
