@@ -6,11 +6,15 @@
 //!   revives (a tombstone is final), so several processes syncing one shared index cannot
 //!   bring back a forgotten memory by replaying an older change.
 //! - Vectors are stored untyped and exact (f32); the first vector fixes the dimensions (all
-//!   vectors must then have them), and the HNSW index is built on their half-precision copy,
-//!   `embedding::halfvec(dims)` (index schema V4): the graph's elements take half the pages, so
-//!   a search reads half the bytes (−25% time per dense search at 100k, same recall@10; see
-//!   bench/RESULTS.md). The index orders the candidates; each hit's score is then the exact f32
-//!   cosine, and the hits are sorted by it. The graph is built at once when that
+//!   vectors must then have them, at most [`MAX_DIMS`]), and the HNSW index is built on the
+//!   half-precision copy of each vector scaled to unit length,
+//!   `l2_normalize(embedding::vector(dims))::halfvec(dims)` (schema V4 on; cosine does not
+//!   depend on the length, and a unit vector's components always fit half precision, whose
+//!   range ends at 65504): the graph takes 79 MB instead of 130 at 100k, and a search in the
+//!   server ~8% less time (bench/RESULTS.md, stop 21). The index chooses and orders the `limit`
+//!   candidates by half-precision distance (at the boundary a document within ~1e-3 of the last
+//!   one's distance may take its place); each hit's score is then the exact f32 cosine, and the
+//!   hits are sorted by it. The graph is built at once when that
 //!   first upsert is small, but after a bulk load (an upsert of [`BULK_UPSERT`] documents or
 //!   more: a replay, a migration, a benchmark load) only at the next `flush`, small upsert or
 //!   dense search (which waits for it), because building HNSW over loaded rows is much faster
@@ -24,8 +28,8 @@
 //!   lexeme, id, and the posting's share of `ts_rank`; B-tree): each query term's newest
 //!   [`POSTINGS_PER_TERM`] documents of the namespace, ranked from the postings alone: the
 //!   sum of a document's postings' weights is its `ts_rank` for the any-term query, so the
-//!   documents themselves are not read. Only when a term has more postings than the bound
-//!   (a candidate may then lack a cut posting's weight) are the candidates checked against
+//!   documents themselves are not read. Only when a term's postings reach the bound (a
+//!   candidate may then lack a cut posting's weight) are the candidates checked against
 //!   their `tsvector` and ranked by `ts_rank` over it.
 //!   Not a GIN index on the `tsvector`: `@@` is not leakproof, so under row-level security the
 //!   planner may not use it as an index condition and matched every row of the namespace. The
@@ -48,10 +52,16 @@ use crate::db::{Db, Scope};
 use crate::error::{DbContext, PgError};
 use crate::settings::PgSettings;
 
-const STEPS: &[&str] = &[V1, V2, V3, V4];
+const STEPS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The HNSW index's name (schema V4 on: over the vectors' half-precision copy).
 pub const HNSW_INDEX: &str = "index_docs_hnsw_half";
+
+/// The f32 HNSW index of schemas 1–3 (dropped by V4/V5, and by any graph build).
+const LEGACY_HNSW_INDEX: &str = "index_docs_hnsw";
+
+/// Dimensions at most: pgvector's HNSW indexes `halfvec` of up to 4,000 dimensions.
+pub const MAX_DIMS: usize = 4000;
 
 /// Lexical candidates taken per query term: the newest postings of the term in the namespace.
 /// It bounds the lexical cost (at most this many rows ranked per term) however many documents
@@ -122,9 +132,9 @@ macro_rules! posting_weight {
 
 /// Version 3: each posting carries its share of the document's `ts_rank` (`weight`, see
 /// `posting_weight`), in the primary key's leaf (`INCLUDE`), so the lexical candidates are
-/// ranked from an index-only scan of the postings and only the best few are read from
-/// `index_docs` (checked against the document and ranked by `ts_rank` itself). Before, every
-/// candidate's row was read (a primary-key probe and a wide heap row each): ~3× the server CPU.
+/// ranked from an index-only scan of the postings (from V5 on, with no document read unless a
+/// term's postings were cut; see `lexical`). Before, every candidate's row was read (a
+/// primary-key probe and a wide heap row each): ~3× the server CPU.
 const V3: &str = concat!(
     "
 SELECT set_config('mnemo.namespace', '*', true);
@@ -142,10 +152,36 @@ ALTER TABLE index_terms ADD PRIMARY KEY (namespace, term, id) INCLUDE (weight);
 "
 );
 
-/// Version 4: the HNSW graph is built over `embedding::halfvec(dims)` (named [`HNSW_INDEX`])
-/// instead of `embedding::vector(dims)`: the f32 graph is dropped here and the half-precision
-/// one built at the next flush, small upsert or dense search (as after a bulk load).
+/// Version 4: the HNSW graph is built over the vectors' half-precision copy (named
+/// [`HNSW_INDEX`]) instead of `embedding::vector(dims)`: the f32 graph is dropped here and the
+/// half-precision one built at the next flush, small upsert or dense search (as after a bulk
+/// load; writes to the index and dense searches wait for that build). (A development build,
+/// 03aff11, used version 4 for the same drop and an f32 graph of m = 8; V5 drops that too.)
 const V4: &str = "DROP INDEX IF EXISTS index_docs_hnsw;";
+
+/// Version 5: the postings made exact. From here the lexical search ranks documents from
+/// their postings alone (see `lexical`), so a posting that an index of version 3 left behind
+/// — written by two processes before index writes took the namespace lock, it may name a
+/// lexeme its document no longer holds, or a removed document — would be served. Every
+/// posting is checked against its document once: stale ones are deleted, wrong weights
+/// recomputed. Also drops a leftover f32 graph (see V4).
+const V5: &str = concat!(
+    "
+SELECT set_config('mnemo.namespace', '*', true);
+DROP INDEX IF EXISTS index_docs_hnsw;
+CREATE TEMP TABLE live_postings ON COMMIT DROP AS
+    SELECT d.namespace, d.id, l.lexeme AS term, ",
+    posting_weight!("l.positions"),
+    " AS weight
+    FROM index_docs d, unnest(d.tsv) l WHERE NOT d.removed AND d.tsv IS NOT NULL;
+DELETE FROM index_terms t WHERE NOT EXISTS (
+    SELECT 1 FROM live_postings p WHERE p.namespace = t.namespace AND p.term = t.term AND p.id = t.id);
+UPDATE index_terms t SET weight = p.weight FROM live_postings p
+    WHERE p.namespace = t.namespace AND p.term = t.term AND p.id = t.id AND t.weight IS DISTINCT FROM p.weight;
+INSERT INTO index_terms (namespace, term, id, weight) SELECT namespace, term, id, weight FROM live_postings
+    ON CONFLICT (namespace, term, id) DO NOTHING;
+"
+);
 
 const GRANTS: &str = "
 GRANT USAGE ON SCHEMA {schema} TO {role};
@@ -264,6 +300,13 @@ pub struct PostgresIndex {
     dims: AtomicI64,
 }
 
+/// What the HNSW graph indexes for vectors of `dims` dimensions: each vector scaled to unit
+/// length, in half precision (see the module docs). A dense search orders by the same
+/// expression, so that the planner answers it from the graph.
+fn graph_key(dims: i64) -> String {
+    format!("l2_normalize(embedding::vector({dims}))::halfvec({dims})")
+}
+
 /// One value of `index_meta` (by key, `$1`).
 const META_SQL: &str = "SELECT value FROM index_meta WHERE key = $1";
 
@@ -324,6 +367,12 @@ impl PostgresIndex {
 
     /// Fix the dimensions at `dims` if unset; an error if they are set to something else.
     async fn ensure_dims(&self, dims: usize) -> Result<()> {
+        if dims > MAX_DIMS {
+            return Err(CoreError::InvalidInput(format!(
+                "a vector of {dims} dimensions: the PostgreSQL index takes at most {MAX_DIMS} \
+                 (pgvector's HNSW over half-precision vectors)"
+            )));
+        }
         let mut client = self.db.client().await?;
         let tx = self.db.begin_as_owner(&mut client).await?;
         tx.execute("SELECT pg_advisory_xact_lock(hashtext($1), hashtext('index-ddl'))", &[&self.db.schema()])
@@ -368,10 +417,13 @@ impl PostgresIndex {
         if !exists {
             // Memory for the build (this transaction only): a graph built in memory is
             // several times faster than one spilled to disk.
+            // A leftover f32 graph (a process of an older version built it after this
+            // schema's migration dropped it) goes too: it would cost every write.
             let sql = format!(
-                "SET LOCAL maintenance_work_mem = '256MB'; \
+                "SET LOCAL maintenance_work_mem = '256MB'; DROP INDEX IF EXISTS {LEGACY_HNSW_INDEX}; \
                  CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON index_docs USING hnsw \
-                 ((embedding::halfvec({dims})) halfvec_cosine_ops) WITH (m = {})",
+                 (({}) halfvec_cosine_ops) WITH (m = {})",
+                graph_key(dims),
                 self.hnsw_m
             );
             tx.batch_execute(&sql).await.db("build the HNSW index")?;
@@ -384,14 +436,15 @@ impl PostgresIndex {
     async fn lexical(&self, q: &SearchQuery, limit: usize) -> Result<Vec<Hit>> {
         // Candidates: each query term's newest postings (bounded). When no term reached the
         // bound, every matching document is a candidate with all its matched terms' weights,
-        // so the sum of its postings' weights IS its `ts_rank` (same formula, summed in float8
-        // and rounded to real as `ts_rank` returns it; equal up to that last rounding): the
+        // so the sum of its postings' weights is its `ts_rank` (same formula, summed in float8
+        // and rounded to real; `ts_rank` sums in float4: they differ in the last bits): the
         // documents are ranked from an index-only scan of the postings, never read. The
         // postings are exact: every index write replaces a document's postings in the
         // transaction that writes it, under the namespace's index-write lock (no stale posting
         // is left for a check against the document to drop; test
-        // `rewritten_and_removed_documents_leave_no_stale_postings`). When a term has more
-        // postings than the bound, a candidate may lack that term's weight (its posting was
+        // `rewritten_and_removed_documents_leave_no_stale_postings`; V5 checked the postings
+        // older versions left). When a term reaches the bound, a candidate may lack that
+        // term's weight (its posting was
         // cut): then every candidate is checked against its document and ranked by `ts_rank`
         // over it (the `slow` branch; only one branch runs, the other's filter is false).
         let sql = r"
@@ -482,7 +535,8 @@ impl PostgresIndex {
             let ann = format!(
                 "SELECT id, (embedding::vector({dims}) <=> $2::vector({dims}))::float8 FROM index_docs \
                  WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL \
-                 ORDER BY embedding::halfvec({dims}) <=> $2::halfvec({dims}) LIMIT $3"
+                 ORDER BY {} <=> l2_normalize($2::vector({dims}))::halfvec({dims}) LIMIT $3",
+                graph_key(dims)
             );
             let got = self
                 .db
@@ -662,8 +716,9 @@ impl Index for PostgresIndex {
         namespaces.dedup();
         lock_index_writes(&tx, self.db.schema(), &namespaces).await?;
         // The postings of the versions about to be replaced (found through their lexemes, so
-        // by the postings' key). A concurrent writer of the same document may leave a stale
-        // posting behind: the lexical search rechecks the match, so it only costs a row.
+        // by the postings' key). Under the namespace's index-write lock (above) no other
+        // writer changes these documents meanwhile, so the postings stay exactly the
+        // documents' lexemes: the lexical search ranks from them without reading a document.
         let del = tx
             .prepare_cached(
                 "DELETE FROM index_terms t USING unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(ns, id, rev) \
@@ -809,11 +864,11 @@ impl Index for PostgresIndex {
             .db("lock the index schema")?;
         // TRUNCATE, not DELETE: a later CREATE INDEX also indexes recently dead rows, and a
         // deleted vector of the old dimensions would fail the new index's cast.
-        tx.batch_execute(
-            "DROP INDEX IF EXISTS index_docs_hnsw; DROP INDEX IF EXISTS index_docs_hnsw_half; \
+        tx.batch_execute(&format!(
+            "DROP INDEX IF EXISTS {LEGACY_HNSW_INDEX}; DROP INDEX IF EXISTS {HNSW_INDEX}; \
              TRUNCATE index_docs, index_terms; \
-             UPDATE index_meta SET value = 0 WHERE key IN ('watermark', 'dims')",
-        )
+             UPDATE index_meta SET value = 0 WHERE key IN ('watermark', 'dims')"
+        ))
         .await
         .db("clear the index")?;
         self.hnsw_built.store(false, Ordering::Release);

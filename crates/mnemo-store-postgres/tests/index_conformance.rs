@@ -199,3 +199,30 @@ async fn hnsw_m_sets_the_links_per_node_of_the_graph() {
     }
     common::drop_schemas(&schema).await;
 }
+
+/// Vectors wider than the half-precision HNSW takes are refused with the limit named, and
+/// vectors whose components exceed half precision's range (65504) are indexed all the same:
+/// the graph holds them scaled to unit length.
+#[tokio::test]
+async fn vector_width_is_bounded_and_large_components_are_indexed() {
+    let schema = common::unique_schema("ixwide");
+    let idx = PostgresIndex::new(&settings(&schema)).unwrap();
+    idx.clear().await.unwrap();
+    let wide = mnemo_store_postgres::index::MAX_DIMS + 1;
+    let err = idx.upsert(vec![doc(1, "a", "wide", Some(vec![0.5; wide]))]).await.unwrap_err();
+    assert!(err.to_string().contains("at most 4000"), "{err}");
+    let dims = 8;
+    let mut big: Vec<IndexDoc> = (0..20).map(|i| doc(i, "a", "filler", Some(vector(i as u64, dims)))).collect();
+    for d in &mut big {
+        if let Some(v) = d.embedding.as_mut() {
+            v.iter_mut().for_each(|x| *x *= 1.0e6);
+        }
+    }
+    idx.upsert(big.clone()).await.unwrap();
+    assert!(hnsw_exists(&schema).await, "the graph is built over vectors beyond half precision's range");
+    let q = big[5].embedding.clone().unwrap();
+    let h = idx.search(&query("a", "", Some(q), SearchMode::Dense, 3)).await.unwrap();
+    assert_eq!(h.first().map(|x| x.id), Some(MemoryId(5)), "{h:?}");
+    assert!((h[0].score - 1.0).abs() < 1e-4, "exact cosine of a vector with itself: {h:?}");
+    common::drop_schemas(&schema).await;
+}

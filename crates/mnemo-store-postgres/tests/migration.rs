@@ -1,7 +1,8 @@
 //! The latest migration steps of each component on a database that already holds rows at an
 //! older version: the index's V1 → V2 (postings table filled from the documents, the GIN index
-//! dropped), V2 → V3 (postings weighted) and V3 → V4 (the HNSW graph over half-precision
-//! vectors instead of f32), and the store's V4 → V5 (entity rows filled from
+//! dropped), V2 → V3 (postings weighted), V3 → V4 (the HNSW graph over half-precision
+//! vectors instead of f32) and V4 → V5 (stale postings an older version left are deleted: the
+//! lexical search now ranks from the postings alone), and the store's V4 → V5 (entity rows filled from
 //! the memories). Each older
 //! schema is what that version left: made with the current code, then its last step undone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -61,8 +62,9 @@ async fn index_migrates_with_its_documents(prefix: &str, downgrade: &str, old_ve
     let idx = PostgresIndex::new(&settings).unwrap();
     let after = idx.search(&lexical).await.unwrap();
     assert_eq!(ranked(&after), ranked(&before), "the same ranking after migrating from version {old_version}");
-    assert_eq!(version(&schema, "index").await, 4);
-    // One posting per distinct lexeme of every document: "the" and "over" are stop words.
+    assert_eq!(version(&schema, "index").await, 5);
+    // One posting per distinct lexeme of every document: "the" and "over" are stop words
+    // (and none of the stale ones a downgrade may have added).
     assert_eq!(count(&schema, "index_terms").await, 3 + 3 + 2 + 2, "postings of both namespaces");
     let other = idx.search(&query("b", "amber falcon", None, SearchMode::Lexical, 10)).await.unwrap();
     assert_eq!(other.iter().map(|h| h.id).collect::<Vec<_>>(), vec![MemoryId(9)], "namespaces stay apart");
@@ -105,16 +107,34 @@ async fn an_index_of_schema_2_with_documents_ranks_the_same_after_migrating() {
     index_migrates_with_its_documents("idxmig2", v2, 2).await;
 }
 
+/// Postings an index of version 3 could be left with by two processes writing one document
+/// before index writes took the namespace lock: a lexeme the document no longer holds, and a
+/// removed document's.
+const STALE_POSTINGS: &str = "INSERT INTO index_docs (namespace, id, removed) VALUES ('a', 7, true); \
+     INSERT INTO index_terms (namespace, term, id, weight) VALUES ('a', 'falcon', 2, 0.1), ('a', 'river', 7, 0.1);";
+
 #[tokio::test]
-async fn an_index_of_schema_3_with_an_f32_graph_searches_a_half_precision_one_after_migrating() {
-    // Version 3: the HNSW graph over the f32 vectors, under its old name.
+async fn an_index_of_schema_3_with_an_f32_graph_and_stale_postings_migrates() {
+    // Version 3: the HNSW graph over the f32 vectors, under its old name; stale postings.
     let v3 = format!(
         "DROP INDEX IF EXISTS {}; CREATE INDEX index_docs_hnsw ON index_docs USING hnsw \
-         ((embedding::vector({})) vector_cosine_ops);",
+         ((embedding::vector({})) vector_cosine_ops); {STALE_POSTINGS}",
         mnemo_store_postgres::index::HNSW_INDEX,
         mnemo_contract::conformance::index::DIMS
     );
     index_migrates_with_its_documents("idxmig3", &v3, 3).await;
+}
+
+#[tokio::test]
+async fn an_index_of_the_development_schema_4_drops_its_f32_graph_and_stale_postings() {
+    // What a development build (03aff11) left at version 4: the f32 graph rebuilt with m = 8.
+    let v4 = format!(
+        "DROP INDEX IF EXISTS {}; CREATE INDEX index_docs_hnsw ON index_docs USING hnsw \
+         ((embedding::vector({})) vector_cosine_ops) WITH (m = 8); {STALE_POSTINGS}",
+        mnemo_store_postgres::index::HNSW_INDEX,
+        mnemo_contract::conformance::index::DIMS
+    );
+    index_migrates_with_its_documents("idxmig4", &v4, 4).await;
 }
 
 fn fact(ns: &Namespace, content: &str, entities: &[&str]) -> WriteOp {
