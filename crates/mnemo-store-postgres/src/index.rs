@@ -5,13 +5,12 @@
 //!   newer revision of a document, and a removed document stays as a marker that no upsert
 //!   revives (a tombstone is final), so several processes syncing one shared index cannot
 //!   bring back a forgotten memory by replaying an older change.
-//! - Vectors are stored untyped and exact (f32); the first vector fixes the dimensions (all
-//!   vectors must then have them, at most [`MAX_DIMS`]), and the HNSW index is built on the
-//!   half-precision copy of each vector scaled to unit length,
-//!   `l2_normalize(embedding::vector(dims))::halfvec(dims)` (schema V4 on; cosine does not
-//!   depend on the length, and a unit vector's components always fit half precision, whose
-//!   range ends at 65504): the graph takes 79 MB instead of 130 at 100k, and a search in the
-//!   server ~8% less time (bench/RESULTS.md, stop 21). The index chooses and orders the `limit`
+//! - Vectors are stored untyped as f32, scaled to unit length (cosine does not depend on the
+//!   length; the query is scaled too); the first vector fixes the dimensions (all vectors must
+//!   then have them, at most [`MAX_DIMS`]), and the HNSW index is built on their
+//!   half-precision copy, `embedding::halfvec(dims)` (schema V4 on; a unit vector's components
+//!   always fit half precision, whose range ends at 65504): the graph takes 79 MB instead of
+//!   130 at 100k, and a search in the server ~8% less time (bench/RESULTS.md, stop 21). The index chooses and orders the `limit`
 //!   candidates by half-precision distance (at the boundary a document within ~1e-3 of the last
 //!   one's distance may take its place); each hit's score is then the exact f32 cosine, and the
 //!   hits are sorted by it. The graph is built at once when that
@@ -164,11 +163,15 @@ const V4: &str = "DROP INDEX IF EXISTS index_docs_hnsw;";
 /// — written by two processes before index writes took the namespace lock, it may name a
 /// lexeme its document no longer holds, or a removed document — would be served. Every
 /// posting is checked against its document once: stale ones are deleted, wrong weights
-/// recomputed. Also drops a leftover f32 graph (see V4).
+/// recomputed. Also drops a leftover f32 graph (see V4), and scales to unit length the stored
+/// vectors that half precision cannot hold (a component beyond 65504; later writes are scaled
+/// before they are stored), so that the graph can be built over them.
 const V5: &str = concat!(
     "
 SELECT set_config('mnemo.namespace', '*', true);
 DROP INDEX IF EXISTS index_docs_hnsw;
+UPDATE index_docs SET embedding = l2_normalize(embedding)
+    WHERE embedding IS NOT NULL AND (SELECT max(abs(x)) FROM unnest(embedding::real[]) x) > 65504;
 CREATE TEMP TABLE live_postings ON COMMIT DROP AS
     SELECT d.namespace, d.id, l.lexeme AS term, ",
     posting_weight!("l.positions"),
@@ -300,11 +303,22 @@ pub struct PostgresIndex {
     dims: AtomicI64,
 }
 
-/// What the HNSW graph indexes for vectors of `dims` dimensions: each vector scaled to unit
-/// length, in half precision (see the module docs). A dense search orders by the same
-/// expression, so that the planner answers it from the graph.
+/// What the HNSW graph indexes for vectors of `dims` dimensions: each (unit) vector in half
+/// precision (see the module docs). A dense search orders by the same expression, so that the
+/// planner answers it from the graph.
 fn graph_key(dims: i64) -> String {
-    format!("l2_normalize(embedding::vector({dims}))::halfvec({dims})")
+    format!("embedding::halfvec({dims})")
+}
+
+/// `v` scaled to unit length (as stored and searched; a zero or non-finite length leaves it
+/// as it is, for pgvector to index or refuse as before).
+fn unit(v: &[f32]) -> Vec<f32> {
+    let norm = v.iter().map(|x| f64::from(*x) * f64::from(*x)).sum::<f64>().sqrt();
+    if norm.is_finite() && norm > 0.0 {
+        v.iter().map(|x| (f64::from(*x) / norm) as f32).collect()
+    } else {
+        v.to_vec()
+    }
 }
 
 /// One value of `index_meta` (by key, `$1`).
@@ -506,7 +520,7 @@ impl PostgresIndex {
             // Not known yet, or changed by a `clear` of another process: ask the index.
             dims = self.read_dims(&q.namespace).await?;
         }
-        let v = pgvector::Vector::from(e.to_vec());
+        let v = pgvector::Vector::from(unit(e));
         let ns = q.namespace.as_str();
         let lim = limit as i64;
         let ef = self.ef_search.max(limit.min(1000) as u32);
@@ -535,7 +549,7 @@ impl PostgresIndex {
             let ann = format!(
                 "SELECT id, (embedding::vector({dims}) <=> $2::vector({dims}))::float8 FROM index_docs \
                  WHERE namespace = $1 AND NOT removed AND embedding IS NOT NULL \
-                 ORDER BY {} <=> l2_normalize($2::vector({dims}))::halfvec({dims}) LIMIT $3",
+                 ORDER BY {} <=> $2::halfvec({dims}) LIMIT $3",
                 graph_key(dims)
             );
             let got = self
@@ -707,7 +721,7 @@ impl Index for PostgresIndex {
             ids.push(d.id.0);
             revs.push(i64::try_from(d.rev).unwrap_or(i64::MAX));
             texts.push(format!("{} {}", d.content, d.entities.join(" ")));
-            vecs.push(d.embedding.as_deref().map(vector_text));
+            vecs.push(d.embedding.as_deref().map(|v| vector_text(&unit(v))));
         }
         let mut client = self.db.client().await?;
         let tx = self.db.begin(&mut client, Scope::All).await?;

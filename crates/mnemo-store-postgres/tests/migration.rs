@@ -109,9 +109,12 @@ async fn an_index_of_schema_2_with_documents_ranks_the_same_after_migrating() {
 
 /// Postings an index of version 3 could be left with by two processes writing one document
 /// before index writes took the namespace lock: a lexeme the document no longer holds, and a
-/// removed document's.
+/// removed document's; and a stored vector beyond half precision's range (versions before 5
+/// stored vectors unscaled), which the half-precision graph could not be built over.
 const STALE_POSTINGS: &str = "INSERT INTO index_docs (namespace, id, removed) VALUES ('a', 7, true); \
-     INSERT INTO index_terms (namespace, term, id, weight) VALUES ('a', 'falcon', 2, 0.1), ('a', 'river', 7, 0.1);";
+     INSERT INTO index_terms (namespace, term, id, weight) VALUES ('a', 'falcon', 2, 0.1), ('a', 'river', 7, 0.1); \
+     UPDATE index_docs SET embedding = (SELECT array_agg(x * 1e6)::vector FROM unnest(embedding::real[]) x) \
+     WHERE namespace = 'a' AND id = 1;";
 
 #[tokio::test]
 async fn an_index_of_schema_3_with_an_f32_graph_and_stale_postings_migrates() {
