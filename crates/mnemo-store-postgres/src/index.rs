@@ -10,11 +10,11 @@
 //!   then have them, at most [`MAX_DIMS`]), and the HNSW index is built on their
 //!   half-precision copy, `embedding::halfvec(dims)` (schema V4 on; a unit vector's components
 //!   always fit half precision, whose range ends at 65504): the graph takes 79 MB instead of
-//!   130 at 100k, and a search in the server ~8% less time (bench/RESULTS.md, stop 21). The index chooses and orders the `limit`
-//!   candidates by half-precision distance (at the boundary a document within ~1e-3 of the last
-//!   one's distance may take its place); each hit's score is then the exact f32 cosine, and the
-//!   hits are sorted by it. The graph is built at once when that
-//!   first upsert is small, but after a bulk load (an upsert of [`BULK_UPSERT`] documents or
+//!   130 at 100k, and a search in the server ~8% less time (bench/RESULTS.md, stop 21). The
+//!   index chooses and orders the `limit` candidates by half-precision distance (at the
+//!   boundary a document within ~1e-3 of the last one's distance may take its place); each
+//!   hit's score is then the exact f32 cosine, and the hits are sorted by it. The graph is
+//!   built at once when the first upsert is small, but after a bulk load (an upsert of [`BULK_UPSERT`] documents or
 //!   more: a replay, a migration, a benchmark load) only at the next `flush`, small upsert or
 //!   dense search (which waits for it), because building HNSW over loaded rows is much faster
 //!   than inserting into it row by row. The build blocks writes to the index while it runs.
@@ -431,9 +431,9 @@ impl PostgresIndex {
             .db("look for the HNSW index")?;
         if !exists {
             // Memory for the build (this transaction only): a graph built in memory is
-            // several times faster than one spilled to disk.
-            // A leftover f32 graph (a process of an older version built it after this
-            // schema's migration dropped it) goes too: it would cost every write.
+            // several times faster than one spilled to disk. A leftover f32 graph (a process
+            // of an older version built it after the migration dropped it) goes too: it would
+            // cost every write.
             let sql = format!(
                 "SET LOCAL maintenance_work_mem = '256MB'; DROP INDEX IF EXISTS {LEGACY_HNSW_INDEX}; \
                  CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON index_docs USING hnsw \
@@ -459,9 +459,9 @@ impl PostgresIndex {
         // is left for a check against the document to drop; test
         // `rewritten_and_removed_documents_leave_no_stale_postings`; V5 checked the postings
         // older versions left). When a term reaches the bound, a candidate may lack that
-        // term's weight (its posting was
-        // cut): then every candidate is checked against its document and ranked by `ts_rank`
-        // over it (the `slow` branch; only one branch runs, the other's filter is false).
+        // term's weight (its posting was cut): then every candidate is checked against its
+        // document and ranked by `ts_rank` over it (the `slow` branch; only one branch runs,
+        // the other's filter is false).
         let sql = r"
             WITH terms AS (
                 SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english', $2)) WHERE lexeme !~ '[''\\]'),
