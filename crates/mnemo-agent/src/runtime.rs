@@ -353,7 +353,7 @@ impl Runtime {
 pub fn answer_of<'a>(pack: &'a Pack, entity: &str, attribute: &str) -> Option<&'a Memory> {
     // The planner already orders the pack: pinned first, then score, ties to the newest
     // confirmation — so the first claim on it is the highest-ranked.
-    pack.items.iter().map(|i| &i.memory).find(|m| m.claim.as_ref().is_some_and(|c| c.is_on(entity, attribute)))
+    pack.items.iter().map(|i| &*i.memory).find(|m| m.claim.as_ref().is_some_and(|c| c.is_on(entity, attribute)))
 }
 
 fn action_text(task: &Task, a: &Assessment) -> String {

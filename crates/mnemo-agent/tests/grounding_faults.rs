@@ -62,7 +62,7 @@ fn pack(items: Vec<(Memory, f64)>) -> Pack {
             reason: TraceReason::WithinQuota,
             detail: String::new(),
         });
-        p.items.push(PackItem { memory: m, score: relevance, tokens: 10 });
+        p.items.push(PackItem { memory: m.into(), score: relevance, tokens: 10 });
     }
     p
 }

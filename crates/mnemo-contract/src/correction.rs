@@ -115,7 +115,7 @@ impl Assessment {
                     g.id = memory.id;
                 }
             }
-            item.memory = memory;
+            item.memory = std::sync::Arc::new(memory);
         }
         Ok(self)
     }
@@ -161,7 +161,10 @@ mod tests {
             .collect();
         Assessment {
             pack: Pack {
-                items: items.into_iter().map(|memory| PackItem { memory, score: 1.0, tokens: 1 }).collect(),
+                items: items
+                    .into_iter()
+                    .map(|m| PackItem { memory: std::sync::Arc::new(m), score: 1.0, tokens: 1 })
+                    .collect(),
                 ..Pack::default()
             },
             trust: 1.0,
@@ -185,8 +188,8 @@ mod tests {
         let mut confirmed = memory(2, None);
         confirmed.sources.push("wms".into());
         let s = a.settle(vec![fresh.clone(), confirmed.clone()]).unwrap();
-        assert_eq!(s.pack.items[0].memory, fresh);
-        assert_eq!(s.pack.items[1].memory, confirmed);
+        assert_eq!(s.pack.items[0].memory, fresh.into());
+        assert_eq!(s.pack.items[1].memory, confirmed.into());
         assert_eq!(s.grades[0].id, MemoryId(9));
         assert_eq!(s.grades[1].id, MemoryId(2));
         assert_eq!(

@@ -1,5 +1,7 @@
 //! What recall returns: the pack of memories under the budget and the trace of every
 //! candidate, included or excluded (the engine's planner builds it; an assessor reads it).
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Memory, MemoryKind};
@@ -59,8 +61,9 @@ pub struct TraceEntry {
 /// One packed memory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PackItem {
-    /// The memory.
-    pub memory: Memory,
+    /// The memory, shared with the engine's recall cache (a pack costs no copy of what it
+    /// packs; `Arc::make_mut` gives a copy of one's own to change). Serialised as the memory.
+    pub memory: Arc<Memory>,
     /// Its score.
     pub score: f64,
     /// Its token cost.
@@ -85,6 +88,6 @@ pub struct Pack {
 impl Pack {
     /// The packed memories.
     pub fn memories(&self) -> impl Iterator<Item = &Memory> {
-        self.items.iter().map(|i| &i.memory)
+        self.items.iter().map(|i| &*i.memory)
     }
 }

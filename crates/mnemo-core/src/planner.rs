@@ -15,6 +15,7 @@
 //! So no kind is starved by another below `quota − (its largest candidate)`, and the pack
 //! never exceeds the budget.
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use mnemo_contract::model::{Memory, MemoryKind};
 // The pack types are part of the contract (an assessor reads a pack); re-exported here, where
@@ -24,8 +25,9 @@ pub use mnemo_contract::pack::{Pack, PackItem, TraceEntry, TraceReason};
 /// A candidate for the pack, already scored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanCandidate {
-    /// The memory.
-    pub memory: Memory,
+    /// The memory, shared with the recall cache (scoring 64 candidates copied each one, its
+    /// vector included: 0.09–0.15 ms of a 100k recall, now 0.013–0.018).
+    pub memory: Arc<Memory>,
     /// Relevance to the query, 0..=1.
     pub relevance: f64,
     /// Salience at recall time.

@@ -33,7 +33,7 @@ fn kind_of(k: u8) -> MemoryKind {
 prop_compose! {
     fn candidate(id: i64)(k in 0u8..3, pinned in prop::bool::weighted(0.1), rel in 0.0f64..1.0, sal in 0.0f64..1.5, tokens in 0usize..300, t in 0i64..1000)
         -> PlanCandidate {
-        PlanCandidate { memory: memory(id, kind_of(k), pinned, t), relevance: rel, salience: sal, tokens, decays: k % 3 == 2 }
+        PlanCandidate { memory: memory(id, kind_of(k), pinned, t).into(), relevance: rel, salience: sal, tokens, decays: k % 3 == 2 }
     }
 }
 
@@ -114,8 +114,8 @@ fn below_threshold_and_tombstoned_are_traced() {
     dead.status = Status::Tombstoned { reason: "x".into(), at: Timestamp(1), superseded_by: None };
     let faded = memory(2, MemoryKind::Episodic, false, 0);
     let c = vec![
-        PlanCandidate { memory: dead, relevance: 1.0, salience: 1.0, tokens: 1, decays: false },
-        PlanCandidate { memory: faded, relevance: 1.0, salience: 0.01, tokens: 1, decays: true },
+        PlanCandidate { memory: dead.into(), relevance: 1.0, salience: 1.0, tokens: 1, decays: false },
+        PlanCandidate { memory: faded.into(), relevance: 1.0, salience: 0.01, tokens: 1, decays: true },
     ];
     let p = plan(c, 100, Q, 0.08);
     assert!(p.items.is_empty());
@@ -129,7 +129,7 @@ fn only_decaying_kinds_are_cut_below_the_threshold() {
     // a low-importance fact does not decay: it is recalled however small its salience
     let fact = memory(1, MemoryKind::Semantic, false, 0);
     let p = plan(
-        vec![PlanCandidate { memory: fact, relevance: 1.0, salience: 0.05, tokens: 1, decays: false }],
+        vec![PlanCandidate { memory: fact.into(), relevance: 1.0, salience: 0.05, tokens: 1, decays: false }],
         100,
         Q,
         0.08,
@@ -142,7 +142,7 @@ fn unused_quota_flows_to_other_kinds() {
     // only episodic candidates: they may use the whole budget, not just 30 %
     let c: Vec<_> = (0..10)
         .map(|i| PlanCandidate {
-            memory: memory(i, MemoryKind::Episodic, false, 0),
+            memory: memory(i, MemoryKind::Episodic, false, 0).into(),
             relevance: 1.0,
             salience: 1.0,
             tokens: 10,

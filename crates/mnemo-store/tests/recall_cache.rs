@@ -103,7 +103,7 @@ async fn another_writer_is_seen(share_index: bool) {
             .into_iter()
             .map(|m| Memory { last_accessed_at: item.memory.last_accessed_at, ..m })
             .collect();
-        assert_eq!(stored, vec![item.memory.clone()], "each packed memory exactly as the store holds it");
+        assert_eq!(stored, vec![(*item.memory).clone()], "each packed memory exactly as the store holds it");
     }
 }
 

@@ -63,7 +63,7 @@ mod tests {
             status: Status::Active,
             rev: 1,
         };
-        PlanCandidate { memory, relevance, salience: 1.0, tokens: 1, decays: false }
+        PlanCandidate { memory: memory.into(), relevance, salience: 1.0, tokens: 1, decays: false }
     }
 
     #[test]

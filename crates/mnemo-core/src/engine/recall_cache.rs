@@ -25,13 +25,14 @@ pub(crate) const CAPACITY: usize = 200_000;
 /// A memory as recall packs it, with its token count computed once, when first packed.
 #[derive(Debug)]
 pub(crate) struct Packable {
-    pub(crate) memory: Memory,
+    /// Shared with the packs that hold it (a recall copies no memory).
+    pub(crate) memory: Arc<Memory>,
     tokens: OnceLock<usize>,
 }
 
 impl Packable {
     fn of(memory: Memory) -> Arc<Self> {
-        Arc::new(Packable { memory, tokens: OnceLock::new() })
+        Arc::new(Packable { memory: Arc::new(memory), tokens: OnceLock::new() })
     }
 
     /// Its token count by `count` (the engine's one counter), computed at most once.
@@ -210,14 +211,14 @@ impl RecallCache {
                 continue;
             }
             let mut memory = p.memory.clone();
-            memory.last_accessed_at = Some(at);
+            Arc::make_mut(&mut memory).last_accessed_at = Some(at);
             let tokens = p.tokens.clone();
             g.rows.insert(*id, Arc::new(Packable { memory, tokens }));
         }
         if let Some(list) = g.pinned.get_mut(ns) {
             for p in list.iter_mut().filter(|p| ids.contains(&p.memory.id)) {
                 let mut memory = p.memory.clone();
-                memory.last_accessed_at = Some(at);
+                Arc::make_mut(&mut memory).last_accessed_at = Some(at);
                 *p = Arc::new(Packable { memory, tokens: p.tokens.clone() });
             }
         }
@@ -269,7 +270,7 @@ mod tests {
         c.apply(0, 2, &[memory(1, 1, "a"), memory(2, 2, "b")]);
         assert_eq!(contents(&c, &[1, 2]), vec!["a", "b"]);
         let found = c.lookup(&Namespace::default(), &[MemoryId(1)]).found;
-        assert_eq!(found[0].memory, memory(1, 1, "a"), "kept as the store holds it");
+        assert_eq!(*found[0].memory, memory(1, 1, "a"), "kept as the store holds it");
         c.apply(2, 4, &[memory(1, 3, "a2"), forgotten(memory(2, 2, "b"), 4)]);
         assert_eq!(contents(&c, &[1, 2]), vec!["a2"], "the new row, and the forgotten one gone");
         assert_eq!(c.seen(), 4);

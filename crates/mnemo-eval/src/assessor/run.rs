@@ -93,7 +93,7 @@ fn apply_in_memory(a: &Assessment, now: Timestamp) -> Vec<Memory> {
     a.corrections
         .iter()
         .filter_map(|c| {
-            let stale = a.pack.items.iter().map(|i| &i.memory).find(|m| m.id == c.memory())?;
+            let stale = a.pack.items.iter().map(|i| &*i.memory).find(|m| m.id == c.memory())?;
             let mut m = stale.clone();
             match c {
                 Correction::Supersede { value, source, .. } => {
@@ -161,7 +161,7 @@ fn pack_of(case: &Case) -> Pack {
             detail: "from the case file".into(),
         });
         pack.used += tokens;
-        pack.items.push(PackItem { memory: m, score: cm.relevance, tokens });
+        pack.items.push(PackItem { memory: std::sync::Arc::new(m), score: cm.relevance, tokens });
     }
     pack
 }

@@ -17,6 +17,7 @@ mod entities;
 mod overlay;
 mod read_only_dir;
 mod schema;
+mod searcher_cache;
 mod settings;
 pub mod vector_log;
 
@@ -99,6 +100,8 @@ pub struct TantivyIndex {
     damaged: std::sync::Mutex<Option<String>>,
     /// Per namespace: (searcher generation, committed documents, their total length).
     ns_sizes: std::sync::Mutex<SizeCache>,
+    /// Term frequencies and id columns of the current searcher generation (`searcher_cache`).
+    searcher_cache: searcher_cache::SearcherCache,
     /// A bulk load is under way (`Index::bulk_load`): commits by size only, at
     /// [`BULK_COMMIT_FACTOR`] × `commit_every_docs`.
     bulk: std::sync::atomic::AtomicBool,
@@ -190,6 +193,7 @@ impl TantivyIndex {
             dir,
             damaged: std::sync::Mutex::new(None),
             ns_sizes: std::sync::Mutex::new(std::collections::HashMap::new()),
+            searcher_cache: searcher_cache::SearcherCache::default(),
             bulk: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -435,6 +439,7 @@ impl TantivyIndex {
             ns: &q.namespace,
             ns_field: live.fields.ns,
             sizes: (committed.0 + pending.0, committed.1 + pending.1),
+            cache: &self.searcher_cache,
         };
         let n = stats.total_num_docs().map_err(|e| terr("statistics", e))?;
         let avg = stats.total_num_tokens(live.fields.text).map_err(|e| terr("statistics", e))? as f32 / n as f32;
@@ -476,15 +481,16 @@ impl TantivyIndex {
         let top = searcher
             .search_with_statistics_provider(&query, &TopDocs::with_limit(want).order_by_score(), &stats)
             .map_err(|e| terr("search failed", e))?;
+        let generation = searcher.generation().generation_id();
         let mut columns = std::collections::HashMap::new();
         for (score, addr) in top {
             let col = match columns.entry(addr.segment_ord) {
                 std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
                 std::collections::hash_map::Entry::Vacant(v) => v.insert(
-                    searcher
-                        .segment_reader(addr.segment_ord)
-                        .fast_fields()
-                        .i64("id")
+                    self.searcher_cache
+                        .id_column(generation, addr.segment_ord, || {
+                            searcher.segment_reader(addr.segment_ord).fast_fields().i64("id")
+                        })
                         .map_err(|e| terr("id column", e))?,
                 ),
             };
@@ -880,15 +886,18 @@ impl Index for TantivyIndex {
             if let Ok(mut d) = self.damaged.lock() {
                 *d = None;
             }
-            // A new index starts its searcher generations anew: cached sizes would be taken for its.
-            if let Ok(mut c) = self.ns_sizes.lock() {
-                c.clear();
-            }
             if self.settings.read_only {
                 return Err(read_only_err());
             }
             let mut g = self.write()?;
             let g = &mut *g;
+            // A new index starts its searcher generations anew: cached sizes and frequencies
+            // would be taken for its. Emptied under the write lock, so that no search of the
+            // old index (they hold the read lock) fills them again afterwards.
+            if let Ok(mut c) = self.ns_sizes.lock() {
+                c.clear();
+            }
+            self.searcher_cache.clear();
             match &self.dir {
                 Some(dir) => {
                     // Never reuse the old files: a damaged segment must not survive a rebuild, and

@@ -10,6 +10,8 @@
 use std::collections::{HashMap, HashSet};
 
 use mnemo_contract::{MemoryId, Namespace};
+
+use super::searcher_cache::SearcherCache;
 use tantivy::collector::{Collector, Count, SegmentCollector};
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight, BooleanQuery, Occur, Query, TermQuery};
@@ -200,6 +202,8 @@ pub struct Stats<'a> {
     pub ns_field: Field,
     /// (documents, tokens) of the namespace, committed + overlay (see `committed_sizes`).
     pub sizes: (u64, u64),
+    /// The committed frequencies already counted for this searcher's generation.
+    pub cache: &'a SearcherCache,
 }
 
 impl Stats<'_> {
@@ -238,11 +242,16 @@ impl Bm25StatisticsProvider for Stats<'_> {
         let o = term.value().as_str().and_then(|t| self.overlay.postings.get(t)).map_or(0, |p| {
             p.iter().filter(|id| self.overlay.docs.get(id).is_some_and(|d| &d.ns == self.ns)).count() as u64
         });
-        let q = BooleanQuery::new(vec![
-            (Occur::Must, Box::new(TermQuery::new(term.clone(), IndexRecordOption::Basic)) as Box<dyn Query>),
-            (Occur::Must, Box::new(TermQuery::new(self.ns_term(), IndexRecordOption::Basic))),
-        ]);
-        Ok(self.searcher.search(&q, &Count)? as u64 + o)
+        let key = format!("{}:{}", term.field().field_id(), term.value().as_str().unwrap_or_default());
+        let generation = self.searcher.generation().generation_id();
+        let committed = self.cache.doc_freq(generation, self.ns, &key, || {
+            let q = BooleanQuery::new(vec![
+                (Occur::Must, Box::new(TermQuery::new(term.clone(), IndexRecordOption::Basic)) as Box<dyn Query>),
+                (Occur::Must, Box::new(TermQuery::new(self.ns_term(), IndexRecordOption::Basic))),
+            ]);
+            Ok(self.searcher.search(&q, &Count)? as u64)
+        })?;
+        Ok(committed + o)
     }
 }
 

@@ -12,6 +12,14 @@
 //!
 //! Several rows at a time: the `f32` loop scores [`F32_ROWS`] rows per pass over the query,
 //! independent sums that keep the adder busy where one row's sum waits on its last add.
+//!
+//! The int8 loop has a third copy for CPUs with AVX-512 VNNI (`vpdpbusd`: 64 byte products
+//! summed into 16 `i32` lanes per instruction), written with intrinsics: measured on the
+//! IVF's scan at 100k × 256 dims (118 lists of ~98 rows out of cache), 0.14–0.16 ms per search
+//! against 0.36–0.37 ms for the AVX2 copy. `vpdpbusd` multiplies unsigned by signed bytes, so
+//! each row's codes are shifted by 128 (`a + 128`, an `xor` of the sign bit) and `128 · Σq`
+//! taken off again: `Σ (a+128)·q − 128·Σq = Σ a·q`. The sums wrap in `i32` as the others do,
+//! and the true dot fits an `i32`, so the result is the same integer exactly.
 
 /// `f32` rows scored together.
 const F32_ROWS: usize = 4;
@@ -24,6 +32,9 @@ pub(crate) enum Kernel {
     /// AVX2 (x86-64 CPUs that have it).
     #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// AVX-512 VNNI for the int8 loop (and the AVX2 copy of the `f32` loop).
+    #[cfg(target_arch = "x86_64")]
+    Avx512Vnni,
 }
 
 impl Kernel {
@@ -32,6 +43,9 @@ impl Kernel {
     pub(crate) fn best() -> Kernel {
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
+            if has_vnni() {
+                return Kernel::Avx512Vnni;
+            }
             return Kernel::Avx2;
         }
         Kernel::Portable
@@ -41,11 +55,26 @@ impl Kernel {
     #[cfg(test)]
     pub(crate) fn available() -> Vec<Kernel> {
         let mut v = vec![Kernel::Portable];
-        if Kernel::best() != Kernel::Portable {
-            v.push(Kernel::best());
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") {
+                v.push(Kernel::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx2") && has_vnni() {
+                v.push(Kernel::Avx512Vnni);
+            }
         }
         v
     }
+}
+
+/// Whether this CPU runs the AVX-512 VNNI copy (the features `vnni::dots_i8` is compiled with).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn has_vnni() -> bool {
+    std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vnni")
 }
 
 /// `out[r] = Σ rows[r·d + i] · q[i]` for every row of `rows` (rows of `d = q.len()` codes).
@@ -74,6 +103,15 @@ pub(crate) fn dots_i8_with(kernel: Kernel, rows: &[i8], q: &[i8], out: &mut [i32
                 avx2::dots_i8(rows, q, out)
             }
         }
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx512Vnni => {
+            // SAFETY: `Kernel::Avx512Vnni` is only chosen when `has_vnni` found every feature
+            // `vnni::dots_i8` is compiled with; its loads stay within the slices (see there).
+            #[allow(unsafe_code)]
+            unsafe {
+                vnni::dots_i8(rows, q, out)
+            }
+        }
     }
 }
 
@@ -82,8 +120,8 @@ pub(crate) fn dots_f32_with(kernel: Kernel, rows: &[f32], q: &[f32], out: &mut [
     match kernel {
         Kernel::Portable => dots_f32_body(rows, q, out),
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 => {
-            // SAFETY: as in `dots_i8_with`: chosen only when the CPU has AVX2.
+        Kernel::Avx2 | Kernel::Avx512Vnni => {
+            // SAFETY: as in `dots_i8_with`: chosen only when the CPU has AVX2 (both kinds).
             #[allow(unsafe_code)]
             unsafe {
                 avx2::dots_f32(rows, q, out)
@@ -104,6 +142,73 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) fn dots_f32(rows: &[f32], q: &[f32], out: &mut [f32]) {
         super::dots_f32_body(rows, q, out)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod vnni {
+    use std::arch::x86_64::{
+        __m512i, _mm512_dpbusd_epi32, _mm512_loadu_si512, _mm512_reduce_add_epi32, _mm512_set1_epi8,
+        _mm512_setzero_si512, _mm512_xor_si512,
+    };
+
+    /// Bytes one instruction takes.
+    const LANES: usize = 64;
+    /// Rows summed together (independent accumulators).
+    const ROWS: usize = 4;
+
+    /// An unaligned load of the 64 codes of `$p` at `$j` (the callers keep `$j + 64 <= whole`,
+    /// and `whole` is at most the length of `q` and of every row).
+    macro_rules! load {
+        ($p:expr, $j:expr) => {{
+            let (p, j): (&[i8], usize) = ($p, $j);
+            debug_assert!(j + LANES <= p.len());
+            // SAFETY: `j + LANES <= p.len()`: the 64 bytes read are within the slice.
+            #[allow(unsafe_code)]
+            unsafe {
+                _mm512_loadu_si512(p.as_ptr().add(j).cast::<__m512i>())
+            }
+        }};
+    }
+
+    /// The int8 loop with `vpdpbusd` (see the module docs for the shift by 128). Rows are
+    /// taken [`ROWS`] at a time; the dimensions past the last whole 64 are summed plainly.
+    /// Callers must only call it on a CPU with AVX-512F, AVX-512BW and AVX-512 VNNI.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) fn dots_i8(rows: &[i8], q: &[i8], out: &mut [i32]) {
+        let d = q.len().max(1);
+        let whole = q.len() / LANES * LANES;
+        let q_sum: i32 = q[..whole].iter().map(|&b| b as i32).sum();
+        let offset = q_sum.wrapping_mul(128);
+        let flip = _mm512_set1_epi8(i8::MIN);
+        let tail =
+            |row: &[i8]| -> i32 { row[whole..].iter().zip(&q[whole..]).map(|(&a, &b)| a as i32 * b as i32).sum() };
+        let mut outs = out.chunks_exact_mut(ROWS);
+        let mut groups = rows.chunks_exact(d * ROWS);
+        for (o, g) in (&mut outs).zip(&mut groups) {
+            let r: [&[i8]; ROWS] = [&g[..d], &g[d..2 * d], &g[2 * d..3 * d], &g[3 * d..]];
+            let mut acc = [_mm512_setzero_si512(); ROWS];
+            let mut j = 0;
+            while j < whole {
+                let b = load!(q, j);
+                for (a, row) in acc.iter_mut().zip(&r) {
+                    *a = _mm512_dpbusd_epi32(*a, _mm512_xor_si512(load!(row, j), flip), b);
+                }
+                j += LANES;
+            }
+            for ((o, a), row) in o.iter_mut().zip(&acc).zip(&r) {
+                *o = _mm512_reduce_add_epi32(*a).wrapping_sub(offset).wrapping_add(tail(row));
+            }
+        }
+        for (o, row) in outs.into_remainder().iter_mut().zip(groups.remainder().chunks_exact(d)) {
+            let mut acc = _mm512_setzero_si512();
+            let mut j = 0;
+            while j < whole {
+                acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(load!(row, j), flip), load!(q, j));
+                j += LANES;
+            }
+            *o = _mm512_reduce_add_epi32(acc).wrapping_sub(offset).wrapping_add(tail(row));
+        }
     }
 }
 
@@ -163,7 +268,7 @@ mod tests {
     #[test]
     fn every_kernel_gives_the_portable_dots_exactly() {
         // Odd dimensions and row counts exercise the tails (dims % 8, rows % F32_ROWS).
-        for d in [1usize, 7, 8, 19, 256, 259] {
+        for d in [1usize, 7, 8, 19, 64, 256, 259, 384] {
             let q = pseudo(d as u64, d);
             let qc = Code::of(&q);
             let n = 13;

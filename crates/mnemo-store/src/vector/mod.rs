@@ -8,8 +8,8 @@
 //!   for each namespace holding at least `ann_min_vectors` vectors; smaller namespaces stay
 //!   exact (exact is best where it is cheap).
 //!
-//! Why IVF and not HNSW: on this 2-core x86-64 baseline (SSE2 at compile time; AVX2 only in the
-//! run-time-chosen inner loops of `kernels`) the sequential scan is the fast primitive, and IVF is "scan fewer rows":
+//! Why IVF and not HNSW: on this 2-core x86-64 baseline (SSE2 at compile time; AVX2 and AVX-512
+//! VNNI only in the run-time-chosen inner loops of `kernels`) the sequential scan is the fast primitive, and IVF is "scan fewer rows":
 //! each list is a contiguous block of the vectors themselves (no second copy), its state is
 //! small (centroids + one list number per vector) so it persists in the vector log, and its
 //! results are deterministic. Shortcuts tried on the full scan and dropped: a 1-bit sign-code
