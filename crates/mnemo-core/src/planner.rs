@@ -26,7 +26,7 @@ pub use mnemo_contract::pack::{Pack, PackItem, TraceEntry, TraceReason};
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanCandidate {
     /// The memory, shared with the recall cache (scoring 64 candidates copied each one, its
-    /// vector included: 0.09–0.15 ms of a 100k recall, now 0.013–0.018).
+    /// vector included: 0.11–0.16 ms of a 100k recall, now 0.012–0.016).
     pub memory: Arc<Memory>,
     /// Relevance to the query, 0..=1.
     pub relevance: f64,

@@ -88,6 +88,33 @@ async fn frequencies_follow_every_commit_and_a_clear() {
     assert_eq!(scores(&stepwise, "kiwi mango").await, early);
 }
 
+/// An index on disk gets a new reader when it is cleared, whose searcher generations count from
+/// the start again: the frequencies cached for the old index's generation of the same number
+/// must not be served to the new one's.
+#[tokio::test]
+async fn a_cleared_index_on_disk_is_not_served_the_old_frequencies() {
+    let clock: Arc<dyn Clock> = Arc::new(SimClock::new(Timestamp(1_780_000_000_000)));
+    let dir = tempfile::tempdir().unwrap();
+    let idx = TantivyIndex::open(dir.path(), TantivySettings::default(), clock.clone()).unwrap();
+    // Two commits, then a search: its generation's frequencies are cached.
+    idx.upsert((1..=4).map(|i| doc(i, "a", "kiwi mango")).collect()).await.unwrap();
+    idx.flush().await.unwrap();
+    idx.upsert((5..=8).map(|i| doc(i, "a", "kiwi lime")).collect()).await.unwrap();
+    idx.flush().await.unwrap();
+    assert_eq!(scores(&idx, "kiwi mango").await.len(), 8);
+    // Cleared (a new reader; the clear commits once), then one commit of other documents: the
+    // search's generation has the number of the cached one again.
+    idx.clear().await.unwrap();
+    let after: Vec<IndexDoc> =
+        (11..=13).map(|i| doc(i, "a", "kiwi mango")).chain((14..=20).map(|i| doc(i, "a", "papaya fig"))).collect();
+    idx.upsert(after.clone()).await.unwrap();
+    idx.flush().await.unwrap();
+    let fresh = index();
+    fresh.upsert(after).await.unwrap();
+    fresh.flush().await.unwrap();
+    assert_eq!(scores(&idx, "kiwi mango").await, scores(&fresh, "kiwi mango").await);
+}
+
 /// A namespace's frequencies are its own, cached or not: alone in the index, it gets the hits
 /// and scores it gets with another namespace beside it that uses the same words (scores within
 /// float rounding), and again after the other namespace's documents are removed.

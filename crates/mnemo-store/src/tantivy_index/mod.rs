@@ -481,7 +481,7 @@ impl TantivyIndex {
         let top = searcher
             .search_with_statistics_provider(&query, &TopDocs::with_limit(want).order_by_score(), &stats)
             .map_err(|e| terr("search failed", e))?;
-        let generation = searcher.generation().generation_id();
+        let generation = searcher.generation();
         let mut columns = std::collections::HashMap::new();
         for (score, addr) in top {
             let col = match columns.entry(addr.segment_ord) {

@@ -242,9 +242,7 @@ impl Bm25StatisticsProvider for Stats<'_> {
         let o = term.value().as_str().and_then(|t| self.overlay.postings.get(t)).map_or(0, |p| {
             p.iter().filter(|id| self.overlay.docs.get(id).is_some_and(|d| &d.ns == self.ns)).count() as u64
         });
-        let key = format!("{}:{}", term.field().field_id(), term.value().as_str().unwrap_or_default());
-        let generation = self.searcher.generation().generation_id();
-        let committed = self.cache.doc_freq(generation, self.ns, &key, || {
+        let committed = self.cache.doc_freq(self.searcher.generation(), self.ns, term, || {
             let q = BooleanQuery::new(vec![
                 (Occur::Must, Box::new(TermQuery::new(term.clone(), IndexRecordOption::Basic)) as Box<dyn Query>),
                 (Occur::Must, Box::new(TermQuery::new(self.ns_term(), IndexRecordOption::Basic))),

@@ -10,84 +10,90 @@
 //! Both depend only on the committed segments, so they are exact for as long as the
 //! generation lives; the overlay's share of a frequency is still counted at each search.
 //!
-//! A searcher of another generation than the cached one (an older one still in use while a
-//! commit reloaded) neither reads nor fills the cache. A cleared index starts its generations
-//! anew, so `clear` empties it.
+//! The key is the whole `SearcherGeneration`: its id and each segment's id (random) and delete
+//! opstamp, so a cached value is served only to a searcher over exactly those segments. The id
+//! alone would not do: a reader counts its generations from 0, and a cleared on-disk index gets
+//! a new reader. A searcher of any other generation replaces the cached one (the index reloads
+//! only under its write lock, which no search holds, so two generations do not alternate).
+//! `clear` empties it too, to free what the old index's generation held.
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use mnemo_contract::Namespace;
 use tantivy::columnar::Column;
-use tantivy::SegmentOrdinal;
+use tantivy::{SearcherGeneration, SegmentOrdinal, Term};
 
 /// Frequencies kept at most; past it the cache starts over (queries' vocabularies are small).
 const MAX_TERMS: usize = 65_536;
 
-#[derive(Default)]
-struct Generation {
-    id: u64,
-    doc_freqs: HashMap<(Namespace, String), u64>,
+struct Generation<K> {
+    key: K,
+    doc_freqs: HashMap<(Namespace, Term), u64>,
     id_columns: HashMap<SegmentOrdinal, Column<i64>>,
 }
 
-/// The cache (see the module docs).
-#[derive(Default)]
-pub(crate) struct SearcherCache {
-    inner: Mutex<Option<Generation>>,
+/// The cache (see the module docs), by generation key `K` (tantivy's in the index; tests use
+/// plain numbers).
+pub(crate) struct SearcherCache<K = SearcherGeneration> {
+    inner: Mutex<Option<Generation<K>>>,
 }
 
-impl SearcherCache {
-    /// Run `f` on the cached state of generation `id` when it is (or becomes) the current one;
-    /// None for an older generation or a poisoned lock.
-    fn with<T>(&self, id: u64, f: impl FnOnce(&mut Generation) -> T) -> Option<T> {
+impl<K> Default for SearcherCache<K> {
+    fn default() -> Self {
+        SearcherCache { inner: Mutex::new(None) }
+    }
+}
+
+impl<K: Clone + PartialEq> SearcherCache<K> {
+    /// Run `f` on the cached state of generation `key`, which replaces any other (None: a
+    /// poisoned lock; the caller then computes without the cache).
+    fn with<T>(&self, key: &K, f: impl FnOnce(&mut Generation<K>) -> T) -> Option<T> {
         let mut g = self.inner.lock().ok()?;
-        match g.as_ref() {
-            Some(cur) if cur.id > id => return None,
-            Some(cur) if cur.id == id => {}
-            _ => *g = Some(Generation { id, ..Generation::default() }),
+        if g.as_ref().is_none_or(|cur| cur.key != *key) {
+            *g = Some(Generation { key: key.clone(), doc_freqs: HashMap::new(), id_columns: HashMap::new() });
         }
         g.as_mut().map(f)
     }
 
-    /// The committed document frequency of `term` in `ns` at generation `id`, computed by
+    /// The committed document frequency of `term` in `ns` at generation `key`, computed by
     /// `count` when not cached.
     pub(crate) fn doc_freq(
         &self,
-        id: u64,
+        key: &K,
         ns: &Namespace,
-        term: &str,
+        term: &Term,
         count: impl FnOnce() -> tantivy::Result<u64>,
     ) -> tantivy::Result<u64> {
-        let key = (ns.clone(), term.to_string());
-        if let Some(Some(n)) = self.with(id, |g| g.doc_freqs.get(&key).copied()) {
+        let k = (ns.clone(), term.clone());
+        if let Some(Some(n)) = self.with(key, |g| g.doc_freqs.get(&k).copied()) {
             return Ok(n);
         }
         let n = count()?;
-        self.with(id, |g| {
+        self.with(key, |g| {
             if g.doc_freqs.len() >= MAX_TERMS {
                 g.doc_freqs.clear();
             }
-            g.doc_freqs.insert(key, n);
+            g.doc_freqs.insert(k, n);
         });
         Ok(n)
     }
 
-    /// The `id` column of segment `segment` at generation `id`, opened by `open` when not cached.
+    /// The `id` column of segment `segment` at generation `key`, opened by `open` when not cached.
     pub(crate) fn id_column(
         &self,
-        id: u64,
+        key: &K,
         segment: SegmentOrdinal,
         open: impl FnOnce() -> tantivy::Result<Column<i64>>,
     ) -> tantivy::Result<Column<i64>> {
-        if let Some(Some(c)) = self.with(id, |g| g.id_columns.get(&segment).cloned()) {
+        if let Some(Some(c)) = self.with(key, |g| g.id_columns.get(&segment).cloned()) {
             return Ok(c);
         }
         let c = open()?;
-        self.with(id, |g| g.id_columns.insert(segment, c.clone()));
+        self.with(key, |g| g.id_columns.insert(segment, c.clone()));
         Ok(c)
     }
 
-    /// Forget everything (the index was cleared: its generations start anew).
+    /// Forget everything (the index was cleared).
     pub(crate) fn clear(&self) {
         if let Ok(mut g) = self.inner.lock() {
             *g = None;
@@ -104,15 +110,17 @@ impl SearcherCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tantivy::schema::Field;
 
     #[test]
-    fn a_generation_is_counted_once_and_an_older_one_is_not_cached() {
-        let c = SearcherCache::default();
+    fn a_generation_is_counted_once_and_any_other_replaces_it() {
+        let c: SearcherCache<u64> = SearcherCache::default();
         let ns = Namespace::default();
+        let ben = Term::from_field_text(Field::from_field_id(0), "ben");
         let mut counted = 0;
         for _ in 0..3 {
             let n = c
-                .doc_freq(2, &ns, "ben", || {
+                .doc_freq(&2, &ns, &ben, || {
                     counted += 1;
                     Ok(7)
                 })
@@ -120,14 +128,17 @@ mod tests {
             assert_eq!(n, Some(7));
         }
         assert_eq!(counted, 1, "counted once for generation 2");
-        // An older searcher counts for itself and leaves generation 2's cache as it is.
-        assert_eq!(c.doc_freq(1, &ns, "ben", || Ok(5)).ok(), Some(5));
-        assert_eq!(c.doc_freq(2, &ns, "ben", || Ok(99)).ok(), Some(7));
-        // A newer generation starts over.
-        assert_eq!(c.doc_freq(3, &ns, "ben", || Ok(8)).ok(), Some(8));
+        // The same text in another field or namespace is another frequency.
+        let other_field = Term::from_field_text(Field::from_field_id(1), "ben");
+        assert_eq!(c.doc_freq(&2, &ns, &other_field, || Ok(3)).ok(), Some(3));
+        let b = Namespace::new("b").ok().unwrap_or_default();
+        assert_eq!(c.doc_freq(&2, &b, &ben, || Ok(4)).ok(), Some(4));
+        assert_eq!(c.terms(), 3);
+        // Any other generation, older or newer, starts over.
+        assert_eq!(c.doc_freq(&1, &ns, &ben, || Ok(5)).ok(), Some(5));
         assert_eq!(c.terms(), 1);
+        assert_eq!(c.doc_freq(&2, &ns, &ben, || Ok(9)).ok(), Some(9), "generation 2 counted again");
         c.clear();
         assert_eq!(c.terms(), 0);
-        assert_eq!(c.doc_freq(1, &ns, "ben", || Ok(4)).ok(), Some(4), "after a clear, generations start anew");
     }
 }

@@ -54,6 +54,7 @@ impl Kernel {
     /// Every copy this CPU runs (for tests).
     #[cfg(test)]
     pub(crate) fn available() -> Vec<Kernel> {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut v = vec![Kernel::Portable];
         #[cfg(target_arch = "x86_64")]
         {
@@ -91,6 +92,8 @@ pub(crate) fn dots_f32(rows: &[f32], q: &[f32], out: &mut [f32]) {
 
 /// [`dots_i8`] by the given copy (which must be one that this CPU runs: see [`Kernel::best`]).
 pub(crate) fn dots_i8_with(kernel: Kernel, rows: &[i8], q: &[i8], out: &mut [i32]) {
+    // Every copy fills `out` only as far as whole rows go (the VNNI one by groups of 4 first).
+    debug_assert_eq!(out.len(), rows.len() / q.len().max(1), "one output per row");
     match kernel {
         Kernel::Portable => dots_i8_body(rows, q, out),
         #[cfg(target_arch = "x86_64")]
@@ -294,12 +297,23 @@ mod tests {
                 assert_eq!(got, want_i8, "{k:?}, {d} dims");
             }
         }
-        // Extreme codes: ±127 everywhere (the largest sums).
-        let (a, b) = (vec![127i8; 512], vec![-127i8; 256]);
+        // Extreme codes: ±127 everywhere (the largest sums), over 5 rows (a group of 4 and one
+        // more); and -128, which quantising never gives but the loops must take exactly too.
+        let (a, b) = (vec![127i8; 5 * 256], vec![-127i8; 256]);
         for k in Kernel::available() {
-            let mut got = [0i32; 2];
+            let mut got = [0i32; 5];
             dots_i8_with(k, &a, &b, &mut got);
-            assert_eq!(got, [-127 * 127 * 256; 2], "{k:?}");
+            assert_eq!(got, [-127 * 127 * 256; 5], "{k:?}");
+        }
+        let d = 200;
+        let rows: Vec<i8> = (0..9 * d).map(|i| [i8::MIN, 127, -1, 0, 5][i % 5]).collect();
+        let q: Vec<i8> = (0..d).map(|i| [i8::MIN, -127, 127, 3][i % 4]).collect();
+        let want: Vec<i32> =
+            rows.chunks_exact(d).map(|r| r.iter().zip(&q).map(|(&a, &b)| a as i32 * b as i32).sum()).collect();
+        for k in Kernel::available() {
+            let mut got = vec![0i32; 9];
+            dots_i8_with(k, &rows, &q, &mut got);
+            assert_eq!(got, want, "{k:?} with -128");
         }
     }
 }
