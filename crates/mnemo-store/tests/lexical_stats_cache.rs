@@ -24,9 +24,20 @@ fn doc(id: i64, namespace: &str, content: &str) -> IndexDoc {
     }
 }
 
+fn clock() -> Arc<dyn Clock> {
+    Arc::new(SimClock::new(Timestamp(1_780_000_000_000)))
+}
+
 fn index() -> TantivyIndex {
-    let clock: Arc<dyn Clock> = Arc::new(SimClock::new(Timestamp(1_780_000_000_000)));
-    TantivyIndex::in_memory(TantivySettings::default(), clock).unwrap()
+    TantivyIndex::in_memory(TantivySettings::default(), clock()).unwrap()
+}
+
+/// A new index given `docs` at once, committed.
+async fn index_of(docs: Vec<IndexDoc>) -> TantivyIndex {
+    let idx = index();
+    idx.upsert(docs).await.unwrap();
+    idx.flush().await.unwrap();
+    idx
 }
 
 async fn scores(idx: &TantivyIndex, text: &str) -> Vec<(i64, u32)> {
@@ -68,12 +79,10 @@ async fn frequencies_follow_every_commit_and_a_clear() {
     assert_eq!(scores_in(&stepwise, "b", "kiwi mango").await.len(), 6);
     let late = scores(&stepwise, "kiwi mango").await;
 
-    let at_once = index();
     let mut all = first.clone();
     all.extend(more.clone());
     all.retain(|d| d.id != MemoryId(4) && d.id != MemoryId(5));
-    at_once.upsert(all.clone()).await.unwrap();
-    at_once.flush().await.unwrap();
+    let at_once = index_of(all).await;
     assert_eq!(late, scores(&at_once, "kiwi mango").await, "the frequencies of the last generation, exactly");
     assert_ne!(early, late, "kiwi grew more common in `a` and mango rarer: the scores moved");
 
@@ -81,9 +90,7 @@ async fn frequencies_follow_every_commit_and_a_clear() {
     stepwise.clear().await.unwrap();
     stepwise.upsert(first.clone()).await.unwrap();
     stepwise.flush().await.unwrap();
-    let fresh = index();
-    fresh.upsert(first).await.unwrap();
-    fresh.flush().await.unwrap();
+    let fresh = index_of(first).await;
     assert_eq!(scores(&stepwise, "kiwi mango").await, scores(&fresh, "kiwi mango").await);
     assert_eq!(scores(&stepwise, "kiwi mango").await, early);
 }
@@ -93,9 +100,8 @@ async fn frequencies_follow_every_commit_and_a_clear() {
 /// must not be served to the new one's.
 #[tokio::test]
 async fn a_cleared_index_on_disk_is_not_served_the_old_frequencies() {
-    let clock: Arc<dyn Clock> = Arc::new(SimClock::new(Timestamp(1_780_000_000_000)));
     let dir = tempfile::tempdir().unwrap();
-    let idx = TantivyIndex::open(dir.path(), TantivySettings::default(), clock.clone()).unwrap();
+    let idx = TantivyIndex::open(dir.path(), TantivySettings::default(), clock()).unwrap();
     // Two commits, then a search: its generation's frequencies are cached.
     idx.upsert((1..=4).map(|i| doc(i, "a", "kiwi mango")).collect()).await.unwrap();
     idx.flush().await.unwrap();
@@ -109,9 +115,7 @@ async fn a_cleared_index_on_disk_is_not_served_the_old_frequencies() {
         (11..=13).map(|i| doc(i, "a", "kiwi mango")).chain((14..=20).map(|i| doc(i, "a", "papaya fig"))).collect();
     idx.upsert(after.clone()).await.unwrap();
     idx.flush().await.unwrap();
-    let fresh = index();
-    fresh.upsert(after).await.unwrap();
-    fresh.flush().await.unwrap();
+    let fresh = index_of(after).await;
     assert_eq!(scores(&idx, "kiwi mango").await, scores(&fresh, "kiwi mango").await);
 }
 
@@ -127,9 +131,7 @@ async fn a_namespace_alone_ranks_as_it_does_beside_another() {
             doc(i, "a", &format!("{} {}", text.join(" "), words[i as usize % 5]))
         })
         .collect();
-    let alone = index();
-    alone.upsert(docs_a.clone()).await.unwrap();
-    alone.flush().await.unwrap();
+    let alone = index_of(docs_a.clone()).await;
     let beside = index();
     let mut with_b = docs_a.clone();
     with_b.extend((100..=140).map(|i| doc(i, "b", "kiwi kiwi mango")));

@@ -84,9 +84,6 @@ struct Inner {
     last_commit: Timestamp,
 }
 
-/// Per namespace: the searcher generation, and its committed (documents, total length).
-type SizeCache = std::collections::HashMap<Namespace, (u64, (u64, u64))>;
-
 /// The tantivy hybrid index (see the module docs).
 pub struct TantivyIndex {
     inner: RwLock<Inner>,
@@ -98,9 +95,8 @@ pub struct TantivyIndex {
     /// Set when a search found the index damaged (tantivy panicked or failed reading a
     /// segment): `state()` then reports it stale so the engine rebuilds it.
     damaged: std::sync::Mutex<Option<String>>,
-    /// Per namespace: (searcher generation, committed documents, their total length).
-    ns_sizes: std::sync::Mutex<SizeCache>,
-    /// Term frequencies and id columns of the current searcher generation (`searcher_cache`).
+    /// Namespace sizes, term frequencies and id columns of the current searcher generation
+    /// (`searcher_cache`).
     searcher_cache: searcher_cache::SearcherCache,
     /// A bulk load is under way (`Index::bulk_load`): commits by size only, at
     /// [`BULK_COMMIT_FACTOR`] × `commit_every_docs`.
@@ -192,7 +188,6 @@ impl TantivyIndex {
             clock,
             dir,
             damaged: std::sync::Mutex::new(None),
-            ns_sizes: std::sync::Mutex::new(std::collections::HashMap::new()),
             searcher_cache: searcher_cache::SearcherCache::default(),
             bulk: std::sync::atomic::AtomicBool::new(false),
         }
@@ -508,23 +503,12 @@ impl TantivyIndex {
         Ok(hits)
     }
 
-    /// The committed documents of `ns` and their total length, cached per searcher generation
-    /// (a commit makes a new one), so a search does not scan the namespace each time.
+    /// The committed documents of `ns` and their total length, kept for the searcher's
+    /// generation (a commit makes a new one), so a search does not scan the namespace each time.
     fn committed_sizes(&self, searcher: &tantivy::Searcher, fields: Fields, ns: &Namespace) -> Result<(u64, u64)> {
-        let generation = searcher.generation().generation_id();
-        if let Ok(cache) = self.ns_sizes.lock() {
-            if let Some((g, sizes)) = cache.get(ns) {
-                if *g == generation {
-                    return Ok(*sizes);
-                }
-            }
-        }
-        let sizes =
-            overlay::committed_sizes(searcher, fields.ns, fields.text, ns).map_err(|e| terr("statistics", e))?;
-        if let Ok(mut cache) = self.ns_sizes.lock() {
-            cache.insert(ns.clone(), (generation, sizes));
-        }
-        Ok(sizes)
+        self.searcher_cache
+            .ns_sizes(searcher.generation(), ns, || overlay::committed_sizes(searcher, fields.ns, fields.text, ns))
+            .map_err(|e| terr("statistics", e))
     }
 
     /// Put a finished background training in place (logged at the next commit), so that
@@ -891,12 +875,8 @@ impl Index for TantivyIndex {
             }
             let mut g = self.write()?;
             let g = &mut *g;
-            // A new index starts its searcher generations anew: cached sizes and frequencies
-            // would be taken for its. Emptied under the write lock, so that no search of the
-            // old index (they hold the read lock) fills them again afterwards.
-            if let Ok(mut c) = self.ns_sizes.lock() {
-                c.clear();
-            }
+            // What the old index's last generation held goes (under the write lock, so that no
+            // search of the old index, which holds the read lock, fills it again afterwards).
             self.searcher_cache.clear();
             match &self.dir {
                 Some(dir) => {

@@ -1,13 +1,15 @@
 //! What one searcher generation's committed segments answer the same way every time, kept
-//! until the next commit makes a new generation: each (namespace, term)'s committed document
-//! frequency, and each segment's `id` column.
+//! until the next commit makes a new generation: each namespace's committed documents and
+//! their total length, each (namespace, term)'s committed document frequency, and each
+//! segment's `id` column.
 //!
 //! Why: a lexical search asks each query term's namespace-local document frequency twice (for
 //! the query's best attainable score, then inside tantivy's weight), and each is a count of the
 //! intersection of the term's postings with the namespace's (O(df)); and it opened the `id`
 //! column of each segment it read hits from. Measured at 100k (profile of `bench scale`), those
 //! were 22% and 14% of the lexical search, plus the weight's own counts inside tantivy's share.
-//! Both depend only on the committed segments, so they are exact for as long as the
+//! The namespace sizes were already kept so, by the generation's number alone (see below).
+//! All depend only on the committed segments, so they are exact for as long as the
 //! generation lives; the overlay's share of a frequency is still counted at each search.
 //!
 //! The key is the whole `SearcherGeneration`: its id and each segment's id (random) and delete
@@ -28,6 +30,7 @@ const MAX_TERMS: usize = 65_536;
 
 struct Generation<K> {
     key: K,
+    ns_sizes: HashMap<Namespace, (u64, u64)>,
     doc_freqs: HashMap<(Namespace, Term), u64>,
     id_columns: HashMap<SegmentOrdinal, Column<i64>>,
 }
@@ -50,9 +53,30 @@ impl<K: Clone + PartialEq> SearcherCache<K> {
     fn with<T>(&self, key: &K, f: impl FnOnce(&mut Generation<K>) -> T) -> Option<T> {
         let mut g = self.inner.lock().ok()?;
         if g.as_ref().is_none_or(|cur| cur.key != *key) {
-            *g = Some(Generation { key: key.clone(), doc_freqs: HashMap::new(), id_columns: HashMap::new() });
+            *g = Some(Generation {
+                key: key.clone(),
+                ns_sizes: HashMap::new(),
+                doc_freqs: HashMap::new(),
+                id_columns: HashMap::new(),
+            });
         }
         g.as_mut().map(f)
+    }
+
+    /// The committed (documents, total length) of `ns` at generation `key`, computed by
+    /// `count` when not cached.
+    pub(crate) fn ns_sizes(
+        &self,
+        key: &K,
+        ns: &Namespace,
+        count: impl FnOnce() -> tantivy::Result<(u64, u64)>,
+    ) -> tantivy::Result<(u64, u64)> {
+        if let Some(Some(s)) = self.with(key, |g| g.ns_sizes.get(ns).copied()) {
+            return Ok(s);
+        }
+        let s = count()?;
+        self.with(key, |g| g.ns_sizes.insert(ns.clone(), s));
+        Ok(s)
     }
 
     /// The committed document frequency of `term` in `ns` at generation `key`, computed by
@@ -134,6 +158,15 @@ mod tests {
         let b = Namespace::new("b").ok().unwrap_or_default();
         assert_eq!(c.doc_freq(&2, &b, &ben, || Ok(4)).ok(), Some(4));
         assert_eq!(c.terms(), 3);
+        let mut sized = 0;
+        for _ in 0..2 {
+            let s = c.ns_sizes(&2, &ns, || {
+                sized += 1;
+                Ok((10, 40))
+            });
+            assert_eq!(s.ok(), Some((10, 40)));
+        }
+        assert_eq!(sized, 1, "a namespace's sizes counted once per generation");
         // Any other generation, older or newer, starts over.
         assert_eq!(c.doc_freq(&1, &ns, &ben, || Ok(5)).ok(), Some(5));
         assert_eq!(c.terms(), 1);
