@@ -62,7 +62,7 @@ pub(crate) fn probes_for_recall(space: &Space, d: usize, floor: usize, target: f
 
 /// The best K of `q` other than `own`, by the exact scan (None) or `nprobe` lists.
 fn top(space: &Space, q: &(Vec<f32>, Code), own: MemoryId, nprobe: Option<usize>) -> Vec<MemoryId> {
-    space.search(&q.0, &q.1, K + 1, nprobe).into_iter().map(|(id, _)| id).filter(|id| *id != own).take(K).collect()
+    space.search(&q.1, K + 1, nprobe).into_iter().map(|(id, _)| id).filter(|id| *id != own).take(K).collect()
 }
 
 /// Up to [`QUERIES`] stored rows, evenly spaced over all rows (deterministic).

@@ -37,8 +37,9 @@ use mnemo_contract::MemoryId;
 use super::calibrate::{self, K, MARGIN_SHARE, QUERIES};
 use super::code::{decode_into, Code};
 use super::kernels::dots_i8;
+use super::kmeans::Quantizer;
 use super::space::{Block, Space};
-use super::{dot, Scored, TopK};
+use super::{Scored, TopK};
 
 /// Growth of the rows since the last calibration (%) that calibrates again.
 pub(crate) const GROWTH_PERCENT: usize = 20;
@@ -82,14 +83,14 @@ impl Recalibration {
     pub(crate) fn start(space: &Space, d: usize, floor: usize, target: f64) -> Option<Recalibration> {
         let c = space.coarse.as_ref()?;
         let trained_rows = c.trained_rows;
-        let centroids = c.quantizer.centroids().to_vec();
+        let quantizer = c.quantizer.clone();
         let samples = sample(space, d);
         let lists = space.blocks.len();
         let (tx, rx) = channel();
         let result = Arc::new(Mutex::new(None));
         let scanned = Arc::new(AtomicUsize::new(0));
         let cancelled = Arc::new(AtomicBool::new(false));
-        let job = Job { d, floor, target, lists, centroids, samples };
+        let job = Job { floor, target, lists, quantizer, samples };
         let (out, done, stop) = (result.clone(), scanned.clone(), cancelled.clone());
         let handle = std::thread::Builder::new()
             .name("mnemo-ivf-calibrate".into())
@@ -177,12 +178,11 @@ impl Drop for Recalibration {
 
 /// The thread's side: the sampled queries and what it learns of them.
 struct Job {
-    d: usize,
     floor: usize,
     target: f64,
     lists: usize,
-    centroids: Vec<f32>,
-    samples: Vec<(MemoryId, Code, Vec<f32>)>,
+    quantizer: Quantizer,
+    samples: Vec<(MemoryId, Code)>,
 }
 
 impl Job {
@@ -195,7 +195,7 @@ impl Job {
                 return None;
             }
             for (list, block) in &step {
-                for ((own, q, _), top) in self.samples.iter().zip(&mut tops) {
+                for ((own, q), top) in self.samples.iter().zip(&mut tops) {
                     scan(block, *list, *own, q, top);
                 }
             }
@@ -207,17 +207,19 @@ impl Job {
         }
         let neighbours: Vec<Vec<usize>> =
             tops.into_iter().map(|t| t.into_vec().into_iter().map(|s| s.row as usize).collect()).collect();
-        let ranks: Vec<Vec<usize>> = self.samples.iter().map(|(_, _, v)| self.list_ranks(v)).collect();
+        let ranks: Vec<Vec<usize>> = self.samples.iter().map(|(_, q)| self.list_ranks(q)).collect();
         Some(count_for(&neighbours, &ranks, self.lists, self.floor, self.target))
     }
 
-    /// The rank of each list's centroid for `v` (0: the nearest), as a search orders them.
-    fn list_ranks(&self, v: &[f32]) -> Vec<usize> {
+    /// The rank of each list's centroid for the query whose codes are `q` (0: the first
+    /// probed), as a search orders them.
+    fn list_ranks(&self, q: &Code) -> Vec<usize> {
         let mut order: Vec<Scored> = self
-            .centroids
-            .chunks_exact(self.d)
+            .quantizer
+            .rank(&q.codes)
+            .into_iter()
             .enumerate()
-            .map(|(i, c)| Scored { score: dot(c, v), row: i as u64 })
+            .map(|(i, score)| Scored { score, row: i as u64 })
             .collect();
         order.sort_unstable_by(|a, b| b.cmp(a));
         let mut ranks = vec![usize::MAX; self.lists];
@@ -267,8 +269,8 @@ fn count_for(neighbours: &[Vec<usize>], ranks: &[Vec<usize>], lists: usize, floo
 }
 
 /// Up to [`QUERIES`] stored rows, evenly spaced over all rows as `calibrate` samples them:
-/// (id, codes of the decoded vector, the decoded vector).
-fn sample(space: &Space, d: usize) -> Vec<(MemoryId, Code, Vec<f32>)> {
+/// (id, codes of the decoded vector).
+fn sample(space: &Space, d: usize) -> Vec<(MemoryId, Code)> {
     let rows = space.rows;
     if rows <= calibrate::K {
         return vec![];
@@ -283,7 +285,7 @@ fn sample(space: &Space, d: usize) -> Vec<(MemoryId, Code, Vec<f32>)> {
             let (codes, scale) = b.row(g - start, d);
             let mut v = Vec::with_capacity(d);
             decode_into(codes, scale, &mut v);
-            out.push((b.ids[g - start], Code::of(&v), v));
+            out.push((b.ids[g - start], Code::of(&v)));
             g += step;
         }
         start += b.len();

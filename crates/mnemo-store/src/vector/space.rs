@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::code::{decode_into, Code};
 use super::idmap::IdMap;
-use super::kernels::{dots_f32, dots_i8};
+use super::kernels::dots_i8;
 use super::kmeans::Quantizer;
 use super::{best_first, split, threads, Scored, TopK, PARALLEL_ROWS};
 
@@ -244,13 +244,12 @@ impl Space {
         std::mem::replace(&mut self.blocks, vec![Arc::new(Block::default())])
     }
 
-    /// The best `k` rows for `q` (its codes in `qc`): every row when exact (or `nprobe` is
-    /// None), else the rows of the `nprobe` lists whose centroids are nearest to `q` (more
-    /// when those hold fewer than `k` rows).
-    pub(crate) fn search(&self, q: &[f32], qc: &Code, k: usize, nprobe: Option<usize>) -> Vec<(MemoryId, f32)> {
-        let d = q.len();
+    /// The best `k` rows for the query whose codes are `qc`: every row when exact (or
+    /// `nprobe` is None), else the rows of the `nprobe` lists whose centroids rank first for
+    /// it (more when those hold fewer than `k` rows).
+    pub(crate) fn search(&self, qc: &Code, k: usize, nprobe: Option<usize>) -> Vec<(MemoryId, f32)> {
         let lists: Vec<usize> = match (&self.coarse, nprobe) {
-            (Some(c), Some(p)) => self.probe_order(c, d, q, k, p),
+            (Some(c), Some(p)) => self.probe_order(c, qc, k, p),
             _ => (0..self.blocks.len()).collect(),
         };
         let best = if lists.len() == 1 {
@@ -284,10 +283,8 @@ impl Space {
     }
 
     /// Lists to scan: the `nprobe` nearest centroids, then on down until `k` rows are covered.
-    fn probe_order(&self, c: &Coarse, d: usize, q: &[f32], k: usize, nprobe: usize) -> Vec<usize> {
-        let centroids = c.quantizer.centroids();
-        let mut scores = vec![0f32; centroids.len() / d.max(1)];
-        dots_f32(centroids, q, &mut scores);
+    fn probe_order(&self, c: &Coarse, qc: &Code, k: usize, nprobe: usize) -> Vec<usize> {
+        let scores = c.quantizer.rank(&qc.codes);
         let mut order: Vec<Scored> =
             scores.into_iter().enumerate().map(|(i, score)| Scored { score, row: i as u64 }).collect();
         let want = nprobe.clamp(1, order.len().max(1));
