@@ -58,12 +58,8 @@ pub(super) fn dense_only(args: &ScaleArgs, n: usize, corpus: &Corpus, settings: 
     pb.finish_and_clear();
     let trainings = ann.trainings_started();
     let t0 = Instant::now();
-    // An IVF outgrown while its training ran is retrained as it is put in place: wait for
-    // that one too.
+    // Also waits for the retraining of an IVF outgrown while its training ran.
     ann.finish_training();
-    while ann.training(&ns) {
-        ann.finish_training();
-    }
     let tail = t0.elapsed().as_secs_f64();
     let lists = ann.ivf_lists(&ns);
     push(

@@ -34,7 +34,7 @@ pub const QUERIES: usize = 128;
 /// Share of the gap between the target and 1 added to the target (see the module docs).
 pub const MARGIN_SHARE: f64 = 0.6;
 
-/// The least probe count, from `floor` up by half each step, whose recall@K on `space`'s own
+/// The least probe count, from `floor` up by a quarter each step, whose recall@K on `space`'s own
 /// vectors reaches `target`; the number of lists when none short of it does.
 pub(crate) fn probes_for_recall(space: &Space, d: usize, floor: usize, target: f64) -> usize {
     let lists = space.blocks.len();

@@ -3,9 +3,10 @@
 //!
 //! Why compiled twice: the build targets baseline x86-64 (SSE2), where the int8 dot has no
 //! wide multiply-add and the `f32` dot works 4 lanes at a time; this machine class has AVX2.
-//! The same plain loops are compiled a second time with AVX2 enabled and chosen at run time
-//! when the CPU has it (other CPUs keep the portable copy). The loops are the same source, so
-//! both copies compute the same numbers: the int8 dots are exact integers, and the `f32` dots
+//! The same plain `f32` loop is compiled a second time with AVX2 enabled, and the int8 loop has
+//! an AVX2 copy in intrinsics; the AVX2 copies are chosen at run time when the CPU has it (other
+//! CPUs keep the portable copy). Every copy computes the same numbers: the int8 dots are exact
+//! integers, and the `f32` dots
 //! keep the order of [`dot`](super::dot) (8 lanes, each summed in dimension order, then the
 //! lanes in order, then the tail; no fused multiply-add), so a vector is filed under the same
 //! centroid and a search returns the same rows on every CPU.
@@ -17,7 +18,7 @@
 //! third copy for CPUs with AVX-512 VNNI (`vpdpbusd`: 64 byte products
 //! summed into 16 `i32` lanes per instruction), written with intrinsics: measured on the
 //! IVF's scan at 100k × 256 dims (118 lists of ~98 rows out of cache), 0.14–0.16 ms per search
-//! against 0.36–0.37 ms for the AVX2 copy. `vpdpbusd` multiplies unsigned by signed bytes, so
+//! against 0.36–0.37 ms for the AVX2 copy of that time (the plain loop compiled for AVX2). `vpdpbusd` multiplies unsigned by signed bytes, so
 //! each row's codes are shifted by 128 (`a + 128`, an `xor` of the sign bit) and `128 · Σq`
 //! taken off again: `Σ (a+128)·q − 128·Σq = Σ a·q`. The sums wrap in `i32` as the others do,
 //! and the true dot fits an `i32`, so the result is the same integer exactly.
@@ -290,9 +291,9 @@ mod vnni {
     }
 }
 
-/// The int8 loop (inlined into each copy). Integer sums: any order gives the same result,
-/// so the compiler may vectorise it as it likes. At most 127² · d: fits an `i32` up to 133k
-/// dimensions.
+/// The portable int8 loop (the copies in intrinsics give the same integers). Integer sums:
+/// any order gives the same result, so the compiler may vectorise it as it likes. At most
+/// 127² · d: fits an `i32` up to 133k dimensions.
 #[inline(always)]
 fn dots_i8_body(rows: &[i8], q: &[i8], out: &mut [i32]) {
     let d = q.len().max(1);

@@ -281,16 +281,18 @@ fn seed_spread(codes: &Codes, d: usize, lists: usize, seed: u64) -> Vec<f32> {
         for ((b, x), ps) in best.iter_mut().zip(dots.iter().flatten()).zip(&codes.scales) {
             *b = b.max(*x as f32 * cs * ps);
         }
-        let gap = |b: f32| f64::from(1.0 - b).max(0.0);
-        let total: f64 = best.iter().map(|&b| gap(b)).sum();
+        // A zero vector is no farther from one centroid than another: never drawn (else
+        // repeated zero rows would be drawn again and again as duplicate centroids).
+        let gap = |b: f32, scale: f32| if scale == 0.0 { 0.0 } else { f64::from(1.0 - b).max(0.0) };
+        let total: f64 = best.iter().zip(&codes.scales).map(|(&b, &sc)| gap(b, sc)).sum();
         if total <= 0.0 {
             pick = rng.below(s);
             continue;
         }
         let mut r = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * total;
         pick = s - 1;
-        for (i, &b) in best.iter().enumerate() {
-            r -= gap(b);
+        for (i, (&b, &sc)) in best.iter().zip(&codes.scales).enumerate() {
+            r -= gap(b, sc);
             if r <= 0.0 {
                 pick = i;
                 break;
