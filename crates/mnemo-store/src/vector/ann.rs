@@ -376,14 +376,9 @@ impl AnnVectors {
     /// that putting one in place starts (an IVF outgrown while it trained: see `install`). Ends:
     /// nothing writes meanwhile, and the follow-up trains on every row.
     pub fn finish_training(&mut self) {
-        while !self.trainings.is_empty() {
-            let all: Vec<Namespace> = self.trainings.keys().cloned().collect();
-            for ns in all {
-                if let Some(t) = self.trainings.remove(&ns) {
-                    if let Some(space) = t.wait() {
-                        self.install(&ns, space);
-                    }
-                }
+        while let Some(ns) = self.trainings.keys().next().cloned() {
+            if let Some(space) = self.trainings.remove(&ns).and_then(Training::wait) {
+                self.install(&ns, space);
             }
         }
         // And the calibrations (some started by the installs above).

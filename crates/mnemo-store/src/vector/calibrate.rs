@@ -61,12 +61,12 @@ pub(crate) fn probes_for_recall(space: &Space, d: usize, floor: usize, target: f
 }
 
 /// The best K of `q` other than `own`, by the exact scan (None) or `nprobe` lists.
-fn top(space: &Space, q: &(Vec<f32>, Code), own: MemoryId, nprobe: Option<usize>) -> Vec<MemoryId> {
-    space.search(&q.1, K + 1, nprobe).into_iter().map(|(id, _)| id).filter(|id| *id != own).take(K).collect()
+fn top(space: &Space, q: &Code, own: MemoryId, nprobe: Option<usize>) -> Vec<MemoryId> {
+    space.search(q, K + 1, nprobe).into_iter().map(|(id, _)| id).filter(|id| *id != own).take(K).collect()
 }
 
 /// Up to [`QUERIES`] stored rows, evenly spaced over all rows (deterministic).
-fn sample(space: &Space, d: usize) -> Vec<(MemoryId, (Vec<f32>, Code))> {
+fn sample(space: &Space, d: usize) -> Vec<(MemoryId, Code)> {
     let rows = space.rows;
     if rows <= K {
         return vec![];
@@ -79,8 +79,7 @@ fn sample(space: &Space, d: usize) -> Vec<(MemoryId, (Vec<f32>, Code))> {
             if i.is_multiple_of(step) && out.len() < QUERIES {
                 let mut v = Vec::with_capacity(d);
                 decode_into(codes, scale, &mut v);
-                let c = Code::of(&v);
-                out.push((id, (v, c)));
+                out.push((id, Code::of(&v)));
             }
             i += 1;
         }

@@ -18,8 +18,8 @@
 //! third copy for CPUs with AVX-512 VNNI (`vpdpbusd`: 64 byte products
 //! summed into 16 `i32` lanes per instruction), written with intrinsics: measured on the
 //! IVF's scan at 100k × 256 dims (118 lists of ~98 rows out of cache), 0.14–0.16 ms per search
-//! against 0.36–0.37 ms for the AVX2 copy of that time (the plain loop compiled for AVX2). `vpdpbusd` multiplies unsigned by signed bytes, so
-//! each row's codes are shifted by 128 (`a + 128`, an `xor` of the sign bit) and `128 · Σq`
+//! against 0.36–0.37 ms for the AVX2 copy of that time (the plain loop compiled for AVX2).
+//! `vpdpbusd` multiplies unsigned by signed bytes, so each row's codes are shifted by 128 (`a + 128`, an `xor` of the sign bit) and `128 · Σq`
 //! taken off again: `Σ (a+128)·q − 128·Σq = Σ a·q`. The sums wrap in `i32` as the others do,
 //! and the true dot fits an `i32`, so the result is the same integer exactly.
 
@@ -135,10 +135,25 @@ pub(crate) fn dots_f32_with(kernel: Kernel, rows: &[f32], q: &[f32], out: &mut [
     }
 }
 
+/// `$load` (an unaligned load intrinsic) of the `$n` codes of the slice `$p` at `$j`; the
+/// callers keep `$j + $n <= whole`, and `whole` is at most the length of `q` and of every row.
+#[cfg(target_arch = "x86_64")]
+macro_rules! load_at {
+    ($load:ident, $p:expr, $j:expr, $n:expr) => {{
+        let (p, j): (&[i8], usize) = ($p, $j);
+        debug_assert!(j + $n <= p.len());
+        // SAFETY: `j + n <= p.len()`: the bytes read are within the slice.
+        #[allow(unsafe_code)]
+        unsafe {
+            $load(p.as_ptr().add(j).cast())
+        }
+    }};
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::{
-        __m128i, __m256i, _mm256_add_epi32, _mm256_castsi256_si128, _mm256_cvtepi8_epi16, _mm256_extracti128_si256,
+        __m128i, _mm256_add_epi32, _mm256_castsi256_si128, _mm256_cvtepi8_epi16, _mm256_extracti128_si256,
         _mm256_hadd_epi32, _mm256_madd_epi16, _mm256_setzero_si256, _mm_add_epi32, _mm_loadu_si128, _mm_storeu_si128,
     };
 
@@ -147,33 +162,26 @@ mod avx2 {
     /// Rows summed together (independent accumulators sharing the widened query).
     const ROWS: usize = 4;
 
-    /// The 16 codes of `$p` at `$j` widened to 16 `i16` (the callers keep `$j + 16 <= whole`,
-    /// and `whole` is at most the length of `q` and of every row).
+    /// The 16 codes of `$p` at `$j` widened to 16 `i16`.
     macro_rules! widen {
-        ($p:expr, $j:expr) => {{
-            let (p, j): (&[i8], usize) = ($p, $j);
-            debug_assert!(j + LANES <= p.len());
-            // SAFETY: `j + LANES <= p.len()`: the 16 bytes read are within the slice.
-            #[allow(unsafe_code)]
-            unsafe {
-                _mm256_cvtepi8_epi16(_mm_loadu_si128(p.as_ptr().add(j).cast::<__m128i>()))
-            }
-        }};
+        ($p:expr, $j:expr) => {
+            _mm256_cvtepi8_epi16(load_at!(_mm_loadu_si128, $p, $j, LANES))
+        };
     }
 
     /// The int8 loop with AVX2 intrinsics: 16 codes of a row widened to `i16` and multiplied
     /// with the query's by `vpmaddwd` (pairs summed into 8 `i32` lanes; a pair is at most
-    /// 2 · 128², which fits), [`ROWS`] rows per pass over the query widened once (the plain
-    /// loop compiled for AVX2 widened the query again for every row and summed each row's
-    /// lanes alone). Measured on a CPU without AVX-512 (`bench scale --dense-only`, 100k, 8
-    /// probes): a search 0.53 → 0.29 ms p50, most of it the probe order's 1,024 centroid codes,
-    /// which stay in cache; a full scan out of cache is bound by memory and did not change
-    /// (4.5 ms). Exact integers, as every copy.
+    /// 2 · 128², which fits), [`ROWS`] rows per pass, each of the query's widened codes used
+    /// for all of them (the plain loop compiled for AVX2 widened the query again for every row
+    /// and summed each row's lanes alone); the last rows short of [`ROWS`] by the plain loop.
+    /// Measured on a CPU without AVX-512 (`bench scale --dense-only`, 100k, 8 probes): a search
+    /// 0.53 → 0.29 ms p50, most of it the probe order's 1,024 centroid codes, which stay in
+    /// cache; a full scan out of cache is bound by memory and did not change (4.5 ms). Exact
+    /// integers, as every copy.
     #[target_feature(enable = "avx2")]
     pub(super) fn dots_i8(rows: &[i8], q: &[i8], out: &mut [i32]) {
         let d = q.len().max(1);
         let whole = q.len() / LANES * LANES;
-        let qw: Vec<__m256i> = (0..whole).step_by(LANES).map(|j| widen!(q, j)).collect();
         let tail =
             |row: &[i8]| -> i32 { row[whole..].iter().zip(&q[whole..]).map(|(&a, &b)| a as i32 * b as i32).sum() };
         let mut outs = out.chunks_exact_mut(ROWS);
@@ -181,9 +189,10 @@ mod avx2 {
         for (o, g) in (&mut outs).zip(&mut groups) {
             let r: [&[i8]; ROWS] = [&g[..d], &g[d..2 * d], &g[2 * d..3 * d], &g[3 * d..]];
             let mut acc = [_mm256_setzero_si256(); ROWS];
-            for (k, qv) in qw.iter().enumerate() {
+            for j in (0..whole).step_by(LANES) {
+                let qv = widen!(q, j);
                 for (a, row) in acc.iter_mut().zip(&r) {
-                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(widen!(row, k * LANES), *qv));
+                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(widen!(row, j), qv));
                 }
             }
             // Per 128-bit half, two rounds of pairwise adds leave row i's partial sum in
@@ -200,21 +209,7 @@ mod avx2 {
                 *o = s.wrapping_add(tail(row));
             }
         }
-        for (o, row) in outs.into_remainder().iter_mut().zip(groups.remainder().chunks_exact(d)) {
-            let mut acc = _mm256_setzero_si256();
-            for (k, qv) in qw.iter().enumerate() {
-                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(widen!(row, k * LANES), *qv));
-            }
-            let h = _mm256_hadd_epi32(_mm256_hadd_epi32(acc, acc), acc);
-            let s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
-            let mut four = [0i32; 4];
-            // SAFETY: as above.
-            #[allow(unsafe_code)]
-            unsafe {
-                _mm_storeu_si128(four.as_mut_ptr().cast::<__m128i>(), s)
-            };
-            *o = four[0].wrapping_add(tail(row));
-        }
+        super::dots_i8_body(groups.remainder(), q, outs.into_remainder());
     }
 
     /// The `f32` loop compiled with AVX2.
@@ -227,8 +222,8 @@ mod avx2 {
 #[cfg(target_arch = "x86_64")]
 mod vnni {
     use std::arch::x86_64::{
-        __m512i, _mm512_dpbusd_epi32, _mm512_loadu_si512, _mm512_reduce_add_epi32, _mm512_set1_epi8,
-        _mm512_setzero_si512, _mm512_xor_si512,
+        _mm512_dpbusd_epi32, _mm512_loadu_si512, _mm512_reduce_add_epi32, _mm512_set1_epi8, _mm512_setzero_si512,
+        _mm512_xor_si512,
     };
 
     /// Bytes one instruction takes.
@@ -236,18 +231,11 @@ mod vnni {
     /// Rows summed together (independent accumulators).
     const ROWS: usize = 4;
 
-    /// An unaligned load of the 64 codes of `$p` at `$j` (the callers keep `$j + 64 <= whole`,
-    /// and `whole` is at most the length of `q` and of every row).
+    /// The 64 codes of `$p` at `$j`.
     macro_rules! load {
-        ($p:expr, $j:expr) => {{
-            let (p, j): (&[i8], usize) = ($p, $j);
-            debug_assert!(j + LANES <= p.len());
-            // SAFETY: `j + LANES <= p.len()`: the 64 bytes read are within the slice.
-            #[allow(unsafe_code)]
-            unsafe {
-                _mm512_loadu_si512(p.as_ptr().add(j).cast::<__m512i>())
-            }
-        }};
+        ($p:expr, $j:expr) => {
+            load_at!(_mm512_loadu_si512, $p, $j, LANES)
+        };
     }
 
     /// The int8 loop with `vpdpbusd` (see the module docs for the shift by 128). Rows are

@@ -23,9 +23,9 @@ use super::split;
 /// search must probe many lists to gather its members. On the scale benchmark's topic vectors
 /// (100k, 2,000 topics, 1,024 lists) the old training left so many topics scattered that the
 /// calibration needed 118–290 probes for its recall; seeded by k-means++ ([`seed_spread`]),
-/// with 64 points per list and 20 iterations, 8–17 probes reach it (recall@10 on fresh queries
-/// .975–.99 against .966). The training costs more (~10 s instead of ~5 at 100k, in the
-/// background), each search far less.
+/// with 64 points per list and up to 20 iterations, 8–22 probes reach it (recall@10 on fresh
+/// queries .980–.992 against .966). A training costs more (11.6 s instead of 7.7 at 100k with
+/// filing and calibration, in the background), each search far less (bench/RESULTS.md).
 const SAMPLE_PER_LIST: usize = 64;
 /// Lloyd iterations at most (stops early when at most 0.1% of the points change cluster).
 const ITERATIONS: usize = 20;
@@ -57,8 +57,13 @@ impl Rng {
 #[inline]
 fn nearest(centroids: &[f32], v: &[f32], scores: &mut [f32]) -> (u32, f32) {
     dots_f32(centroids, v, scores);
+    best_of(scores.iter().copied())
+}
+
+/// The index of the highest score and the score; ties to the lower index.
+fn best_of(scores: impl Iterator<Item = f32>) -> (u32, f32) {
     let mut best = (0u32, f32::NEG_INFINITY);
-    for (i, &s) in scores.iter().enumerate() {
+    for (i, s) in scores.enumerate() {
         if s > best.1 {
             best = (i as u32, s);
         }
@@ -100,8 +105,7 @@ impl Quantizer {
     /// probe count's calibration (by this same order) absorbs.
     pub(crate) fn rank(&self, q: &[i8]) -> Vec<f32> {
         let mut dots = vec![0i32; self.codes.scales.len()];
-        dots_i8(&self.codes.codes, q, &mut dots);
-        dots.iter().zip(&self.codes.scales).map(|(&x, &s)| x as f32 * s).collect()
+        self.codes.scores(q, &mut dots).collect()
     }
 
     pub(crate) fn centroids(&self) -> &[f32] {
@@ -156,6 +160,13 @@ impl Codes {
         Codes { codes, scales }
     }
 
+    /// Each row's dot product with the query whose codes are `q`, up to the query's scale
+    /// (`dots`: scratch space of one slot per row).
+    fn scores<'a>(&'a self, q: &[i8], dots: &'a mut [i32]) -> impl Iterator<Item = f32> + 'a {
+        dots_i8(&self.codes, q, dots);
+        dots.iter().zip(&self.scales).map(|(&x, &s)| x as f32 * s)
+    }
+
     /// Add row `r`'s vector (codes × scale) into `sums`.
     fn add_row(&self, r: usize, sums: &mut [f32]) {
         let d = sums.len();
@@ -168,23 +179,16 @@ impl Codes {
 
 /// The nearest centroid of every point and its (approximate) dot product, both as int8 codes:
 /// the assignment step of training, where a point filed next to its exact list costs nothing
-/// (the centroids only need to be roughly right) and the integer dots are ~8× cheaper than
-/// `f32` ones. Ties to the lower index; every core.
+/// (the centroids only need to be roughly right) and the integer dots read a quarter of the
+/// bytes of `f32` ones. Ties to the lower index; every core.
 fn assign_codes(points: &Codes, d: usize, centroids: &Codes) -> Vec<(u32, f32)> {
     let rows = points.scales.len();
     split(rows, PARALLEL_ASSIGN, |lo, hi| {
         let mut dots = vec![0i32; centroids.scales.len()];
         (lo..hi)
             .map(|r| {
-                dots_i8(&centroids.codes, &points.codes[r * d..(r + 1) * d], &mut dots);
-                let mut best = (0u32, f32::NEG_INFINITY);
-                for (i, (&x, &cs)) in dots.iter().zip(&centroids.scales).enumerate() {
-                    let s = x as f32 * cs;
-                    if s > best.1 {
-                        best = (i as u32, s);
-                    }
-                }
-                (best.0, best.1 * points.scales[r])
+                let (list, score) = best_of(centroids.scores(&points.codes[r * d..(r + 1) * d], &mut dots));
+                (list, score * points.scales[r])
             })
             .collect::<Vec<_>>()
     })
