@@ -12,14 +12,15 @@
 //! read that raced with a write can never put back a row the write replaced. A recall's own
 //! `touch` updates the access time here; one done by another process is not seen (it changes no
 //! revision, and nothing recall ranks by).
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::model::{Memory, MemoryId, Namespace};
 use crate::time::Timestamp;
 
-/// Memories kept at most; past it every other one is dropped (a recall reads its misses from
-/// the store and keeps them). A short memory with a 256-dimension vector takes ~1.5 KB.
+/// Memories kept at most; past it the one kept longest is dropped for each new one (a recall
+/// reads its misses from the store and keeps them). A short memory with a 256-dimension vector
+/// takes ~1.5 KB.
 pub(crate) const CAPACITY: usize = 200_000;
 
 /// A memory as recall packs it, with its token count computed once, when first packed.
@@ -49,6 +50,10 @@ struct Inner {
     /// Bumped by every change applied and every clear: a miss read before it moved is stale.
     epoch: u64,
     rows: HashMap<MemoryId, Arc<Packable>>,
+    /// The ids put in `rows`, oldest first: the next to drop when it is full. It may name ids
+    /// dropped since (skipped when reached) or twice (dropped and put again); it is rebuilt
+    /// from `rows` when it grows past twice the capacity.
+    order: VecDeque<MemoryId>,
     pinned: HashMap<Namespace, Vec<Arc<Packable>>>,
 }
 
@@ -56,6 +61,7 @@ impl Inner {
     fn clear(&mut self) {
         self.epoch += 1;
         self.rows.clear();
+        self.order.clear();
         self.pinned.clear();
     }
 
@@ -63,15 +69,30 @@ impl Inner {
         if self.capacity == 0 {
             return;
         }
-        if self.rows.len() >= self.capacity && !self.rows.contains_key(&p.memory.id) {
-            // Which half goes does not matter for correctness: a miss is read from the store.
-            let mut keep = false;
-            self.rows.retain(|_, _| {
-                keep = !keep;
-                keep
-            });
+        let id = p.memory.id;
+        if self.rows.insert(id, p).is_some() {
+            return;
         }
-        self.rows.insert(p.memory.id, p);
+        self.order.push_back(id);
+        // One row dropped per row added, not a share of the cache at once: dropping 100k rows
+        // in one go stalled the write that filled it for half a second at 1M memories.
+        // Which row goes does not matter for correctness: a miss is read from the store.
+        while self.rows.len() > self.capacity {
+            let Some(oldest) = self.order.pop_front() else { break };
+            if oldest != id {
+                self.rows.remove(&oldest);
+            }
+        }
+        if self.order.len() > 2 * self.capacity {
+            let rows = &self.rows;
+            let mut seen = std::collections::HashSet::with_capacity(rows.len());
+            self.order.retain(|id| rows.contains_key(id) && seen.insert(*id));
+        }
+    }
+
+    fn remove(&mut self, id: MemoryId) {
+        // Its place in `order` is left, skipped when reached.
+        self.rows.remove(&id);
     }
 }
 
@@ -97,7 +118,8 @@ pub(crate) struct Lookup {
 impl RecallCache {
     /// A cache of at most `capacity` memories (0: off).
     pub(crate) fn with_capacity(capacity: usize) -> Self {
-        let inner = Inner { capacity, seen: 0, epoch: 0, rows: HashMap::new(), pinned: HashMap::new() };
+        let inner =
+            Inner { capacity, seen: 0, epoch: 0, rows: HashMap::new(), order: VecDeque::new(), pinned: HashMap::new() };
         RecallCache { inner: Mutex::new(inner) }
     }
 
@@ -133,7 +155,7 @@ impl RecallCache {
             if m.status.is_active() {
                 g.put(Packable::of(m.clone()));
             } else {
-                g.rows.remove(&m.id);
+                g.remove(m.id);
             }
         }
         g.seen = g.seen.max(to);
@@ -325,6 +347,37 @@ mod tests {
         let epoch = c.pinned(&Namespace::default()).unwrap_err();
         c.fill_pinned(&Namespace::default(), epoch, vec![memory(2, 1, "p")]);
         assert!(c.pinned(&Namespace::default()).is_err());
+    }
+
+    #[test]
+    fn a_full_cache_drops_its_oldest_row_for_each_new_one() {
+        let c = RecallCache::with_capacity(3);
+        let rows: Vec<Memory> = (1..=5).map(|i| memory(i, i as u64, &format!("m{i}"))).collect();
+        c.apply(0, 5, &rows);
+        assert_eq!(contents(&c, &[1, 2, 3, 4, 5]), vec!["m3", "m4", "m5"], "the newest three");
+        // A replaced row keeps its place; a forgotten one frees its slot.
+        c.apply(5, 7, &[memory(3, 6, "m3b"), forgotten(memory(4, 4, "m4"), 7)]);
+        c.apply(7, 8, &[memory(6, 8, "m6")]);
+        assert_eq!(contents(&c, &[3, 4, 5, 6]), vec!["m3b", "m5", "m6"]);
+        c.apply(8, 9, &[memory(7, 9, "m7")]);
+        assert_eq!(contents(&c, &[3, 5, 6, 7]), vec!["m5", "m6", "m7"], "then the oldest goes");
+    }
+
+    #[test]
+    fn the_drop_order_stays_bounded_when_rows_come_and_go() {
+        let c = RecallCache::with_capacity(4);
+        let mut rev = 0;
+        for round in 0..100 {
+            rev += 2;
+            c.apply(rev - 2, rev, &[memory(1, rev - 1, &format!("r{round}")), forgotten(memory(2, 1, "x"), rev)]);
+            rev += 1;
+            c.apply(rev - 1, rev, &[memory(2, rev, "back")]);
+        }
+        let g = c.lock();
+        assert!(g.order.len() <= 2 * g.capacity + 1, "order holds {} ids", g.order.len());
+        assert!(g.rows.keys().all(|id| g.order.contains(id)), "every kept row can be dropped in turn");
+        drop(g);
+        assert_eq!(contents(&c, &[1, 2]), vec!["r99", "back"]);
     }
 
     #[test]

@@ -182,12 +182,17 @@ pub(crate) fn check_file(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Prepared statements a read connection keeps.
+const READER_STATEMENTS: usize = 64;
+
 /// Open a read connection to a file store already opened by `open_writer` (so it exists and
 /// is migrated). `query_only` makes any write through it an error.
 pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "query_only", true)?;
+    // Room for every statement the reads use (`get_many` alone has one per padded width).
+    conn.set_prepared_statement_cache_capacity(READER_STATEMENTS);
     Ok(conn)
 }
 

@@ -52,9 +52,14 @@ pub(crate) fn get_many(conn: &Connection, ns: &Namespace, ids: &[MemoryId]) -> R
     for chunk in ids.chunks(CHUNK) {
         // `+namespace`: look rows up by primary key and filter the namespace after; without
         // the `+` SQLite may pick the (namespace, status) index and scan the whole namespace.
-        let clause = format!("+namespace = ?1 AND id IN ({})", placeholders(chunk.len()));
-        let params =
-            std::iter::once(Value::from(ns.as_str().to_string())).chain(chunk.iter().map(|id| Value::from(id.0)));
+        // The list is padded (with its last id) to a power of two: a handful of statement
+        // texts, each prepared once, where one per length missed the statement cache and was
+        // parsed and planned again on most recalls.
+        let width = chunk.len().next_power_of_two().min(CHUNK);
+        let clause = format!("+namespace = ?1 AND id IN ({})", placeholders(width));
+        let last = chunk.last().map_or(0, |id| id.0);
+        let padded = chunk.iter().map(|id| id.0).chain(std::iter::repeat(last)).take(width.max(chunk.len()));
+        let params = std::iter::once(Value::from(ns.as_str().to_string())).chain(padded.map(Value::from));
         for m in memories_where(conn, &clause, params_from_iter(params))? {
             found.insert(m.id, m);
         }
