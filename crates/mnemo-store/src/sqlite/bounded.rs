@@ -5,20 +5,17 @@ use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, Connection};
 
 use crate::error::DbResult;
+use crate::sqlite::in_list::{self, CHUNK};
 use crate::sqlite::rows::{memory_from_row, turn_from_row, MEMORY_COLUMNS, TURN_COLUMNS};
-
-/// Bound parameters per `IN (...)` query, well under SQLite's limit.
-const CHUNK: usize = 500;
 
 /// The turns of `ns` among `ids`, oldest first (by primary key; foreign and missing ids left out).
 pub(crate) fn turns_by_ids(conn: &Connection, ns: &Namespace, ids: &[TurnId]) -> Result<Vec<Turn>, CoreError> {
     let mut out = Vec::new();
     for chunk in ids.chunks(CHUNK) {
-        let marks = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect::<Vec<_>>().join(", ");
+        let (marks, ids) = in_list::padded(chunk);
         // `+namespace`: by primary key, the namespace checked after (not a namespace scan).
         let sql = format!("SELECT {TURN_COLUMNS} FROM turns WHERE +namespace = ?1 AND id IN ({marks})");
-        let params =
-            std::iter::once(Value::from(ns.as_str().to_string())).chain(chunk.iter().map(|id| Value::from(id.0)));
+        let params = std::iter::once(Value::from(ns.as_str().to_string())).chain(ids.map(|id| Value::from(id.0)));
         let mut stmt = conn.prepare_cached(&sql).db()?;
         let mut rows = stmt.query(params_from_iter(params)).db()?;
         while let Some(row) = rows.next().db()? {

@@ -191,7 +191,8 @@ pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "query_only", true)?;
-    // Room for every statement the reads use (`get_many` alone has one per padded width).
+    // Room for every statement the reads use (each `IN (...)` read has one per padded width,
+    // see `in_list`).
     conn.set_prepared_statement_cache_capacity(READER_STATEMENTS);
     Ok(conn)
 }

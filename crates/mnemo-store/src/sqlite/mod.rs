@@ -14,6 +14,7 @@ mod connection;
 mod decay;
 mod embedding;
 mod ids;
+mod in_list;
 mod plugin;
 mod read;
 mod rows;

@@ -8,12 +8,10 @@ use rusqlite::types::Value;
 use rusqlite::{params_from_iter, Connection, Params};
 
 use crate::error::DbResult;
+use crate::sqlite::in_list::{self, CHUNK};
 use crate::sqlite::rows::{
     event_from_row, memory_from_row, turn_from_row, EVENT_COLUMNS, MEMORY_COLUMNS, TURN_COLUMNS,
 };
-
-/// Bound parameters per `IN (...)` query, well under SQLite's limit.
-const CHUNK: usize = 500;
 
 /// Rows of `sql` decoded with `decode`.
 fn collect<T, P: Params>(
@@ -36,11 +34,6 @@ fn memories_where<P: Params>(conn: &Connection, clause: &str, params: P) -> Resu
     collect(conn, &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause}"), params, memory_from_row)
 }
 
-/// `?2, ?3, ...` for `n` values after one leading parameter.
-fn placeholders(n: usize) -> String {
-    (0..n).map(|i| format!("?{}", i + 2)).collect::<Vec<_>>().join(", ")
-}
-
 /// One memory by id, any namespace.
 pub(crate) fn memory(conn: &Connection, id: MemoryId) -> Result<Option<Memory>, CoreError> {
     Ok(memories_where(conn, "id = ?1", [id.0])?.pop())
@@ -52,14 +45,9 @@ pub(crate) fn get_many(conn: &Connection, ns: &Namespace, ids: &[MemoryId]) -> R
     for chunk in ids.chunks(CHUNK) {
         // `+namespace`: look rows up by primary key and filter the namespace after; without
         // the `+` SQLite may pick the (namespace, status) index and scan the whole namespace.
-        // The list is padded (with its last id) to a power of two: a handful of statement
-        // texts, each prepared once, where one per length missed the statement cache and was
-        // parsed and planned again on most recalls.
-        let width = chunk.len().next_power_of_two().min(CHUNK);
-        let clause = format!("+namespace = ?1 AND id IN ({})", placeholders(width));
-        let last = chunk.last().map_or(0, |id| id.0);
-        let padded = chunk.iter().map(|id| id.0).chain(std::iter::repeat(last)).take(width.max(chunk.len()));
-        let params = std::iter::once(Value::from(ns.as_str().to_string())).chain(padded.map(Value::from));
+        let (marks, ids) = in_list::padded(chunk);
+        let clause = format!("+namespace = ?1 AND id IN ({marks})");
+        let params = std::iter::once(Value::from(ns.as_str().to_string())).chain(ids.map(|id| Value::from(id.0)));
         for m in memories_where(conn, &clause, params_from_iter(params))? {
             found.insert(m.id, m);
         }
@@ -77,12 +65,12 @@ pub(crate) fn active_by_entities(
         entities.iter().map(|e| norm_name(e)).filter(|e| !e.is_empty()).collect::<HashSet<_>>().into_iter().collect();
     let mut found: BTreeMap<MemoryId, Memory> = BTreeMap::new();
     for chunk in names.chunks(CHUNK) {
+        let (marks, names) = in_list::padded(chunk);
         let clause = format!(
             "namespace = ?1 AND status = 'active' AND id IN \
-             (SELECT memory_id FROM memory_entities WHERE entity_norm IN ({}))",
-            placeholders(chunk.len())
+             (SELECT memory_id FROM memory_entities WHERE entity_norm IN ({marks}))"
         );
-        let params = std::iter::once(ns.as_str()).chain(chunk.iter().map(String::as_str));
+        let params = std::iter::once(ns.as_str().to_string()).chain(names);
         for m in memories_where(conn, &clause, params_from_iter(params))? {
             found.insert(m.id, m);
         }
