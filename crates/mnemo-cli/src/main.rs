@@ -8,6 +8,7 @@ macro_rules! out {
     }};
 }
 
+mod allocator;
 mod cli;
 mod commands;
 mod context;
@@ -33,6 +34,7 @@ use mnemo_tools as _;
 use mnemo_mcp as _;
 
 fn main() -> std::process::ExitCode {
+    allocator::return_large_frees();
     local_embedder::link();
     let cli = help::parse();
     logs::init(cli.verbose, cli.quiet, &cli.log_format);

@@ -185,6 +185,11 @@ pub(crate) fn check_file(path: &Path) -> Result<(), StoreError> {
 /// Prepared statements a read connection keeps.
 const READER_STATEMENTS: usize = 64;
 
+/// A read connection's page cache, KiB (SQLite's default is 2 MiB). At a million memories the
+/// table's interior pages alone take about that, so with the default a recall's misses read
+/// interior pages from the file again as well as the leaves they need.
+const READER_CACHE_KIB: i64 = 16 * 1024;
+
 /// Open a read connection to a file store already opened by `open_writer` (so it exists and
 /// is migrated). `query_only` makes any write through it an error.
 pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
@@ -194,6 +199,7 @@ pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
     // Room for every statement the reads use (each `IN (...)` read has one per padded width,
     // see `in_list`).
     conn.set_prepared_statement_cache_capacity(READER_STATEMENTS);
+    conn.pragma_update(None, "cache_size", -READER_CACHE_KIB)?;
     Ok(conn)
 }
 
