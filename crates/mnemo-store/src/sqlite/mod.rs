@@ -168,6 +168,14 @@ impl SqliteStore {
         f(&guard)
     }
 
+    /// Run a bounded query (a few rows by key, asked on every recall or index sync) on the read
+    /// connection in place, telling the executor this worker blocks: the hand-off to the
+    /// blocking pool and back (`read_blocking`) costs ~0.2 ms a call on two cores, more than the
+    /// query.
+    fn read_in_place<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        crate::blocking::blocking(|| self.read(f))
+    }
+
     /// Run a query on the read connection on a blocking thread: SQLite's file I/O (and the wait
     /// for the connection's Mutex) never holds up the async executor.
     async fn read_blocking<T, F>(&self, f: F) -> Result<T>
@@ -197,10 +205,8 @@ impl Store for SqliteStore {
     }
 
     async fn get_many(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
-        // A recall's misses (a bounded read by key): in place, like `changed_since`. The
-        // hand-off to the blocking pool and back cost ~0.2 ms a call on two cores, more than
-        // reading 20 rows.
-        crate::blocking::blocking(|| self.read(|c| read::get_many(c, namespace, ids)))
+        // A recall's misses.
+        self.read_in_place(|c| read::get_many(c, namespace, ids))
     }
 
     async fn active_by_entities(&self, namespace: &Namespace, entities: &[String]) -> Result<Vec<Memory>> {
@@ -214,8 +220,8 @@ impl Store for SqliteStore {
     }
 
     async fn pinned(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
-        // Read by every recall the recall cache cannot answer (an index lookup): in place.
-        crate::blocking::blocking(|| self.read(|c| read::pinned(c, namespace)))
+        // Read by every recall the recall cache cannot answer (an index lookup).
+        self.read_in_place(|c| read::pinned(c, namespace))
     }
 
     async fn all_memories(&self, namespace: &Namespace) -> Result<Vec<Memory>> {
@@ -224,16 +230,13 @@ impl Store for SqliteStore {
     }
 
     async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>> {
-        // Every write's index sync asks (one row after a single write): in place, like
-        // `max_rev`, rather than a hand-off to the blocking pool and back.
-        crate::blocking::blocking(|| self.read(|c| read::changed_since(c, rev, limit)))
+        // Every write's index sync asks (one row after a single write).
+        self.read_in_place(|c| read::changed_since(c, rev, limit))
     }
 
     async fn max_rev(&self) -> Result<u64> {
-        // Every recall asks (the index catch-up check): one b-tree seek on `memories_rev`,
-        // run in place (the executor is told this worker blocks) rather than handed to the
-        // blocking pool, whose hand-off costs more than the query.
-        crate::blocking::blocking(|| self.read(read::max_rev))
+        // Every recall asks (the index catch-up check): one b-tree seek on `memories_rev`.
+        self.read_in_place(read::max_rev)
     }
 
     async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>> {
@@ -304,12 +307,12 @@ impl Store for SqliteStore {
     }
 
     async fn identity(&self) -> Result<Option<StoreIdentity>> {
-        // Asked at every index sync, with `rev_fingerprint`: point look-ups, run in place.
-        crate::blocking::blocking(|| self.read(read::identity)).map(Some)
+        // Asked at every index sync, with `rev_fingerprint`: point look-ups.
+        self.read_in_place(read::identity).map(Some)
     }
 
     async fn rev_fingerprint(&self, rev: u64) -> Result<Option<String>> {
-        crate::blocking::blocking(|| self.read(|c| read::rev_fingerprint(c, rev)))
+        self.read_in_place(|c| read::rev_fingerprint(c, rev))
     }
 
     async fn backup_to(&self, dest: &Path) -> Result<mnemo_contract::BackupInfo> {
