@@ -14,20 +14,64 @@
 //!
 //! So no kind is starved by another below `quota − (its largest candidate)`, and the pack
 //! never exceeds the budget.
+//!
+//! [`decide`] makes these decisions for any [`Plannable`] candidate; [`plan`] is it over whole
+//! memories. Recall plans with the recall cache's compact cards and reads full rows only for
+//! what it packs.
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use mnemo_contract::model::{Memory, MemoryKind};
+use mnemo_contract::model::{Memory, MemoryId, MemoryKind, TurnId};
+use mnemo_contract::time::Timestamp;
 // The pack types are part of the contract (an assessor reads a pack); re-exported here, where
 // they are built.
 pub use mnemo_contract::pack::{Pack, PackItem, TraceEntry, TraceReason};
 
+/// What the planner (and recall's neighbour sharing) reads of a candidate: a whole memory, or
+/// the engine's compact card of one, so that recall reads full rows only for what it packs.
+pub trait Plannable {
+    /// Its id.
+    fn id(&self) -> MemoryId;
+    /// Its kind.
+    fn kind(&self) -> MemoryKind;
+    /// Whether it is pinned.
+    fn pinned(&self) -> bool;
+    /// Whether it is active (not tombstoned).
+    fn is_active(&self) -> bool;
+    /// When it was last confirmed (the tie-break after the score).
+    fn last_confirmed_at(&self) -> Timestamp;
+    /// The first turn it was drawn from, if any.
+    fn first_turn(&self) -> Option<TurnId>;
+}
+
+impl Plannable for Arc<Memory> {
+    fn id(&self) -> MemoryId {
+        self.id
+    }
+    fn kind(&self) -> MemoryKind {
+        self.kind
+    }
+    fn pinned(&self) -> bool {
+        self.pinned
+    }
+    fn is_active(&self) -> bool {
+        self.status.is_active()
+    }
+    fn last_confirmed_at(&self) -> Timestamp {
+        self.last_confirmed_at
+    }
+    fn first_turn(&self) -> Option<TurnId> {
+        self.provenance.turns.first().copied()
+    }
+}
+
 /// A candidate for the pack, already scored.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PlanCandidate {
-    /// The memory, shared with the recall cache (scoring 64 candidates copied each one, its
-    /// vector included: 0.11–0.16 ms of a 100k recall, now 0.012–0.016).
-    pub memory: Arc<Memory>,
+pub struct PlanCandidate<M = Arc<Memory>> {
+    /// The memory (or what the planner reads of it), shared with the recall cache (scoring 64
+    /// candidates copied each one, its vector included: 0.11–0.16 ms of a 100k recall, now
+    /// 0.012–0.016).
+    pub memory: M,
     /// Relevance to the query, 0..=1.
     pub relevance: f64,
     /// Salience at recall time.
@@ -38,7 +82,7 @@ pub struct PlanCandidate {
     pub decays: bool,
 }
 
-impl PlanCandidate {
+impl<M> PlanCandidate<M> {
     /// relevance × salience.
     pub fn score(&self) -> f64 {
         self.relevance * self.salience
@@ -61,17 +105,42 @@ fn kind_index(k: MemoryKind) -> usize {
 }
 
 /// Rank order: pinned first, score descending, newest confirmation, higher id.
-pub fn rank_cmp(a: &PlanCandidate, b: &PlanCandidate) -> Ordering {
+pub fn rank_cmp<M: Plannable>(a: &PlanCandidate<M>, b: &PlanCandidate<M>) -> Ordering {
     b.memory
-        .pinned
-        .cmp(&a.memory.pinned)
+        .pinned()
+        .cmp(&a.memory.pinned())
         .then_with(|| b.score().partial_cmp(&a.score()).unwrap_or(Ordering::Equal))
-        .then_with(|| b.memory.last_confirmed_at.cmp(&a.memory.last_confirmed_at))
-        .then_with(|| b.memory.id.cmp(&a.memory.id))
+        .then_with(|| b.memory.last_confirmed_at().cmp(&a.memory.last_confirmed_at()))
+        .then_with(|| b.memory.id().cmp(&a.memory.id()))
+}
+
+/// What the planner decided: the trace of every candidate and the ones packed, in rank order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned<M> {
+    /// The budget used for packing.
+    pub budget: usize,
+    /// Tokens used.
+    pub used: usize,
+    /// Every candidate, included or excluded, in rank order.
+    pub trace: Vec<TraceEntry>,
+    /// The packed candidates with their score and tokens, in rank order (pinned first).
+    pub packed: Vec<(M, f64, usize)>,
 }
 
 /// Pack `candidates` under `budget` tokens.
-pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, salience_threshold: f64) -> Pack {
+pub fn plan(candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, salience_threshold: f64) -> Pack {
+    let p = decide(candidates, budget, quotas, salience_threshold);
+    let items = p.packed.into_iter().map(|(memory, score, tokens)| PackItem { memory, score, tokens }).collect();
+    Pack { items, trace: p.trace, budget: p.budget, used: p.used, notes: Vec::new() }
+}
+
+/// What `plan` decides, for candidates of any form (see [`Plannable`]).
+pub fn decide<M: Plannable>(
+    mut candidates: Vec<PlanCandidate<M>>,
+    budget: usize,
+    quotas: Quotas,
+    salience_threshold: f64,
+) -> Planned<M> {
     candidates.sort_by(rank_cmp);
     let n = candidates.len();
     let mut reasons: Vec<Option<(TraceReason, String)>> = vec![None; n];
@@ -79,9 +148,9 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
 
     // 1. hard exclusions
     for (i, c) in candidates.iter().enumerate() {
-        if !c.memory.status.is_active() {
+        if !c.memory.is_active() {
             reasons[i] = Some((TraceReason::Tombstoned, "tombstoned before recall".into()));
-        } else if c.decays && !c.memory.pinned && c.salience < salience_threshold {
+        } else if c.decays && !c.memory.pinned() && c.salience < salience_threshold {
             reasons[i] = Some((
                 TraceReason::BelowThreshold,
                 format!("salience {:.3} < threshold {:.3}", c.salience, salience_threshold),
@@ -90,7 +159,7 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
     }
     // 2. pinned first, against the global budget
     for (i, c) in candidates.iter().enumerate() {
-        if reasons[i].is_some() || !c.memory.pinned {
+        if reasons[i].is_some() || !c.memory.pinned() {
             continue;
         }
         if used + c.tokens <= budget {
@@ -111,13 +180,13 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
         if reasons[i].is_some() {
             continue;
         }
-        let k = kind_index(c.memory.kind);
+        let k = kind_index(c.memory.kind());
         if kind_used[k] + c.tokens <= quota[k] && used + c.tokens <= budget {
             kind_used[k] += c.tokens;
             used += c.tokens;
             reasons[i] = Some((
                 TraceReason::WithinQuota,
-                format!("{} quota {}/{} tokens", c.memory.kind, kind_used[k], quota[k]),
+                format!("{} quota {}/{} tokens", c.memory.kind(), kind_used[k], quota[k]),
             ));
         } else {
             deferred.push(i);
@@ -126,7 +195,7 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
     // 4. pass 2: unused quota flows to whoever still has candidates
     for i in deferred {
         let c = &candidates[i];
-        let k = kind_index(c.memory.kind);
+        let k = kind_index(c.memory.kind());
         if used + c.tokens <= budget {
             used += c.tokens;
             kind_used[k] += c.tokens;
@@ -134,7 +203,8 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
                 TraceReason::QuotaFlow,
                 format!(
                     "over {} quota ({} tokens), packed from unused quota; {used}/{budget}",
-                    c.memory.kind, quota[k]
+                    c.memory.kind(),
+                    quota[k]
                 ),
             ));
         } else {
@@ -149,19 +219,22 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
                 reason,
                 format!(
                     "{} tokens; {} quota {}/{} used; budget {used}/{budget} used",
-                    c.tokens, c.memory.kind, kind_used[k], quota[k]
+                    c.tokens,
+                    c.memory.kind(),
+                    kind_used[k],
+                    quota[k]
                 ),
             ));
         }
     }
 
-    let mut pack = Pack { budget, used, ..Pack::default() };
+    let mut planned = Planned { budget, used, trace: Vec::with_capacity(n), packed: Vec::new() };
     for (c, r) in candidates.into_iter().zip(reasons) {
         let (reason, detail) = r.unwrap_or((TraceReason::Budget, "not reached".into()));
-        pack.trace.push(TraceEntry {
-            id: c.memory.id,
-            kind: c.memory.kind,
-            pinned: c.memory.pinned,
+        planned.trace.push(TraceEntry {
+            id: c.memory.id(),
+            kind: c.memory.kind(),
+            pinned: c.memory.pinned(),
             relevance: c.relevance,
             salience: c.salience,
             score: c.score(),
@@ -172,8 +245,8 @@ pub fn plan(mut candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, s
         });
         if reason.included() {
             let score = c.score();
-            pack.items.push(PackItem { memory: c.memory, score, tokens: c.tokens });
+            planned.packed.push((c.memory, score, c.tokens));
         }
     }
-    pack
+    planned
 }

@@ -173,7 +173,7 @@ impl Engine {
         while at < max {
             let batch = self.store.changed_since(at, SYNC_BATCH).instrument(tracing::info_span!("sync_read")).await?;
             let Some(last) = batch.last().map(|m| m.rev) else { break };
-            self.recall_cache.apply(at, last, &batch);
+            self.recall_cache.apply(at, last, &batch, &|text| self.tokens.count(text));
             at = last;
             let mut live = Vec::new();
             let mut gone: Vec<(crate::model::Namespace, crate::model::MemoryId)> = Vec::new();

@@ -9,14 +9,14 @@
 //! On LoCoMo it lifted evidence recall at every budget (bench/RESULTS.md); off (0) by default.
 use std::collections::HashMap;
 
-use crate::planner::PlanCandidate;
+use crate::planner::{PlanCandidate, Plannable};
 
 /// Share relevance between candidates whose source turns are within `window` of each other.
-pub(crate) fn share(candidates: &mut [PlanCandidate], share: f64, window: usize) {
+pub(crate) fn share<M: Plannable>(candidates: &mut [PlanCandidate<M>], share: f64, window: usize) {
     if share <= 0.0 || window == 0 {
         return;
     }
-    let turn_of = |c: &PlanCandidate| c.memory.provenance.turns.first().map(|t| t.0);
+    let turn_of = |c: &PlanCandidate<M>| c.memory.first_turn().map(|t| t.0);
     let by_turn: HashMap<i64, f64> = candidates.iter().filter_map(|c| turn_of(c).map(|t| (t, c.relevance))).collect();
     let w = i64::try_from(window).unwrap_or(i64::MAX);
     for c in candidates.iter_mut() {

@@ -5,13 +5,12 @@ use std::sync::Arc;
 
 use tracing::Instrument as _;
 
-use super::recall_cache::Packable;
+use super::recall_cache::{Candidate, Packable};
 use super::Engine;
 use crate::error::{CoreError, Result};
 use crate::model::*;
-use crate::planner::{plan, Pack, PlanCandidate, Quotas};
+use crate::planner::{decide, Pack, PackItem, PlanCandidate, Plannable, Planned, Quotas, TraceReason};
 use crate::policy::MAX_BUDGET_TOKENS;
-use crate::salience::salience;
 use crate::traits::{IndexState, SearchMode, SearchQuery};
 
 /// Per-call recall options; `None` takes the policy's value.
@@ -107,21 +106,23 @@ impl Engine {
         notes.extend(note);
         let relevance: HashMap<MemoryId, f32> = hits.iter().map(|h| (h.id, h.score)).collect();
         let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
-        let mut memories = self.packable(ns, &ids).instrument(tracing::info_span!("fetch")).await?;
+        // Planned with cards; full rows are read only for what is packed (below).
+        let (mut planning, mut rows) = self.cards(ns, &ids).instrument(tracing::info_span!("fetch")).await?;
         for p in pinned {
             if !relevance.contains_key(&p.memory.id) {
-                memories.push(p);
+                planning.push(Candidate::of(&p, |text| self.tokens.count(text)));
             }
+            rows.entry(p.memory.id).or_insert(p);
         }
         let score_span = tracing::info_span!("score").entered();
-        let mut candidates: Vec<PlanCandidate> = memories
+        let mut candidates: Vec<PlanCandidate<Candidate>> = planning
             .into_iter()
-            .map(|p| PlanCandidate {
-                relevance: f64::from(relevance.get(&p.memory.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
-                salience: salience(&p.memory, now, &self.policy),
-                tokens: p.tokens(|text| self.tokens.count(text)),
-                decays: self.policy.kinds.of(p.memory.kind).decays,
-                memory: p.memory.clone(),
+            .map(|c| PlanCandidate {
+                relevance: f64::from(relevance.get(&c.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
+                salience: c.salience().salience(now, &self.policy),
+                tokens: c.tokens(),
+                decays: self.policy.kinds.of(c.kind()).decays,
+                memory: c,
             })
             .collect();
         super::neighbours::share(
@@ -132,10 +133,11 @@ impl Engine {
         drop(score_span);
         let shares =
             [self.policy.kinds.semantic.quota, self.policy.kinds.procedural.quota, self.policy.kinds.episodic.quota];
-        let mut pack = {
+        let planned = {
             let _plan = tracing::info_span!("plan", candidates = candidates.len(), budget).entered();
-            plan(candidates, budget, Quotas { shares }, self.policy.decay.threshold)
+            decide(candidates, budget, Quotas { shares }, self.policy.decay.threshold)
         };
+        let mut pack = self.packed_rows(ns, planned, rows).instrument(tracing::info_span!("fetch_packed")).await?;
         pack.notes.extend(notes);
         if !opts.no_touch && !pack.items.is_empty() {
             // Recorded here and written in batches (see `access`), not by a store write now.
@@ -180,18 +182,75 @@ impl Engine {
         Ok(IndexLag::Behind)
     }
 
-    /// The memories of `ns` among `ids`, in that order, as recall packs them: from the recall
-    /// cache, the misses read from the store (and kept).
-    async fn packable(&self, ns: &Namespace, ids: &[MemoryId]) -> Result<Vec<Arc<Packable>>> {
-        let lookup = self.recall_cache.lookup(ns, ids);
+    /// The candidates of `ns` among `ids`, in that order, as recall plans them: their cards
+    /// from the recall cache, the misses read from the store (and kept); with the full rows so
+    /// read, which the pack then needs not read again.
+    async fn cards(
+        &self,
+        ns: &Namespace,
+        ids: &[MemoryId],
+    ) -> Result<(Vec<Candidate>, HashMap<MemoryId, Arc<Packable>>)> {
+        let lookup = self.recall_cache.lookup_cards(ns, ids);
         if lookup.missing.is_empty() {
-            return Ok(lookup.found);
+            return Ok((lookup.found, HashMap::new()));
         }
         let read = self.store.get_many(ns, &lookup.missing).await?;
-        let read = self.recall_cache.fill(lookup.epoch, read);
-        let mut by_id: HashMap<MemoryId, Arc<Packable>> =
-            lookup.found.into_iter().chain(read).map(|p| (p.memory.id, p)).collect();
-        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+        let read = self.recall_cache.fill(lookup.epoch, read, &|text| self.tokens.count(text));
+        let mut rows = HashMap::with_capacity(read.len());
+        let mut by_id: HashMap<MemoryId, Candidate> = lookup.found.into_iter().map(|c| (c.id, c)).collect();
+        for (p, c) in read {
+            by_id.insert(c.id, c);
+            rows.insert(c.id, p);
+        }
+        Ok((ids.iter().filter_map(|id| by_id.remove(id)).collect(), rows))
+    }
+
+    /// The pack of what `planned` packs, with each memory's full row: from `rows` (read for
+    /// this recall already), the recall cache, or the store. One that is no longer active when
+    /// its row is read (forgotten by another process since the catch-up check) is left out, and
+    /// its trace entry and the pack's notes say so.
+    async fn packed_rows(
+        &self,
+        ns: &Namespace,
+        planned: Planned<Candidate>,
+        mut rows: HashMap<MemoryId, Arc<Packable>>,
+    ) -> Result<Pack> {
+        // Most rows come from the cache, in the order asked (`found` skips the misses), so
+        // they are taken in turn, without a map; only the few read from the store are mapped.
+        let wanted: Vec<MemoryId> =
+            planned.packed.iter().map(|(c, _, _)| c.id).filter(|id| !rows.contains_key(id)).collect();
+        let lookup = self.recall_cache.lookup(ns, &wanted);
+        if !lookup.missing.is_empty() {
+            let read = self.store.get_many(ns, &lookup.missing).await?;
+            let read = self.recall_cache.fill(lookup.epoch, read, &|text| self.tokens.count(text));
+            rows.extend(read.into_iter().map(|(p, _)| (p.memory.id, p)));
+        }
+        let mut cached = lookup.found.into_iter().peekable();
+        let Planned { budget, mut used, mut trace, packed } = planned;
+        let mut items = Vec::with_capacity(packed.len());
+        let mut notes = Vec::new();
+        for (c, score, tokens) in packed {
+            let row = match cached.next_if(|p| p.memory.id == c.id) {
+                Some(p) => Some(p),
+                None => rows.remove(&c.id),
+            };
+            match row {
+                Some(p) if p.memory.status.is_active() && &p.memory.namespace == ns => {
+                    items.push(PackItem { memory: p.memory.clone(), score, tokens })
+                }
+                _ => {
+                    used = used.saturating_sub(tokens);
+                    let detail = "forgotten while this recall ran (no longer active when its row was read)";
+                    if let Some(t) = trace.iter_mut().find(|t| t.id == c.id) {
+                        t.included = false;
+                        t.reason = TraceReason::Tombstoned;
+                        t.detail = detail.to_string();
+                    }
+                    notes.push(format!("memory {} left out: {detail}", c.id.0));
+                }
+            }
+        }
+        Ok(Pack { items, trace, budget, used, notes })
     }
 
     /// The pinned memories of `ns`, from the recall cache or the store.

@@ -1,7 +1,11 @@
 //! What recall packs, kept in the engine so that a recall does not read its candidates row by
 //! row from the store: each active memory the engine has seen (as the store holds it, vector
 //! included: a pack carries it, `recall --json` shows its model and width) with its token
-//! count, and each namespace's pinned memories.
+//! count, up to [`CAPACITY`]; each namespace's pinned memories; and, for many more memories
+//! ([`CARD_CAPACITY`]), a [`Card`]: what the planner reads (kind, tokens, salience inputs,
+//! pin, status, first turn) in 40 bytes. A recall plans with cards and reads from the store
+//! only the full rows of what it packs that are not kept (at 1M memories, 36 of a recall's 64
+//! candidates are packed: the rest never cost a read).
 //!
 //! Correctness rests on one number, `seen`: every store change up to that revision has been
 //! applied here. The engine's index sync hands every change it replays to [`RecallCache::apply`]
@@ -15,13 +19,108 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use crate::model::{Memory, MemoryId, Namespace};
+use crate::model::{Memory, MemoryId, MemoryKind, Namespace, TurnId};
+use crate::planner::Plannable;
+use crate::salience::SalienceInputs;
 use crate::time::Timestamp;
 
 /// Memories kept at most; past it the one kept longest is dropped for each new one (a recall
 /// reads its misses from the store and keeps them). A short memory with a 256-dimension vector
 /// takes ~1.5 KB.
 pub(crate) const CAPACITY: usize = 200_000;
+
+/// Cards kept at most; past it they are all dropped at once (they hold no heap, so that is one
+/// free, not a stall) and refilled from the rows recalls read. A card and its key take 49
+/// bytes of the hash table, which doubles past 7/8 full: 1M cards take 2^21 slots (103 MB),
+/// and this many at most 2^22 (205 MB; one more card would double it again).
+pub(crate) const CARD_CAPACITY: usize = 3_500_000;
+
+/// What the planner reads of a memory (see the module), without its id (the key it is kept
+/// under) or namespace (an index into the cache's list of them): no heap, 40 bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Card {
+    last_confirmed_at: Timestamp,
+    first_turn: i64,
+    importance: f32,
+    reinforcements: u32,
+    tokens: u32,
+    space: u32,
+    sources: u16,
+    kind: MemoryKind,
+    pinned: bool,
+    active: bool,
+    has_turn: bool,
+}
+
+impl Card {
+    fn of(m: &Memory, tokens: usize, space: u32) -> Self {
+        let first = m.provenance.turns.first();
+        Card {
+            last_confirmed_at: m.last_confirmed_at,
+            first_turn: first.map_or(0, |t| t.0),
+            importance: m.importance,
+            reinforcements: m.reinforcements,
+            tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
+            space,
+            sources: u16::try_from(m.sources.len()).unwrap_or(u16::MAX),
+            kind: m.kind,
+            pinned: m.pinned,
+            active: m.status.is_active(),
+            has_turn: first.is_some(),
+        }
+    }
+}
+
+/// A candidate as recall plans it: a memory's id and card.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Candidate {
+    pub(crate) id: MemoryId,
+    card: Card,
+}
+
+impl Candidate {
+    /// Of a memory whose row recall holds (a miss read from the store, a pinned memory).
+    pub(crate) fn of(p: &Packable, count: impl FnOnce(&str) -> usize) -> Self {
+        Candidate { id: p.memory.id, card: Card::of(&p.memory, p.tokens(count), 0) }
+    }
+
+    /// Its token count.
+    pub(crate) fn tokens(&self) -> usize {
+        self.card.tokens as usize
+    }
+
+    /// What its salience is computed from.
+    pub(crate) fn salience(&self) -> SalienceInputs {
+        SalienceInputs {
+            kind: self.card.kind,
+            importance: self.card.importance,
+            reinforcements: self.card.reinforcements,
+            sources: usize::from(self.card.sources),
+            last_confirmed_at: self.card.last_confirmed_at,
+        }
+    }
+}
+
+impl Plannable for Candidate {
+    fn id(&self) -> MemoryId {
+        self.id
+    }
+    fn kind(&self) -> MemoryKind {
+        self.card.kind
+    }
+    fn pinned(&self) -> bool {
+        self.card.pinned
+    }
+    fn is_active(&self) -> bool {
+        self.card.active
+    }
+    fn last_confirmed_at(&self) -> Timestamp {
+        self.card.last_confirmed_at
+    }
+    fn first_turn(&self) -> Option<TurnId> {
+        self.card.has_turn.then_some(TurnId(self.card.first_turn))
+    }
+}
 
 /// A memory as recall packs it, with its token count computed once, when first packed.
 #[derive(Debug)]
@@ -55,6 +154,13 @@ struct Inner {
     /// from `rows` when it grows past twice the capacity.
     order: VecDeque<MemoryId>,
     pinned: HashMap<Namespace, Vec<Arc<Packable>>>,
+    /// Cards kept at most (0: none).
+    card_capacity: usize,
+    /// The cards of active memories (possibly more than `rows` holds).
+    cards: HashMap<MemoryId, Card>,
+    /// The namespaces cards name by index (`Card::space`), and their indexes.
+    spaces: Vec<Namespace>,
+    space_of: HashMap<Namespace, u32>,
 }
 
 impl Inner {
@@ -63,6 +169,33 @@ impl Inner {
         self.rows.clear();
         self.order.clear();
         self.pinned.clear();
+        self.clear_cards();
+    }
+
+    fn clear_cards(&mut self) {
+        self.cards = HashMap::new();
+        self.spaces.clear();
+        self.space_of.clear();
+    }
+
+    /// Keep the card of an active memory (`tokens` its token count).
+    fn put_card(&mut self, m: &Memory, tokens: usize) {
+        if self.card_capacity == 0 {
+            return;
+        }
+        if self.cards.len() >= self.card_capacity && !self.cards.contains_key(&m.id) {
+            self.clear_cards();
+        }
+        let space = match self.space_of.get(&m.namespace) {
+            Some(s) => *s,
+            None => {
+                let s = u32::try_from(self.spaces.len()).unwrap_or(u32::MAX);
+                self.spaces.push(m.namespace.clone());
+                self.space_of.insert(m.namespace.clone(), s);
+                s
+            }
+        };
+        self.cards.insert(m.id, Card::of(m, tokens, space));
     }
 
     fn put(&mut self, p: Arc<Packable>) {
@@ -93,12 +226,15 @@ impl Inner {
     fn remove(&mut self, id: MemoryId) {
         // Its place in `order` is left, skipped when reached.
         self.rows.remove(&id);
+        self.cards.remove(&id);
     }
 }
 
 /// The recall cache (see the module).
 pub(crate) struct RecallCache {
     inner: Mutex<Inner>,
+    /// Whether cards are kept (so `apply` counts tokens).
+    keeps_cards: bool,
 }
 
 impl Default for RecallCache {
@@ -107,20 +243,36 @@ impl Default for RecallCache {
     }
 }
 
-/// What the cache holds of a request: the memories found (in request order) and the ids to
-/// read from the store, with the epoch to hand back with what was read.
-pub(crate) struct Lookup {
-    pub(crate) found: Vec<Arc<Packable>>,
+/// What the cache holds of a request: what was found (in request order) and the ids to read
+/// from the store, with the epoch to hand back with what was read.
+pub(crate) struct Lookup<T = Arc<Packable>> {
+    pub(crate) found: Vec<T>,
     pub(crate) missing: Vec<MemoryId>,
     pub(crate) epoch: u64,
 }
 
 impl RecallCache {
-    /// A cache of at most `capacity` memories (0: off).
+    /// A cache of at most `capacity` memories (0: off) and [`CARD_CAPACITY`] cards (none when off).
     pub(crate) fn with_capacity(capacity: usize) -> Self {
-        let inner =
-            Inner { capacity, seen: 0, epoch: 0, rows: HashMap::new(), order: VecDeque::new(), pinned: HashMap::new() };
-        RecallCache { inner: Mutex::new(inner) }
+        let card_capacity = if capacity == 0 { 0 } else { CARD_CAPACITY.max(capacity) };
+        RecallCache::with_capacities(capacity, card_capacity)
+    }
+
+    /// A cache of at most `capacity` memories and `card_capacity` cards.
+    pub(crate) fn with_capacities(capacity: usize, card_capacity: usize) -> Self {
+        let inner = Inner {
+            capacity,
+            seen: 0,
+            epoch: 0,
+            rows: HashMap::new(),
+            order: VecDeque::new(),
+            pinned: HashMap::new(),
+            card_capacity,
+            cards: HashMap::new(),
+            spaces: Vec::new(),
+            space_of: HashMap::new(),
+        };
+        RecallCache { inner: Mutex::new(inner), keeps_cards: card_capacity > 0 }
     }
 
     /// The lock; a poisoned one (a panic while held) is recovered by emptying the cache.
@@ -142,18 +294,25 @@ impl RecallCache {
     }
 
     /// Apply the rows the store changed above `from` (its current rows, as the index sync read
-    /// them), through revision `to`: active ones are kept, the others dropped. A gap (changes
-    /// between `seen` and `from` this cache never saw) empties it first.
-    pub(crate) fn apply(&self, from: u64, to: u64, rows: &[Memory]) {
+    /// them), through revision `to`: active ones are kept (their tokens counted by `count`),
+    /// the others dropped. A gap (changes between `seen` and `from` this cache never saw)
+    /// empties it first.
+    pub(crate) fn apply(&self, from: u64, to: u64, rows: &[Memory], count: &dyn Fn(&str) -> usize) {
+        // Counted before the lock is taken: a recall waits for it.
+        let tokens: Vec<usize> = match self.keeps_cards {
+            false => vec![0; rows.len()],
+            true => rows.iter().map(|m| if m.status.is_active() { count(&m.content) } else { 0 }).collect(),
+        };
         let mut g = self.lock();
         if from > g.seen {
             g.clear();
         }
         g.epoch += 1;
-        for m in rows {
+        for (m, tokens) in rows.iter().zip(tokens) {
             g.pinned.remove(&m.namespace);
             if m.status.is_active() {
                 g.put(Packable::of(m.clone()));
+                g.put_card(m, tokens);
             } else {
                 g.remove(m.id);
             }
@@ -192,15 +351,44 @@ impl RecallCache {
         Lookup { found, missing, epoch: g.epoch }
     }
 
-    /// Keep memories read from the store after `lookup` returned `epoch`, unless a change was
-    /// applied since; returns them as packable either way.
-    pub(crate) fn fill(&self, epoch: u64, read: Vec<Memory>) -> Vec<Arc<Packable>> {
-        let read: Vec<Arc<Packable>> = read.into_iter().map(Packable::of).collect();
+    /// The cards of `ns`'s memories among `ids` that are kept, and the rest.
+    pub(crate) fn lookup_cards(&self, ns: &Namespace, ids: &[MemoryId]) -> Lookup<Candidate> {
+        let g = self.lock();
+        let mut found = Vec::with_capacity(ids.len());
+        let mut missing = Vec::new();
+        let space = g.space_of.get(ns).copied();
+        for id in ids {
+            match g.cards.get(id) {
+                Some(card) if Some(card.space) == space => found.push(Candidate { id: *id, card: *card }),
+                _ => missing.push(*id),
+            }
+        }
+        Lookup { found, missing, epoch: g.epoch }
+    }
+
+    /// Keep memories read from the store after `lookup` (or `lookup_cards`) returned `epoch`,
+    /// unless a change was applied since; returns them as packable either way, with their
+    /// cards (tokens counted by `count`).
+    pub(crate) fn fill(
+        &self,
+        epoch: u64,
+        read: Vec<Memory>,
+        count: &dyn Fn(&str) -> usize,
+    ) -> Vec<(Arc<Packable>, Candidate)> {
+        let read: Vec<(Arc<Packable>, Candidate)> = read
+            .into_iter()
+            .map(|m| {
+                let p = Packable::of(m);
+                let c = Candidate::of(&p, count);
+                (p, c)
+            })
+            .collect();
         let mut g = self.lock();
         if g.epoch == epoch {
-            for p in &read {
+            for (p, c) in &read {
                 if p.memory.status.is_active() {
                     g.put(p.clone());
+                    g.put_card(&p.memory, c.tokens());
                 }
             }
         }
@@ -275,6 +463,15 @@ mod tests {
         }
     }
 
+    fn count(text: &str) -> usize {
+        text.len()
+    }
+
+    fn card_ids(c: &RecallCache, ns: &Namespace, ids: &[i64]) -> Vec<i64> {
+        let ids: Vec<MemoryId> = ids.iter().map(|i| MemoryId(*i)).collect();
+        c.lookup_cards(ns, &ids).found.iter().map(|c| c.id.0).collect()
+    }
+
     fn forgotten(mut m: Memory, rev: u64) -> Memory {
         m.status = Status::Tombstoned { reason: "test".into(), at: Timestamp(1), superseded_by: None };
         m.rev = rev;
@@ -289,11 +486,11 @@ mod tests {
     #[test]
     fn applied_changes_replace_and_drop_rows() {
         let c = RecallCache::default();
-        c.apply(0, 2, &[memory(1, 1, "a"), memory(2, 2, "b")]);
+        c.apply(0, 2, &[memory(1, 1, "a"), memory(2, 2, "b")], &count);
         assert_eq!(contents(&c, &[1, 2]), vec!["a", "b"]);
         let found = c.lookup(&Namespace::default(), &[MemoryId(1)]).found;
         assert_eq!(*found[0].memory, memory(1, 1, "a"), "kept as the store holds it");
-        c.apply(2, 4, &[memory(1, 3, "a2"), forgotten(memory(2, 2, "b"), 4)]);
+        c.apply(2, 4, &[memory(1, 3, "a2"), forgotten(memory(2, 2, "b"), 4)], &count);
         assert_eq!(contents(&c, &[1, 2]), vec!["a2"], "the new row, and the forgotten one gone");
         assert_eq!(c.seen(), 4);
     }
@@ -304,26 +501,26 @@ mod tests {
         let miss = c.lookup(&Namespace::default(), &[MemoryId(1)]);
         assert_eq!(miss.missing, vec![MemoryId(1)]);
         // The store is read (old row)... a write lands and is applied... then the read returns.
-        c.apply(0, 2, &[forgotten(memory(1, 1, "old"), 2)]);
-        let served = c.fill(miss.epoch, vec![memory(1, 1, "old")]);
+        c.apply(0, 2, &[forgotten(memory(1, 1, "old"), 2)], &count);
+        let served = c.fill(miss.epoch, vec![memory(1, 1, "old")], &count);
         assert_eq!(served.len(), 1, "this recall uses what it read");
         assert!(contents(&c, &[1]).is_empty(), "but the cache does not keep it");
         // Without a change in between, a read is kept.
         let miss = c.lookup(&Namespace::default(), &[MemoryId(3)]);
-        c.fill(miss.epoch, vec![memory(3, 3, "c")]);
+        c.fill(miss.epoch, vec![memory(3, 3, "c")], &count);
         assert_eq!(contents(&c, &[3]), vec!["c"]);
     }
 
     #[test]
     fn a_gap_empties_the_cache() {
         let c = RecallCache::default();
-        c.apply(0, 2, &[memory(1, 1, "a"), memory(2, 2, "b")]);
+        c.apply(0, 2, &[memory(1, 1, "a"), memory(2, 2, "b")], &count);
         // Changes 3..=5 were made elsewhere and never applied here.
         c.catch_up(5);
         assert!(contents(&c, &[1, 2]).is_empty());
         assert_eq!(c.seen(), 5);
-        c.apply(2, 2, &[]);
-        c.apply(7, 8, &[memory(3, 8, "c")]);
+        c.apply(2, 2, &[], &count);
+        c.apply(7, 8, &[memory(3, 8, "c")], &count);
         assert_eq!(contents(&c, &[3]), vec!["c"], "a batch after a gap starts a fresh cache");
         assert_eq!(c.seen(), 8);
     }
@@ -335,14 +532,14 @@ mod tests {
         let epoch = c.pinned(&ns).unwrap_err();
         c.fill_pinned(&ns, epoch, vec![memory(1, 1, "p")]);
         assert_eq!(c.pinned(&ns).unwrap().len(), 1);
-        c.apply(1, 2, &[forgotten(memory(1, 1, "p"), 2)]);
+        c.apply(1, 2, &[forgotten(memory(1, 1, "p"), 2)], &count);
         assert!(c.pinned(&ns).is_err(), "read again after the change");
     }
 
     #[test]
     fn a_cache_of_capacity_zero_keeps_nothing() {
         let c = RecallCache::with_capacity(0);
-        c.apply(0, 1, &[memory(1, 1, "a")]);
+        c.apply(0, 1, &[memory(1, 1, "a")], &count);
         assert!(contents(&c, &[1]).is_empty());
         let epoch = c.pinned(&Namespace::default()).unwrap_err();
         c.fill_pinned(&Namespace::default(), epoch, vec![memory(2, 1, "p")]);
@@ -353,13 +550,13 @@ mod tests {
     fn a_full_cache_drops_its_oldest_row_for_each_new_one() {
         let c = RecallCache::with_capacity(3);
         let rows: Vec<Memory> = (1..=5).map(|i| memory(i, i as u64, &format!("m{i}"))).collect();
-        c.apply(0, 5, &rows);
+        c.apply(0, 5, &rows, &count);
         assert_eq!(contents(&c, &[1, 2, 3, 4, 5]), vec!["m3", "m4", "m5"], "the newest three");
         // A replaced row keeps its place; a forgotten one frees its slot.
-        c.apply(5, 7, &[memory(3, 6, "m3b"), forgotten(memory(4, 4, "m4"), 7)]);
-        c.apply(7, 8, &[memory(6, 8, "m6")]);
+        c.apply(5, 7, &[memory(3, 6, "m3b"), forgotten(memory(4, 4, "m4"), 7)], &count);
+        c.apply(7, 8, &[memory(6, 8, "m6")], &count);
         assert_eq!(contents(&c, &[3, 4, 5, 6]), vec!["m3b", "m5", "m6"]);
-        c.apply(8, 9, &[memory(7, 9, "m7")]);
+        c.apply(8, 9, &[memory(7, 9, "m7")], &count);
         assert_eq!(contents(&c, &[3, 5, 6, 7]), vec!["m5", "m6", "m7"], "then the oldest goes");
     }
 
@@ -369,9 +566,14 @@ mod tests {
         let mut rev = 0;
         for round in 0..100 {
             rev += 2;
-            c.apply(rev - 2, rev, &[memory(1, rev - 1, &format!("r{round}")), forgotten(memory(2, 1, "x"), rev)]);
+            c.apply(
+                rev - 2,
+                rev,
+                &[memory(1, rev - 1, &format!("r{round}")), forgotten(memory(2, 1, "x"), rev)],
+                &count,
+            );
             rev += 1;
-            c.apply(rev - 1, rev, &[memory(2, rev, "back")]);
+            c.apply(rev - 1, rev, &[memory(2, rev, "back")], &count);
         }
         let g = c.lock();
         assert!(g.order.len() <= 2 * g.capacity + 1, "order holds {} ids", g.order.len());
@@ -383,9 +585,72 @@ mod tests {
     #[test]
     fn tokens_are_counted_once() {
         let c = RecallCache::default();
-        c.apply(0, 1, &[memory(1, 1, "abcd")]);
+        c.apply(0, 1, &[memory(1, 1, "abcd")], &count);
         let p = c.lookup(&Namespace::default(), &[MemoryId(1)]).found.remove(0);
         assert_eq!(p.tokens(|t| t.len()), 4);
         assert_eq!(p.tokens(|_| 99), 4, "the first count is kept");
+    }
+
+    #[test]
+    fn a_card_takes_40_bytes() {
+        // CARD_CAPACITY's memory figures assume it.
+        assert_eq!(std::mem::size_of::<Card>(), 40);
+    }
+
+    #[test]
+    fn cards_are_kept_past_the_rows_and_follow_every_change() {
+        let c = RecallCache::with_capacities(2, 100);
+        let mut rows: Vec<Memory> = (1..=5).map(|i| memory(i, i as u64, &format!("m{i}"))).collect();
+        rows[1].provenance.turns = vec![TurnId(7)];
+        rows[1].pinned = true;
+        rows[1].reinforcements = 3;
+        c.apply(0, 5, &rows, &count);
+        let ns = Namespace::default();
+        assert_eq!(contents(&c, &[1, 2, 3, 4, 5]), vec!["m4", "m5"], "two full rows");
+        assert_eq!(card_ids(&c, &ns, &[1, 2, 3, 4, 5, 6]), vec![1, 2, 3, 4, 5], "five cards");
+        let two = c.lookup_cards(&ns, &[MemoryId(2)]).found[0];
+        assert_eq!(two.tokens(), 2);
+        assert_eq!(two.first_turn(), Some(TurnId(7)));
+        assert!(two.pinned() && two.is_active());
+        assert_eq!(two.salience(), SalienceInputs::of(&rows[1]), "salience reads the same inputs");
+        assert_eq!(c.lookup_cards(&ns, &[MemoryId(1)]).found[0].first_turn(), None);
+        // A forgotten memory loses its card; a replaced one gets the new card.
+        c.apply(5, 7, &[forgotten(memory(1, 1, "m1"), 6), memory(3, 7, "m3 longer")], &count);
+        assert_eq!(card_ids(&c, &ns, &[1, 2, 3]), vec![2, 3]);
+        assert_eq!(c.lookup_cards(&ns, &[MemoryId(3)]).found[0].tokens(), 9);
+        // Another namespace's memory is not a card of this one.
+        let other = Namespace::new("other").unwrap();
+        assert!(card_ids(&c, &other, &[2, 3]).is_empty());
+        // A gap drops them with the rows.
+        c.catch_up(9);
+        assert!(card_ids(&c, &ns, &[2, 3]).is_empty());
+    }
+
+    #[test]
+    fn a_read_that_raced_with_a_change_keeps_no_card() {
+        let c = RecallCache::default();
+        let ns = Namespace::default();
+        let miss = c.lookup_cards(&ns, &[MemoryId(1)]);
+        assert_eq!(miss.missing, vec![MemoryId(1)]);
+        c.apply(0, 2, &[forgotten(memory(1, 1, "old"), 2)], &count);
+        let served = c.fill(miss.epoch, vec![memory(1, 1, "old")], &count);
+        assert_eq!(served[0].1.id, MemoryId(1), "this recall plans with what it read");
+        assert!(card_ids(&c, &ns, &[1]).is_empty(), "but no card is kept");
+        let miss = c.lookup_cards(&ns, &[MemoryId(3)]);
+        c.fill(miss.epoch, vec![memory(3, 3, "c"), forgotten(memory(4, 3, "d"), 3)], &count);
+        assert_eq!(card_ids(&c, &ns, &[3, 4]), vec![3], "a read active row is kept, a tombstoned one not");
+    }
+
+    #[test]
+    fn cards_past_their_capacity_start_over_and_none_are_kept_when_off() {
+        let c = RecallCache::with_capacities(10, 3);
+        let ns = Namespace::default();
+        let rows: Vec<Memory> = (1..=4).map(|i| memory(i, i as u64, "m")).collect();
+        c.apply(0, 4, &rows, &count);
+        assert_eq!(card_ids(&c, &ns, &[1, 2, 3, 4]), vec![4], "dropped at once, then the new one kept");
+        assert_eq!(contents(&c, &[1, 2, 3, 4]).len(), 4, "the rows are not touched");
+        let off = RecallCache::with_capacity(0);
+        off.apply(0, 1, &[memory(1, 1, "a")], &count);
+        assert!(card_ids(&off, &ns, &[1]).is_empty());
     }
 }
