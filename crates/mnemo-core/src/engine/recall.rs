@@ -105,7 +105,9 @@ impl Engine {
         };
         notes.extend(note);
         let relevance: HashMap<MemoryId, f32> = hits.iter().map(|h| (h.id, h.score)).collect();
-        let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
+        // Each id once (an index answers each once; a repeat would be packed twice).
+        let mut seen_ids = std::collections::HashSet::with_capacity(hits.len());
+        let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).filter(|id| seen_ids.insert(*id)).collect();
         // Planned with cards; full rows are read only for what is packed (below).
         let (mut planning, mut rows) = self.cards(ns, &ids).instrument(tracing::info_span!("fetch")).await?;
         for p in pinned {
@@ -138,7 +140,9 @@ impl Engine {
             decide(candidates, budget, Quotas { shares }, self.policy.decay.threshold)
         };
         let mut pack = self.packed_rows(ns, planned, rows).instrument(tracing::info_span!("fetch_packed")).await?;
-        pack.notes.extend(notes);
+        // This recall's earlier notes (a clamped budget, a rebuilt index) first.
+        notes.append(&mut pack.notes);
+        pack.notes = notes;
         if !opts.no_touch && !pack.items.is_empty() {
             // Recorded here and written in batches (see `access`), not by a store write now.
             let ids: Vec<MemoryId> = pack.items.iter().map(|i| i.memory.id).collect();
@@ -206,9 +210,11 @@ impl Engine {
     }
 
     /// The pack of what `planned` packs, with each memory's full row: from `rows` (read for
-    /// this recall already), the recall cache, or the store. One that is no longer active when
-    /// its row is read (forgotten by another process since the catch-up check) is left out, and
-    /// its trace entry and the pack's notes say so.
+    /// this recall already: the pinned list, the candidates that had no card), the recall
+    /// cache, or the store. One found no longer active here (forgotten by another process since
+    /// the catch-up check) is left out, and its trace entry and the pack's notes say so; the
+    /// budget it frees is not offered to another candidate. (A row read earlier in this recall
+    /// is as current as that read, as before.)
     async fn packed_rows(
         &self,
         ns: &Namespace,

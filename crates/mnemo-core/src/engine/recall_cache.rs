@@ -189,7 +189,14 @@ impl Inner {
         let space = match self.space_of.get(&m.namespace) {
             Some(s) => *s,
             None => {
-                let s = u32::try_from(self.spaces.len()).unwrap_or(u32::MAX);
+                // Past u32 namespaces (never in practice) start over rather than share an index.
+                let s = match u32::try_from(self.spaces.len()) {
+                    Ok(s) => s,
+                    Err(_) => {
+                        self.clear_cards();
+                        0
+                    }
+                };
                 self.spaces.push(m.namespace.clone());
                 self.space_of.insert(m.namespace.clone(), s);
                 s
@@ -618,11 +625,16 @@ mod tests {
         c.apply(5, 7, &[forgotten(memory(1, 1, "m1"), 6), memory(3, 7, "m3 longer")], &count);
         assert_eq!(card_ids(&c, &ns, &[1, 2, 3]), vec![2, 3]);
         assert_eq!(c.lookup_cards(&ns, &[MemoryId(3)]).found[0].tokens(), 9);
-        // Another namespace's memory is not a card of this one.
+        // Another namespace's memory is not a card of this one, also when both hold cards.
         let other = Namespace::new("other").unwrap();
         assert!(card_ids(&c, &other, &[2, 3]).is_empty());
+        let mut theirs = memory(8, 8, "theirs");
+        theirs.namespace = other.clone();
+        c.apply(7, 8, &[theirs], &count);
+        assert_eq!(card_ids(&c, &other, &[2, 3, 8]), vec![8]);
+        assert_eq!(card_ids(&c, &ns, &[2, 3, 8]), vec![2, 3]);
         // A gap drops them with the rows.
-        c.catch_up(9);
+        c.catch_up(10);
         assert!(card_ids(&c, &ns, &[2, 3]).is_empty());
     }
 
