@@ -45,8 +45,9 @@ impl Default for DecayRule {
     }
 }
 
-/// The inputs of a memory's salience (what a store reads to compute its due time).
-#[derive(Clone, Debug, PartialEq)]
+/// The inputs of a memory's salience (what a store reads to compute its due time, and what
+/// recall scores a memory by without its full row).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DecayInputs {
     /// Its kind.
     pub kind: MemoryKind,

@@ -2,73 +2,46 @@
 //!
 //! salience = importance × (1 + rw·ln(1 + reinforcements) + cw·(sources − 1)) × 0.5^(Δt / half-life)
 //! with Δt since `last_confirmed_at`; kinds that do not decay use a recency factor of 1.
-use crate::model::{Memory, MemoryKind};
+use crate::decay_due::DecayInputs;
+use crate::model::Memory;
 use crate::policy::EnginePolicy;
 use crate::time::Timestamp;
 
-/// The parts of a memory salience is computed from: recall keeps these for candidates whose
-/// full rows it does not read (see the engine's recall cache), and computes salience the same way.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SalienceInputs {
-    /// Its kind (whether it decays).
-    pub kind: MemoryKind,
-    /// Its importance.
-    pub importance: f32,
-    /// How often it was reinforced.
-    pub reinforcements: u32,
-    /// How many sources corroborate it (at least 1 counts).
-    pub sources: usize,
-    /// When it was last confirmed (recency counts from here).
-    pub last_confirmed_at: Timestamp,
-}
-
-impl SalienceInputs {
-    /// The inputs of `m`.
-    pub fn of(m: &Memory) -> Self {
-        SalienceInputs {
-            kind: m.kind,
-            importance: m.importance,
-            reinforcements: m.reinforcements,
-            sources: m.sources.len(),
-            last_confirmed_at: m.last_confirmed_at,
-        }
-    }
-
-    /// The boost from reinforcement and corroboration.
-    pub fn boost(&self, policy: &EnginePolicy) -> f64 {
-        let sources = self.sources.max(1) as f64;
-        1.0 + policy.decay.reinforcement_weight * (1.0 + f64::from(self.reinforcements)).ln()
-            + policy.decay.corroboration_weight * (sources - 1.0)
-    }
-
-    /// The recency factor at `now` (1 for kinds that do not decay).
-    pub fn recency(&self, now: Timestamp, policy: &EnginePolicy) -> f64 {
-        if !policy.kinds.of(self.kind).decays {
-            return 1.0;
-        }
-        let dt = now.days_since(self.last_confirmed_at).max(0.0);
-        0.5f64.powf(dt / policy.decay.half_life_days)
-    }
-
-    /// Salience at `now`.
-    pub fn salience(&self, now: Timestamp, policy: &EnginePolicy) -> f64 {
-        f64::from(self.importance) * self.boost(policy) * self.recency(now, policy)
-    }
-}
-
 /// The boost from reinforcement and corroboration.
 pub fn boost(m: &Memory, policy: &EnginePolicy) -> f64 {
-    SalienceInputs::of(m).boost(policy)
+    boost_of(&DecayInputs::of(m), policy)
 }
 
 /// The recency factor at `now` (1 for kinds that do not decay).
 pub fn recency(m: &Memory, now: Timestamp, policy: &EnginePolicy) -> f64 {
-    SalienceInputs::of(m).recency(now, policy)
+    recency_of(&DecayInputs::of(m), now, policy)
 }
 
 /// Salience at `now`.
 pub fn salience(m: &Memory, now: Timestamp, policy: &EnginePolicy) -> f64 {
-    SalienceInputs::of(m).salience(now, policy)
+    salience_of(&DecayInputs::of(m), now, policy)
+}
+
+/// `boost` from a memory's salience inputs alone (recall keeps them for memories whose full
+/// rows it does not read: see the engine's recall cache).
+pub fn boost_of(i: &DecayInputs, policy: &EnginePolicy) -> f64 {
+    let sources = i.sources.max(1) as f64;
+    1.0 + policy.decay.reinforcement_weight * (1.0 + f64::from(i.reinforcements)).ln()
+        + policy.decay.corroboration_weight * (sources - 1.0)
+}
+
+/// `recency` from a memory's salience inputs alone.
+pub fn recency_of(i: &DecayInputs, now: Timestamp, policy: &EnginePolicy) -> f64 {
+    if !policy.kinds.of(i.kind).decays {
+        return 1.0;
+    }
+    let dt = now.days_since(i.last_confirmed_at).max(0.0);
+    0.5f64.powf(dt / policy.decay.half_life_days)
+}
+
+/// `salience` from a memory's salience inputs alone.
+pub fn salience_of(i: &DecayInputs, now: Timestamp, policy: &EnginePolicy) -> f64 {
+    f64::from(i.importance) * boost_of(i, policy) * recency_of(i, now, policy)
 }
 
 /// Whether a decaying memory has faded below the threshold at `now`.

@@ -121,7 +121,7 @@ impl Engine {
             .into_iter()
             .map(|c| PlanCandidate {
                 relevance: f64::from(relevance.get(&c.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
-                salience: c.salience().salience(now, &self.policy),
+                salience: crate::salience::salience_of(&c.salience(), now, &self.policy),
                 tokens: c.tokens(),
                 decays: self.policy.kinds.of(c.kind()).decays,
                 memory: c,

@@ -19,9 +19,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use crate::decay_due::DecayInputs;
 use crate::model::{Memory, MemoryId, MemoryKind, Namespace, TurnId};
 use crate::planner::Plannable;
-use crate::salience::SalienceInputs;
 use crate::time::Timestamp;
 
 /// Memories kept at most; past it the one kept longest is dropped for each new one (a recall
@@ -90,9 +90,10 @@ impl Candidate {
     }
 
     /// What its salience is computed from.
-    pub(crate) fn salience(&self) -> SalienceInputs {
-        SalienceInputs {
+    pub(crate) fn salience(&self) -> DecayInputs {
+        DecayInputs {
             kind: self.card.kind,
+            pinned: self.card.pinned,
             importance: self.card.importance,
             reinforcements: self.card.reinforcements,
             sources: usize::from(self.card.sources),
@@ -158,8 +159,7 @@ struct Inner {
     card_capacity: usize,
     /// The cards of active memories (possibly more than `rows` holds).
     cards: HashMap<MemoryId, Card>,
-    /// The namespaces cards name by index (`Card::space`), and their indexes.
-    spaces: Vec<Namespace>,
+    /// The index cards name each namespace by (`Card::space`).
     space_of: HashMap<Namespace, u32>,
 }
 
@@ -174,7 +174,6 @@ impl Inner {
 
     fn clear_cards(&mut self) {
         self.cards = HashMap::new();
-        self.spaces.clear();
         self.space_of.clear();
     }
 
@@ -190,14 +189,13 @@ impl Inner {
             Some(s) => *s,
             None => {
                 // Past u32 namespaces (never in practice) start over rather than share an index.
-                let s = match u32::try_from(self.spaces.len()) {
+                let s = match u32::try_from(self.space_of.len()) {
                     Ok(s) => s,
                     Err(_) => {
                         self.clear_cards();
                         0
                     }
                 };
-                self.spaces.push(m.namespace.clone());
                 self.space_of.insert(m.namespace.clone(), s);
                 s
             }
@@ -276,7 +274,6 @@ impl RecallCache {
             pinned: HashMap::new(),
             card_capacity,
             cards: HashMap::new(),
-            spaces: Vec::new(),
             space_of: HashMap::new(),
         };
         RecallCache { inner: Mutex::new(inner), keeps_cards: card_capacity > 0 }
@@ -306,10 +303,8 @@ impl RecallCache {
     /// empties it first.
     pub(crate) fn apply(&self, from: u64, to: u64, rows: &[Memory], count: &dyn Fn(&str) -> usize) {
         // Counted before the lock is taken: a recall waits for it.
-        let tokens: Vec<usize> = match self.keeps_cards {
-            false => vec![0; rows.len()],
-            true => rows.iter().map(|m| if m.status.is_active() { count(&m.content) } else { 0 }).collect(),
-        };
+        let counts = |m: &Memory| self.keeps_cards && m.status.is_active();
+        let tokens: Vec<usize> = rows.iter().map(|m| if counts(m) { count(&m.content) } else { 0 }).collect();
         let mut g = self.lock();
         if from > g.seen {
             g.clear();
@@ -619,7 +614,7 @@ mod tests {
         assert_eq!(two.tokens(), 2);
         assert_eq!(two.first_turn(), Some(TurnId(7)));
         assert!(two.pinned() && two.is_active());
-        assert_eq!(two.salience(), SalienceInputs::of(&rows[1]), "salience reads the same inputs");
+        assert_eq!(two.salience(), DecayInputs::of(&rows[1]), "salience reads the same inputs");
         assert_eq!(c.lookup_cards(&ns, &[MemoryId(1)]).found[0].first_turn(), None);
         // A forgotten memory loses its card; a replaced one gets the new card.
         c.apply(5, 7, &[forgotten(memory(1, 1, "m1"), 6), memory(3, 7, "m3 longer")], &count);
