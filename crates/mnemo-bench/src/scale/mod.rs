@@ -6,7 +6,7 @@
 //!   each batch acknowledged once durable and searchable), timed without the corpus
 //!   generation, its final flush included;
 //! - one-at-a-time ingest: `--single` more memories, each its own apply + sync (a sample on
-//!   top of N, not N of them);
+//!   top of N, not N of them), after any background IVF training the load started has ended;
 //! - recall latency: `--queries` full engine recalls (hybrid search + get_many + pack, budget
 //!   1024, 64 candidates, no_touch) after 20 warm-up queries; and the bare index search per
 //!   mode, to show where the time goes;
@@ -651,8 +651,22 @@ async fn ingest(
     push("index_sync_batch_p99", percentile(&sync_ms, 99.0), "ms", &note);
     push("index_sync_batch_max", sync_ms.last().copied().unwrap_or(0.0), "ms", &note);
 
-    // One at a time.
+    // One at a time, in steady state: a background IVF training started by the last batches
+    // is let finish first. On two cores it takes one of them for seconds (at 100k it outlasted
+    // a 1,000-write sample), so the writes would time the training's share of the machine.
     if args.single > 0 {
+        let t0 = Instant::now();
+        let trained = settle_dense(index, &ns_of(0, args.namespaces)?).await?;
+        push(
+            "single_training_wait",
+            t0.elapsed().as_secs_f64(),
+            "s",
+            if trained {
+                "waited for the background IVF training in flight after the batched ingest"
+            } else {
+                "none in flight"
+            },
+        );
         let pb = bar(args.single as u64, "one at a time", args.quiet);
         let (mut secs, mut apply_secs, mut apply_max_ms) = (0.0, 0.0, 0.0f64);
         let mut one_ms = Vec::with_capacity(args.single);
