@@ -380,14 +380,7 @@ async fn one_size(
     // Steady state: a background IVF training started by the last batches is let finish (and
     // put in place by a flush) before reads are timed; else they time the previous, smaller
     // training's lists (searched with more rows per list) while the training takes a core.
-    let t0 = Instant::now();
-    let trained = settle_dense(&index, &ns_of(0, args.namespaces)?).await?;
-    push(
-        "dense_training_wait",
-        t0.elapsed().as_secs_f64(),
-        "s",
-        if trained { "waited for the background IVF training in flight after the ingest" } else { "none in flight" },
-    );
+    settle_dense_timed(&index, args, "dense_training_wait", "after the ingest", &mut push).await?;
     // The same for the database server: the load's tables vacuumed and analysed now, not by
     // the server's autovacuum while the reads below are timed.
     if let Some(secs) = site.settle_server().await? {
@@ -655,18 +648,7 @@ async fn ingest(
     // is let finish first. On two cores it takes one of them for seconds (at 100k it outlasted
     // a 1,000-write sample), so the writes would time the training's share of the machine.
     if args.single > 0 {
-        let t0 = Instant::now();
-        let trained = settle_dense(index, &ns_of(0, args.namespaces)?).await?;
-        push(
-            "single_training_wait",
-            t0.elapsed().as_secs_f64(),
-            "s",
-            if trained {
-                "waited for the background IVF training in flight after the batched ingest"
-            } else {
-                "none in flight"
-            },
-        );
+        settle_dense_timed(index, args, "single_training_wait", "after the batched ingest", push).await?;
         let pb = bar(args.single as u64, "one at a time", args.quiet);
         let (mut secs, mut apply_secs, mut apply_max_ms) = (0.0, 0.0, 0.0f64);
         let mut one_ms = Vec::with_capacity(args.single);
@@ -843,6 +825,26 @@ async fn settle_dense(index: &Arc<dyn Index>, ns: &Namespace) -> Result<bool> {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     Ok(waited)
+}
+
+/// `settle_dense` on the first namespace, its wait pushed as row `metric` (`after`: what the
+/// training in flight followed).
+async fn settle_dense_timed(
+    index: &Arc<dyn Index>,
+    args: &ScaleArgs,
+    metric: &'static str,
+    after: &str,
+    push: &mut impl FnMut(&'static str, f64, &'static str, &str),
+) -> Result<()> {
+    let t0 = Instant::now();
+    let trained = settle_dense(index, &ns_of(0, args.namespaces)?).await?;
+    let note = if trained {
+        format!("waited for the background IVF training in flight {after}")
+    } else {
+        "none in flight".to_string()
+    };
+    push(metric, t0.elapsed().as_secs_f64(), "s", &note);
+    Ok(())
 }
 
 /// Nanoseconds this process's threads have run on a CPU, from /proc (None where unreadable).
