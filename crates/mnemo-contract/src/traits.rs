@@ -33,6 +33,19 @@ pub trait Store: Send + Sync {
     async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>>;
     /// The highest `rev` so far (0 for an empty store).
     async fn max_rev(&self) -> Result<u64>;
+    /// What an index sync reads to replay the changes above `rev` (at most `limit`), in one
+    /// call: the store's newest rev, the changed memories (`changed_since`), the store's
+    /// `identity` and the `rev_fingerprint` of the last change returned (of `rev` itself when
+    /// none is). A store that can should answer it in one round trip: the engine asks after
+    /// every write, and four separate look-ups cost more than the one row they bring. Default:
+    /// those four calls.
+    async fn changes_since(&self, rev: u64, limit: usize) -> Result<Changes> {
+        let newest = self.max_rev().await?;
+        let memories = if rev < newest { self.changed_since(rev, limit).await? } else { Vec::new() };
+        let last = memories.last().map_or(rev, |m| m.rev);
+        let fingerprint = if last == 0 { None } else { self.rev_fingerprint(last).await? };
+        Ok(Changes { newest: newest.max(last), memories, identity: self.identity().await?, fingerprint })
+    }
     /// The history of one memory, oldest first.
     async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>>;
     /// The turns of a namespace, oldest first.
@@ -130,6 +143,19 @@ pub trait Store: Send + Sync {
     ) -> Result<Vec<crate::decay_due::DueMemory>> {
         Ok(crate::decay_due::due_by_scan(self.active(namespace).await?, rule, page))
     }
+}
+
+/// What `Store::changes_since` read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Changes {
+    /// The store's newest rev (at least the last changed memory's).
+    pub newest: u64,
+    /// The memories changed above the rev asked, by rev, at most the limit asked.
+    pub memories: Vec<Memory>,
+    /// The store's identity (`Store::identity`).
+    pub identity: Option<StoreIdentity>,
+    /// `Store::rev_fingerprint` of the last memory's rev (of the rev asked when none changed).
+    pub fingerprint: Option<String>,
 }
 
 /// Which page of a namespace's memories `Store::list_memories` returns.

@@ -103,11 +103,9 @@ pub enum StoreError {
         /// Why it was opened read-only.
         why: String,
     },
-    /// The writer thread could not be started.
-    #[error("cannot start the store's writer thread: {0}")]
-    Spawn(std::io::Error),
-    /// The writer thread is gone (it panicked, or the store is shutting down).
-    #[error("the store's writer thread has stopped")]
+    /// The write connection is unusable: a write panicked while holding it, or the store is
+    /// shutting down.
+    #[error("the store's write connection is unusable (a write panicked, or the store is closing)")]
     WriterGone,
     /// A read running on a blocking thread did not finish (it panicked or the runtime is
     /// shutting down).
@@ -140,9 +138,7 @@ impl StoreError {
             StoreError::FutureSchema { .. } => StoreErrorKind::Newer,
             StoreError::CreateDir { source, .. } | StoreError::BackupFile { source, .. } => io_kind(source),
             StoreError::ReadOnly { .. } => StoreErrorKind::ReadOnly,
-            StoreError::Spawn(_) | StoreError::WriterGone | StoreError::ReadTask(_) | StoreError::Poisoned => {
-                StoreErrorKind::Other
-            }
+            StoreError::WriterGone | StoreError::ReadTask(_) | StoreError::Poisoned => StoreErrorKind::Other,
         }
     }
 }

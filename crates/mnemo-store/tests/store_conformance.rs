@@ -53,6 +53,7 @@ conformance!(
     tombstone_is_final,
     rev_increases_on_every_change,
     changed_since_pages_by_rev,
+    changes_since_is_the_four_lookups,
     history_in_order,
     touch_does_not_bump_rev,
     active_by_entities_matches_any,

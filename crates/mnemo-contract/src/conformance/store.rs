@@ -30,6 +30,7 @@ where
     tombstone_is_final(&*make().await).await;
     rev_increases_on_every_change(&*make().await).await;
     changed_since_pages_by_rev(&*make().await).await;
+    changes_since_is_the_four_lookups(&*make().await).await;
     history_in_order(&*make().await).await;
     touch_does_not_bump_rev(&*make().await).await;
     active_by_entities_matches_any(&*make().await).await;
@@ -673,6 +674,37 @@ pub async fn changed_since_pages_by_rev(s: &dyn Store) {
     assert!(s.changed_since(0, 0).await.unwrap().is_empty(), "limit 0");
     assert!(s.changed_since(s.max_rev().await.unwrap(), 10).await.unwrap().is_empty());
     assert!(s.changed_since(u64::MAX, 10).await.unwrap().is_empty());
+}
+
+/// `changes_since` answers what `max_rev`, `changed_since`, `identity` and `rev_fingerprint`
+/// answer one by one (the index sync relies on either giving the same stamp).
+pub async fn changes_since_is_the_four_lookups(s: &dyn Store) {
+    let a = ns("alpha");
+    let empty = s.changes_since(0, 10).await.unwrap();
+    assert_eq!(empty.newest, 0, "an empty store's newest rev");
+    assert!(empty.memories.is_empty());
+    assert_eq!(empty.fingerprint, None, "no change at rev 0");
+    assert_eq!(empty.identity, s.identity().await.unwrap());
+
+    let first = insert(s, mem(&a, "one", &[])).await;
+    let second = insert(s, mem(&a, "two", &[])).await;
+    s.apply(&a, at(9), vec![WriteOp::Reinforce { id: first, source: "x".into(), turn: None }]).await.unwrap();
+    let newest = s.max_rev().await.unwrap();
+    let page = s.changes_since(0, 1).await.unwrap();
+    assert_eq!(page.newest, newest, "newest is the store's, not the page's");
+    assert_eq!(ids(&page.memories), vec![second], "limit 1: the lowest rev first");
+    assert_eq!(page.memories, s.changed_since(0, 1).await.unwrap());
+    let last = page.memories[0].rev;
+    assert_eq!(page.fingerprint, s.rev_fingerprint(last).await.unwrap(), "fingerprint of the page's last rev");
+    assert_eq!(page.identity, s.identity().await.unwrap());
+
+    let rest = s.changes_since(last, 10).await.unwrap();
+    assert_eq!(ids(&rest.memories), vec![first], "the reinforced memory at its new rev");
+    assert_eq!(rest.fingerprint, s.rev_fingerprint(newest).await.unwrap());
+    let none = s.changes_since(newest, 10).await.unwrap();
+    assert!(none.memories.is_empty(), "nothing above the newest rev");
+    assert_eq!(none.fingerprint, s.rev_fingerprint(newest).await.unwrap(), "nothing changed: the asked rev's");
+    assert_eq!(none.newest, newest);
 }
 
 /// History lists created / reinforced / confirmed / tombstoned, oldest first, with the turns,

@@ -168,16 +168,26 @@ impl Engine {
                 0
             }
         };
-        let max = self.store.max_rev().await?;
+        // Each round is one `changes_since`: the rows above the watermark, with what the
+        // stamp records after them (the store's identity, the last change's fingerprint).
         let mut at = from;
-        while at < max {
-            let batch = self.store.changed_since(at, SYNC_BATCH).instrument(tracing::info_span!("sync_read")).await?;
-            let Some(last) = batch.last().map(|m| m.rev) else { break };
-            self.recall_cache.apply(at, last, &batch, &|text| self.tokens.count(text));
+        loop {
+            let changes = self.store.changes_since(at, SYNC_BATCH).instrument(tracing::info_span!("sync_read")).await?;
+            let Some(last) = changes.memories.last().map(|m| m.rev) else {
+                if at == from {
+                    // Nothing replayed: still record whose index this is (a fresh index, a new
+                    // store).
+                    self.index
+                        .set_stamp(IndexStamp { store: changes.identity, fingerprint: changes.fingerprint })
+                        .await?;
+                }
+                break;
+            };
+            self.recall_cache.apply(at, last, &changes.memories, &|text| self.tokens.count(text));
             at = last;
             let mut live = Vec::new();
             let mut gone: Vec<(crate::model::Namespace, crate::model::MemoryId)> = Vec::new();
-            for m in batch {
+            for m in changes.memories {
                 if m.status.is_active() {
                     live.push(m);
                 } else {
@@ -197,25 +207,18 @@ impl Engine {
             }
             async {
                 self.index.set_watermark(at).await?;
-                self.index.set_stamp(self.stamp_at(at).await?).await
+                self.index.set_stamp(IndexStamp { store: changes.identity, fingerprint: changes.fingerprint }).await
             }
             .instrument(tracing::info_span!("sync_mark"))
             .await?;
-            progress(at - from, max - from);
-        }
-        if at == from {
-            // Nothing replayed: still record whose index this is (a fresh index, a new store).
-            self.index.set_stamp(self.stamp_at(at).await?).await?;
+            progress(at - from, changes.newest.max(at) - from);
+            if at >= changes.newest {
+                break;
+            }
         }
         *applied = Some(at.max(from));
         report.rev = at.max(from);
         Ok(report)
-    }
-
-    /// The stamp the index records with watermark `rev`.
-    async fn stamp_at(&self, rev: u64) -> Result<IndexStamp> {
-        let fingerprint = if rev == 0 { None } else { self.store.rev_fingerprint(rev).await? };
-        Ok(IndexStamp { store: self.store.identity().await?, fingerprint })
     }
 
     /// Why an index at `watermark` was not built from this store (None: it was, as far as the

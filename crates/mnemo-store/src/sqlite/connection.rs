@@ -10,6 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 use serde::Deserialize;
 
@@ -39,6 +40,17 @@ impl Synchronous {
     }
 }
 
+/// Turn on SQLite's query planner stability guarantee: a statement's plan no longer depends on
+/// the values bound to it. Why: without it SQLite marks a statement with `LIMIT ?` to be parsed
+/// and planned anew at every binding, so `changed_since`, which every write's index sync asks,
+/// was re-prepared each time: 87% of its samples in a profile of one-at-a-time writes
+/// (bench/RESULTS.md, stop 30). Our statements name their indexes' columns directly and the
+/// store keeps no `sqlite_stat4` figures, so no plan gains from seeing the values.
+fn stable_plans(conn: &Connection) -> Result<(), StoreError> {
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
+}
+
 /// Turn "file is not a database" into a clear error naming the path.
 fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
     match e.sqlite_error_code() {
@@ -57,7 +69,7 @@ fn unwrap_sqlite(path: &Path, e: StoreError) -> StoreError {
 
 fn open_flags() -> OpenFlags {
     // No URI parsing: the path is a path. NO_MUTEX: each connection is used by one thread at
-    // a time (the writer thread, or under the reader's Mutex).
+    // a time (under the writer's or the reader's Mutex).
     OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX
 }
 
@@ -73,6 +85,7 @@ pub(crate) fn open_writer(path: &Path, sync: Synchronous, check: bool) -> Result
     check_file(path)?;
     let mut conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    stable_plans(&conn)?;
     // Reading the header is where a garbage file is detected; refusing before the WAL switch
     // (which is persistent) leaves someone else's file untouched.
     schema::inspect(&conn, path).map_err(|e| unwrap_sqlite(path, e))?;
@@ -195,6 +208,7 @@ const READER_CACHE_KIB: i64 = 16 * 1024;
 pub(crate) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    stable_plans(&conn)?;
     conn.pragma_update(None, "query_only", true)?;
     // Room for every statement the reads use (each `IN (...)` read has one per padded width,
     // see `in_list`).
@@ -249,6 +263,7 @@ pub(crate) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
         }
     };
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    stable_plans(&conn)?;
     let version = schema::inspect(&conn, path).map_err(|e| unwrap_sqlite(path, e))?;
     if version < schema::known_version() {
         return Err(StoreError::ReadOnly {
@@ -275,10 +290,11 @@ fn uri_path(path: &Path) -> String {
     out
 }
 
-/// One in-memory connection, shared by the writer thread and the readers (behind one Mutex),
+/// One in-memory connection, shared by the writes and the readers (behind one Mutex),
 /// so both see the same database; migrated like a file.
 pub(crate) fn open_memory() -> Result<Connection, StoreError> {
     let mut conn = Connection::open_in_memory()?;
+    stable_plans(&conn)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     schema::migrate(&mut conn, Path::new(":memory:"))?;
     Ok(conn)

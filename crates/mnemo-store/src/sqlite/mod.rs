@@ -1,7 +1,8 @@
-//! The SQLite [`Store`]: one file (WAL), one writer thread, one read connection.
+//! The SQLite [`Store`]: one file (WAL), one write connection, one read connection.
 //!
-//! - Writes (`record_turn`, `apply`, `touch`) go to the writer thread, each in one
-//!   transaction (see `write` for the batch semantics and `connection` for durability).
+//! - Writes (`record_turn`, `apply`, `touch`) run one at a time on the write connection, on
+//!   the caller's thread under `block_in_place` (see `writer`), each in one transaction (see
+//!   `write` for the batch semantics and `connection` for durability).
 //! - Reads run on a separate connection behind a Mutex; in WAL mode they do not wait for the
 //!   writer, and since each read starts a fresh read transaction it sees every write that has
 //!   been acknowledged.
@@ -42,8 +43,8 @@ pub use connection::Synchronous;
 use crate::error::{DbResult, StoreError};
 use writer::Writer;
 
-/// The SQLite store. Cheap to share behind an `Arc`; dropping it stops the writer thread
-/// (after the writes already queued) and closes the database.
+/// The SQLite store. Cheap to share behind an `Arc`; dropping it closes the database (a write
+/// under way finishes first: it holds the store).
 pub struct SqliteStore {
     // Field order matters for Drop: the writer (and its connection) goes first.
     /// None when the store was opened read-only.
@@ -92,7 +93,7 @@ impl SqliteStore {
             Err(e) => return Err(e.into()),
         };
         let reader = connection::open_reader(path)?;
-        let writer = Writer::spawn(Arc::new(Mutex::new(write_conn)))?;
+        let writer = Writer::new(Arc::new(Mutex::new(write_conn)));
         Ok(SqliteStore {
             writer: Some(writer),
             reader: Arc::new(Mutex::new(reader)),
@@ -121,7 +122,7 @@ impl SqliteStore {
     /// A fresh, empty store in memory (gone when dropped); same behaviour as a file store.
     pub fn open_in_memory() -> Result<SqliteStore> {
         let conn = Arc::new(Mutex::new(connection::open_memory()?));
-        let writer = Writer::spawn(Arc::clone(&conn))?;
+        let writer = Writer::new(Arc::clone(&conn));
         Ok(SqliteStore { writer: Some(writer), reader: conn, path: None, read_only: None })
     }
 
@@ -232,6 +233,11 @@ impl Store for SqliteStore {
     async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>> {
         // Every write's index sync asks (one row after a single write).
         self.read_in_place(|c| read::changed_since(c, rev, limit))
+    }
+
+    async fn changes_since(&self, rev: u64, limit: usize) -> Result<mnemo_contract::Changes> {
+        // Every write's index sync asks: its four look-ups in one hand-off, one snapshot.
+        self.read_in_place(|c| read::changes_since(c, rev, limit))
     }
 
     async fn max_rev(&self) -> Result<u64> {

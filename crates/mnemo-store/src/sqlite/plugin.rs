@@ -50,4 +50,4 @@ fn build(ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
     Ok(Arc::new(store))
 }
 
-mnemo_contract::register_store!("sqlite", "SQLite file store (WAL, one writer thread)", build);
+mnemo_contract::register_store!("sqlite", "SQLite file store (WAL, one write connection)", build);

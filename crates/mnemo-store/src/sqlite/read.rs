@@ -101,6 +101,20 @@ pub(crate) fn changed_since(conn: &Connection, rev: u64, limit: usize) -> Result
     memories_where(conn, "rev > ?1 ORDER BY rev LIMIT ?2", [rev, limit])
 }
 
+/// `Store::changes_since` in one read transaction: the newest rev, the changed rows, the
+/// identity and the last change's fingerprint all of one snapshot (a backup restored meanwhile
+/// cannot pair the old rows with the new identity).
+pub(crate) fn changes_since(conn: &Connection, rev: u64, limit: usize) -> Result<mnemo_contract::Changes, CoreError> {
+    let tx = conn.unchecked_transaction().db()?;
+    let newest = max_rev(&tx)?;
+    let memories = if rev < newest { changed_since(&tx, rev, limit)? } else { Vec::new() };
+    let last = memories.last().map_or(rev, |m| m.rev);
+    let fingerprint = if last == 0 { None } else { rev_fingerprint(&tx, last)? };
+    let identity = Some(identity(&tx)?);
+    tx.commit().db()?;
+    Ok(mnemo_contract::Changes { newest: newest.max(last), memories, identity, fingerprint })
+}
+
 /// The highest rev (0 when empty). Every rev is an event seq, and every event sets its
 /// memory's rev, so the maximum over memories is the store-wide maximum.
 pub(crate) fn max_rev(conn: &Connection) -> Result<u64, CoreError> {

@@ -336,7 +336,7 @@ async fn dropping_the_store_stops_the_writer_and_closes_the_file() {
     assert!(wal.exists(), "WAL mode is on while open");
     drop(s);
     // SQLite removes the WAL when the last connection closes: both connections are closed,
-    // so the writer thread has exited.
+    // so the write connection was closed by the drop.
     assert!(!wal.exists(), "the WAL is checkpointed and removed on drop");
     assert_eq!(journal_mode(&path), "wal", "WAL mode is persistent");
 }
@@ -375,5 +375,36 @@ async fn the_plugin_builds_from_settings() {
             Err(CoreError::Config(msg)) => assert!(msg.contains(needle) && msg.contains("test [store]"), "{msg}"),
             other => panic!("{settings}: expected a config error, got {:?}", other.map(|_| ())),
         }
+    }
+}
+
+#[tokio::test]
+async fn statements_are_not_prepared_again_for_new_values() {
+    // Without the query planner stability guarantee SQLite parses and plans a statement with
+    // `LIMIT ?` anew at every binding: the index sync's `changed_since` after every write.
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(&dir.path().join("mnemo.db")).unwrap();
+    for i in 0..3 {
+        insert(&s, &format!("m{i}")).await;
+    }
+    let sql = format!("SELECT {} FROM memories WHERE rev > ?1 ORDER BY rev LIMIT ?2", super::rows::MEMORY_COLUMNS);
+    let reader = s.reader.lock().unwrap();
+    for (rev, limit) in [(0, 10), (1, 1), (2, 5), (0, 2)] {
+        let got = super::read::changed_since(&reader, rev, limit).unwrap();
+        assert!(!got.is_empty() && got.len() <= limit, "rev {rev} limit {limit}: {} rows", got.len());
+    }
+    let stmt = reader.prepare_cached(&sql).unwrap();
+    assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0, "changed_since was prepared again");
+    drop(stmt);
+    drop(reader);
+    // Every connection the store opens keeps its plans.
+    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG as QPSG;
+    let path = dir.path().join("mnemo.db");
+    let writer = super::connection::open_writer(&path, super::Synchronous::Normal, false).unwrap();
+    let reader = super::connection::open_reader(&path).unwrap();
+    let read_only = super::connection::open_read_only(&path).unwrap();
+    let memory = super::connection::open_memory().unwrap();
+    for (what, c) in [("writer", writer), ("reader", reader), ("read-only", read_only), ("in memory", memory)] {
+        assert!(c.db_config(QPSG).unwrap(), "{what}: the planner's stability guarantee is off");
     }
 }

@@ -1,4 +1,5 @@
-//! The write side; runs only on the writer thread. Every call is one transaction.
+//! The write side; runs only on the write connection (see `writer`). Every call is one
+//! transaction.
 //!
 //! `apply` semantics: all ops or none. Inserts are applied first, in order (so a
 //! `MemoryRef::New(i)` may point at an insert placed before or after the tombstone in the

@@ -1,77 +1,57 @@
-//! The one writer thread. It owns the write connection; async callers send it a job over a
-//! std channel and await the answer on a oneshot. One writer means writes are serialised in
-//! the process (no SQLITE_BUSY between our own writes) and revs are assigned in commit order.
+//! The write connection. A write runs on the calling thread, under the connection's Mutex, in
+//! `blocking` (a multi-threaded executor is told this worker blocks and moves its other tasks
+//! on). One connection behind one Mutex means writes are serialised in the process (no
+//! SQLITE_BUSY between our own writes) and revs are assigned in commit order.
 //!
-//! If a caller's future is dropped after sending, the job still runs to commit; only the
-//! answer is lost.
-use std::sync::mpsc;
+//! Why not a writer thread of its own (as before stop 30): sending it each write and waking the
+//! caller with the answer cost two thread wake-ups a write, 50–90 µs on the team's 2-core VM:
+//! a third of a one-at-a-time write (bench/RESULTS.md, stop 30).
+//!
+//! A write is never cut half-way by its caller going away: the job runs to its commit inside
+//! one poll of the caller's future (a future dropped before that poll never starts it).
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use mnemo_contract::CoreError;
 use rusqlite::Connection;
-use tokio::sync::oneshot;
 
 use crate::error::StoreError;
 
-type Job = Box<dyn FnOnce(&mut Connection) + Send>;
-
-/// Handle to the writer thread; dropping it closes the channel and joins the thread.
+/// The write connection; dropping it closes the connection (checkpointing the WAL) off the
+/// executor.
 pub(crate) struct Writer {
-    jobs: Option<mpsc::Sender<Job>>,
-    thread: Option<JoinHandle<()>>,
+    /// Shared with the readers only for an in-memory store; a file store's writer is its sole
+    /// user. None only while being dropped.
+    conn: Option<Arc<Mutex<Connection>>>,
 }
 
 impl Writer {
-    /// Start the thread. The connection sits behind a Mutex only because an in-memory store
-    /// shares it with the readers; for a file store the writer is its sole user.
-    pub(crate) fn spawn(conn: Arc<Mutex<Connection>>) -> Result<Writer, StoreError> {
-        let (jobs, rx) = mpsc::channel::<Job>();
-        let thread = std::thread::Builder::new()
-            .name("mnemo-sqlite-writer".to_string())
-            .spawn(move || {
-                // Ends when every Sender is gone (the store was dropped).
-                while let Ok(job) = rx.recv() {
-                    match conn.lock() {
-                        Ok(mut guard) => job(&mut guard),
-                        // Poisoned: drop the job, so its caller gets WriterGone.
-                        Err(_) => drop(job),
-                    }
-                }
-            })
-            .map_err(StoreError::Spawn)?;
-        Ok(Writer { jobs: Some(jobs), thread: Some(thread) })
+    /// Writes through `conn`.
+    pub(crate) fn new(conn: Arc<Mutex<Connection>>) -> Writer {
+        Writer { conn: Some(conn) }
     }
 
-    /// Run `f` on the writer thread and await its result.
+    /// Run `f` on the write connection, after the writes already under way in this process.
     pub(crate) async fn run<T, F>(&self, f: F) -> Result<T, CoreError>
     where
-        T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T, CoreError> + Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, CoreError>,
     {
-        let (reply, answer) = oneshot::channel();
-        let job: Job = Box::new(move |conn| {
-            // The caller may have gone away; the write is done either way.
-            let _ = reply.send(f(conn));
-        });
-        let jobs = self.jobs.as_ref().ok_or(StoreError::WriterGone)?;
-        jobs.send(job).map_err(|_| StoreError::WriterGone)?;
-        answer.await.map_err(|_| StoreError::WriterGone)?
+        let conn = self.conn.as_ref().ok_or(StoreError::WriterGone)?;
+        crate::blocking::blocking(|| {
+            // Poisoned: a write panicked while holding the connection; its transaction was
+            // rolled back when the panic dropped it, but nothing more is written through it.
+            let mut guard = conn.lock().map_err(|_| StoreError::WriterGone)?;
+            f(&mut guard)
+        })
     }
 }
 
 impl Drop for Writer {
     fn drop(&mut self) {
-        // Closing the channel ends the loop after the queued jobs; joining makes sure the
-        // write connection is closed (WAL checkpointed) before the store is gone, so the file
-        // can be reopened at once.
-        self.jobs.take();
-        if let Some(t) = self.thread.take() {
-            // The wait (queued writes, then a WAL checkpoint: up to a second on a large store)
-            // must not stall an executor's other tasks when the store is dropped in async code.
-            crate::blocking::blocking(|| {
-                let _ = t.join();
-            });
+        // Closing a file store's connection checkpoints the WAL (up to a second on a large
+        // store): it must not stall an executor's other tasks when the store is dropped in
+        // async code. The file can be reopened as soon as this returns.
+        if let Some(conn) = self.conn.take() {
+            crate::blocking::blocking(move || drop(conn));
         }
     }
 }

@@ -650,7 +650,7 @@ impl AnnVectors {
 
     /// Add or replace many vectors, with the result of `upsert` one by one: the batch is
     /// checked, then each chunk of [`FILE_CHUNK`] is filed under its namespaces' nearest
-    /// centroids in one pass over every core (`Quantizer::assign_all`) and put in place in
+    /// centroids in one pass over every core (`Quantizer::file`) and put in place in
     /// order. A training that finished is put in place between chunks (not between vectors:
     /// the lists computed for a chunk hold for the whole chunk). Returns each vector's codes.
     pub fn upsert_many(&mut self, batch: &[(&Namespace, MemoryId, &[f32])]) -> Result<Vec<Code>> {
@@ -699,7 +699,7 @@ impl AnnVectors {
             for &i in &rows {
                 data.extend_from_slice(chunk[i].2);
             }
-            for (&i, (l, _)) in rows.iter().zip(c.quantizer.assign_all(&data)) {
+            for (&i, l) in rows.iter().zip(c.quantizer.file(&data)) {
                 out[i] = Some(l);
             }
         }

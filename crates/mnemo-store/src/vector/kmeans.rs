@@ -6,8 +6,10 @@
 //! dot product: a centroid is the normalised mean of its points.
 //!
 //! Seeded by k-means++ ([`seed_spread`]); the training's assignments compare int8 codes
-//! ([`assign_codes`]); filing a vector compares every `f32` centroid (exact); a search orders
-//! its probes by the centroids' codes ([`Quantizer::rank`]). Tried and dropped: a second level (the
+//! ([`assign_codes`]); filing a new vector ranks the centroids by their codes and compares the
+//! best [`FILE_SHORTLIST`] exactly ([`Quantizer::file`]); re-filing a list's rows after a
+//! training compares every `f32` centroid ([`Quantizer::assign_all`]); a search orders its
+//! probes by the centroids' codes ([`Quantizer::rank`]). Tried and dropped: a second level (the
 //! centroids clustered into ~√lists groups, a vector compared with the centroids of its 4 best
 //! groups only): ~10× fewer dot products, but on the scale benchmark's topic vectors, whose
 //! clusters are unrelated to each other, it filed so many vectors under a wrong list that
@@ -31,6 +33,14 @@ const SAMPLE_PER_LIST: usize = 64;
 const ITERATIONS: usize = 20;
 /// Rows above which an assignment is split over threads.
 const PARALLEL_ASSIGN: usize = 1_024;
+/// Centroids compared exactly when a new vector is filed: the best of the int8 ranking.
+///
+/// Why: filing exactly streamed the whole `f32` centroid matrix for every vector (1 MB at
+/// 1,024 lists × 256 dimensions), 15% of a one-at-a-time write's time at 100k (RESULTS.md,
+/// stop 29). The int8 codes are a quarter of those bytes, and their dot products are within
+/// about a hundredth of the exact ones (see `code`), so the exact nearest is among their best
+/// few; the shortlist's exact comparison then decides between near-equal centroids.
+pub(crate) const FILE_SHORTLIST: usize = 8;
 
 /// SplitMix64: small, fast and well mixed.
 pub(crate) struct Rng(u64);
@@ -112,14 +122,66 @@ impl Quantizer {
         &self.centroids
     }
 
-    /// The nearest centroid to `v`.
-    pub(crate) fn nearest(&self, v: &[f32]) -> (u32, f32) {
-        nearest(&self.centroids, v, &mut vec![0f32; self.centroids.len() / self.d.max(1)])
-    }
-
     /// The nearest centroid of every row of `data`, using every core.
     pub(crate) fn assign_all(&self, data: &[f32]) -> Vec<(u32, f32)> {
         assign_exact(data, self.d, &self.centroids)
+    }
+
+    /// The list each row of `data` is filed under: the nearest of the [`FILE_SHORTLIST`]
+    /// centroids whose codes rank best against the row's codes, compared exactly (ties to the
+    /// lower index); every core for many rows. The same row always gets the same list.
+    pub(crate) fn file(&self, data: &[f32]) -> Vec<u32> {
+        let d = self.d.max(1);
+        let rows = data.len() / d;
+        split(rows, PARALLEL_ASSIGN, |lo, hi| {
+            let mut scratch = FileScratch::new(self.codes.scales.len(), d);
+            data[lo * d..hi * d].chunks_exact(d).map(|v| self.file_one(v, &mut scratch)).collect::<Vec<_>>()
+        })
+        .concat()
+    }
+
+    fn file_one(&self, v: &[f32], s: &mut FileScratch) -> u32 {
+        let n = self.codes.scales.len();
+        if n <= FILE_SHORTLIST {
+            return nearest(&self.centroids, v, &mut s.exact).0;
+        }
+        s.query.clear();
+        quantise_into(v, &mut s.query);
+        s.ranked.clear();
+        s.ranked.extend(self.codes.scores(&s.query, &mut s.dots).enumerate().map(|(i, x)| (x, i as u32)));
+        // Best first, ties to the lower index (the exact lookup's order).
+        let by_rank = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        s.ranked.select_nth_unstable_by(FILE_SHORTLIST - 1, by_rank);
+        let short = &mut s.ranked[..FILE_SHORTLIST];
+        short.sort_unstable_by_key(|&(_, i)| i);
+        let mut best = (0u32, f32::NEG_INFINITY);
+        for &(_, i) in short.iter() {
+            let c = &self.centroids[i as usize * self.d..(i as usize + 1) * self.d];
+            let x = super::dot(c, v);
+            if x > best.1 {
+                best = (i, x);
+            }
+        }
+        best.0
+    }
+}
+
+/// Scratch space of [`Quantizer::file`], reused across the rows of one thread.
+struct FileScratch {
+    query: Vec<i8>,
+    dots: Vec<i32>,
+    ranked: Vec<(f32, u32)>,
+    exact: Vec<f32>,
+}
+
+impl FileScratch {
+    fn new(lists: usize, d: usize) -> Self {
+        FileScratch {
+            query: Vec::with_capacity(d),
+            dots: vec![0; lists],
+            ranked: Vec::with_capacity(lists),
+            exact: vec![0.0; lists],
+        }
     }
 }
 
@@ -362,5 +424,50 @@ mod tests {
             distinct.dedup();
             assert_eq!(distinct.len(), clusters, "seed {seed}: two clusters share a list");
         }
+    }
+
+    #[test]
+    fn filing_by_the_shortlist_finds_the_exact_nearest() {
+        // Structureless centroids and queries: the hardest case for the int8 ranking (many
+        // near-equal centroids). 1,024 lists of 256 dimensions, as at 100k memories.
+        let (d, lists, queries) = (256, 1_024usize, 2_000usize);
+        let mut centroids = Vec::with_capacity(lists * d);
+        for c in 0..lists {
+            let mut v = pseudo(7 + c as u64, d);
+            normalise(&mut v);
+            centroids.extend(v);
+        }
+        let q = Quantizer::new(centroids.clone(), d);
+        let mut data = Vec::with_capacity(queries * d);
+        for i in 0..queries {
+            let mut v = pseudo(90_000 + i as u64, d);
+            normalise(&mut v);
+            data.extend(v);
+        }
+        let filed = q.file(&data);
+        let exact = q.assign_all(&data);
+        assert_eq!(filed.len(), queries);
+        let dot_with = |l: u32, v: &[f32]| crate::vector::dot(&centroids[l as usize * d..(l as usize + 1) * d], v);
+        let mut same = 0;
+        for (i, (f, (e, best))) in filed.iter().zip(&exact).enumerate() {
+            let v = &data[i * d..(i + 1) * d];
+            same += usize::from(f == e);
+            // Never filed far from the nearest: at worst a near-tie of the exact dot products.
+            assert!(
+                dot_with(*f, v) >= best - 1e-3,
+                "row {i}: list {f} ({}) vs the nearest {e} ({best})",
+                dot_with(*f, v)
+            );
+        }
+        assert!(same * 1000 >= queries * 998, "{same} of {queries} filed under their exact nearest list");
+        // Deterministic, and one row at a time files as the batch does (one thread or two).
+        assert_eq!(q.file(&data), filed);
+        for (i, f) in filed.iter().enumerate().step_by(97) {
+            assert_eq!(q.file(&data[i * d..(i + 1) * d]), vec![*f], "row {i} alone");
+        }
+        // Fewer lists than the shortlist: compared exactly.
+        let small = Quantizer::new(centroids[..3 * d].to_vec(), d);
+        let small_exact: Vec<u32> = small.assign_all(&data[..50 * d]).into_iter().map(|(l, _)| l).collect();
+        assert_eq!(small.file(&data[..50 * d]), small_exact);
     }
 }

@@ -154,9 +154,12 @@ pub(crate) fn best_first(mut v: Vec<Scored>, k: usize) -> Vec<Scored> {
     v
 }
 
-/// The threads a scan may use.
+/// The threads a scan may use: the cores this process may run on, asked once. Why once: on
+/// Linux `available_parallelism` reads the process's cgroup files on every call (8% of a
+/// one-at-a-time write's samples in a profile, asked for each vector filed and each search).
 pub(crate) fn threads() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
 /// Run `part(lo, hi)` over `0..n` split in one chunk per core when `n >= min_parallel`
@@ -166,8 +169,11 @@ where
     T: Send,
     F: Fn(usize, usize) -> T + Sync,
 {
+    if n < min_parallel {
+        return vec![part(0, n)];
+    }
     let threads = threads();
-    if n < min_parallel || threads < 2 {
+    if threads < 2 {
         return vec![part(0, n)];
     }
     let per = n.div_ceil(threads);

@@ -168,10 +168,11 @@ impl Space {
         self.pos.get(&id).map(|p| p.0)
     }
 
-    /// The list a vector belongs to: its nearest centroid, or 0 when searched exactly.
+    /// The list a new vector is filed under: its nearest centroid (`Quantizer::file`), or 0
+    /// when searched exactly.
     pub(crate) fn nearest_list(&self, v: &[f32]) -> u32 {
         match &self.coarse {
-            Some(c) => c.quantizer.nearest(v).0,
+            Some(c) => c.quantizer.file(v).first().copied().unwrap_or(0),
             None => 0,
         }
     }
