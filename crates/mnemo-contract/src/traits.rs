@@ -44,7 +44,9 @@ pub trait Store: Send + Sync {
         let memories = if rev < newest { self.changed_since(rev, limit).await? } else { Vec::new() };
         let last = memories.last().map_or(rev, |m| m.rev);
         let fingerprint = if last == 0 { None } else { self.rev_fingerprint(last).await? };
-        Ok(Changes { newest: newest.max(last), memories, identity: self.identity().await?, fingerprint })
+        // Rows written after the max was read may lie above it; the rev asked never counts.
+        let newest = newest.max(memories.last().map_or(0, |m| m.rev));
+        Ok(Changes { newest, memories, identity: self.identity().await?, fingerprint })
     }
     /// The history of one memory, oldest first.
     async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>>;
@@ -148,7 +150,8 @@ pub trait Store: Send + Sync {
 /// What `Store::changes_since` read.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Changes {
-    /// The store's newest rev (at least the last changed memory's).
+    /// The store's newest rev (at least the last changed memory's; never the rev asked when the
+    /// store holds less).
     pub newest: u64,
     /// The memories changed above the rev asked, by rev, at most the limit asked.
     pub memories: Vec<Memory>,

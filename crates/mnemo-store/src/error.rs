@@ -103,9 +103,8 @@ pub enum StoreError {
         /// Why it was opened read-only.
         why: String,
     },
-    /// The write connection is unusable: a write panicked while holding it, or the store is
-    /// shutting down.
-    #[error("the store's write connection is unusable (a write panicked, or the store is closing)")]
+    /// The write connection is unusable: a panic while it was held, or the store is closing.
+    #[error("the store's write connection is unusable (a panic while it was in use, or the store is closing)")]
     WriterGone,
     /// A read running on a blocking thread did not finish (it panicked or the runtime is
     /// shutting down).

@@ -62,6 +62,9 @@ impl Store for Watched {
     async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>> {
         self.inner.changed_since(rev, limit).await
     }
+    async fn changes_since(&self, rev: u64, limit: usize) -> Result<mnemo_contract::Changes> {
+        self.inner.changes_since(rev, limit).await
+    }
     async fn max_rev(&self) -> Result<u64> {
         self.inner.max_rev().await
     }

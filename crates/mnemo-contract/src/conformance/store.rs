@@ -705,6 +705,11 @@ pub async fn changes_since_is_the_four_lookups(s: &dyn Store) {
     assert!(none.memories.is_empty(), "nothing above the newest rev");
     assert_eq!(none.fingerprint, s.rev_fingerprint(newest).await.unwrap(), "nothing changed: the asked rev's");
     assert_eq!(none.newest, newest);
+    for beyond in [newest + 5, u64::MAX] {
+        let ahead = s.changes_since(beyond, 10).await.unwrap();
+        assert!(ahead.memories.is_empty(), "nothing above {beyond}");
+        assert_eq!(ahead.newest, newest, "an index ahead of its store ({beyond}) is told the store's newest rev");
+    }
 }
 
 /// History lists created / reinforced / confirmed / tombstoned, oldest first, with the turns,

@@ -169,8 +169,11 @@ impl Engine {
             }
         };
         // Each round is one `changes_since`: the rows above the watermark, with what the
-        // stamp records after them (the store's identity, the last change's fingerprint).
+        // stamp records after them (the store's identity, the last change's fingerprint). The
+        // sync ends at the newest rev its first round saw (later writes are the next sync's:
+        // writers faster than the replay must not keep one sync going).
         let mut at = from;
+        let mut target = None;
         loop {
             let changes = self.store.changes_since(at, SYNC_BATCH).instrument(tracing::info_span!("sync_read")).await?;
             let Some(last) = changes.memories.last().map(|m| m.rev) else {
@@ -183,6 +186,7 @@ impl Engine {
                 }
                 break;
             };
+            let target = *target.get_or_insert(changes.newest);
             self.recall_cache.apply(at, last, &changes.memories, &|text| self.tokens.count(text));
             at = last;
             let mut live = Vec::new();
@@ -211,8 +215,8 @@ impl Engine {
             }
             .instrument(tracing::info_span!("sync_mark"))
             .await?;
-            progress(at - from, changes.newest.max(at) - from);
-            if at >= changes.newest {
+            progress(at - from, target.max(at) - from);
+            if at >= target {
                 break;
             }
         }

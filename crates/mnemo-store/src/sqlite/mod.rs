@@ -46,10 +46,12 @@ use writer::Writer;
 /// The SQLite store. Cheap to share behind an `Arc`; dropping it closes the database (a write
 /// under way finishes first: it holds the store).
 pub struct SqliteStore {
-    // Field order matters for Drop: the writer (and its connection) goes first.
+    // Field order matters for Drop: the read connection closes first, so that the write
+    // connection is the last one open on the file. Closing the last connection checkpoints
+    // the WAL and removes it, which the writer's Drop does off the executor.
+    reader: Arc<Mutex<Connection>>,
     /// None when the store was opened read-only.
     writer: Option<Writer>,
-    reader: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
     /// Why the store was opened read-only (None: it is writable).
     read_only: Option<String>,

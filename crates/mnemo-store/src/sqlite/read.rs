@@ -112,7 +112,9 @@ pub(crate) fn changes_since(conn: &Connection, rev: u64, limit: usize) -> Result
     let fingerprint = if last == 0 { None } else { rev_fingerprint(&tx, last)? };
     let identity = Some(identity(&tx)?);
     tx.commit().db()?;
-    Ok(mnemo_contract::Changes { newest: newest.max(last), memories, identity, fingerprint })
+    // Rows committed after the max was read may lie above it; the rev asked never counts.
+    let newest = newest.max(memories.last().map_or(0, |m| m.rev));
+    Ok(mnemo_contract::Changes { newest, memories, identity, fingerprint })
 }
 
 /// The highest rev (0 when empty). Every rev is an event seq, and every event sets its

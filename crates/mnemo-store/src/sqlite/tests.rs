@@ -327,7 +327,7 @@ async fn concurrent_writers_get_distinct_ids_and_revs() {
 }
 
 #[tokio::test]
-async fn dropping_the_store_stops_the_writer_and_closes_the_file() {
+async fn dropping_the_store_checkpoints_and_closes_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemo.db");
     let s = SqliteStore::open(&path).unwrap();

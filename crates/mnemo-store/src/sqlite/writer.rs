@@ -9,6 +9,12 @@
 //!
 //! A write is never cut half-way by its caller going away: the job runs to its commit inside
 //! one poll of the caller's future (a future dropped before that poll never starts it).
+//!
+//! What it costs elsewhere: on a current-thread runtime a write (with a wait of up to the busy
+//! timeout for another process's write lock) holds the runtime's one thread, as every store
+//! read already did; the engine and the `mnemo` binary run a multi-threaded runtime. There,
+//! each write waiting for the connection holds a thread (the engine lets one write per
+//! process through at a time), and waiters are not served in arrival order.
 use std::sync::{Arc, Mutex};
 
 use mnemo_contract::CoreError;
@@ -37,8 +43,9 @@ impl Writer {
     {
         let conn = self.conn.as_ref().ok_or(StoreError::WriterGone)?;
         crate::blocking::blocking(|| {
-            // Poisoned: a write panicked while holding the connection; its transaction was
-            // rolled back when the panic dropped it, but nothing more is written through it.
+            // Poisoned: a panic while the connection was held (a write; or a read, in memory,
+            // where both share it). A write's transaction was rolled back when the panic
+            // dropped it, but nothing more is written through it.
             let mut guard = conn.lock().map_err(|_| StoreError::WriterGone)?;
             f(&mut guard)
         })
@@ -47,9 +54,10 @@ impl Writer {
 
 impl Drop for Writer {
     fn drop(&mut self) {
-        // Closing a file store's connection checkpoints the WAL (up to a second on a large
-        // store): it must not stall an executor's other tasks when the store is dropped in
-        // async code. The file can be reopened as soon as this returns.
+        // The store closes its read connection first, so this is the last connection open on
+        // the file, whose close checkpoints the WAL (up to a second on a large store): it must
+        // not stall an executor's other tasks when the store is dropped in async code. The
+        // file can be reopened as soon as this returns.
         if let Some(conn) = self.conn.take() {
             crate::blocking::blocking(move || drop(conn));
         }

@@ -199,7 +199,7 @@ impl Space {
             for k in chunk {
                 decode_into(&k.codes, k.scale, &mut data);
             }
-            lists.extend(c.quantizer.assign_all(&data).into_iter().map(|(l, _)| l));
+            lists.extend(c.quantizer.file(&data));
         }
         lists
     }
