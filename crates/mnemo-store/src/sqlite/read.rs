@@ -117,6 +117,20 @@ pub(crate) fn changes_since(conn: &Connection, rev: u64, limit: usize) -> Result
     Ok(mnemo_contract::Changes { newest, memories, identity, fingerprint })
 }
 
+/// `changes_since` when the store's newest rev is at most `few` above `rev` (so at most `few`
+/// rows changed); None otherwise, having read only the newest rev.
+pub(crate) fn changes_since_if_few(
+    conn: &Connection,
+    rev: u64,
+    limit: usize,
+    few: u64,
+) -> Result<Option<mnemo_contract::Changes>, CoreError> {
+    if max_rev(conn)?.saturating_sub(rev) > few {
+        return Ok(None);
+    }
+    changes_since(conn, rev, limit).map(Some)
+}
+
 /// The highest rev (0 when empty). Every rev is an event seq, and every event sets its
 /// memory's rev, so the maximum over memories is the store-wide maximum.
 pub(crate) fn max_rev(conn: &Connection) -> Result<u64, CoreError> {

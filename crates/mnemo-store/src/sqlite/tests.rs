@@ -408,3 +408,28 @@ async fn statements_are_not_prepared_again_for_new_values() {
         assert!(c.db_config(QPSG).unwrap(), "{what}: the planner's stability guarantee is off");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_since_reads_the_same_on_either_connection() {
+    // A few changes are read on the write connection (its page cache holds them), many on the
+    // read connection: the answers are those of the separate look-ups either way.
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(&dir.path().join("mnemo.db")).unwrap();
+    for i in 0..100 {
+        insert(&s, &format!("m{i}")).await;
+    }
+    let newest = s.max_rev().await.unwrap();
+    for from in [0, newest - 80, newest - 3, newest] {
+        let got = s.changes_since(from, 1_000).await.unwrap();
+        assert_eq!(got.memories, s.changed_since(from, 1_000).await.unwrap(), "from {from}");
+        assert_eq!(got.newest, newest);
+        let last = got.memories.last().map_or(from, |m| m.rev);
+        assert_eq!(got.fingerprint, s.rev_fingerprint(last).await.unwrap(), "from {from}");
+        assert_eq!(got.identity, s.identity().await.unwrap());
+    }
+    let writer = s.writer.as_ref().unwrap();
+    let few = writer.try_run(|c| super::read::changes_since_if_few(c, newest - 3, 10, 64)).unwrap().unwrap();
+    assert_eq!(few.map(|c| c.memories.len()), Some(3), "3 changes are few");
+    let many = writer.try_run(|c| super::read::changes_since_if_few(c, 0, 10, 64)).unwrap().unwrap();
+    assert!(many.is_none(), "100 changes are not");
+}

@@ -52,6 +52,21 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// Run `f` on the write connection if no write holds it now (None: one does).
+    pub(crate) fn try_run<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, CoreError>,
+    ) -> Option<Result<T, CoreError>> {
+        let conn = self.conn.as_ref()?;
+        crate::blocking::blocking(|| match conn.try_lock() {
+            Ok(mut guard) => Some(f(&mut guard)),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+            Err(std::sync::TryLockError::Poisoned(_)) => Some(Err(StoreError::WriterGone.into())),
+        })
+    }
+}
+
 impl Drop for Writer {
     fn drop(&mut self) {
         // The store closes its read connection first, so this is the last connection open on
