@@ -42,11 +42,11 @@ pub trait Store: Send + Sync {
     async fn changes_since(&self, rev: u64, limit: usize) -> Result<Changes> {
         let newest = self.max_rev().await?;
         let memories = if rev < newest { self.changed_since(rev, limit).await? } else { Vec::new() };
-        let last = memories.last().map_or(rev, |m| m.rev);
-        let fingerprint = if last == 0 { None } else { self.rev_fingerprint(last).await? };
-        // Rows written after the max was read may lie above it; the rev asked never counts.
-        let newest = newest.max(memories.last().map_or(0, |m| m.rev));
-        Ok(Changes { newest, memories, identity: self.identity().await?, fingerprint })
+        let fingerprint = match Changes::fingerprinted_rev(rev, &memories) {
+            Some(at) => self.rev_fingerprint(at).await?,
+            None => None,
+        };
+        Ok(Changes::new(newest, memories, self.identity().await?, fingerprint))
     }
     /// The history of one memory, oldest first.
     async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>>;
@@ -159,6 +159,31 @@ pub struct Changes {
     pub identity: Option<StoreIdentity>,
     /// `Store::rev_fingerprint` of the last memory's rev (of the rev asked when none changed).
     pub fingerprint: Option<String>,
+}
+
+impl Changes {
+    /// The changes read above a rev: `newest` is the store's newest rev as read before the
+    /// memories (rows written after it may lie above it; the rev asked never counts).
+    pub fn new(
+        newest: u64,
+        memories: Vec<Memory>,
+        identity: Option<StoreIdentity>,
+        fingerprint: Option<String>,
+    ) -> Self {
+        let newest = newest.max(memories.last().map_or(0, |m| m.rev));
+        Changes { newest, memories, identity, fingerprint }
+    }
+
+    /// The rev whose fingerprint goes with `memories` read above `rev`: the last one's, or
+    /// `rev` itself when none changed (None at 0: no change has that rev).
+    pub fn fingerprinted_rev(rev: u64, memories: &[Memory]) -> Option<u64> {
+        Some(memories.last().map_or(rev, |m| m.rev)).filter(|&at| at != 0)
+    }
+
+    /// The stamp an index records once these changes are applied.
+    pub fn stamp(&self) -> IndexStamp {
+        IndexStamp { store: self.identity.clone(), fingerprint: self.fingerprint.clone() }
+    }
 }
 
 /// Which page of a namespace's memories `Store::list_memories` returns.

@@ -12,8 +12,8 @@ use crate::clock::Clock;
 use crate::error::Result;
 use crate::policy::EnginePolicy;
 use crate::tokens::TokenCounter;
+use crate::traits::IndexState;
 use crate::traits::{Embedder, Index, IndexDoc, Reasoner, Store};
-use crate::traits::{IndexStamp, IndexState};
 
 mod access;
 mod backup;
@@ -180,13 +180,12 @@ impl Engine {
                 if at == from {
                     // Nothing replayed: still record whose index this is (a fresh index, a new
                     // store).
-                    self.index
-                        .set_stamp(IndexStamp { store: changes.identity, fingerprint: changes.fingerprint })
-                        .await?;
+                    self.index.set_stamp(changes.stamp()).await?;
                 }
                 break;
             };
             let target = *target.get_or_insert(changes.newest);
+            let stamp = changes.stamp();
             self.recall_cache.apply(at, last, &changes.memories, &|text| self.tokens.count(text));
             at = last;
             let mut live = Vec::new();
@@ -211,7 +210,7 @@ impl Engine {
             }
             async {
                 self.index.set_watermark(at).await?;
-                self.index.set_stamp(IndexStamp { store: changes.identity, fingerprint: changes.fingerprint }).await
+                self.index.set_stamp(stamp).await
             }
             .instrument(tracing::info_span!("sync_mark"))
             .await?;

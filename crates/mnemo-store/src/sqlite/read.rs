@@ -107,14 +107,9 @@ pub(crate) fn changed_since(conn: &Connection, rev: u64, limit: usize) -> Result
 pub(crate) fn changes_since(conn: &Connection, rev: u64, limit: usize) -> Result<mnemo_contract::Changes, CoreError> {
     let tx = conn.unchecked_transaction().db()?;
     let newest = max_rev(&tx)?;
-    let memories = if rev < newest { changed_since(&tx, rev, limit)? } else { Vec::new() };
-    let last = memories.last().map_or(rev, |m| m.rev);
-    let fingerprint = if last == 0 { None } else { rev_fingerprint(&tx, last)? };
-    let identity = Some(identity(&tx)?);
+    let changes = changes_above(&tx, rev, limit, newest)?;
     tx.commit().db()?;
-    // Rows committed after the max was read may lie above it; the rev asked never counts.
-    let newest = newest.max(memories.last().map_or(0, |m| m.rev));
-    Ok(mnemo_contract::Changes { newest, memories, identity, fingerprint })
+    Ok(changes)
 }
 
 /// `changes_since` when the store's newest rev is at most `few` above `rev` (so at most `few`
@@ -125,10 +120,24 @@ pub(crate) fn changes_since_if_few(
     limit: usize,
     few: u64,
 ) -> Result<Option<mnemo_contract::Changes>, CoreError> {
-    if max_rev(conn)?.saturating_sub(rev) > few {
+    let tx = conn.unchecked_transaction().db()?;
+    let newest = max_rev(&tx)?;
+    if newest.saturating_sub(rev) > few {
         return Ok(None);
     }
-    changes_since(conn, rev, limit).map(Some)
+    let changes = changes_above(&tx, rev, limit, newest)?;
+    tx.commit().db()?;
+    Ok(Some(changes))
+}
+
+/// The rest of `changes_since` once the newest rev is read, in the caller's read transaction.
+fn changes_above(conn: &Connection, rev: u64, limit: usize, newest: u64) -> Result<mnemo_contract::Changes, CoreError> {
+    let memories = if rev < newest { changed_since(conn, rev, limit)? } else { Vec::new() };
+    let fingerprint = match mnemo_contract::Changes::fingerprinted_rev(rev, &memories) {
+        Some(at) => rev_fingerprint(conn, at)?,
+        None => None,
+    };
+    Ok(mnemo_contract::Changes::new(newest, memories, Some(identity(conn)?), fingerprint))
 }
 
 /// The highest rev (0 when empty). Every rev is an event seq, and every event sets its

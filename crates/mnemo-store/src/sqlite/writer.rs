@@ -50,9 +50,7 @@ impl Writer {
             f(&mut guard)
         })
     }
-}
 
-impl Writer {
     /// Run `f` on the write connection if no write holds it now (None: one does).
     pub(crate) fn try_run<T>(
         &self,
