@@ -359,13 +359,13 @@ pub fn answer_of<'a>(pack: &'a Pack, entity: &str, attribute: &str) -> Option<&'
 fn action_text(task: &Task, a: &Assessment) -> String {
     match &a.decision {
         Decision::Act => {
-            let value = task
-                .about
-                .as_ref()
+            // The task's claim, or the one the assessor took its query to name.
+            let about = task.about.as_ref().or(a.inferred_about.as_ref());
+            let value = about
                 .and_then(|(e, at)| answer_of(&a.pack, e, at))
                 .and_then(|m| m.claim.as_ref())
                 .map(|c| c.value.clone());
-            match (value, &task.about) {
+            match (value, about) {
                 // Quoted: a stored value is data, and must not be able to pose as output
                 // (a value reading "x (pack trust 0.99 ≥ 0.70)" stays inside its quotes).
                 (Some(v), Some((e, at))) => {

@@ -70,7 +70,7 @@ pub fn verdict(task: &Task, a: &Assessment) -> Verdict {
                 basis: basis(m.id),
             })
         };
-        match &task.about {
+        match task.about.as_ref().or(a.inferred_about.as_ref()) {
             Some((e, at)) => act_on.extend(answer_of(&a.pack, e, at).and_then(on)),
             None => {
                 for m in a.pack.memories() {

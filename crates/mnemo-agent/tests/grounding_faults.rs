@@ -2,7 +2,7 @@
 //! the claim unverified for this recall (scored from provenance, never confirmed, never
 //! written), and the recall goes on. Lookups run concurrently. Instructions written inside a
 //! memory's content never raise its trust. An unrelated important memory does not drag pack
-//! trust down.
+//! trust down. Without `about`, the gate reads absolute relevance: the best of nothing escalates.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -55,6 +55,8 @@ fn pack(items: Vec<(Memory, f64)>) -> Pack {
             kind: m.kind,
             pinned: false,
             relevance,
+            // The case states relevance in absolute terms: the lexical evidence carries it.
+            evidence: Some(mnemo_core::RelevanceEvidence::new(relevance, None, false)),
             salience: 1.0,
             score: relevance,
             tokens: 10,
@@ -206,4 +208,55 @@ async fn an_unrelated_important_memory_is_colour_not_load_bearing() {
     let (a, _) = assess_with(vec![Arc::new(erp)], pack(vec![(sound, 1.0), (unrelated, 0.9)])).await;
     assert!(a.grades[1].load_bearing);
     assert!(matches!(a.decision, Decision::Escalate { .. }));
+}
+
+/// A fresh, two-source memory: provenance alone is above the threshold.
+fn sound(id: i64, content: &str, claim: Option<(&str, &str, &str)>) -> Memory {
+    mem(id, content, claim, 1, 2, 0.8)
+}
+
+fn no_about(query: &str) -> Task {
+    Task { query: query.into(), about: None }
+}
+
+#[tokio::test]
+async fn the_best_of_nothing_escalates_when_the_task_names_no_claim() {
+    let a = GroundingAssessor::new(AssessorSettings::default(), vec![]);
+    // Trusted memories, first in the ranking (rank score 1.0), but with no absolute relevance.
+    let p = pack(vec![(sound(1, "Northwind Labs | owner | Ben", None), 0.0), (sound(2, "Keep a buffer.", None), 0.1)]);
+    let out = a.assess(&no_about("what is the weather like today"), p.clone(), now()).await.unwrap();
+    let Decision::Escalate { reasons } = &out.decision else { panic!("acted on nothing: {:?}", out.grades) };
+    assert!(reasons[0].starts_with("memory holds nothing on this task"), "{reasons:?}");
+    assert!(out.grades.iter().all(|g| !g.load_bearing));
+    // The same pack, relevant in absolute terms, acts.
+    let p = pack(vec![(sound(1, "Northwind Labs | owner | Ben", None), 0.8)]);
+    let out = a.assess(&no_about("what is the weather like today"), p, now()).await.unwrap();
+    assert_eq!(out.decision, Decision::Act, "{:?}", out.grades);
+}
+
+#[tokio::test]
+async fn a_query_naming_a_held_claim_is_about_it() {
+    let a = GroundingAssessor::new(AssessorSettings::default(), vec![]);
+    let ben = sound(1, "Northwind Labs | owner | Ben", Some(("Northwind Labs", "owner", "Ben")));
+    // Even with low evidence the named claim is the task's, and load-bearing.
+    let out = a.assess(&no_about("Who owns Northwind Labs?"), pack(vec![(ben.clone(), 0.1)]), now()).await.unwrap();
+    assert_eq!(out.inferred_about, Some(("Northwind Labs".to_string(), "owner".to_string())));
+    assert_eq!(out.decision, Decision::Act);
+    assert!(out.grades[0].load_bearing);
+    // A query naming the entity but not the attribute infers nothing.
+    let out = a.assess(&no_about("Where is Northwind Labs?"), pack(vec![(ben, 0.1)]), now()).await.unwrap();
+    assert_eq!(out.inferred_about, None);
+    assert!(matches!(out.decision, Decision::Escalate { .. }));
+}
+
+#[tokio::test]
+async fn a_name_no_recalled_memory_mentions_escalates() {
+    let a = GroundingAssessor::new(AssessorSettings::default(), vec![]);
+    let ben = sound(1, "Ben | phone | 555-0100", Some(("Ben", "phone", "555-0100")));
+    let out = a.assess(&no_about("What is Carla's phone number?"), pack(vec![(ben.clone(), 0.9)]), now()).await.unwrap();
+    let Decision::Escalate { reasons } = &out.decision else { panic!("acted on another person's facts") };
+    assert!(reasons.iter().any(|r| r.contains("no recalled memory mentions carla")), "{reasons:?}");
+    // Naming the person memory holds acts ("Ben's phone" names Ben | phone).
+    let out = a.assess(&no_about("What is Ben's phone number?"), pack(vec![(ben, 0.9)]), now()).await.unwrap();
+    assert_eq!(out.decision, Decision::Act, "{:?}", out.decision);
 }

@@ -231,3 +231,38 @@ async fn a_deleted_or_foreign_index_is_rebuilt_from_the_store() {
     let pack = rt.engine().recall(&ns, "Met Ana", &RecallOptions::default()).await.unwrap();
     assert!(pack.memories().any(|m| m.content == "Met Ana."));
 }
+
+/// The three-fact store: an off-topic question escalates in every mode, however the
+/// best unrelated memory ranks; a question naming a held claim acts on it, with no `about`.
+#[tokio::test]
+async fn the_gate_sees_absolute_relevance_in_every_mode() {
+    let d = tempfile::tempdir().unwrap();
+    let (rt, _) = runtime(d.path(), vec![]).await;
+    let ns = Namespace::new("t").unwrap();
+    let e = rt.engine();
+    for line in [
+        "[SEM] Northwind Labs | owner | Ben",
+        "[PROC] Always keep a 5-day buffer on supplier lead times.",
+        "[SEM] IC-MC-44 | lead time | 12 days",
+    ] {
+        e.remember(&ns, "user", line).await.unwrap();
+    }
+    for mode in [SearchMode::Hybrid, SearchMode::Lexical, SearchMode::Dense] {
+        let opts = RecallOptions { mode: Some(mode), ..RecallOptions::default() };
+        let task = Task { query: "what is the weather on Mars".into(), about: None };
+        let turn = rt.turn(&ns, &task, &opts).await.unwrap();
+        assert!(!turn.pack.items.is_empty() || mode == SearchMode::Lexical, "{mode:?}: something is packed");
+        // The rank score of the best hit is high; its absolute relevance is not.
+        for t in turn.pack.trace.iter().filter(|t| t.included) {
+            let ev = t.evidence.expect("every packed memory carries evidence");
+            assert!(ev.absolute < 0.5, "{mode:?}: {ev:?}");
+        }
+        let a = turn.assessment;
+        let Decision::Escalate { reasons } = &a.decision else { panic!("{mode:?}: ACT on Mars") };
+        assert!(reasons.iter().any(|r| r.starts_with("memory holds nothing on this task")), "{reasons:?}");
+        let task = Task { query: "who owns Northwind Labs".into(), about: None };
+        let a = rt.turn(&ns, &task, &opts).await.unwrap().assessment;
+        assert_eq!(a.decision, Decision::Act, "{mode:?}: {:?}", a.grades);
+        assert_eq!(a.inferred_about, Some(("Northwind Labs".to_string(), "owner".to_string())));
+    }
+}

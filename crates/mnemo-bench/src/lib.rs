@@ -9,6 +9,7 @@
 //! Both return a [`BenchReport`]: `{"provenance": {...}, "rows": [...]}` plus a markdown table.
 #![deny(missing_docs)]
 
+pub mod answerability;
 pub mod embed_cache;
 pub mod error;
 pub mod locomo;
@@ -16,6 +17,7 @@ pub mod report;
 pub mod scale;
 pub mod util;
 
+pub use answerability::{answerability, AnswerabilityArgs, GateConfig};
 pub use error::{BenchError, Result};
 pub use locomo::{locomo, LocomoArgs};
 pub use report::BenchReport;

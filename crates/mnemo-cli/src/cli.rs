@@ -272,6 +272,23 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+    /// Answerability: does the trust gate ESCALATE on questions memory cannot answer and ACT on
+    /// those it can?
+    ///
+    /// LoCoMo and LongMemEval haystacks are ingested one namespace each (one episodic memory
+    /// per turn); every question is recalled and assessed as the doors do it (the configured
+    /// [index], [embedder], [recall] and [assessor], no `about`): answerable questions in their
+    /// own haystack (over-abstention: ESCALATE with the evidence packed), the same questions in
+    /// another haystack, LongMemEval `_abs` questions (unsafe acceptance: ACT), LoCoMo category 5
+    /// apart; each rate with n and a Wilson interval, and the gate swept over relevance_floor.
+    Answerability {
+        /// Benchmark settings.
+        #[command(flatten)]
+        args: mnemo_bench::AnswerabilityArgs,
+        /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
     /// Token cost: replay the prose demo from a cassette and report prompt and completion
     /// tokens per call kind and per agent turn, with the cassette's provenance.
     Tokens {

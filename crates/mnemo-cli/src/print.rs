@@ -49,10 +49,11 @@ pub fn pack(p: &Pack) {
         out!("  note: {n}");
     }
     out!(
-        "  {:<3} {:<6} {:<10} {:>6} {:>6} {:>6} {:>5}  {:<15} content / why excluded",
+        "  {:<3} {:<6} {:<10} {:>6} {:>6} {:>6} {:>6} {:>5}  {:<15} content / why excluded",
         "",
         "id",
         "kind",
+        "rank",
         "rel",
         "sal",
         "score",
@@ -62,11 +63,13 @@ pub fn pack(p: &Pack) {
     for t in &p.trace {
         let content = p.items.iter().find(|i| i.memory.id == t.id).map(|i| i.memory.content.as_str()).unwrap_or("");
         out!(
-            "  {:<3} {:<6} {:<10} {:>6.3} {:>6.3} {:>6.3} {:>5}  {:<15} {}",
+            "  {:<3} {:<6} {:<10} {:>6.3} {:>6} {:>6.3} {:>6.3} {:>5}  {:<15} {}",
             if t.included { "IN" } else { "out" },
             t.id,
             format!("{}{}", t.kind, if t.pinned { "*" } else { "" }),
             t.relevance,
+            // Absolute relevance (what the assessor reads); "-" where recall held no row.
+            t.evidence.map_or("-".to_string(), |e| format!("{:.3}", e.absolute)),
             t.salience,
             t.score,
             t.tokens,
@@ -120,6 +123,9 @@ pub fn agent_turn(t: &AgentTurn) {
             g.basis,
             clip(content, 50)
         );
+    }
+    if let Some((e, at)) = &a.inferred_about {
+        out!("  task: about {e} | {at} (named by the query)");
     }
     out!("  pack trust {:.2} (threshold {:.2})", a.trust, a.threshold);
     out!("  {}", t.action);

@@ -173,6 +173,7 @@ mod tests {
             grades,
             substitutions: vec![],
             lookups: vec![],
+            inferred_about: None,
             corrections,
         }
     }

@@ -17,6 +17,7 @@ pub mod model;
 pub mod pack;
 pub mod policy;
 pub mod registry;
+pub mod relevance;
 pub mod salience;
 pub mod text;
 pub mod time;
@@ -30,6 +31,7 @@ pub use error::{CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, Model
 pub use model::*;
 pub use pack::{Pack, PackItem, TraceEntry, TraceReason};
 pub use policy::EnginePolicy;
+pub use relevance::RelevanceEvidence;
 pub use time::Timestamp;
 pub use tokens::{CharTokenCounter, TokenCounter};
 pub use traits::*;

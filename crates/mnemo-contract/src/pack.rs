@@ -42,8 +42,13 @@ pub struct TraceEntry {
     pub kind: MemoryKind,
     /// Pinned.
     pub pinned: bool,
-    /// Relevance.
+    /// The fused rank score, 0..=1: relative to the other candidates (the best hit scores ≈ 1
+    /// however poor a match it is), so it ranks but does not say whether anything matches.
     pub relevance: f64,
+    /// Absolute relevance evidence (see [`crate::relevance`]): what the assessor reads.
+    /// None where recall did not hold the memory's row (a candidate neither packed nor cached).
+    #[serde(default)]
+    pub evidence: Option<crate::relevance::RelevanceEvidence>,
     /// Salience.
     pub salience: f64,
     /// relevance × salience.

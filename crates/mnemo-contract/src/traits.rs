@@ -674,6 +674,11 @@ pub struct Assessment {
     /// The write-backs the assessor asks for, in pack order (applied after assessment).
     #[serde(default)]
     pub corrections: Vec<crate::correction::Correction>,
+    /// The claim `(entity, attribute)` the assessor took the task to be about when the task
+    /// named none (`Task::about` empty): the query names a recalled claim's entity and
+    /// attribute. None when the task named its claim, or the query names none.
+    #[serde(default)]
+    pub inferred_about: Option<(String, String)>,
 }
 
 /// Grades a recall pack and decides act or escalate. An assessor only reads: what it wants

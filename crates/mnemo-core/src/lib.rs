@@ -15,7 +15,8 @@ pub mod engine;
 pub mod planner;
 
 pub use mnemo_contract::{
-    clock, correction, decay_due, error, model, pack, policy, registry, salience, text, time, tokens, traits,
+    clock, correction, decay_due, error, model, pack, policy, registry, relevance, salience, text, time, tokens,
+    traits,
 };
 pub use mnemo_contract::{
     register_assessor, register_embedder, register_grounder, register_index, register_reasoner, register_store,
@@ -30,6 +31,7 @@ pub use mnemo_contract::error::{
 };
 pub use mnemo_contract::model::*;
 pub use mnemo_contract::policy::EnginePolicy;
+pub use mnemo_contract::relevance::RelevanceEvidence;
 pub use mnemo_contract::time::Timestamp;
 pub use mnemo_contract::tokens::{CharTokenCounter, TokenCounter};
 pub use mnemo_contract::traits::*;

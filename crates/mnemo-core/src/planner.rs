@@ -236,6 +236,7 @@ pub fn decide<M: Plannable>(
             kind: c.memory.kind(),
             pinned: c.memory.pinned(),
             relevance: c.relevance,
+            evidence: None,
             salience: c.salience,
             score: c.score(),
             tokens: c.tokens,

@@ -218,6 +218,7 @@ impl Assessor for PluginAssessor {
             substitutions: Vec::new(),
             lookups: Vec::new(),
             corrections,
+            inferred_about: None,
         })
     }
 }

@@ -22,8 +22,12 @@ pub struct AssessorSettings {
     pub confirm_half_life_days: f64,
     /// Memories at or above this importance are load-bearing when relevant enough.
     pub load_bearing_importance: f64,
-    /// An important memory is load-bearing only when its relevance to the task is above this
-    /// (so an unrelated memory that happens to be packed never drags pack trust down).
+    /// A memory is relevant to the task when its **absolute** relevance (the recall trace's
+    /// `evidence.absolute`: query-term coverage, calibrated dense similarity, a named entity;
+    /// see `mnemo_core::relevance`) is at or above this. Only a relevant memory (or the task's
+    /// claim) is load-bearing, and a task naming no claim on which nothing recalled is relevant
+    /// escalates: memory holds nothing on it. Default chosen on the LoCoMo and LongMemEval
+    /// development splits (`mnemo bench answerability`, bench/RESULTS.md).
     pub relevance_floor: f64,
     /// How long a grounder lookup may take when the grounder sets no timeout of its own.
     pub grounder_timeout_ms: u64,
@@ -35,7 +39,7 @@ impl Default for AssessorSettings {
             threshold: 0.55,
             confirm_half_life_days: 180.0,
             load_bearing_importance: 0.5,
-            relevance_floor: 0.3,
+            relevance_floor: 0.5,
             grounder_timeout_ms: 2000,
         }
     }
@@ -93,12 +97,20 @@ impl Assessor for GroundingAssessor {
         // Relevance of each packed memory to the query, from the recall trace (0 when absent:
         // e.g. a pinned memory no search hit).
         let relevance_of: std::collections::HashMap<MemoryId, f64> =
-            pack.trace.iter().map(|t| (t.id, t.relevance)).collect();
+            pack.trace.iter().map(|t| (t.id, t.evidence.map_or(0.0, |e| e.absolute))).collect();
+        // A task that names no claim is taken to be about the claim its query names, if any.
+        let inferred_about = match &task.about {
+            Some(_) => None,
+            None => infer_about(&task.query, &pack),
+        };
+        let about = task.about.as_ref().or(inferred_about.as_ref());
         let mut grades = Vec::new();
         let mut corrections = Vec::new();
+        let mut any_relevant = false;
+        let floor = self.settings.relevance_floor;
         for item in pack.items.iter() {
             let m = &item.memory;
-            let about_task = match (&task.about, &m.claim) {
+            let about_task = match (about, &m.claim) {
                 (Some((e, a)), Some(c)) => c.is_on(e, a),
                 _ => false,
             };
@@ -107,7 +119,9 @@ impl Assessor for GroundingAssessor {
             let relevance = relevance_of.get(&m.id).copied().unwrap_or(0.0);
             let importance = f64::from(m.importance);
             let important = importance >= self.settings.load_bearing_importance;
-            let load_bearing = about_task || verifiable || (important && relevance > self.settings.relevance_floor);
+            let relevant = relevance >= floor;
+            any_relevant |= relevant;
+            let load_bearing = about_task || (relevant && (verifiable || important));
             let (trust, basis) = match (found.held, &m.claim) {
                 (Some(g), Some(c)) if c.same_value(&g.value) => {
                     corrections.push(Correction::Confirm { memory: m.id, source: g.source.clone() });
@@ -149,10 +163,10 @@ impl Assessor for GroundingAssessor {
                     )
                 }
             };
-            let basis = if load_bearing || about_task || verifiable {
+            let basis = if load_bearing {
                 basis
-            } else if important {
-                format!("{basis}; colour: relevance {relevance:.2} ≤ floor {:.2}", self.settings.relevance_floor)
+            } else if !relevant {
+                format!("{basis}; colour: relevance {relevance:.2} < floor {:.2}", self.settings.relevance_floor)
             } else {
                 format!("{basis}; colour: importance {importance:.2} < {:.2}", self.settings.load_bearing_importance)
             };
@@ -162,12 +176,34 @@ impl Assessor for GroundingAssessor {
         let trust = bearing.iter().map(|g| g.trust).fold(f64::INFINITY, f64::min);
         let mut reasons = Vec::new();
         let trust = if bearing.is_empty() {
-            reasons.push("no load-bearing memory was recalled".to_string());
+            if about.is_none() && !any_relevant {
+                reasons.push(format!(
+                    "memory holds nothing on this task: no recalled memory is relevant to it \
+                     (absolute relevance below the floor {:.2})",
+                    self.settings.relevance_floor
+                ));
+            } else {
+                reasons.push("no load-bearing memory was recalled".to_string());
+            }
             0.0
         } else {
             trust
         };
-        if let Some((e, a)) = &task.about {
+        // A task naming no claim that uses a name no recalled memory mentions is about someone
+        // (or something) memory holds nothing on, however well the rest of the query matches.
+        if task.about.is_none() && inferred_about.is_none() {
+            let unknown: Vec<String> = mnemo_core::relevance::query_names(&task.query)
+                .into_iter()
+                .filter(|n| !pack.items.iter().any(|i| mentions_name(&i.memory, n)))
+                .collect();
+            if !unknown.is_empty() {
+                reasons.push(format!(
+                    "memory holds nothing on this task: no recalled memory mentions {}",
+                    unknown.join(", ")
+                ));
+            }
+        }
+        if let Some((e, a)) = about {
             let answered = pack.items.iter().any(|i| i.memory.claim.as_ref().is_some_and(|c| c.is_on(e, a)));
             if !answered {
                 reasons.push(format!("nothing recalled asserts {e} | {a}"));
@@ -193,8 +229,36 @@ impl Assessor for GroundingAssessor {
             substitutions: Vec::new(),
             lookups,
             corrections,
+            inferred_about,
         })
     }
+}
+
+/// Whether a memory mentions `name` in its text, entities or claim.
+fn mentions_name(m: &Memory, name: &str) -> bool {
+    use mnemo_core::relevance::mentions;
+    mentions(&m.content, name)
+        || m.entities.iter().any(|e| mentions(e, name))
+        || m.claim.as_ref().is_some_and(|c| mentions(&c.entity, name) || mentions(&c.value, name))
+}
+
+/// The claim `(entity, attribute)` a query names, among the packed memories' claims (in pack
+/// order): the query names the entity as whole words and holds every content term of the
+/// attribute (stemmed; a term also meets a longer or shorter form of itself, "own" /
+/// "ownership"). "Who owns Northwind Labs?" names `Northwind Labs | owner`.
+fn infer_about(query: &str, pack: &Pack) -> Option<(String, String)> {
+    let q = mnemo_core::relevance::QueryTerms::of(query);
+    let meets = |t: &String| {
+        q.terms().iter().any(|w| {
+            let (short, long) = if w.len() <= t.len() { (w, t) } else { (t, w) };
+            w == t || (short.len() >= 3 && long.starts_with(short.as_str()))
+        })
+    };
+    pack.items.iter().filter_map(|i| i.memory.claim.as_ref()).find_map(|c| {
+        let attribute = mnemo_core::relevance::content_terms(&c.attribute);
+        (!attribute.is_empty() && q.names(&c.entity) && attribute.iter().all(meets))
+            .then(|| (c.entity.clone(), c.attribute.clone()))
+    })
 }
 
 fn build_grounding(ctx: &AssessorContext<'_>) -> Result<Arc<dyn Assessor>> {

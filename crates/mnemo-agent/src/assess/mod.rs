@@ -17,11 +17,21 @@
 //! this recall**: it is scored from provenance like any unverifiable claim, never counted as a
 //! confirmation, never written to memory, and the recall goes on.
 //!
+//! Relevance is **absolute**: the recall trace's `evidence.absolute` for each memory (query-term
+//! coverage, dense similarity calibrated per embedder, a named entity: `mnemo_core::relevance`),
+//! never the fused rank score, which is relative to the other candidates (the best of nothing
+//! scores ≈ 1). A memory is *relevant* when it is at or above `relevance_floor` (0.5).
+//!
+//! The task's claim is `Task::about`, or, when the task names none, the claim the query names
+//! (a packed claim whose entity and attribute the query holds; `Assessment::inferred_about`).
+//!
 //! Pack trust = min over **load-bearing** memories:
-//! - the claim the task is about (`Task::about`);
-//! - every verifiable claim (a grounder holds it);
-//! - every memory of importance ≥ `load_bearing_importance` (0.5) whose relevance to the query
-//!   (from the recall trace) is above `relevance_floor` (0.3).
+//! - the claim the task is about;
+//! - every relevant verifiable claim (a grounder holds it);
+//! - every relevant memory of importance ≥ `load_bearing_importance` (0.5).
+//!
+//! A task naming no claim, on which nothing recalled is relevant, escalates with "memory holds
+//! nothing on this task".
 //!
 //! Everything else is *colour*: graded and shown, but it never drags pack trust down and never
 //! forces escalation. Trust comes only from grounding and provenance (sources, restatements,

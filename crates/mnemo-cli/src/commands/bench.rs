@@ -23,6 +23,21 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
                 run_provenance("none (retrieval only: no model call)", "none", embedder.model_id(), &config.hash());
             (mnemo_bench::locomo(args, provenance, embedder).await?, json)
         }
+        BenchCommand::Answerability { args, json } => {
+            let embedder = context::embedder(&config).await?;
+            let (index_kind, index_settings, _) = config.plugin("index")?;
+            let (assessor_kind, assessor_settings, _) = config.plugin("assessor")?;
+            let gate = mnemo_bench::GateConfig {
+                index_kind,
+                index_settings,
+                assessor_kind,
+                assessor_settings,
+                policy: config.policy().clone(),
+            };
+            let provenance =
+                run_provenance("none (retrieval and assessment only: no model call)", "none", embedder.model_id(), &config.hash());
+            (mnemo_bench::answerability(&args, provenance, embedder, &gate).await?, json)
+        }
         BenchCommand::Scale { args, json } => {
             let provenance =
                 run_provenance("none (synthetic vectors: no model call)", "none", "synthetic", &config.hash());

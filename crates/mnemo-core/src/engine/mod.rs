@@ -19,6 +19,7 @@ mod access;
 mod backup;
 mod correct;
 mod decay;
+mod evidence;
 mod forget;
 mod ingest;
 mod neighbours;
@@ -76,6 +77,9 @@ pub struct Engine {
     access: Arc<access::PendingAccess>,
     /// Held by each write of access times, in the background or not (see `access`).
     access_turn: Arc<Mutex<()>>,
+    /// The embedder's cosine between unrelated texts, measured at the first recall that
+    /// needs it (see `evidence`).
+    dense_calibration: evidence::CalibrationCell,
 }
 
 /// Both write locks; the namespace's is released first.
@@ -120,6 +124,7 @@ impl Engine {
             recall_cache: recall_cache::RecallCache::default(),
             access: Arc::default(),
             access_turn: Arc::default(),
+            dense_calibration: Default::default(),
         })
     }
 

@@ -143,6 +143,9 @@ impl Engine {
         // This recall's earlier notes (a clamped budget, a rebuilt index) first.
         notes.append(&mut pack.notes);
         pack.notes = notes;
+        self.attach_evidence(ns, query, search.embedding.as_deref(), &mut pack)
+            .instrument(tracing::info_span!("evidence"))
+            .await;
         if !opts.no_touch && !pack.items.is_empty() {
             // Recorded here and written in batches (see `access`), not by a store write now.
             let ids: Vec<MemoryId> = pack.items.iter().map(|i| i.memory.id).collect();

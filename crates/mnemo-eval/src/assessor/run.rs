@@ -153,6 +153,8 @@ fn pack_of(case: &Case) -> Pack {
             kind: m.kind,
             pinned: m.pinned,
             relevance: cm.relevance,
+            // The case states relevance in absolute terms: the lexical evidence carries it.
+            evidence: Some(mnemo_core::RelevanceEvidence::new(cm.relevance, None, false)),
             salience: 1.0,
             score: cm.relevance,
             tokens,
