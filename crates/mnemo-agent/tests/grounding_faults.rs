@@ -253,7 +253,8 @@ async fn a_query_naming_a_held_claim_is_about_it() {
 async fn a_name_no_recalled_memory_mentions_escalates() {
     let a = GroundingAssessor::new(AssessorSettings::default(), vec![]);
     let ben = sound(1, "Ben | phone | 555-0100", Some(("Ben", "phone", "555-0100")));
-    let out = a.assess(&no_about("What is Carla's phone number?"), pack(vec![(ben.clone(), 0.9)]), now()).await.unwrap();
+    let out =
+        a.assess(&no_about("What is Carla's phone number?"), pack(vec![(ben.clone(), 0.9)]), now()).await.unwrap();
     let Decision::Escalate { reasons } = &out.decision else { panic!("acted on another person's facts") };
     assert!(reasons.iter().any(|r| r.contains("no recalled memory mentions carla")), "{reasons:?}");
     // Naming the person memory holds acts ("Ben's phone" names Ben | phone).

@@ -67,11 +67,132 @@ impl RelevanceEvidence {
 
 /// Words that carry no content in a question, on top of [`crate::text::STOPWORDS`].
 const QUESTION_WORDS: &[&str] = &[
-    "am", "been", "being", "were", "had", "could", "might", "may", "must", "shall", "many", "much", "some", "more",
-    "most", "other", "into", "over", "out", "up", "ever", "tell", "know", "let", "us", "one", "get", "got", "make",
-    "made", "say", "said", "these", "those", "him", "mine", "yours", "ours", "theirs", "very", "really",
-    "like", "whose", "each", "every", "after", "before", "during", "while", "since", "until", "s", "t", "re", "ve",
-    "ll", "d", "m", "now", "currently", "current", "again", "ago", "last", "still",
+    "am",
+    "been",
+    "being",
+    "were",
+    "had",
+    "could",
+    "might",
+    "may",
+    "must",
+    "shall",
+    "many",
+    "much",
+    "some",
+    "more",
+    "most",
+    "other",
+    "into",
+    "over",
+    "out",
+    "up",
+    "ever",
+    "tell",
+    "know",
+    "let",
+    "us",
+    "one",
+    "get",
+    "got",
+    "make",
+    "made",
+    "say",
+    "said",
+    "these",
+    "those",
+    "him",
+    "mine",
+    "yours",
+    "ours",
+    "theirs",
+    "very",
+    "really",
+    "like",
+    "whose",
+    "each",
+    "every",
+    "after",
+    "before",
+    "during",
+    "while",
+    "since",
+    "until",
+    "s",
+    "t",
+    "re",
+    "ve",
+    "ll",
+    "d",
+    "m",
+    "now",
+    "currently",
+    "current",
+    "again",
+    "ago",
+    "last",
+    "still",
+    // How people ask a memory, not what they ask about.
+    "wondering",
+    "wonder",
+    "remind",
+    "remember",
+    "recall",
+    "previous",
+    "previously",
+    "conversation",
+    "chat",
+    "mentioned",
+    "mention",
+    "talked",
+    "discussed",
+    "told",
+    "earlier",
+    "back",
+    "think",
+    "thinking",
+    "want",
+    "wanted",
+    "need",
+    "help",
+    "looking",
+    "actually",
+    "exactly",
+    "specific",
+    "lately",
+    "recently",
+    "any",
+    "anything",
+    "something",
+    "advice",
+    "suggestions",
+    "suggest",
+    "ideas",
+    "tips",
+    "recommend",
+    "recommendations",
+    "name",
+    "called",
+    "kind",
+    "type",
+    "sort",
+    "going",
+    "planning",
+    "total",
+    "happened",
+    "passed",
+    "between",
+    "days",
+    "weeks",
+    "months",
+    "years",
+    "time",
+    "times",
+    "first",
+    "there",
+    "here",
+    "well",
+    "way",
 ];
 
 /// A light English stemmer: enough to meet "owns" / "owner", "allergies" / "allergy",
@@ -111,10 +232,10 @@ fn is_filler(w: &str) -> bool {
 pub fn content_terms(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in words(text) {
-        if is_filler(&w) {
+        let s = stem(&w);
+        if is_filler(&w) || is_filler(&s) {
             continue;
         }
-        let s = stem(&w);
         if !out.contains(&s) {
             out.push(s);
         }
@@ -151,8 +272,26 @@ pub fn names(text: &str, name: &str) -> bool {
 
 /// Capitalised words that name no one.
 const NOT_NAMES: &[&str] = &[
-    "i", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "i",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 ];
 
 /// The names a query uses: capitalised words (or codes with a digit) that do not start it and
@@ -166,7 +305,11 @@ pub fn query_names(query: &str) -> Vec<String> {
         let lower = w.to_lowercase();
         let capital = w.chars().next().is_some_and(char::is_uppercase);
         let code = w.chars().any(|c| c.is_ascii_digit()) && w.chars().any(char::is_alphabetic);
-        if i == 0 || w.chars().count() < 2 || !(capital || code) || is_filler(&lower) || NOT_NAMES.contains(&lower.as_str())
+        if i == 0
+            || w.chars().count() < 2
+            || !(capital || code)
+            || is_filler(&lower)
+            || NOT_NAMES.contains(&lower.as_str())
         {
             continue;
         }
@@ -214,12 +357,12 @@ impl QueryTerms {
 
     /// Term weights from the documents' term sets (`docs[i]` the content terms of document i):
     /// `ln(1 + (C − df + 0.5) / (df + 0.5))`.
-    pub fn weights(&self, docs: &[Vec<String>]) -> Vec<f64> {
+    pub fn weights<D: AsRef<[String]>>(&self, docs: &[D]) -> Vec<f64> {
         let c = docs.len() as f64;
         self.terms
             .iter()
             .map(|t| {
-                let df = docs.iter().filter(|d| d.contains(t)).count() as f64;
+                let df = docs.iter().filter(|d| d.as_ref().contains(t)).count() as f64;
                 (1.0 + (c - df + 0.5) / (df + 0.5)).ln()
             })
             .collect()
@@ -335,7 +478,7 @@ mod tests {
     #[test]
     fn content_terms_drop_question_words() {
         assert_eq!(content_terms("What is the weather on Mars?"), vec!["weath", "mar"]);
-        assert_eq!(content_terms("How many days did it take me?"), vec!["day", "take"]);
+        assert_eq!(content_terms("How many days did it take me to paint it?"), vec!["take", "paint"]);
     }
 
     #[test]

@@ -98,7 +98,8 @@ pub fn load_locomo(path: &Path) -> Result<Dataset> {
                 at: t.at,
             })
             .collect();
-        let by_key: std::collections::HashMap<(u32, u32), &locomo::LTurn> = c.turns.iter().map(|t| (t.key, t)).collect();
+        let by_key: std::collections::HashMap<(u32, u32), &locomo::LTurn> =
+            c.turns.iter().map(|t| (t.key, t)).collect();
         for q in &c.questions {
             let kind = if q.category == 5 { QKind::FalsePremise } else { QKind::Answerable };
             let evidence_turns =
@@ -152,7 +153,8 @@ pub fn parse_lme_date(s: &str) -> std::result::Result<Timestamp, String> {
     if d.len() != 3 || t.len() != 2 {
         return Err(format!("{s:?}: expected \"YYYY/MM/DD (Day) HH:MM\""));
     }
-    Timestamp::parse_rfc3339(&format!("{}-{}-{}T{}:{}:00Z", d[0], d[1], d[2], t[0], t[1])).map_err(|e| format!("{s:?}: {e}"))
+    Timestamp::parse_rfc3339(&format!("{}-{}-{}T{}:{}:00Z", d[0], d[1], d[2], t[0], t[1]))
+        .map_err(|e| format!("{s:?}: {e}"))
 }
 
 /// A LongMemEval file (S or oracle): each question its own haystack (its own user), recalled as

@@ -28,8 +28,8 @@ use std::sync::Arc;
 use mnemo_core::engine::{EngineParts, RecallOptions};
 use mnemo_core::registry::{self, AssessorContext, IndexContext, Section, StoreContext};
 use mnemo_core::{
-    Assessor, CharTokenCounter, ClientKind, Clock as _, TokenCounter as _, Embedder, Engine, EnginePolicy, MemoryId, MemoryKind, Namespace,
-    NewMemory, NewTurn, Provenance, SimClock, Store, Task,
+    Assessor, CharTokenCounter, ClientKind, Clock as _, Embedder, Engine, EnginePolicy, MemoryId, MemoryKind,
+    Namespace, NewMemory, NewTurn, Provenance, SimClock, Store, Task, TokenCounter as _,
 };
 use mnemo_report::{wilson95, RunProvenance};
 use serde_json::json;
@@ -260,10 +260,17 @@ async fn run_dataset(
         data_dir: Path::new("."),
         config_dir: Path::new("."),
     };
-    let index = registry::build_index(&gate.index_kind, &IndexContext { section, clock: clock.clone(), embedder: embedder.clone() })?;
+    let index = registry::build_index(
+        &gate.index_kind,
+        &IndexContext { section, clock: clock.clone(), embedder: embedder.clone() },
+    )?;
     let store_settings: toml::Table = toml::Table::from_iter([("in_memory".to_string(), true.into())]);
-    let section =
-        Section { settings: &store_settings, origin: "bench store", data_dir: Path::new("."), config_dir: Path::new(".") };
+    let section = Section {
+        settings: &store_settings,
+        origin: "bench store",
+        data_dir: Path::new("."),
+        config_dir: Path::new("."),
+    };
     let store: Arc<dyn Store> = registry::build_store("sqlite", &StoreContext { section, clock: clock.clone() })?;
     let mut policy = gate.policy.clone();
     // No turn may fade during the benchmark, whatever the recall time.
@@ -381,7 +388,15 @@ async fn run_dataset(
         let task = Task { query: q.text.clone(), about: None };
         let now = clock.now();
         let act = |a: mnemo_core::Assessment| matches!(a.decision, mnemo_core::Decision::Act);
-        let shipped_act = act(shipped.assess(&task, pack.clone(), now).await?);
+        let shipped_assessment = shipped.assess(&task, pack.clone(), now).await?;
+        let names_missing = match &shipped_assessment.decision {
+            mnemo_core::Decision::Escalate { reasons } => {
+                reasons.iter().any(|r| r.contains("no recalled memory mentions"))
+            }
+            mnemo_core::Decision::Act => false,
+        };
+        let inferred = shipped_assessment.inferred_about.is_some();
+        let shipped_act = act(shipped_assessment);
         let mut gate_acts = Vec::with_capacity(gates.len());
         for g in gates {
             gate_acts.push(act(g.assess(&task, pack.clone(), now).await?));
@@ -389,7 +404,11 @@ async fn run_dataset(
         if let Some(w) = per_q.as_deref_mut() {
             use std::io::Write as _;
             let best = |f: &dyn Fn(&mnemo_core::RelevanceEvidence) -> Option<f64>| {
-                pack.trace.iter().filter(|t| t.included).filter_map(|t| t.evidence.as_ref().and_then(f)).fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+                pack.trace
+                    .iter()
+                    .filter(|t| t.included)
+                    .filter_map(|t| t.evidence.as_ref().and_then(f))
+                    .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
             };
             let line = json!({
                 "dataset": ds.name, "set": set.key(), "group": q.group, "question": q.text,
@@ -397,6 +416,9 @@ async fn run_dataset(
                 "best_absolute": best(&|e| Some(e.absolute)), "best_lexical": best(&|e| Some(e.lexical)),
                 "best_dense_z": best(&|e| e.dense_z),
                 "shipped_act": shipped_act, "gate_act": gate_acts,
+                "names_missing": names_missing, "inferred_about": inferred,
+                // Each packed memory's evidence: [lexical, dense_z, entity].
+                "packed_evidence": pack.trace.iter().filter(|t| t.included).filter_map(|t| t.evidence.map(|e| json!([e.lexical, e.dense_z, e.entity]))).collect::<Vec<_>>(),
             });
             writeln!(w, "{line}").map_err(|e| BenchError::Io { path: PathBuf::from("--per-question"), source: e })?;
         }

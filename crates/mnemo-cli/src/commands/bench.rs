@@ -34,8 +34,12 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
                 assessor_settings,
                 policy: config.policy().clone(),
             };
-            let provenance =
-                run_provenance("none (retrieval and assessment only: no model call)", "none", embedder.model_id(), &config.hash());
+            let provenance = run_provenance(
+                "none (retrieval and assessment only: no model call)",
+                "none",
+                embedder.model_id(),
+                &config.hash(),
+            );
             (mnemo_bench::answerability(&args, provenance, embedder, &gate).await?, json)
         }
         BenchCommand::Scale { args, json } => {

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::recall_cache::Packable;
 use super::Engine;
 use crate::model::{Memory, MemoryId, Namespace};
 use crate::planner::Pack;
@@ -52,18 +53,24 @@ impl Engine {
                 }
             },
         };
-        let mut rows: HashMap<MemoryId, Arc<Memory>> =
-            pack.items.iter().map(|i| (i.memory.id, i.memory.clone())).collect();
-        let others: Vec<MemoryId> = pack.trace.iter().map(|t| t.id).filter(|id| !rows.contains_key(id)).collect();
-        if !others.is_empty() {
-            for p in self.recall_cache.lookup(ns, &others).found {
-                rows.insert(p.memory.id, p.memory.clone());
+        // Rows (and their terms, computed once per memory) from the recall cache; a packed
+        // memory the cache does not keep is weighed from the pack.
+        let ids: Vec<MemoryId> = pack.trace.iter().map(|t| t.id).collect();
+        let cached: HashMap<MemoryId, Arc<Packable>> =
+            self.recall_cache.lookup(ns, &ids).found.into_iter().map(|p| (p.memory.id, p)).collect();
+        let packed: HashMap<MemoryId, &Arc<Memory>> = pack.items.iter().map(|i| (i.memory.id, &i.memory)).collect();
+        let mut held: Vec<(usize, Arc<Memory>)> = Vec::with_capacity(ids.len());
+        let mut terms: Vec<std::borrow::Cow<'_, [String]>> = Vec::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(p) = cached.get(id) {
+                held.push((i, p.memory.clone()));
+                terms.push(std::borrow::Cow::Borrowed(p.terms()));
+            } else if let Some(m) = packed.get(id) {
+                held.push((i, (*m).clone()));
+                terms.push(std::borrow::Cow::Owned(memory_terms(m)));
             }
         }
         let q = QueryTerms::of(query);
-        let held: Vec<(usize, &Arc<Memory>)> =
-            pack.trace.iter().enumerate().filter_map(|(i, t)| rows.get(&t.id).map(|m| (i, m))).collect();
-        let terms: Vec<Vec<String>> = held.iter().map(|(_, m)| memory_terms(m)).collect();
         let weights = q.weights(&terms);
         let model = self.embedder.model_id();
         for ((i, m), doc) in held.iter().zip(&terms) {
