@@ -205,9 +205,7 @@ pub fn stem(w: &str) -> String {
         return format!("{}y", &w[..w.len() - 3]);
     } else if strip("ing", 6) {
         &w[..w.len() - 3]
-    } else if strip("ed", 5) {
-        &w[..w.len() - 2]
-    } else if strip("er", 5) {
+    } else if strip("ed", 5) || strip("er", 5) {
         &w[..w.len() - 2]
     } else if strip("s", 4) && !w.ends_with("ss") {
         &w[..w.len() - 1]

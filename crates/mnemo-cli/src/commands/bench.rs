@@ -40,7 +40,7 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
                 embedder.model_id(),
                 &config.hash(),
             );
-            (mnemo_bench::answerability(&args, provenance, embedder, &gate).await?, json)
+            (mnemo_bench::answerability(args, provenance, embedder, &gate).await?, json)
         }
         BenchCommand::Scale { args, json } => {
             let provenance =
