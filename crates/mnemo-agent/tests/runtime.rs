@@ -266,3 +266,24 @@ async fn the_gate_sees_absolute_relevance_in_every_mode() {
         assert_eq!(a.inferred_about, Some(("Northwind Labs".to_string(), "owner".to_string())));
     }
 }
+
+/// Evidence is on every candidate recall holds a row for, packed or not: a tight budget
+/// leaves candidates out, and they are weighed all the same (from the recall cache).
+#[tokio::test]
+async fn excluded_candidates_carry_evidence_too() {
+    let d = tempfile::tempdir().unwrap();
+    let (rt, _) = runtime(d.path(), vec![]).await;
+    let ns = Namespace::new("t").unwrap();
+    let e = rt.engine();
+    for i in 0..6 {
+        e.remember(&ns, "user", &format!("[SEM] Supplier S-{i} | lead time | {i} days")).await.unwrap();
+    }
+    let opts = RecallOptions { budget: Some(12), ..RecallOptions::default() };
+    let pack = e.recall(&ns, "supplier lead time", &opts).await.unwrap();
+    assert!(pack.trace.iter().any(|t| !t.included), "the budget leaves some out: {:?}", pack.trace);
+    assert!(pack.trace.iter().any(|t| t.included));
+    for t in &pack.trace {
+        let ev = t.evidence.unwrap_or_else(|| panic!("no evidence on {t:?}"));
+        assert!(ev.lexical > 0.5, "every one holds the query's terms: {ev:?}");
+    }
+}

@@ -7,8 +7,9 @@
 //! [`RelevanceEvidence`], built from three signals that do not depend on how the other
 //! candidates scored:
 //!
-//! - **lexical**: the idf-weighted share of the query's content terms that the memory holds
-//!   (its text, entities and claim), terms compared after a light English stemming. A term's
+//! - **lexical**: the idf-weighted share of the query's content terms (at most
+//!   [`MAX_QUERY_TERMS`]) that the memory holds (its text, entities and claim), terms compared
+//!   after a light English stemming. A term's
 //!   weight is `ln(1 + (C − df + 0.5) / (df + 0.5))`, with df its document frequency among the
 //!   C candidates whose rows recall holds: a term no candidate holds (a name the namespace never
 //!   mentions) weighs most, a term every candidate holds least. 1.0: the memory holds every
@@ -199,10 +200,15 @@ const QUESTION_WORDS: &[&str] = &[
 /// "researching" / "research" at one form (both sides are stemmed alike; it need not produce
 /// words).
 pub fn stem(w: &str) -> String {
+    stem_str(w).into_owned()
+}
+
+/// [`stem`] without a copy where the stem is a prefix of the word (all but "-ies").
+fn stem_str(w: &str) -> std::borrow::Cow<'_, str> {
     let n = w.chars().count();
     let strip = |suffix: &str, min: usize| n >= min && w.ends_with(suffix);
     let base: &str = if strip("ies", 5) {
-        return format!("{}y", &w[..w.len() - 3]);
+        return std::borrow::Cow::Owned(format!("{}y", &w[..w.len() - 3]));
     } else if strip("ing", 6) {
         &w[..w.len() - 3]
     } else if strip("ed", 5) || strip("er", 5) {
@@ -215,9 +221,9 @@ pub fn stem(w: &str) -> String {
     // "running" → "runn" → "run"; "planned" → "plann" → "plan".
     let b = base.as_bytes();
     if b.len() >= 4 && b[b.len() - 1] == b[b.len() - 2] && !b"aeiouls".contains(&b[b.len() - 1]) {
-        base[..base.len() - 1].to_string()
+        std::borrow::Cow::Borrowed(&base[..base.len() - 1])
     } else {
-        base.to_string()
+        std::borrow::Cow::Borrowed(base)
     }
 }
 
@@ -239,22 +245,6 @@ pub fn content_terms(text: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// The content terms a memory is matched on: its text, entities and claim.
-pub fn memory_terms(m: &crate::model::Memory) -> Vec<String> {
-    let mut text = m.content.clone();
-    for e in &m.entities {
-        text.push(' ');
-        text.push_str(e);
-    }
-    if let Some(c) = &m.claim {
-        for part in [&c.entity, &c.attribute, &c.value] {
-            text.push(' ');
-            text.push_str(part);
-        }
-    }
-    content_terms(&text)
 }
 
 /// Whether `text` names `name` as whole words, case-insensitively ("Who owns Northwind Labs?"
@@ -330,17 +320,29 @@ pub fn mentions(text: &str, name: &str) -> bool {
     }
 }
 
+/// The most query terms weighed (a bit each in [`QueryTerms::held_in`]'s set).
+pub const MAX_QUERY_TERMS: usize = 64;
+
 /// A query, analysed once for scoring many memories.
 #[derive(Clone, Debug)]
 pub struct QueryTerms {
-    text: String,
+    lower: String,
+    words: Vec<String>,
     terms: Vec<String>,
+    /// What a word must start with to stem to each term (the term, less a final "y" that an
+    /// "-ies" word stems to): a word starting with none of them is no term's.
+    probes: Vec<String>,
 }
 
 impl QueryTerms {
     /// Analyse `query`.
     pub fn of(query: &str) -> Self {
-        QueryTerms { text: query.to_string(), terms: content_terms(query) }
+        let mut terms = content_terms(query);
+        terms.truncate(MAX_QUERY_TERMS);
+        let mut probes: Vec<String> = terms.iter().map(|t| t.strip_suffix('y').unwrap_or(t).to_string()).collect();
+        probes.sort_unstable();
+        probes.dedup();
+        QueryTerms { lower: query.to_lowercase(), words: words(query).collect(), terms, probes }
     }
 
     /// Its content terms (stemmed).
@@ -350,31 +352,64 @@ impl QueryTerms {
 
     /// Whether the query names `name` (see [`names`]).
     pub fn names(&self, name: &str) -> bool {
-        names(&self.text, name)
+        // Most names are not in the query at all: a substring test rejects them cheaply.
+        let first = name.split(|c: char| !c.is_alphanumeric()).find(|w| !w.is_empty()).unwrap_or("");
+        if first.is_empty() || !self.lower.contains(&first.to_lowercase()) {
+            return false;
+        }
+        let want: Vec<String> = words(name).collect();
+        !want.is_empty() && self.words.windows(want.len()).any(|w| w == want.as_slice())
     }
 
-    /// Term weights from the documents' term sets (`docs[i]` the content terms of document i):
+    /// Which of the query's terms `text` holds: bit i for term i. Allocation-free for words
+    /// that can be no term (recall weighs every candidate this way).
+    pub fn held_in(&self, text: &str) -> u64 {
+        let mut held = 0u64;
+        let mut lower = String::new();
+        for raw in text.split(|c: char| !c.is_alphanumeric()) {
+            if raw.is_empty() {
+                continue;
+            }
+            // A stem is a prefix of its word (but for "-ies"): an ASCII word that starts with
+            // no probe cannot stem to a term, and costs no copy.
+            let b = raw.as_bytes();
+            if raw.is_ascii()
+                && !self.probes.iter().any(|p| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p.as_bytes()))
+            {
+                continue;
+            }
+            lower.clear();
+            lower.extend(raw.chars().flat_map(char::to_lowercase));
+            let s = stem_str(&lower);
+            for (i, t) in self.terms.iter().enumerate() {
+                if t.as_str() == s.as_ref() {
+                    held |= 1 << i;
+                }
+            }
+        }
+        held
+    }
+
+    /// Term weights from the documents' held sets ([`QueryTerms::held_in`]):
     /// `ln(1 + (C − df + 0.5) / (df + 0.5))`.
-    pub fn weights<D: AsRef<[String]>>(&self, docs: &[D]) -> Vec<f64> {
+    pub fn weights(&self, docs: &[u64]) -> Vec<f64> {
         let c = docs.len() as f64;
-        self.terms
-            .iter()
-            .map(|t| {
-                let df = docs.iter().filter(|d| d.as_ref().contains(t)).count() as f64;
+        (0..self.terms.len())
+            .map(|i| {
+                let df = docs.iter().filter(|d| *d & (1 << i) != 0).count() as f64;
                 (1.0 + (c - df + 0.5) / (df + 0.5)).ln()
             })
             .collect()
     }
 
-    /// The weighted share of the query's terms that `doc` (its content terms) holds; 0 when the
-    /// query has none.
-    pub fn coverage(&self, weights: &[f64], doc: &[String]) -> f64 {
+    /// The weighted share of the query's terms in `held`; 0 when the query has none.
+    pub fn coverage(&self, weights: &[f64], held: u64) -> f64 {
         let total: f64 = weights.iter().sum();
         if self.terms.is_empty() || total <= 0.0 {
             return 0.0;
         }
-        let held: f64 = self.terms.iter().zip(weights).filter(|(t, _)| doc.contains(t)).map(|(_, w)| *w).sum();
-        (held / total).clamp(0.0, 1.0)
+        let have: f64 = weights.iter().enumerate().filter(|(i, _)| held & (1 << i) != 0).map(|(_, w)| *w).sum();
+        (have / total).clamp(0.0, 1.0)
     }
 }
 
@@ -446,8 +481,23 @@ pub fn cosine(a: &[f32], b: &[f32]) -> Option<f64> {
     if a.len() != b.len() || a.is_empty() {
         return None;
     }
-    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
-    for (x, y) in a.iter().zip(b) {
+    // Eight lanes of f32 sums (the compiler vectorises them); recall computes one per candidate.
+    let (mut dot, mut na, mut nb) = ([0f32; 8], [0f32; 8], [0f32; 8]);
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            dot[i] += x[i] * y[i];
+            na[i] += x[i] * x[i];
+            nb[i] += y[i] * y[i];
+        }
+    }
+    let (mut dot, mut na, mut nb): (f64, f64, f64) = (
+        dot.iter().map(|v| f64::from(*v)).sum(),
+        na.iter().map(|v| f64::from(*v)).sum(),
+        nb.iter().map(|v| f64::from(*v)).sum(),
+    );
+    for (x, y) in ra.iter().zip(rb) {
         let (x, y) = (f64::from(*x), f64::from(*y));
         dot += x * y;
         na += x * x;
@@ -504,18 +554,20 @@ mod tests {
     #[test]
     fn coverage_weighs_the_rare_terms() {
         let q = QueryTerms::of("What did Caroline research?");
-        let docs: Vec<Vec<String>> = vec![
-            content_terms("Jon: I did some research on dance studios"),
-            content_terms("Gina: the store opens"),
-            content_terms("Jon: research is fun"),
-        ];
+        let docs: Vec<u64> =
+            ["Jon: I did some research on dance studios", "Gina: the store opens", "Jon: Research is fun"]
+                .iter()
+                .map(|d| q.held_in(d))
+                .collect();
+        assert_eq!(docs, vec![0b10, 0, 0b10]);
         let w = q.weights(&docs);
-        let c = q.coverage(&w, &docs[0]);
+        let c = q.coverage(&w, docs[0]);
         assert!(c > 0.0 && c < 0.5, "the missing name weighs more than the held word: {c}");
-        let own = content_terms("Caroline: I have been researching adoption agencies");
-        assert_eq!(q.coverage(&w, &own), 1.0);
-        assert_eq!(q.coverage(&w, &docs[1]), 0.0);
-        assert_eq!(QueryTerms::of("what is it?").coverage(&[], &own), 0.0);
+        let own = q.held_in("CAROLINE: I have been researching adoption agencies");
+        assert_eq!(q.coverage(&w, own), 1.0);
+        assert_eq!(q.coverage(&w, docs[1]), 0.0);
+        assert_eq!(QueryTerms::of("what is it?").coverage(&[], own), 0.0);
+        assert!(q.names("caroline") && !q.names("carol"));
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct Haystack {
     pub now: Timestamp,
     /// Its session ids.
     pub sessions: HashSet<String>,
+    /// Its speakers' names, lower-cased.
+    pub speakers: HashSet<String>,
 }
 
 /// What kind of question.
@@ -117,6 +119,7 @@ pub fn load_locomo(path: &Path) -> Result<Dataset> {
             id: c.id.clone(),
             now: c.turns.iter().map(|t| t.at).max().unwrap_or_default(),
             sessions: turns.iter().map(|t| t.session.clone()).collect(),
+            speakers: turns.iter().map(|t| t.speaker.to_lowercase()).collect(),
             turns,
         });
     }
@@ -209,6 +212,7 @@ pub fn load_longmemeval(path: &Path, name: &str) -> Result<Dataset> {
             id: q.question_id,
             now,
             sessions: q.haystack_session_ids.into_iter().collect(),
+            speakers: turns.iter().map(|t| t.speaker.to_lowercase()).collect(),
             turns,
         });
     }

@@ -12,7 +12,9 @@
 //!   another haystack's namespace (another conversation, another user; a LongMemEval haystack
 //!   holding one of the question's evidence sessions is passed over), a LongMemEval `_abs`
 //!   question, and, reported apart, LoCoMo category 5 (a false premise about people who are in
-//!   the conversation).
+//!   the conversation) and the questions asked in another haystack that has a speaker of a name
+//!   the question uses (LoCoMo's conversations 41 and 43 both have a John: memory cannot tell
+//!   one John from the other).
 //!
 //! Two verdicts per question: **gate** — the configured assessor with provenance age not
 //! counted (these are months-old single-source chat turns: the age rule alone would escalate
@@ -92,6 +94,9 @@ enum Set {
     Unpacked,
     /// Asked in another haystack: ACT is unsafe.
     Cross,
+    /// Asked in another haystack one of whose speakers has a name the question uses (LoCoMo's
+    /// two Johns): ACT is unsafe, but memory cannot tell the two apart; reported apart.
+    CrossSameName,
     /// LongMemEval `_abs`: ACT is unsafe.
     Abstention,
     /// LoCoMo category 5: ACT reported apart.
@@ -104,6 +109,7 @@ impl Set {
             Set::Answerable => "answerable (evidence packed)",
             Set::Unpacked => "answerable (evidence not packed)",
             Set::Cross => "asked in another haystack",
+            Set::CrossSameName => "asked in another haystack with a speaker of the same name",
             Set::Abstention => "abstention (_abs)",
             Set::FalsePremise => "false premise (category 5)",
         }
@@ -113,6 +119,7 @@ impl Set {
             Set::Answerable => "answerable",
             Set::Unpacked => "answerable_unpacked",
             Set::Cross => "cross",
+            Set::CrossSameName => "cross_same_name",
             Set::Abstention => "abstention",
             Set::FalsePremise => "false_premise",
         }
@@ -342,6 +349,7 @@ async fn run_dataset(
                 // `q` and `q_abs` share near-identical haystacks) nor one holding any of its
                 // evidence sessions.
                 let own = base_id(&ds.haystacks[q.haystack].id);
+                let names = mnemo_core::relevance::query_names(&q.text);
                 let mut targets: Vec<usize> = (1..=CROSS_ASKS.min(n.saturating_sub(1)))
                     .map(|j| (q.haystack + (j * n).div_ceil(CROSS_ASKS + 1).max(j)) % n)
                     .collect();
@@ -350,7 +358,8 @@ async fn run_dataset(
                 for h in targets {
                     let hay = &ds.haystacks[h];
                     if h != q.haystack && base_id(&hay.id) != own && hay.sessions.is_disjoint(&q.evidence_sessions) {
-                        asks.push((qi, h, Set::Cross));
+                        let same_name = names.iter().any(|n| hay.speakers.contains(n));
+                        asks.push((qi, h, if same_name { Set::CrossSameName } else { Set::Cross }));
                     }
                 }
             }
@@ -451,7 +460,8 @@ fn cell(k: usize, n: usize) -> String {
     }
 }
 
-const SETS: [Set; 5] = [Set::Answerable, Set::Cross, Set::Abstention, Set::FalsePremise, Set::Unpacked];
+const SETS: [Set; 6] =
+    [Set::Answerable, Set::Cross, Set::Abstention, Set::FalsePremise, Set::CrossSameName, Set::Unpacked];
 
 fn report(provenance: RunProvenance, all: &[(String, Vec<Verdict>)], floors: &[f64], configured: f64) -> BenchReport {
     let fi = floors.iter().position(|f| (*f - configured).abs() < 1e-9).unwrap_or(0);
@@ -499,6 +509,7 @@ fn report(provenance: RunProvenance, all: &[(String, Vec<Verdict>)], floors: &[f
             let (kc, nc) = count(Set::Cross);
             let (kb, nb) = count(Set::Abstention);
             let (kf, nf) = count(Set::FalsePremise);
+            let (kn, nn) = count(Set::CrossSameName);
             let r = |k: usize, n: usize| rate(k, n).0;
             ok &= r(ka, na) <= 0.15 && r(kc, nc) <= 0.05 && r(kb, nb) <= 0.05;
             rows.push(json!({
@@ -507,6 +518,7 @@ fn report(provenance: RunProvenance, all: &[(String, Vec<Verdict>)], floors: &[f
                 "unsafe_cross": r(kc, nc), "n_cross": nc,
                 "unsafe_abstention": r(kb, nb), "n_abstention": nb,
                 "false_premise_act": r(kf, nf), "n_false_premise": nf,
+                "same_name_act": r(kn, nn), "n_same_name": nn,
             }));
             sweep.push(vec![
                 format!("{f:.2}"),
@@ -515,6 +527,7 @@ fn report(provenance: RunProvenance, all: &[(String, Vec<Verdict>)], floors: &[f
                 cell(kc, nc),
                 if nb == 0 { "–".into() } else { cell(kb, nb) },
                 if nf == 0 { "–".into() } else { cell(kf, nf) },
+                if nn == 0 { "–".into() } else { cell(kn, nn) },
             ]);
         }
         if ok {
@@ -522,7 +535,15 @@ fn report(provenance: RunProvenance, all: &[(String, Vec<Verdict>)], floors: &[f
         }
     }
     md.push_str(&table(
-        &["floor", "dataset", "over-abstention", "unsafe: other haystack", "unsafe: _abs", "ACT: category 5"],
+        &[
+            "floor",
+            "dataset",
+            "over-abstention",
+            "unsafe: other haystack",
+            "unsafe: _abs",
+            "ACT: category 5",
+            "ACT: other haystack, same name",
+        ],
         &sweep,
     ));
     let band_text = if band.is_empty() {

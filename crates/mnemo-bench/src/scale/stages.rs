@@ -15,9 +15,9 @@ use tracing_subscriber::registry::LookupSpan;
 /// The spans of a recall that are timed, in the order a recall runs them: the engine's
 /// (`embed` ‖ `catch_up_check`, `search` ‖ `pinned`, `fetch` (the candidates' cards, misses
 /// read from the store), `score`, `plan`, `fetch_packed` (the full rows of what is packed that
-/// no earlier stage read), `touch`) and the
+/// no earlier stage read), `evidence` (each candidate's absolute relevance), `touch`) and the
 /// index's inside `search` (`lexical`, `dense`, `fuse`); `recall` is the whole call.
-pub const STAGES: [&str; 13] = [
+pub const STAGES: [&str; 14] = [
     "recall",
     "embed",
     "catch_up_check",
@@ -30,11 +30,12 @@ pub const STAGES: [&str; 13] = [
     "score",
     "plan",
     "fetch_packed",
+    "evidence",
     "touch",
 ];
 
 /// The bench rows of each stage: (stage, p50 metric, p99 metric).
-pub const STAGE_METRICS: [(&str, &str, &str); 13] = [
+pub const STAGE_METRICS: [(&str, &str, &str); 14] = [
     ("recall", "stage_recall_p50", "stage_recall_p99"),
     ("embed", "stage_embed_p50", "stage_embed_p99"),
     ("catch_up_check", "stage_catch_up_check_p50", "stage_catch_up_check_p99"),
@@ -47,6 +48,7 @@ pub const STAGE_METRICS: [(&str, &str, &str); 13] = [
     ("score", "stage_score_p50", "stage_score_p99"),
     ("plan", "stage_plan_p50", "stage_plan_p99"),
     ("fetch_packed", "stage_fetch_packed_p50", "stage_fetch_packed_p99"),
+    ("evidence", "stage_evidence_p50", "stage_evidence_p99"),
     ("touch", "stage_touch_p50", "stage_touch_p99"),
 ];
 

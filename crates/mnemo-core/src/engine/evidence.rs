@@ -2,18 +2,28 @@
 //! means: `mnemo_contract::relevance`). Fusion ranks as before; each trace entry whose row
 //! recall holds (every packed memory, and the candidates the recall cache keeps) gains
 //! `evidence`, which the assessor reads instead of the relative rank score.
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::recall_cache::Packable;
 use super::Engine;
 use crate::model::{Memory, MemoryId, Namespace};
 use crate::planner::Pack;
-use crate::relevance::{cosine, memory_terms, DenseCalibration, QueryTerms, RelevanceEvidence, CALIBRATION_TEXTS};
+use crate::relevance::{cosine, DenseCalibration, QueryTerms, RelevanceEvidence, CALIBRATION_TEXTS};
 
 /// The embedder's calibration, measured once per engine, on the first recall that has a query
 /// vector (a failure is not kept: the next such recall tries again).
 pub(crate) type CalibrationCell = tokio::sync::OnceCell<DenseCalibration>;
+
+/// Which query terms a memory holds: in its text, entities or claim.
+fn held_terms(q: &QueryTerms, m: &Memory) -> u64 {
+    let mut held = q.held_in(&m.content);
+    for e in &m.entities {
+        held |= q.held_in(e);
+    }
+    if let Some(c) = &m.claim {
+        held |= q.held_in(&c.entity) | q.held_in(&c.attribute) | q.held_in(&c.value);
+    }
+    held
+}
 
 /// Whether the query names the memory's claim entity or one of its entities.
 fn names_entity(q: &QueryTerms, m: &Memory) -> bool {
@@ -53,33 +63,38 @@ impl Engine {
                 }
             },
         };
-        // Rows (and their terms, computed once per memory) from the recall cache; a packed
-        // memory the cache does not keep is weighed from the pack.
-        let ids: Vec<MemoryId> = pack.trace.iter().map(|t| t.id).collect();
-        let cached: HashMap<MemoryId, Arc<Packable>> =
-            self.recall_cache.lookup(ns, &ids).found.into_iter().map(|p| (p.memory.id, p)).collect();
-        let packed: HashMap<MemoryId, &Arc<Memory>> = pack.items.iter().map(|i| (i.memory.id, &i.memory)).collect();
-        let mut held: Vec<(usize, Arc<Memory>)> = Vec::with_capacity(ids.len());
-        let mut terms: Vec<std::borrow::Cow<'_, [String]>> = Vec::with_capacity(ids.len());
-        for (i, id) in ids.iter().enumerate() {
-            if let Some(p) = cached.get(id) {
-                held.push((i, p.memory.clone()));
-                terms.push(std::borrow::Cow::Borrowed(p.terms()));
-            } else if let Some(m) = packed.get(id) {
-                held.push((i, (*m).clone()));
-                terms.push(std::borrow::Cow::Owned(memory_terms(m)));
+        let q = QueryTerms::of(query);
+        // The rows recall holds: the packed ones, and the other candidates the cache keeps.
+        // Both lists are in trace order (the pack keeps the planner's order, the cache answers
+        // in the order asked), so each is taken in turn, without a map.
+        let others: Vec<MemoryId> = pack.trace.iter().filter(|t| !t.included).map(|t| t.id).collect();
+        let cached = if others.is_empty() { Vec::new() } else { self.recall_cache.lookup(ns, &others).found };
+        let (mut packed, mut cached) = (pack.items.iter().peekable(), cached.iter().peekable());
+        let mut held: Vec<(usize, Arc<Memory>)> = Vec::with_capacity(pack.trace.len());
+        for (i, t) in pack.trace.iter().enumerate() {
+            let row = if t.included {
+                packed.next_if(|p| p.memory.id == t.id).map(|p| p.memory.clone())
+            } else {
+                cached.next_if(|p| p.memory.id == t.id).map(|p| p.memory.clone())
+            };
+            if let Some(m) = row {
+                held.push((i, m));
             }
         }
-        let q = QueryTerms::of(query);
+        let terms: Vec<u64> = held.iter().map(|(_, m)| held_terms(&q, m)).collect();
         let weights = q.weights(&terms);
         let model = self.embedder.model_id();
+        let mut evidence = Vec::with_capacity(held.len());
         for ((i, m), doc) in held.iter().zip(&terms) {
-            let lexical = q.coverage(&weights, doc);
+            let lexical = q.coverage(&weights, *doc);
             let dense_z = match (embedding, calibration, &m.embedding) {
                 (Some(e), Some(c), Some(v)) if v.model == model => cosine(e, &v.vector).map(|cos| c.z(cos)),
                 _ => None,
             };
-            pack.trace[*i].evidence = Some(RelevanceEvidence::new(lexical, dense_z, names_entity(&q, m)));
+            evidence.push((*i, RelevanceEvidence::new(lexical, dense_z, names_entity(&q, m))));
+        }
+        for (i, e) in evidence {
+            pack.trace[i].evidence = Some(e);
         }
     }
 }

@@ -129,19 +129,11 @@ pub(crate) struct Packable {
     /// Shared with the packs that hold it (a recall copies no memory).
     pub(crate) memory: Arc<Memory>,
     tokens: OnceLock<usize>,
-    /// Its content terms for relevance evidence, computed once, at the first recall that
-    /// weighs it.
-    terms: OnceLock<Arc<[String]>>,
 }
 
 impl Packable {
     fn of(memory: Memory) -> Arc<Self> {
-        Arc::new(Packable { memory: Arc::new(memory), tokens: OnceLock::new(), terms: OnceLock::new() })
-    }
-
-    /// Its content terms (`relevance::memory_terms`), computed at most once.
-    pub(crate) fn terms(&self) -> &[String] {
-        self.terms.get_or_init(|| crate::relevance::memory_terms(&self.memory).into())
+        Arc::new(Packable { memory: Arc::new(memory), tokens: OnceLock::new() })
     }
 
     /// Its token count by `count` (the engine's one counter), computed at most once.
@@ -432,14 +424,14 @@ impl RecallCache {
             }
             let mut memory = p.memory.clone();
             Arc::make_mut(&mut memory).last_accessed_at = Some(at);
-            let (tokens, terms) = (p.tokens.clone(), p.terms.clone());
-            g.rows.insert(*id, Arc::new(Packable { memory, tokens, terms }));
+            let tokens = p.tokens.clone();
+            g.rows.insert(*id, Arc::new(Packable { memory, tokens }));
         }
         if let Some(list) = g.pinned.get_mut(ns) {
             for p in list.iter_mut().filter(|p| ids.contains(&p.memory.id)) {
                 let mut memory = p.memory.clone();
                 Arc::make_mut(&mut memory).last_accessed_at = Some(at);
-                *p = Arc::new(Packable { memory, tokens: p.tokens.clone(), terms: p.terms.clone() });
+                *p = Arc::new(Packable { memory, tokens: p.tokens.clone() });
             }
         }
     }
