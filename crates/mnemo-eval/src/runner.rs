@@ -184,7 +184,9 @@ async fn probe_mnemo(runtime: &Runtime, p: &Probe) -> std::result::Result<ProbeO
 fn probe_baseline(p: &Probe, got: &[&ChatTurn]) -> ProbeOutcome {
     let texts: Vec<&str> = got.iter().map(|t| t.text.as_str()).collect();
     let found = p.about.as_ref().and_then(|(e, a)| ranked_turns_answer(&texts, e, a));
-    let score = score_probe(p, found.as_ref().map(|f| f.1.as_str()), &texts);
+    let mut score = score_probe(p, found.as_ref().map(|f| f.1.as_str()), &texts);
+    // A baseline has no gate: it answers from whatever it retrieved, which is acting on it.
+    score_decision(p, &mut score, true);
     let evidence = match (&found, score.correct) {
         (Some((rank, _)), false) => match got.get(*rank) {
             Some(t) => Evidence::Turn { rank: *rank, at: t.at.to_rfc3339(), text: t.text.clone() },
