@@ -45,11 +45,11 @@ use data::{Dataset, QKind};
 /// Arguments of `bench answerability`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct AnswerabilityArgs {
-    /// A LoCoMo-format JSON file (e.g. ../shared/data/locomo/locomo-dev.json).
+    /// A LoCoMo-format JSON file (e.g. the dev split: conversations 0–4 of locomo10.json).
     #[arg(long, value_name = "FILE")]
     pub locomo: Option<PathBuf>,
-    /// A LongMemEval JSON file (S or oracle; repeatable), e.g.
-    /// ../shared/data/longmemeval/longmemeval-s-dev.json.
+    /// A LongMemEval JSON file, the upstream per-question list (S or oracle setting;
+    /// repeatable).
     #[arg(long, value_name = "FILE")]
     pub longmemeval: Vec<PathBuf>,
     /// relevance_floor values the gate is swept over (the configured one is always added).
