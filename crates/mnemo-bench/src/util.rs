@@ -3,7 +3,10 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mnemo_core::{Candidate, ClientKind, CoreError, Extraction, Memory, MemoryId, ModelInfo, Reasoner, Turn, Verdict};
+use mnemo_core::{
+    Candidate, ClientKind, CoreError, Extraction, Memory, MemoryId, MemoryKind, ModelInfo, Namespace, NewMemory,
+    NewTurn, Provenance, Reasoner, Timestamp, Turn, Verdict,
+};
 
 /// The benchmarks ingest ready-made memories and only recall: a reasoner call is a bug.
 pub struct NoReasoner;
@@ -96,4 +99,39 @@ mod tests {
         assert_eq!(percentile(&v, 100.0), 100.0);
         assert!(percentile(&[], 50.0).is_nan());
     }
+}
+
+/// A chat turn as the benchmarks ingest it: the raw turn (said by `speaker` at `at`, with its
+/// dataset id) and one episodic memory of it (importance 0.5, the speaker its one source and,
+/// with `speaker_entity`, its entity), imported by rule (`model`).
+pub fn episodic_turn(
+    ns: &Namespace,
+    speaker: &str,
+    at: Timestamp,
+    content: String,
+    external_id: &str,
+    speaker_entity: bool,
+    model: &str,
+) -> (NewTurn, NewMemory) {
+    let turn = NewTurn {
+        namespace: ns.clone(),
+        source: speaker.to_string(),
+        at,
+        text: content.clone(),
+        external_id: Some(external_id.to_string()),
+    };
+    let mem = NewMemory {
+        namespace: ns.clone(),
+        kind: MemoryKind::Episodic,
+        content,
+        claim: None,
+        entities: if speaker_entity { vec![speaker.to_string()] } else { vec![] },
+        importance: 0.5,
+        sources: vec![speaker.to_string()],
+        provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: model.into() },
+        created_at: at,
+        pinned: false,
+        embedding: None,
+    };
+    (turn, mem)
 }

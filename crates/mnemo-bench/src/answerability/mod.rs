@@ -30,8 +30,8 @@ use std::sync::Arc;
 use mnemo_core::engine::{EngineParts, RecallOptions};
 use mnemo_core::registry::{self, AssessorContext, IndexContext, Section, StoreContext};
 use mnemo_core::{
-    Assessor, CharTokenCounter, ClientKind, Clock as _, Embedder, Engine, EnginePolicy, MemoryId, MemoryKind,
-    Namespace, NewMemory, NewTurn, Provenance, SimClock, Store, Task, TokenCounter as _,
+    Assessor, CharTokenCounter, Clock as _, Embedder, Engine, EnginePolicy, MemoryId, Namespace, NewMemory, NewTurn,
+    SimClock, Store, Task, TokenCounter as _,
 };
 use mnemo_report::{wilson95, RunProvenance};
 use serde_json::json;
@@ -39,7 +39,7 @@ use serde_json::json;
 use crate::embed_cache::CachedEmbedder;
 use crate::error::{BenchError, Result};
 use crate::report::{provenance_md, table, BenchReport};
-use crate::util::{bar, NoReasoner};
+use crate::util::{bar, episodic_turn, NoReasoner};
 use data::{Dataset, QKind};
 
 /// Arguments of `bench answerability`.
@@ -303,30 +303,8 @@ async fn run_dataset(
         let items: Vec<(NewTurn, NewMemory)> = h
             .turns
             .iter()
-            .map(|t| {
-                let turn = NewTurn {
-                    namespace: ns.clone(),
-                    source: t.speaker.clone(),
-                    at: t.at,
-                    text: t.content.clone(),
-                    external_id: Some(t.key.clone()),
-                };
-                let mem = NewMemory {
-                    namespace: ns.clone(),
-                    kind: MemoryKind::Episodic,
-                    content: t.content.clone(),
-                    claim: None,
-                    // As `bench locomo` does with an entity boost: the speaker is the entity.
-                    entities: if speaker_entities { vec![t.speaker.clone()] } else { vec![] },
-                    importance: 0.5,
-                    sources: vec![t.speaker.clone()],
-                    provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: "bench-import".into() },
-                    created_at: t.at,
-                    pinned: false,
-                    embedding: None,
-                };
-                (turn, mem)
-            })
+            // As `bench locomo` does with an entity boost: the speaker is the entity.
+            .map(|t| episodic_turn(&ns, &t.speaker, t.at, t.content.clone(), &t.key, speaker_entities, "bench-import"))
             .collect();
         let ids = engine.ingest(&ns, items).await?;
         for (id, t) in ids.into_iter().zip(&h.turns) {

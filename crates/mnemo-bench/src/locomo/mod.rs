@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use mnemo_core::engine::{EngineParts, RecallOptions};
 use mnemo_core::registry::{self, IndexContext, Section, StoreContext};
 use mnemo_core::{
-    CharTokenCounter, ClientKind, Embedder, Engine, EnginePolicy, Index, MemoryId, MemoryKind, Namespace, NewMemory,
-    NewTurn, Provenance, SearchMode, SearchQuery, SimClock, Store, TokenCounter,
+    CharTokenCounter, Embedder, Engine, EnginePolicy, Index, MemoryId, Namespace, SearchMode, SearchQuery, SimClock,
+    Store, TokenCounter,
 };
 use mnemo_report::RunProvenance;
 use mnemo_store::fusion::{FusionMethod, FusionSettings};
@@ -33,7 +33,7 @@ use serde_json::json;
 use crate::embed_cache::CachedEmbedder;
 use crate::error::{BenchError, Result};
 use crate::report::{provenance_md, table, BenchReport};
-use crate::util::{bar, percentile, NoReasoner};
+use crate::util::{bar, episodic_turn, percentile, NoReasoner};
 use data::Conversation;
 use metrics::{question_figures, Metric, Table};
 use timing::TimingEmbedder;
@@ -335,28 +335,8 @@ pub async fn locomo(
             .turns
             .iter()
             .map(|t| {
-                let content = args.turn_content(t);
-                let turn = NewTurn {
-                    namespace: ns.clone(),
-                    source: t.speaker.clone(),
-                    at: t.at,
-                    text: content.clone(),
-                    external_id: Some(t.dia_id.clone()),
-                };
-                let mem = NewMemory {
-                    namespace: ns.clone(),
-                    kind: MemoryKind::Episodic,
-                    content,
-                    claim: None,
-                    entities: if args.speakers_as_entities() { vec![t.speaker.clone()] } else { vec![] },
-                    importance: 0.5,
-                    sources: vec![t.speaker.clone()],
-                    provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: "locomo-import".into() },
-                    created_at: t.at,
-                    pinned: false,
-                    embedding: None,
-                };
-                (turn, mem)
+                let speakers = args.speakers_as_entities();
+                episodic_turn(&ns, &t.speaker, t.at, args.turn_content(t), &t.dia_id, speakers, "locomo-import")
             })
             .collect();
         let ids = engine.ingest(&ns, items).await?;
