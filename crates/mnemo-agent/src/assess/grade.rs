@@ -197,10 +197,9 @@ impl Assessor for GroundingAssessor {
                 .filter(|n| !pack.items.iter().any(|i| mentions_name(&i.memory, n)))
                 .collect();
             if !unknown.is_empty() {
-                reasons.push(format!(
-                    "memory holds nothing on this task: no recalled memory mentions {}",
-                    unknown.join(", ")
-                ));
+                let said = reasons.iter().any(|r| r.starts_with("memory holds nothing on this task"));
+                let lead = if said { "" } else { "memory holds nothing on this task: " };
+                reasons.push(format!("{lead}no recalled memory mentions {}", unknown.join(", ")));
             }
         }
         if let Some((e, a)) = about {
