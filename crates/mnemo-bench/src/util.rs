@@ -88,19 +88,6 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    #[test]
-    fn percentiles_nearest_rank() {
-        let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&v, 50.0), 50.0);
-        assert_eq!(percentile(&v, 99.0), 99.0);
-        assert_eq!(percentile(&v, 100.0), 100.0);
-        assert!(percentile(&[], 50.0).is_nan());
-    }
-}
-
 /// A chat turn as the benchmarks ingest it: the raw turn (said by `speaker` at `at`, with its
 /// dataset id) and one episodic memory of it (importance 0.5, the speaker its one source and,
 /// with `speaker_entity`, its entity), imported by rule (`model`).
@@ -134,4 +121,17 @@ pub fn episodic_turn(
         embedding: None,
     };
     (turn, mem)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn percentiles_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 50.0), 50.0);
+        assert_eq!(percentile(&v, 99.0), 99.0);
+        assert_eq!(percentile(&v, 100.0), 100.0);
+        assert!(percentile(&[], 50.0).is_nan());
+    }
 }
