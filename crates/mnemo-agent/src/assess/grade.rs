@@ -94,8 +94,8 @@ impl Assessor for GroundingAssessor {
         let timeout = Duration::from_millis(self.settings.grounder_timeout_ms);
         let (grounded, lookups) = ground_all(&self.grounders, &claims, timeout).await;
         let mut grounded = grounded.into_iter();
-        // Relevance of each packed memory to the query, from the recall trace (0 when absent:
-        // e.g. a pinned memory no search hit).
+        // Absolute relevance of each packed memory to the query, from the recall trace's
+        // evidence (0 where it has none: a pack built without recall's evidence).
         let relevance_of: std::collections::HashMap<MemoryId, f64> =
             pack.trace.iter().map(|t| (t.id, t.evidence.map_or(0.0, |e| e.absolute))).collect();
         // A task that names no claim is taken to be about the claim its query names, if any.
