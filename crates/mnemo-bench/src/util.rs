@@ -123,6 +123,14 @@ pub fn episodic_turn(
     (turn, mem)
 }
 
+/// The namespace of a dataset's item (a conversation, a question's haystack): `prefix-id`,
+/// the id's characters a namespace cannot hold replaced by '_', at most 100 of them.
+pub fn namespace_for(prefix: &str, id: &str) -> mnemo_core::Result<Namespace> {
+    let id: String =
+        id.chars().map(|c| if c.is_ascii_alphanumeric() || "_.:-".contains(c) { c } else { '_' }).take(100).collect();
+    Namespace::new(&format!("{prefix}-{id}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

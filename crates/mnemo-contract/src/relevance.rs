@@ -250,12 +250,13 @@ pub fn content_terms(text: &str) -> Vec<String> {
 /// Whether `text` names `name` as whole words, case-insensitively ("Who owns Northwind Labs?"
 /// names "Northwind Labs"; "Bent" does not name "Ben"). An empty name is never named.
 pub fn names(text: &str, name: &str) -> bool {
+    holds_words(&words(text).collect::<Vec<_>>(), name)
+}
+
+/// Whether the word sequence `have` holds `name`'s words in a row (never an empty name).
+fn holds_words(have: &[String], name: &str) -> bool {
     let want: Vec<String> = words(name).collect();
-    if want.is_empty() {
-        return false;
-    }
-    let have: Vec<String> = words(text).collect();
-    have.windows(want.len()).any(|w| w == want.as_slice())
+    !want.is_empty() && have.windows(want.len()).any(|w| w == want.as_slice())
 }
 
 /// Capitalised words that name no one.
@@ -357,8 +358,7 @@ impl QueryTerms {
         if first.is_empty() || !self.lower.contains(&first.to_lowercase()) {
             return false;
         }
-        let want: Vec<String> = words(name).collect();
-        !want.is_empty() && self.words.windows(want.len()).any(|w| w == want.as_slice())
+        holds_words(&self.words, name)
     }
 
     /// Which of the query's terms `text` holds: bit i for term i. Allocation-free for words
@@ -481,23 +481,8 @@ pub fn cosine(a: &[f32], b: &[f32]) -> Option<f64> {
     if a.len() != b.len() || a.is_empty() {
         return None;
     }
-    // Eight lanes of f32 sums (the compiler vectorises them); recall computes one per candidate.
-    let (mut dot, mut na, mut nb) = ([0f32; 8], [0f32; 8], [0f32; 8]);
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            dot[i] += x[i] * y[i];
-            na[i] += x[i] * x[i];
-            nb[i] += y[i] * y[i];
-        }
-    }
-    let (mut dot, mut na, mut nb): (f64, f64, f64) = (
-        dot.iter().map(|v| f64::from(*v)).sum(),
-        na.iter().map(|v| f64::from(*v)).sum(),
-        nb.iter().map(|v| f64::from(*v)).sum(),
-    );
-    for (x, y) in ra.iter().zip(rb) {
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (x, y) in a.iter().zip(b) {
         let (x, y) = (f64::from(*x), f64::from(*y));
         dot += x * y;
         na += x * x;

@@ -56,20 +56,7 @@ pub struct ChatTurn {
 
 /// Cosine similarity (0 when either vector is zero or the lengths differ).
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    if a.len() != b.len() {
-        return 0.0;
-    }
-    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
-    for (x, y) in a.iter().zip(b) {
-        dot += f64::from(*x) * f64::from(*y);
-        na += f64::from(*x) * f64::from(*x);
-        nb += f64::from(*y) * f64::from(*y);
-    }
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na.sqrt() * nb.sqrt())
-    }
+    mnemo_core::relevance::cosine(a, b).unwrap_or(0.0)
 }
 
 /// The turns a baseline retrieves, in rank order (best first).

@@ -191,7 +191,7 @@ impl Assessor for GroundingAssessor {
         };
         // A task naming no claim that uses a name no recalled memory mentions is about someone
         // (or something) memory holds nothing on, however well the rest of the query matches.
-        if task.about.is_none() && inferred_about.is_none() {
+        if about.is_none() {
             let unknown: Vec<String> = mnemo_core::relevance::query_names(&task.query)
                 .into_iter()
                 .filter(|n| !pack.items.iter().any(|i| mentions_name(&i.memory, n)))

@@ -30,8 +30,8 @@ use std::sync::Arc;
 use mnemo_core::engine::{EngineParts, RecallOptions};
 use mnemo_core::registry::{self, AssessorContext, IndexContext, Section, StoreContext};
 use mnemo_core::{
-    Assessor, CharTokenCounter, Clock as _, Embedder, Engine, EnginePolicy, MemoryId, Namespace, NewMemory, NewTurn,
-    SimClock, Store, Task, TokenCounter as _,
+    Assessor, CharTokenCounter, Clock as _, Embedder, Engine, EnginePolicy, MemoryId, NewMemory, NewTurn, SimClock,
+    Store, Task, TokenCounter as _,
 };
 use mnemo_report::{wilson95, RunProvenance};
 use serde_json::json;
@@ -231,13 +231,6 @@ pub async fn answerability(
     Ok(report(provenance, &all, &floors, configured))
 }
 
-/// The namespace of a haystack.
-fn namespace_of(dataset: &str, id: &str) -> Result<Namespace> {
-    let id: String =
-        id.chars().map(|c| if c.is_ascii_alphanumeric() || "_.:-".contains(c) { c } else { '_' }).take(80).collect();
-    Ok(Namespace::new(&format!("{dataset}-{id}"))?)
-}
-
 async fn run_dataset(
     args: &AnswerabilityArgs,
     ds: &Dataset,
@@ -299,7 +292,7 @@ async fn run_dataset(
     let mut key_of: HashMap<MemoryId, (String, String)> = HashMap::new();
     let mut namespaces = Vec::with_capacity(ds.haystacks.len());
     for h in &ds.haystacks {
-        let ns = namespace_of(&ds.name, &h.id)?;
+        let ns = crate::util::namespace_for(&ds.name, &h.id)?;
         let items: Vec<(NewTurn, NewMemory)> = h
             .turns
             .iter()
@@ -354,8 +347,10 @@ async fn run_dataset(
         clock.set(hay.now);
         let opts = RecallOptions { no_touch: true, ..RecallOptions::default() };
         let pack = engine.recall(&namespaces[h], &q.text, &opts).await?;
-        let set = if set == Set::Answerable {
-            let packed = pack.items.iter().any(|i| {
+        // An answerable question is scored only with its evidence (a labelled turn, else a
+        // turn of an answer session) in the pack.
+        let evidence_packed = || {
+            pack.items.iter().any(|i| {
                 key_of.get(&i.memory.id).is_some_and(|(key, session)| {
                     if q.evidence_turns.is_empty() {
                         q.evidence_sessions.contains(session)
@@ -363,14 +358,11 @@ async fn run_dataset(
                         q.evidence_turns.contains(key)
                     }
                 })
-            });
-            if packed {
-                Set::Answerable
-            } else {
-                Set::Unpacked
-            }
-        } else {
-            set
+            })
+        };
+        let set = match set {
+            Set::Answerable if !evidence_packed() => Set::Unpacked,
+            s => s,
         };
         let task = Task { query: q.text.clone(), about: None };
         let now = clock.now();
@@ -395,7 +387,7 @@ async fn run_dataset(
                     .iter()
                     .filter(|t| t.included)
                     .filter_map(|t| t.evidence.as_ref().and_then(f))
-                    .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+                    .reduce(f64::max)
             };
             let line = json!({
                 "dataset": ds.name, "set": set.key(), "group": q.group, "question": q.text,

@@ -613,12 +613,7 @@ pub fn normalise_query(q: &str) -> String {
 
 /// The namespace of a conversation: `locomo-<sample_id>` (sanitised).
 fn namespace_of(c: &Conversation) -> Result<Namespace> {
-    let id: String =
-        c.id.chars()
-            .map(|ch| if ch.is_ascii_alphanumeric() || "_.:-".contains(ch) { ch } else { '_' })
-            .take(100)
-            .collect();
-    Ok(Namespace::new(&format!("locomo-{id}"))?)
+    Ok(crate::util::namespace_for("locomo", &c.id)?)
 }
 
 /// The RecentOnly baseline over one conversation: turns newest first.
