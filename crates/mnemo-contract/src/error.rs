@@ -90,7 +90,7 @@ pub enum CoreError {
     /// A turn was recorded durably, but deriving memories from it failed: it stays recorded and
     /// unextracted (no derived change was applied) and can be extracted again later.
     // The cause is part of the message (not a `#[source]`), so a chain printer says it once.
-    #[error("turn {turn} was recorded but not extracted (`mnemo reextract` retries it): {error}")]
+    #[error("turn {turn} was recorded but not extracted: {} failed, so nothing was derived from it (`mnemo reextract` retries it): {error}", error.derive_stage())]
     Unextracted {
         /// The recorded turn.
         turn: crate::model::TurnId,
@@ -262,6 +262,22 @@ impl CoreError {
             CoreError::ModelFailure { kind, .. } => Some(*kind),
             CoreError::Unextracted { error, .. } => error.model_kind(),
             _ => None,
+        }
+    }
+
+    /// The stage of deriving memories from a turn that this error stopped, for the message of
+    /// [`CoreError::Unextracted`]: after a good extraction a failed embedding must not read as a
+    /// failed extraction.
+    pub fn derive_stage(&self) -> &'static str {
+        match self {
+            CoreError::Reasoner(_) => "the model (extraction or reconcile)",
+            CoreError::Embedder(_) | CoreError::ModelFailure { role: ModelRole::Embedder, .. } => {
+                "embedding (the extraction itself succeeded)"
+            }
+            CoreError::ModelFailure { role: ModelRole::Reasoner, .. } => "the model (extraction or reconcile)",
+            CoreError::Unextracted { error, .. } => error.derive_stage(),
+            CoreError::InvalidInput(_) => "checking what the model extracted",
+            _ => "storing what was extracted",
         }
     }
 

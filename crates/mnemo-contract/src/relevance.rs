@@ -205,6 +205,10 @@ pub fn stem(w: &str) -> String {
 
 /// [`stem`] without a copy where the stem is a prefix of the word (all but "-ies").
 fn stem_str(w: &str) -> std::borrow::Cow<'_, str> {
+    // Numbers and codes are not words: "1000" is not "100", "S-208s" no plural.
+    if w.bytes().any(|b| b.is_ascii_digit()) {
+        return std::borrow::Cow::Borrowed(w);
+    }
     let n = w.chars().count();
     let strip = |suffix: &str, min: usize| n >= min && w.ends_with(suffix);
     let base: &str = if strip("ies", 5) {
@@ -506,6 +510,8 @@ mod tests {
         assert_eq!(stem("planned"), stem("plan"));
         assert_ne!(stem("weather"), stem("owner"));
         assert_eq!(stem("glass"), "glass");
+        assert_ne!(stem("1000"), stem("100"), "numbers are not stemmed");
+        assert_eq!(stem("s-208s"), "s-208s");
     }
 
     #[test]

@@ -510,6 +510,18 @@ pub enum Verdict {
     Novel,
 }
 
+/// A reconcile verdict with who gave it and why: the engine applies a model's verdict only
+/// where its own rules allow, and writes the reason and the model into the history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reconciled {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The model's reason, when it gave one.
+    pub reason: Option<String>,
+    /// Who answered (client and the model string as echoed).
+    pub model: ModelInfo,
+}
+
 /// Extract, reconcile, resolve a forget command.
 #[async_trait]
 pub trait Reasoner: Send + Sync {
@@ -518,6 +530,12 @@ pub trait Reasoner: Send + Sync {
     /// How `candidate` relates to `neighbours` (active memories sharing an entity). Every id
     /// in the verdict must be one of the neighbours.
     async fn reconcile(&self, candidate: &Candidate, neighbours: &[Memory]) -> Result<Verdict>;
+    /// [`Reasoner::reconcile`] with the reason and who answered. The default has no reason and
+    /// names [`Reasoner::model_info`]; a model-backed reasoner returns what its answer said.
+    async fn reconcile_explained(&self, candidate: &Candidate, neighbours: &[Memory]) -> Result<Reconciled> {
+        let verdict = self.reconcile(candidate, neighbours).await?;
+        Ok(Reconciled { verdict, reason: None, model: self.model_info() })
+    }
     /// Which of `candidates` a free-text forget command designates (a subset; may be empty).
     async fn resolve_forget(&self, command: &str, candidates: &[Memory]) -> Result<Vec<MemoryId>>;
     /// Who answers this reasoner's calls.

@@ -92,7 +92,22 @@ Items come in the order the turn states them (a forget applies to what was said 
 owner, a dose: a new value replaces the old) or "many" (allergies, phone numbers, skills: a new
 value is added beside the others).
 Rules: a claim only on a semantic memory; "entities" lists the names of things the memory is
-about (the claim's entity included); importance null unless the turn states one."#;
+about (the claim's entity included); importance null unless the turn states one. One fact per
+memory: a turn that states two facts gives two items. Every memory must be said by the turn:
+never add facts the turn does not state.
+
+Example. Turn text: "Tom Becker is allergic to nuts and his email is tom@acme.example. Please
+always ship his orders by courier." Answer:
+{"items": [
+ {"memory": {"kind": "semantic", "content": "Tom Becker is allergic to nuts.",
+  "claim": {"entity": "Tom Becker", "attribute": "allergy", "value": "nuts"},
+  "entities": ["Tom Becker"], "importance": null, "pinned": false, "cardinality": "many"}},
+ {"memory": {"kind": "semantic", "content": "Tom Becker's email is tom@acme.example.",
+  "claim": {"entity": "Tom Becker", "attribute": "email", "value": "tom@acme.example"},
+  "entities": ["Tom Becker"], "importance": null, "pinned": false, "cardinality": "one"}},
+ {"memory": {"kind": "procedural", "content": "Always ship Tom Becker's orders by courier.",
+  "claim": null, "entities": ["Tom Becker"], "importance": null, "pinned": false, "cardinality": "one"}}],
+ "notes": []}"#;
 
 const RECONCILE_SYSTEM: &str = r#"mnemo-task: reconcile/v1
 You reconcile a NEW candidate memory against EXISTING active memories for Mnemo, a memory engine.
@@ -100,13 +115,18 @@ You reconcile a NEW candidate memory against EXISTING active memories for Mnemo,
 Input: a JSON object {"candidate": memory, "neighbours": [memory]} where a memory is
 {"id": integer (absent on the candidate), "kind": string, "content": string,
  "claim": null | {"entity", "attribute", "value"}, "confirmed_at": RFC 3339 time (neighbours)}.
+A neighbour's id is its number in this list (1, 2, 3, ...).
 
 Decide ONE verdict:
 - "duplicate": the candidate states the same thing as exactly one neighbour (same fact, maybe
   paraphrased). "ids" = [that neighbour's id].
-- "contradicts": the candidate is a newer value of what some neighbours state (same entity and
-  attribute, another value; or a changed preference or instruction). "ids" = ALL of them.
-- "novel": neither. "ids" = [].
+- "contradicts": the candidate is a NEW VALUE of the SAME property of the SAME subject as some
+  neighbours state (the same person's dose changed, the same supplier's lead time changed, a
+  changed preference or instruction on the same matter). "ids" = ALL of them.
+- "novel": neither. "ids" = []. A different property of the same subject is novel (an allergy
+  and a dose, a phone number and an address). A further value of a property that holds many
+  values is novel (a second allergy, a second phone number, another skill).
+When in doubt, answer "novel": a wrong "contradicts" destroys a true memory.
 
 Answer with ONE JSON object and nothing else, exactly this schema (no other keys):
 {"verdict": "duplicate" | "contradicts" | "novel", "ids": [integer], "reason": string (optional)}
@@ -120,6 +140,7 @@ When the request designates nothing, designate nothing.
 Input: a JSON object {"command": string, "candidates": [memory]} where a memory is
 {"id": integer, "kind": string, "content": string,
  "claim": null | {"entity", "attribute", "value"}, "confirmed_at": RFC 3339 time}.
+A candidate's id is its number in this list (1, 2, 3, ...).
 
 Answer with ONE JSON object and nothing else, exactly this schema (no other keys):
 {"ids": [integer], "reason": string (optional)}
@@ -166,6 +187,15 @@ pub struct MemoryView {
     /// Last confirmation, RFC 3339 (absent on a reconcile candidate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmed_at: Option<String>,
+}
+
+impl MemoryView {
+    /// A stored memory as the `number`-th of a prompt's list. Prompts name memories by their
+    /// position, never by store id: store ids differ between data directories, so a request
+    /// holding them could only replay into a copy of the store it was recorded from.
+    pub fn numbered(number: usize, m: &Memory) -> Self {
+        MemoryView { id: Some(number as i64), ..MemoryView::from(m) }
+    }
 }
 
 impl From<&Memory> for MemoryView {

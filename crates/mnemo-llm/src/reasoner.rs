@@ -8,7 +8,9 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mnemo_contract::{Candidate, CoreError, Extraction, Memory, MemoryId, ModelInfo, Reasoner, Turn, Verdict};
+use mnemo_contract::{
+    Candidate, CoreError, Extraction, Memory, MemoryId, ModelInfo, Reasoner, Reconciled, Turn, Verdict,
+};
 use serde::Serialize;
 use serde_json::Value;
 use tracing::Instrument as _;
@@ -21,6 +23,10 @@ use crate::validate;
 pub const DEFAULT_MODEL: &str = "qwen-plus";
 /// Default cap on answer tokens.
 pub const DEFAULT_MAX_TOKENS: u32 = 2048;
+/// The temperature of the one repair attempt. At 0 a model sent its refused answer back with
+/// the problem often answers the same bytes again (seen with Qwen2.5 0.5B and 1.5B on
+/// llama.cpp); a little sampling lets the correction take.
+pub const REPAIR_TEMPERATURE: f32 = 0.3;
 
 /// A reasoner that asks a chat model.
 ///
@@ -32,6 +38,7 @@ pub struct LlmReasoner {
     extraction_model: Option<String>,
     max_tokens: u32,
     extract_max_tokens: Option<u32>,
+    json_mode: bool,
 }
 
 impl LlmReasoner {
@@ -43,7 +50,14 @@ impl LlmReasoner {
             extraction_model: None,
             max_tokens: DEFAULT_MAX_TOKENS,
             extract_max_tokens: None,
+            json_mode: true,
         }
+    }
+    /// Whether requests ask for JSON mode (`response_format = json_object`); the request says
+    /// so, so a cassette's key records what was sent. Default: true.
+    pub fn with_json_mode(mut self, json_mode: bool) -> Self {
+        self.json_mode = json_mode;
+        self
     }
     /// Ask for `model` (recorded in every request; the answer says who really answered).
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
@@ -77,7 +91,7 @@ impl LlmReasoner {
         &self,
         task: Task,
         input: &I,
-        check: impl Fn(&Value) -> Result<T, String>,
+        check: impl Fn(&Value, Vec<String>) -> Result<T, String>,
     ) -> Result<(T, ModelInfo), CoreError> {
         let user = serde_json::to_string(input)
             .map_err(|e| CoreError::Reasoner(format!("{}: could not encode the prompt input: {e}", task.name())))?;
@@ -94,7 +108,7 @@ impl LlmReasoner {
             user,
             max_tokens,
             temperature: 0.0,
-            json: true,
+            json: self.json_mode,
             repair: None,
         };
         let span = tracing::info_span!("model_call", task = task.name(), model = %req.model);
@@ -105,7 +119,7 @@ impl LlmReasoner {
         &self,
         task: Task,
         mut req: ChatRequest,
-        check: impl Fn(&Value) -> Result<T, String>,
+        check: impl Fn(&Value, Vec<String>) -> Result<T, String>,
     ) -> Result<(T, ModelInfo), CoreError> {
         let mut first_problem: Option<String> = None;
         loop {
@@ -126,13 +140,14 @@ impl LlmReasoner {
                     resp.client.as_str()
                 )));
             }
-            let checked = validate::parse_json(&resp.content).and_then(|v| check(&v));
+            let checked = validate::parse_json_lenient(&resp.content).and_then(|(v, fixes)| check(&v, fixes));
             match checked {
                 Ok(t) => return Ok((t, info)),
                 Err(problem) => match first_problem {
                     None => {
                         tracing::warn!(task = task.name(), model = %info.model, "invalid answer, one repair attempt: {problem}");
                         req.repair = Some(Repair { previous: resp.content.clone(), problem: problem.clone() });
+                        req.temperature = REPAIR_TEMPERATURE;
                         first_problem = Some(problem);
                     }
                     Some(first) => {
@@ -163,6 +178,16 @@ fn invalid(task: Task, info: &ModelInfo, problem: &str, content: &str) -> CoreEr
     ))
 }
 
+/// The numbers a prompt gives `n` memories: 1..=n (validation checks answers against them).
+fn numbers(n: usize) -> Vec<MemoryId> {
+    (1..=n as i64).map(MemoryId).collect()
+}
+
+/// The store id of the memory a prompt numbered `number` (validated to be within 1..=len).
+fn id_at(memories: &[Memory], number: MemoryId) -> MemoryId {
+    usize::try_from(number.0 - 1).ok().and_then(|i| memories.get(i)).map_or(number, |m| m.id)
+}
+
 fn candidate_view(c: &Candidate) -> MemoryView {
     MemoryView {
         id: None,
@@ -179,24 +204,47 @@ impl Reasoner for LlmReasoner {
         let task = Task::Extract;
         let span = tracing::info_span!("extract", turn = turn.id.0);
         let ((items, notes), model) = self
-            .ask(task, &ExtractInput::of(turn), |v| Ok((validate::extraction(v)?, validate::extraction_notes(v)?)))
+            .ask(task, &ExtractInput::of(turn), |v, mut fixes| {
+                // A small model's slips that have one meaning are mended, each said in the
+                // turn's notes; what is still wrong goes back to the model once.
+                let (v, mended) = validate::normalise_extraction(v);
+                fixes.extend(mended);
+                let items = validate::extraction(&v)?;
+                fixes.extend(validate::extraction_notes(&v)?);
+                Ok((items, fixes))
+            })
             .instrument(span)
             .await?;
         Ok(Extraction { items, model, notes })
     }
 
     async fn reconcile(&self, candidate: &Candidate, neighbours: &[Memory]) -> mnemo_contract::Result<Verdict> {
+        Ok(self.reconcile_explained(candidate, neighbours).await?.verdict)
+    }
+
+    async fn reconcile_explained(
+        &self,
+        candidate: &Candidate,
+        neighbours: &[Memory],
+    ) -> mnemo_contract::Result<Reconciled> {
         let task = Task::Reconcile;
         if neighbours.is_empty() {
-            // Nothing to relate to: novel without a call (no spend; `model_info` is unchanged).
-            return Ok(Verdict::Novel);
+            // Nothing to relate to: novel without a call (no spend).
+            return Ok(Reconciled { verdict: Verdict::Novel, reason: None, model: self.model_info() });
         }
         let input = ReconcileInput {
             candidate: candidate_view(candidate),
-            neighbours: neighbours.iter().map(MemoryView::from).collect(),
+            neighbours: neighbours.iter().enumerate().map(|(i, m)| MemoryView::numbered(i + 1, m)).collect(),
         };
-        let ids: Vec<MemoryId> = neighbours.iter().map(|m| m.id).collect();
-        Ok(self.ask(task, &input, |v| validate::verdict(v, &ids)).await?.0)
+        let numbers = numbers(neighbours.len());
+        let ((verdict, reason), model) =
+            self.ask(task, &input, |v, _| Ok((validate::verdict(v, &numbers)?, validate::reason(v)))).await?;
+        let verdict = match verdict {
+            Verdict::Duplicate(n) => Verdict::Duplicate(id_at(neighbours, n)),
+            Verdict::Contradicts(ns) => Verdict::Contradicts(ns.into_iter().map(|n| id_at(neighbours, n)).collect()),
+            Verdict::Novel => Verdict::Novel,
+        };
+        Ok(Reconciled { verdict, reason, model })
     }
 
     async fn resolve_forget(&self, command: &str, candidates: &[Memory]) -> mnemo_contract::Result<Vec<MemoryId>> {
@@ -206,10 +254,11 @@ impl Reasoner for LlmReasoner {
         }
         let input = ResolveForgetInput {
             command: command.to_string(),
-            candidates: candidates.iter().map(MemoryView::from).collect(),
+            candidates: candidates.iter().enumerate().map(|(i, m)| MemoryView::numbered(i + 1, m)).collect(),
         };
-        let ids: Vec<MemoryId> = candidates.iter().map(|m| m.id).collect();
-        Ok(self.ask(task, &input, |v| validate::forget_ids(v, &ids)).await?.0)
+        let numbers = numbers(candidates.len());
+        let picked = self.ask(task, &input, |v, _| validate::forget_ids(v, &numbers)).await?.0;
+        Ok(picked.into_iter().map(|n| id_at(candidates, n)).collect())
     }
 
     /// Who is configured to answer (the client and the model it was built with). What really

@@ -25,6 +25,139 @@ pub fn parse_json(content: &str) -> Result<Value, String> {
     }
 }
 
+/// [`parse_json`], and when that fails, the first balanced JSON object inside the answer (a
+/// small model often writes a sentence before or after it). Returns what was mended, for the
+/// turn's notes.
+pub fn parse_json_lenient(content: &str) -> Result<(Value, Vec<String>), String> {
+    let strict = match parse_json(content) {
+        Ok(v) => return Ok((v, Vec::new())),
+        Err(e) => e,
+    };
+    match first_object(content).and_then(|s| serde_json::from_str::<Value>(s).ok()) {
+        Some(v) if v.is_object() => {
+            Ok((v, vec!["the model wrote text around its JSON answer; only the JSON object was read".to_string()]))
+        }
+        _ => Err(strict),
+    }
+}
+
+/// The first `{…}` span whose braces balance (braces inside JSON strings skipped).
+fn first_object(s: &str) -> Option<&str> {
+    let start = s.find('{')?;
+    let (mut depth, mut in_str, mut escaped) = (0usize, false, false);
+    for (i, c) in s[start..].char_indices() {
+        if in_str {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&s[start..start + i + 1]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Mend the slips of an extraction answer that have exactly one meaning, before validation;
+/// returns the mended answer and one note per fix (the turn's notes say what was changed):
+/// - empty or non-string `notes` entries are dropped;
+/// - unknown keys on the answer or on a memory are dropped (a model's "confidence", "id");
+/// - a kind in another case ("Semantic") is lower-cased;
+/// - a claim on a procedural or episodic memory makes it semantic (a claim is a fact);
+/// - a claim with an empty entity, attribute or value is dropped (the memory stays, claimless);
+/// - empty entity names are dropped;
+/// - a forget of an entity without its attribute becomes a free-text forget of the entity.
+///
+/// Anything else stays as the model wrote it, for validation to refuse and the one repair
+/// attempt to correct.
+pub fn normalise_extraction(v: &Value) -> (Value, Vec<String>) {
+    let mut v = v.clone();
+    let mut fixes = Vec::new();
+    let Some(top) = v.as_object_mut() else { return (v, fixes) };
+    let unknown: Vec<String> = top.keys().filter(|k| *k != "items" && *k != "notes").cloned().collect();
+    for k in unknown {
+        top.remove(&k);
+        fixes.push(format!("dropped the answer's unknown key {k:?}"));
+    }
+    if let Some(Value::Array(notes)) = top.get_mut("notes") {
+        let before = notes.len();
+        notes.retain(|n| n.as_str().is_some_and(|s| !s.trim().is_empty()));
+        if notes.len() < before {
+            fixes.push(format!("dropped {} empty or non-text note(s) of the model", before - notes.len()));
+        }
+    }
+    let Some(Value::Array(items)) = top.get_mut("items") else { return (v, fixes) };
+    for (i, item) in items.iter_mut().enumerate() {
+        if let Some(m) = item.get_mut("memory").and_then(Value::as_object_mut) {
+            mend_memory(m, &format!("items[{i}].memory"), &mut fixes);
+        }
+        if let Some(f) = item.get_mut("forget").and_then(Value::as_object_mut) {
+            let has = |k: &str| f.get(k).and_then(Value::as_str).is_some_and(|s| !s.trim().is_empty());
+            if has("entity") && !has("attribute") && !f.contains_key("text") {
+                let entity = f.get("entity").cloned().unwrap_or(Value::Null);
+                f.clear();
+                f.insert("text".into(), entity);
+                fixes.push(format!("items[{i}].forget names an entity without an attribute: forgetting by its text"));
+            }
+        }
+    }
+    (v, fixes)
+}
+
+fn mend_memory(m: &mut Map<String, Value>, path: &str, fixes: &mut Vec<String>) {
+    const KEYS: [&str; 7] = ["kind", "content", "claim", "entities", "importance", "pinned", "cardinality"];
+    let unknown: Vec<String> = m.keys().filter(|k| !KEYS.contains(&k.as_str())).cloned().collect();
+    for k in unknown {
+        m.remove(&k);
+        fixes.push(format!("{path}: dropped unknown key {k:?}"));
+    }
+    if let Some(Value::String(kind)) = m.get_mut("kind") {
+        let lower = kind.trim().to_lowercase();
+        if lower != *kind && ["semantic", "procedural", "episodic"].contains(&lower.as_str()) {
+            *kind = lower;
+        }
+    }
+    if let Some(Value::Object(c)) = m.get("claim") {
+        let blank = ["entity", "attribute", "value"]
+            .iter()
+            .any(|k| c.get(*k).and_then(Value::as_str).is_none_or(|s| s.trim().is_empty()));
+        if blank {
+            m.insert("claim".into(), Value::Null);
+            fixes.push(format!("{path}: dropped a claim without entity, attribute or value"));
+        }
+    }
+    let has_claim = m.get("claim").is_some_and(Value::is_object);
+    let kind = m.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    if has_claim && (kind == "procedural" || kind == "episodic") {
+        m.insert("kind".into(), Value::String("semantic".into()));
+        fixes.push(format!("{path}: a {kind} memory with a claim is a fact: kept as semantic"));
+    }
+    if let Some(Value::Array(es)) = m.get_mut("entities") {
+        let before = es.len();
+        es.retain(|e| e.as_str().is_some_and(|s| !s.trim().is_empty()));
+        if es.len() < before {
+            fixes.push(format!("{path}: dropped empty entity names"));
+        }
+    }
+}
+
+/// The optional `reason` of a reconcile or forget answer, when it is non-empty text.
+pub fn reason(v: &Value) -> Option<String> {
+    v.get("reason").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+}
+
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",

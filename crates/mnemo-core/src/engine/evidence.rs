@@ -14,7 +14,7 @@ use crate::relevance::{cosine, DenseCalibration, QueryTerms, RelevanceEvidence, 
 pub(crate) type CalibrationCell = tokio::sync::OnceCell<DenseCalibration>;
 
 /// Which query terms a memory holds: in its text, entities or claim.
-fn held_terms(q: &QueryTerms, m: &Memory) -> u64 {
+pub(super) fn held_terms(q: &QueryTerms, m: &Memory) -> u64 {
     let mut held = q.held_in(&m.content);
     for e in &m.entities {
         held |= q.held_in(e);
@@ -26,13 +26,13 @@ fn held_terms(q: &QueryTerms, m: &Memory) -> u64 {
 }
 
 /// Whether the query names the memory's claim entity or one of its entities.
-fn names_entity(q: &QueryTerms, m: &Memory) -> bool {
+pub(super) fn names_entity(q: &QueryTerms, m: &Memory) -> bool {
     m.claim.as_ref().is_some_and(|c| q.names(&c.entity)) || m.entities.iter().any(|e| q.names(e))
 }
 
 impl Engine {
     /// The embedder's cosine between unrelated texts (measured once), or why it is unknown.
-    async fn dense_calibration(&self) -> std::result::Result<DenseCalibration, String> {
+    pub(super) async fn dense_calibration(&self) -> std::result::Result<DenseCalibration, String> {
         self.dense_calibration
             .get_or_try_init(|| async {
                 let texts: Vec<String> = CALIBRATION_TEXTS.iter().map(|t| t.to_string()).collect();

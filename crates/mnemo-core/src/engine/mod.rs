@@ -27,6 +27,7 @@ mod plan;
 mod read;
 mod recall;
 mod recall_cache;
+mod reconcile_guard;
 mod restore;
 mod why;
 mod write;

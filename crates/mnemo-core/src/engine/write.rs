@@ -3,12 +3,15 @@
 use serde::{Deserialize, Serialize};
 use tracing::Instrument as _;
 
+use super::evidence::{held_terms, names_entity};
 use super::plan::TurnPlan;
+use super::reconcile_guard::{self, contradiction_refused, duplicate_refused, NEIGHBOUR_FLOOR};
 use super::Engine;
 use crate::error::{CoreError, Result};
 use crate::model::*;
+use crate::relevance::{content_terms, cosine, QueryTerms, RelevanceEvidence};
 use crate::text::norm_name;
-use crate::traits::{Candidate, ExtractedItem, Extraction, ModelInfo, SearchMode, SearchQuery, Verdict};
+use crate::traits::{Candidate, ExtractedItem, Extraction, ModelInfo, Reconciled, SearchMode, SearchQuery, Verdict};
 
 /// Largest turn accepted, in bytes.
 pub const MAX_TURN_BYTES: usize = 1 << 20;
@@ -30,6 +33,9 @@ pub enum OutcomeKind {
     Forgotten,
     /// A forget command that designated nothing.
     NothingToForget,
+    /// Not written: the turn's words do not support what the model extracted (an invention,
+    /// or the prompt's example copied); the detail says how much of it the turn holds.
+    Unsupported,
 }
 
 /// One outcome of a write.
@@ -289,7 +295,8 @@ impl Engine {
             let ids: Vec<MemoryId> =
                 hits.iter().map(|h| h.id).filter(|id| !found.iter().any(|m| m.id == *id)).collect();
             if !ids.is_empty() {
-                found.extend(plan.live(self.store.get_many(ns, &ids).await?));
+                let close = self.relevant_to(cand, new, plan.live(self.store.get_many(ns, &ids).await?)).await;
+                found.extend(close);
             }
         }
         for p in plan.pending() {
@@ -299,6 +306,80 @@ impl Engine {
             }
         }
         Ok(found)
+    }
+
+    /// The memories of `hits` relevant to the candidate in the absolute sense (shared entity, or
+    /// evidence at or above [`NEIGHBOUR_FLOOR`]): a search always returns its best, and the
+    /// best of nothing must not reach the model as something to supersede.
+    async fn relevant_to(&self, cand: &Candidate, new: &NewMemory, hits: Vec<Memory>) -> Vec<Memory> {
+        let q = QueryTerms::of(&cand.content);
+        let terms: Vec<u64> = hits.iter().map(|m| held_terms(&q, m)).collect();
+        let weights = q.weights(&terms);
+        let calibration = match &new.embedding {
+            Some(_) => self.dense_calibration().await.ok(),
+            None => None,
+        };
+        let model = self.embedder.model_id();
+        hits.into_iter()
+            .zip(terms)
+            .filter(|(m, held)| {
+                if m.entities.iter().any(|e| new.entities.contains(e)) {
+                    return true;
+                }
+                let dense_z = match (&new.embedding, calibration, &m.embedding) {
+                    (Some(e), Some(c), Some(v)) if v.model == model => cosine(&e.vector, &v.vector).map(|cos| c.z(cos)),
+                    _ => None,
+                };
+                RelevanceEvidence::new(q.coverage(&weights, *held), dense_z, names_entity(&q, m)).absolute
+                    >= NEIGHBOUR_FLOOR
+            })
+            .map(|(m, _)| m)
+            .collect()
+    }
+
+    /// The model's verdict as far as the engine's rules allow (`reconcile_guard`): a refused
+    /// id is said in `notes` and the candidate is kept as novel rather than lose a memory.
+    fn guarded(
+        &self,
+        cand: &Candidate,
+        new: &NewMemory,
+        neighbours: &[Memory],
+        r: &Reconciled,
+        notes: &mut Vec<String>,
+    ) -> Verdict {
+        let who = format!("{} / {}", r.model.client.as_str(), r.model.model);
+        let because = r.reason.as_ref().map(|x| format!("; its reason: {x:?}")).unwrap_or_default();
+        let find = |id: &MemoryId| neighbours.iter().find(|m| m.id == *id);
+        match &r.verdict {
+            Verdict::Contradicts(ids) => {
+                let mut kept = Vec::new();
+                for id in ids {
+                    match find(id).map(|old| (old, contradiction_refused(cand, new, old, &self.policy))) {
+                        Some((old, Some(why))) => notes.push(format!(
+                            "the model ({who}) said {:?} supersedes memory {id} ({:?}); not applied: {why}. Both are kept{because}",
+                            cand.content, old.content
+                        )),
+                        _ => kept.push(*id),
+                    }
+                }
+                if kept.is_empty() {
+                    Verdict::Novel
+                } else {
+                    Verdict::Contradicts(kept)
+                }
+            }
+            Verdict::Duplicate(id) => match find(id).and_then(|old| duplicate_refused(cand, old).map(|w| (old, w))) {
+                Some((old, why)) => {
+                    notes.push(format!(
+                        "the model ({who}) said {:?} restates memory {id} ({:?}); not applied: {why}. Kept as a new memory{because}",
+                        cand.content, old.content
+                    ));
+                    Verdict::Novel
+                }
+                None => r.verdict.clone(),
+            },
+            Verdict::Novel => Verdict::Novel,
+        }
     }
 
     async fn plan_candidate(
@@ -311,6 +392,30 @@ impl Engine {
         notes: &mut Vec<String>,
     ) -> Result<Outcome> {
         let neighbours = self.neighbours(ns, cand, &new, plan).await?;
+        // Model-independent: what the model extracted must be said by the turn (names memory
+        // already holds count as said: "she" in the turn, the name in the memory).
+        let known: Vec<String> = new
+            .entities
+            .iter()
+            .filter(|e| neighbours.iter().any(|m| m.entities.contains(e)))
+            .flat_map(|e| content_terms(e))
+            .collect();
+        let support = reconcile_guard::support(&turn.text, cand, &known);
+        if !support.enough() {
+            return Ok(Outcome {
+                kind: OutcomeKind::Unsupported,
+                memory: None,
+                tombstoned: vec![],
+                detail: format!(
+                    "not written: the turn does not support {:?} ({} of its {} content words are in the turn{})",
+                    cand.content,
+                    support.held,
+                    support.of,
+                    if support.value_held { "" } else { "; the claim's value is not" }
+                ),
+            });
+        }
+        let mut decided_by: Option<Reconciled> = None;
         let verdict = match &cand.claim {
             // Claims reconcile by rule: deterministic, free, and the same for every model.
             Some(claim) => {
@@ -318,7 +423,12 @@ impl Engine {
                 reconcile_claim(claim, cardinality, &neighbours)
             }
             None if neighbours.is_empty() => Verdict::Novel,
-            None => self.reasoner.reconcile(cand, &neighbours).await?,
+            None => {
+                let r = self.reasoner.reconcile_explained(cand, &neighbours).await?;
+                let v = self.guarded(cand, &new, &neighbours, &r, notes);
+                decided_by = Some(r);
+                v
+            }
         };
         let known = |id: &MemoryId| neighbours.iter().any(|m| m.id == *id);
         match verdict {
@@ -342,18 +452,24 @@ impl Engine {
             Verdict::Contradicts(ids) if !ids.is_empty() && ids.iter().all(known) => {
                 let reasons: Vec<String> = ids
                     .iter()
-                    .map(|id| supersede_reason(neighbours.iter().find(|m| m.id == *id), cand, turn))
+                    .map(|id| {
+                        supersede_reason(neighbours.iter().find(|m| m.id == *id), cand, turn, decided_by.as_ref())
+                    })
                     .collect();
                 let new_id = plan.insert(new, Some(turn.id));
                 for (id, reason) in ids.iter().zip(reasons) {
                     plan.tombstone(*id, reason, Some(new_id), Some(turn.id));
                 }
-                Ok(Outcome {
-                    kind: OutcomeKind::Superseded,
-                    memory: Some(new_id),
-                    tombstoned: ids.clone(),
-                    detail: "supersedes {tombstoned} (same entity and attribute, another value)".into(),
-                })
+                let detail = match &decided_by {
+                    Some(r) => format!(
+                        "supersedes {{tombstoned}} (decided by model {} / {}{})",
+                        r.model.client.as_str(),
+                        r.model.model,
+                        r.reason.as_ref().map(|x| format!(": {x}")).unwrap_or_default()
+                    ),
+                    None => "supersedes {tombstoned} (claim rule: same entity and attribute, another value)".into(),
+                };
+                Ok(Outcome { kind: OutcomeKind::Superseded, memory: Some(new_id), tombstoned: ids.clone(), detail })
             }
             Verdict::Novel => {
                 let id = plan.insert(new, Some(turn.id));
@@ -390,11 +506,20 @@ pub fn reconcile_claim(claim: &Claim, cardinality: Cardinality, neighbours: &[Me
     }
 }
 
-fn supersede_reason(old: Option<&Memory>, cand: &Candidate, turn: &Turn) -> String {
-    match (old.and_then(|m| m.claim.as_ref()), &cand.claim) {
-        (Some(o), Some(n)) => format!(
-            "superseded: {} | {} changed from {:?} to {:?} (turn {})",
+/// The tombstone's reason: the claim rule's change of value, or the model that decided and why.
+fn supersede_reason(old: Option<&Memory>, cand: &Candidate, turn: &Turn, model: Option<&Reconciled>) -> String {
+    match (old.and_then(|m| m.claim.as_ref()), &cand.claim, model) {
+        (Some(o), Some(n), _) => format!(
+            "superseded: {} | {} changed from {:?} to {:?} (turn {}; claim rule)",
             n.entity, n.attribute, o.value, n.value, turn.id
+        ),
+        (_, _, Some(r)) => format!(
+            "superseded: contradicted by {:?} (turn {}); decided by model {} / {}{}",
+            cand.content,
+            turn.id,
+            r.model.client.as_str(),
+            r.model.model,
+            r.reason.as_ref().map(|x| format!(": {x}")).unwrap_or_default()
         ),
         _ => format!("superseded: contradicted by {:?} (turn {})", cand.content, turn.id),
     }

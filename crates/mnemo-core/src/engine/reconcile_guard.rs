@@ -1,0 +1,259 @@
+//! What a model may decide on the write path, and what it may not.
+//!
+//! A claimless candidate is reconciled by the model; a model's verdict names memories to
+//! tombstone (contradicts) or to reinforce in the candidate's place (duplicate). Tried against
+//! a small real model (Qwen2.5 1.5B), "contradicts" came back for 8 of 8 calls, naming memories
+//! about other things ("also allergic to latex" against a penicillin allergy), and the engine
+//! applied it blindly. So the engine keeps three rules of its own, whatever the model says:
+//!
+//! 1. **Neighbours are relevant in the absolute sense**: a claimless candidate is compared only
+//!    with memories that share one of its entities, or whose relevance to its content (term
+//!    coverage, calibrated dense similarity: `mnemo_contract::relevance`) reaches
+//!    [`NEIGHBOUR_FLOOR`] — never the best of nothing.
+//! 2. **A contradiction needs a shared subject** ([`contradiction_refused`]): the same kind
+//!    (a fact does not supersede an instruction), a kind that can be superseded (an episode
+//!    happened; a later one does not undo it), a normalised entity in common, a stored memory
+//!    (items of one turn never supersede each other unless they share a claim, which the claim
+//!    rule decides), and not a claim whose attribute the config says holds many values.
+//! 3. **A duplicate adds nothing** ([`duplicate_refused`]): the same kind, and the candidate's
+//!    content terms held by the memory it would be merged into, no new number among them.
+//!
+//! A refused verdict is said in the turn's notes (with the model's reason) and the candidate is
+//! inserted as novel: keeping both is recoverable, destroying one is not.
+use crate::model::{Memory, MemoryKind, NewMemory};
+use crate::policy::EnginePolicy;
+use crate::relevance::content_terms;
+use crate::traits::Candidate;
+
+/// Absolute relevance (0..=1) a claimless candidate's content must reach to make a memory its
+/// neighbour when they share no entity: the assessor's default relevance floor.
+pub(crate) const NEIGHBOUR_FLOOR: f64 = 0.5;
+
+/// Why a model's "contradicts" naming `old` is refused for `cand`, or None when it may apply.
+pub(crate) fn contradiction_refused(
+    cand: &Candidate,
+    new: &NewMemory,
+    old: &Memory,
+    policy: &EnginePolicy,
+) -> Option<String> {
+    if old.id.0 < 0 {
+        return Some(
+            "it was said in the same turn, and only a shared claim lets one item of a turn replace another".into(),
+        );
+    }
+    if old.kind != cand.kind {
+        return Some(format!("a {} memory does not supersede a {} one", cand.kind, old.kind));
+    }
+    if cand.kind == MemoryKind::Episodic {
+        return Some("an episode is not superseded by another: both happened".into());
+    }
+    if !new.entities.iter().any(|e| old.entities.contains(e)) {
+        return Some(if new.entities.is_empty() {
+            "the candidate names no entity, so no shared subject can be checked".into()
+        } else {
+            format!("they share no subject (the candidate is about {})", new.entities.join(", "))
+        });
+    }
+    if let Some(c) = &old.claim {
+        if policy.claims.fixed(&c.attribute) == Some(crate::model::Cardinality::Many) {
+            return Some(format!("{:?} holds many values ([claims] many)", c.attribute));
+        }
+    }
+    None
+}
+
+/// Why a model's "duplicate" naming `old` is refused for `cand`, or None when it may apply.
+pub(crate) fn duplicate_refused(cand: &Candidate, old: &Memory) -> Option<String> {
+    if old.kind != cand.kind {
+        return Some(format!("a {} memory is not a restatement of a {} one", cand.kind, old.kind));
+    }
+    let mut held = content_terms(&old.content);
+    for e in &old.entities {
+        held.extend(content_terms(e));
+    }
+    if let Some(c) = &old.claim {
+        held.extend(content_terms(&format!("{} {} {}", c.entity, c.attribute, c.value)));
+    }
+    let terms = content_terms(&cand.content);
+    let new_terms: Vec<&String> = terms.iter().filter(|t| !held.contains(t)).collect();
+    if let Some(n) = new_terms.iter().find(|t| t.chars().any(|c| c.is_ascii_digit())) {
+        return Some(format!("the candidate states {n:?}, which the memory does not"));
+    }
+    // Half or more of what the candidate says is not in the memory: it says something else.
+    if !terms.is_empty() && new_terms.len() * 2 >= terms.len() {
+        let shown: Vec<&str> = new_terms.iter().map(|t| t.as_str()).collect();
+        return Some(format!("the candidate says what the memory does not ({})", shown.join(", ")));
+    }
+    None
+}
+
+/// How much of an extracted memory the turn's words support: the share of its content terms
+/// (and of its claim value's terms) that the turn holds, where a name memory already knows
+/// counts as held (a turn says "she", the model writes the name). Numbers compare by their
+/// digits ("1,000 mg" holds "1000").
+pub(crate) struct Support {
+    /// Content terms the turn (or known names) hold.
+    pub held: usize,
+    /// Content terms of the memory.
+    pub of: usize,
+    /// The claim's value is held (true without a claim).
+    pub value_held: bool,
+}
+
+impl Support {
+    /// At least half the content terms held, and the claim's value.
+    pub fn enough(&self) -> bool {
+        self.value_held && (self.of == 0 || self.held * 2 >= self.of)
+    }
+}
+
+/// The support the turn's `text` gives `cand`; `known` are content terms of entities memory
+/// already holds.
+pub(crate) fn support(text: &str, cand: &Candidate, known: &[String]) -> Support {
+    let turn = content_terms(text);
+    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+    let in_turn = |t: &String| {
+        turn.contains(t)
+            || known.contains(t)
+            || (t.chars().all(|c| c.is_ascii_digit()) && !digits.is_empty() && digits.contains(t.as_str()))
+    };
+    let terms = content_terms(&cand.content);
+    let held = terms.iter().filter(|t| in_turn(t)).count();
+    // A value with numbers is held when each of its numbers is; another, when any term is.
+    let value_held = cand.claim.as_ref().is_none_or(|c| {
+        let v = content_terms(&c.value);
+        let numbers: Vec<&String> = v.iter().filter(|t| t.chars().all(|ch| ch.is_ascii_digit())).collect();
+        if numbers.is_empty() {
+            v.is_empty() || v.iter().any(in_turn)
+        } else {
+            numbers.iter().all(|n| in_turn(n))
+        }
+    });
+    Support { held, of: terms.len(), value_held }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::model::{Cardinality, Claim, ClientKind, MemoryId, Namespace, Provenance, Status};
+    use crate::Timestamp;
+
+    fn cand(kind: MemoryKind, content: &str, claim: Option<Claim>) -> Candidate {
+        Candidate {
+            kind,
+            content: content.into(),
+            claim,
+            entities: vec![],
+            importance: None,
+            pinned: false,
+            cardinality: Cardinality::One,
+        }
+    }
+
+    fn mem(id: i64, kind: MemoryKind, content: &str, entities: &[&str], claim: Option<Claim>) -> Memory {
+        let at = Timestamp::from_millis(0);
+        Memory {
+            id: MemoryId(id),
+            namespace: Namespace::default(),
+            kind,
+            content: content.into(),
+            claim,
+            entities: entities.iter().map(|e| e.to_string()).collect(),
+            importance: 0.5,
+            reinforcements: 0,
+            sources: vec![],
+            provenance: Provenance { turns: vec![], client: ClientKind::Live, model: "m".into() },
+            created_at: at,
+            last_confirmed_at: at,
+            last_accessed_at: None,
+            pinned: false,
+            embedding: None,
+            status: Status::Active,
+            rev: 1,
+        }
+    }
+
+    fn new_of(m: &Memory) -> NewMemory {
+        NewMemory {
+            namespace: m.namespace.clone(),
+            kind: m.kind,
+            content: m.content.clone(),
+            claim: m.claim.clone(),
+            entities: m.entities.clone(),
+            importance: 0.5,
+            sources: vec![],
+            provenance: m.provenance.clone(),
+            created_at: m.created_at,
+            pinned: false,
+            embedding: None,
+        }
+    }
+
+    #[test]
+    fn a_contradiction_needs_the_same_kind_a_shared_subject_and_a_stored_memory() {
+        let policy = EnginePolicy::default();
+        let latex = mem(0, MemoryKind::Semantic, "Also allergic to latex.", &["maria lopez"], None);
+        let c = cand(MemoryKind::Semantic, &latex.content, None);
+        let n = new_of(&latex);
+        let dose = mem(7, MemoryKind::Semantic, "Metformin 500 mg daily.", &["maria lopez"], None);
+        assert_eq!(contradiction_refused(&c, &n, &dose, &policy), None, "same kind and subject: the model may decide");
+        let other = mem(8, MemoryKind::Semantic, "Ben's phone is 555.", &["ben"], None);
+        assert!(contradiction_refused(&c, &n, &other, &policy).unwrap().contains("no subject"));
+        let rule = mem(9, MemoryKind::Procedural, "Always ask Maria Lopez first.", &["maria lopez"], None);
+        assert!(contradiction_refused(&c, &n, &rule, &policy).unwrap().contains("does not supersede"));
+        let pending = mem(-1, MemoryKind::Semantic, "Maria Lopez is allergic.", &["maria lopez"], None);
+        assert!(contradiction_refused(&c, &n, &pending, &policy).unwrap().contains("same turn"));
+        let ep = mem(3, MemoryKind::Episodic, "Maria Lopez called.", &["maria lopez"], None);
+        let c_ep = cand(MemoryKind::Episodic, "Maria Lopez called again.", None);
+        assert!(contradiction_refused(&c_ep, &new_of(&ep), &ep, &policy).unwrap().contains("both happened"));
+        let nameless = new_of(&mem(0, MemoryKind::Semantic, "x", &[], None));
+        assert!(contradiction_refused(&c, &nameless, &dose, &policy).unwrap().contains("names no entity"));
+        let mut many = EnginePolicy::default();
+        many.claims.many = vec!["allergy".into()];
+        let pen = mem(
+            4,
+            MemoryKind::Semantic,
+            "p",
+            &["maria lopez"],
+            Some(Claim::new("Maria Lopez", "allergy", "penicillin")),
+        );
+        assert!(contradiction_refused(&c, &n, &pen, &many).unwrap().contains("many values"));
+    }
+
+    #[test]
+    fn a_duplicate_must_add_nothing() {
+        let old = mem(1, MemoryKind::Semantic, "Maria Lopez is allergic to penicillin.", &["maria lopez"], None);
+        assert_eq!(
+            duplicate_refused(&cand(MemoryKind::Semantic, "Maria Lopez: allergic to penicillin", None), &old),
+            None
+        );
+        assert!(duplicate_refused(&cand(MemoryKind::Semantic, "Also allergic to latex.", None), &old).is_some());
+        let dose = mem(2, MemoryKind::Semantic, "Metformin 500 mg daily for Maria Lopez.", &[], None);
+        let more = cand(MemoryKind::Semantic, "Maria Lopez metformin 1000 mg daily.", None);
+        let why = duplicate_refused(&more, &dose);
+        assert!(why.as_deref().is_some_and(|w| w.contains("1000")), "{why:?} {:?}", content_terms(&more.content));
+        assert!(duplicate_refused(&cand(MemoryKind::Procedural, &old.content, None), &old).is_some());
+    }
+
+    #[test]
+    fn support_counts_the_turns_words_known_names_and_digits() {
+        let c = cand(MemoryKind::Semantic, "Maria Lopez is allergic to latex.", None);
+        let s = support("Also allergic to latex.", &c, &[]);
+        assert_eq!((s.held, s.of), (2, 4));
+        assert!(s.enough());
+        let known = content_terms("maria lopez");
+        assert_eq!(support("Also allergic to latex.", &c, &known).held, 4);
+        let copied = cand(MemoryKind::Semantic, "Tom Becker is allergic to nuts.", None);
+        assert!(!support("The lead time from S-208 is 35 days.", &copied, &[]).enough());
+        let dose = cand(
+            MemoryKind::Semantic,
+            "Maria takes 1000 mg metformin.",
+            Some(Claim::new("Maria", "metformin dose", "1000 mg")),
+        );
+        assert!(support("Her metformin goes up to 1,000 mg daily, Maria said.", &dose, &[]).enough());
+        let invented =
+            cand(MemoryKind::Semantic, "Maria takes metformin.", Some(Claim::new("Maria", "dose", "750 mg")));
+        assert!(!support("Maria takes metformin, 1000 mg.", &invented, &[]).enough());
+    }
+}
