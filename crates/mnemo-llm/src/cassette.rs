@@ -4,8 +4,10 @@
 //! a header (format version, when it was first and last recorded, the base URL, whether that
 //! was a mock server, the model strings the API echoed) and the recorded calls, each keyed by
 //! the SHA-256 of its normalised request (the request as plain data: model, prompts, token cap,
-//! temperature, JSON mode, repair; or model, dims, texts). The API key is a header of the HTTP
-//! call, never part of a request, so it can never reach a cassette.
+//! temperature, JSON mode, repair, i.e. every field that shapes the answer; or model, dims,
+//! texts). JSON mode is a field of the request and the live client sends `response_format`
+//! exactly when it is set, so the recorded request is what was sent. The API key is a header of
+//! the HTTP call, never part of a request, so it can never reach a cassette.
 //!
 //! Replay is deterministic (same request, same answer, `client = replay`); a request that is
 //! not on the cassette is an error naming it, never a call to another client.

@@ -3,15 +3,15 @@
 //! Shape, and why:
 //! - A request is plain data ([`ChatRequest`]): model, system prompt, user prompt, token cap,
 //!   temperature and JSON mode. That is exactly what an OpenAI-compatible
-//!   `/chat/completions` call needs, so the live Qwen client (to come) maps it one-to-one.
+//!   `/chat/completions` call needs, so the live client maps it one-to-one.
 //! - A response ([`ChatResponse`]) carries the model string **as echoed by the API** and the
 //!   [`ClientKind`] that actually answered. The seam is loud: nothing downstream ever writes a
 //!   model name from config into an artifact; it writes what the response says.
 //! - The trait takes `&self` and is object-safe, so clients compose as `Arc<dyn ChatModel>`
-//!   decorators, tower-style. The cassette recorder/replayer (to come) is such a decorator:
+//!   decorators, tower-style. The cassette recorder/replayer is such a decorator:
 //!   it wraps an `Arc<dyn ChatModel>`, keys each request by its content, and either records
 //!   the inner answer or replays a stored one with `client = Replay`. A cassette miss is an
-//!   [`LlmError::Unavailable`], never a silent call to another client.
+//!   [`LlmError::Cassette`], never a silent call to another client.
 //!
 //! Embeddings have the same shape of seam, [`EmbedModel`]: the live client, the fake and the
 //! cassette decorators implement it, and [`crate::seam::ModelEmbedder`] adapts any of them to
@@ -35,7 +35,9 @@ pub struct ChatRequest {
     pub max_tokens: u32,
     /// Sampling temperature (Mnemo uses 0 for its structured calls).
     pub temperature: f32,
-    /// Ask for a JSON object answer (OpenAI `response_format = json_object`).
+    /// Ask for a JSON object answer: the live client sends `response_format = json_object`
+    /// exactly when this is true (the reasoner sets it from `[llm] json_mode`), so a cassette,
+    /// which records and keys this request, says what was sent.
     pub json: bool,
     /// A previous answer that failed validation, sent back once with what was wrong.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -16,8 +16,8 @@ pub enum LlmError {
     /// A setting is out of range (names the setting).
     #[error("invalid setting: {0}")]
     InvalidSetting(String),
-    /// The model could not be reached or answered with an error. Reserved for the live client
-    /// and the cassette decorator (a cassette miss is this error, never a silent fallback).
+    /// The model could not be reached or answered with an error, outside an HTTP call (a live
+    /// call's failure is [`LlmError::Api`], a cassette miss [`LlmError::Cassette`]).
     #[error("model unavailable: {0}")]
     Unavailable(String),
     /// A live call failed: the endpoint, the model asked for, the HTTP status if one came back,

@@ -8,7 +8,7 @@
 //!   "understanding" of prose);
 //! - embeddings: the fake's hashed bag of words at the requested dimensions;
 //! - faults queued by the test (a status with an optional `Retry-After`, a delay, a malformed
-//!   answer) are served first, one per request;
+//!   answer, per-token embeddings) are served first, one per request;
 //! - `usage` is reported as characters / 4, and the echoed model can be set to differ from the
 //!   one asked for.
 //!
@@ -34,6 +34,9 @@ pub enum Fault {
     Delay(Duration),
     /// Answer 200 with chat content that is not JSON.
     Malformed,
+    /// Answer embeddings unpooled, as llama.cpp does with pooling none: each `embedding` is
+    /// this many vectors (one per token) instead of one.
+    PerTokenEmbeddings(usize),
 }
 
 /// What the mock saw of one request (never the key: only whether one was sent).
@@ -176,6 +179,16 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
             (200, String::new(), answer_of(&path, &body, &state, false))
         }
         Some(Fault::Malformed) => (200, String::new(), answer_of(&path, &body, &state, true)),
+        Some(Fault::PerTokenEmbeddings(n)) => {
+            let mut payload = answer_of(&path, &body, &state, false);
+            if let Some(data) = payload["data"].as_array_mut() {
+                for d in data {
+                    let one = d["embedding"].clone();
+                    d["embedding"] = Value::Array(vec![one; n]);
+                }
+            }
+            (200, String::new(), payload)
+        }
         None => (200, String::new(), answer_of(&path, &body, &state, false)),
     };
     let text = payload.to_string();

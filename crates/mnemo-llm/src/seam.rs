@@ -11,7 +11,16 @@
 //! | `MNEMO_LLM_BASE_URL` | overrides `[llm] base_url` |
 //!
 //! Live without a key, or live with `MNEMO_OFFLINE=1`, is an error naming the variable;
-//! nothing ever falls back to the fake.
+//! nothing ever falls back to the fake. The one exception to the key is `profile = "local"`
+//! (a model server on this machine, e.g. llama.cpp's, which needs none): there a missing key
+//! means no `Authorization` header.
+//!
+//! Profiles are sets of defaults for the keys the `[llm]` table does not set:
+//!
+//! | profile | defaults |
+//! |---|---|
+//! | `""` or `"hosted"` (default) | the defaults of [`LlmSettings::default`] (a hosted provider) |
+//! | `"local"` | a CPU model: `request_timeout_ms = 600000` (the tiers follow it), `max_concurrency = 1`, `retry_timeouts = false`, `json_mode = true`, `api_key_env = ""`; a key is optional (sent only when `api_key_env` names a variable that is set) |
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,12 +33,18 @@ use crate::cassette::{Recorder, Replayer};
 use crate::chat::{ChatModel, EmbedModel, EmbedRequest};
 use crate::error::LlmError;
 use crate::fake::FakeQwen;
-use crate::live::{LiveChat, LiveEmbed, Resilience, Transport};
+use crate::live::{LiveChat, LiveEmbed, Resilience, TierTimeouts, Transport};
 
 /// DashScope's international OpenAI-compatible endpoint.
 pub const DEFAULT_BASE_URL: &str = "https://dashscope-intl.aliyuncs.com/compatible-mode/v1";
 /// The variable holding the key, by default.
 pub const DEFAULT_API_KEY_ENV: &str = "DASHSCOPE_API_KEY";
+/// The profile of a model on this machine (slow, keyless).
+pub const LOCAL_PROFILE: &str = "local";
+/// The profiles `[llm] profile` accepts ("" is the hosted default).
+pub const KNOWN_PROFILES: [&str; 3] = ["", "hosted", LOCAL_PROFILE];
+/// The request timeout of the local profile: a CPU model may take minutes over one extraction.
+pub const LOCAL_REQUEST_TIMEOUT_MS: u64 = 600_000;
 
 /// The `[llm]` section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,6 +52,9 @@ pub const DEFAULT_API_KEY_ENV: &str = "DASHSCOPE_API_KEY";
 pub struct LlmSettings {
     /// fake | live | record | replay.
     pub client: String,
+    /// Defaults for the keys not set: "" or "hosted" (a provider), "local" (a CPU model on this
+    /// machine: long timeouts, one call at a time, no key needed). Keys set explicitly win.
+    pub profile: String,
     /// OpenAI-compatible base URL (env `MNEMO_LLM_BASE_URL` wins).
     pub base_url: String,
     /// The NAME of the variable holding the API key (never the key itself).
@@ -63,9 +81,17 @@ pub struct LlmSettings {
     pub cassette_mock: bool,
     /// Connect timeout, ms.
     pub connect_timeout_ms: u64,
-    /// Per-attempt request timeout, ms.
+    /// Per-attempt request timeout, ms (embeddings; and each chat tier whose own is 0).
     pub request_timeout_ms: u64,
-    /// Retries after the first attempt on 429, 5xx and timeouts.
+    /// Per-attempt timeout of an extraction call, ms (0: request_timeout_ms).
+    pub extraction_timeout_ms: u64,
+    /// Per-attempt timeout of a reconcile or forget resolution, ms (0: request_timeout_ms).
+    pub reasoning_timeout_ms: u64,
+    /// Retry a timed-out call too (default false: the server may still be computing it, and a
+    /// second request would queue behind the first).
+    pub retry_timeouts: bool,
+    /// Retries after the first attempt on 429, 408, 5xx and failed connections (and timeouts
+    /// when retry_timeouts is set).
     pub max_retries: u32,
     /// Backoff base, ms (attempt n waits base·2ⁿ⁻¹ + jitter, or the server's Retry-After).
     pub backoff_base_ms: u64,
@@ -80,6 +106,7 @@ impl Default for LlmSettings {
         let r = Resilience::default();
         LlmSettings {
             client: "fake".into(),
+            profile: String::new(),
             base_url: DEFAULT_BASE_URL.into(),
             api_key_env: DEFAULT_API_KEY_ENV.into(),
             extraction_model: "qwen-flash".into(),
@@ -94,6 +121,9 @@ impl Default for LlmSettings {
             cassette_mock: false,
             connect_timeout_ms: r.connect_timeout.as_millis() as u64,
             request_timeout_ms: r.request_timeout.as_millis() as u64,
+            extraction_timeout_ms: 0,
+            reasoning_timeout_ms: 0,
+            retry_timeouts: r.retry_timeouts,
             max_retries: r.max_retries,
             backoff_base_ms: r.backoff_base.as_millis() as u64,
             backoff_max_ms: r.backoff_max.as_millis() as u64,
@@ -102,18 +132,79 @@ impl Default for LlmSettings {
     }
 }
 
+/// An unknown profile, named with the known ones.
+fn unknown_profile(name: &str) -> LlmError {
+    LlmError::InvalidSetting(format!(
+        "[llm] profile = {name:?}; known profiles: \"hosted\" (or \"\", the default: a hosted provider), \"local\" (a CPU model on this machine)"
+    ))
+}
+
 impl LlmSettings {
+    /// The defaults of a profile (see the module docs); an unknown name is an error naming the
+    /// known ones. For settings built in code: `LlmSettings { .., ..LlmSettings::for_profile("local")? }`.
+    pub fn for_profile(name: &str) -> Result<LlmSettings, LlmError> {
+        let mut s = LlmSettings { profile: name.to_string(), ..LlmSettings::default() };
+        match name {
+            "" | "hosted" => {}
+            LOCAL_PROFILE => {
+                // One slow model on this machine: wait long, ask one thing at a time (a second
+                // call would only queue in the server), never resend a call it may still be
+                // computing. The tiers' own timeouts stay 0, so they follow request_timeout_ms.
+                s.request_timeout_ms = LOCAL_REQUEST_TIMEOUT_MS;
+                s.extraction_timeout_ms = 0;
+                s.reasoning_timeout_ms = 0;
+                s.max_concurrency = 1;
+                s.retry_timeouts = false;
+                s.json_mode = true;
+                // No key unless one is named: a hosted provider's key left in the environment
+                // must not travel to a local (or LAN, plain http) server that never needed it.
+                s.api_key_env = String::new();
+            }
+            other => return Err(unknown_profile(other)),
+        }
+        Ok(s)
+    }
+
     /// From a TOML table (the `[llm]` section; empty = all defaults). Unknown keys are errors.
+    /// Two passes: the table's `profile` picks the defaults, then every key the table sets
+    /// overrides them (so an explicit key always wins over its profile).
     pub fn from_table(t: &toml::Table) -> Result<LlmSettings, LlmError> {
-        t.clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| LlmError::InvalidSetting(format!("[llm]: {}", e.to_string().trim_end())))
+        let bad = |e: String| LlmError::InvalidSetting(format!("[llm]: {}", e.trim_end()));
+        let profile = match t.get("profile") {
+            None => "",
+            Some(toml::Value::String(p)) => p.as_str(),
+            Some(other) => {
+                return Err(LlmError::InvalidSetting(format!(
+                    "[llm] profile must be a string (\"hosted\" or \"local\"), not {}",
+                    other.type_str()
+                )))
+            }
+        };
+        let defaults = LlmSettings::for_profile(profile)?;
+        let mut merged = toml::Table::try_from(&defaults).map_err(|e| bad(e.to_string()))?;
+        merged.extend(t.iter().map(|(k, v)| (k.clone(), v.clone())));
+        merged.try_into().map_err(|e: toml::de::Error| bad(e.to_string()))
+    }
+
+    /// Whether a missing API key is allowed (a local server needs none).
+    pub fn key_optional(&self) -> bool {
+        self.profile == LOCAL_PROFILE
+    }
+
+    /// The per-attempt timeouts of the chat tiers (0 = request_timeout_ms).
+    pub fn tier_timeouts(&self) -> TierTimeouts {
+        let or_request = |ms: u64| Duration::from_millis(if ms == 0 { self.request_timeout_ms } else { ms });
+        TierTimeouts {
+            extraction: or_request(self.extraction_timeout_ms),
+            reasoning: or_request(self.reasoning_timeout_ms),
+        }
     }
 
     fn resilience(&self) -> Resilience {
         Resilience {
             connect_timeout: Duration::from_millis(self.connect_timeout_ms),
             request_timeout: Duration::from_millis(self.request_timeout_ms),
+            retry_timeouts: self.retry_timeouts,
             max_retries: self.max_retries,
             backoff_base: Duration::from_millis(self.backoff_base_ms),
             backoff_max: Duration::from_millis(self.backoff_max_ms),
@@ -161,6 +252,10 @@ pub struct Seam {
 /// Resolve the seam from settings and an environment (`env(name)`, so tests inject one).
 pub fn resolve(settings: LlmSettings, env: &dyn Fn(&str) -> Option<String>) -> Result<Seam, LlmError> {
     let mut s = settings;
+    // Settings built in code skip from_table, so the profile is checked here too.
+    if !KNOWN_PROFILES.contains(&s.profile.as_str()) {
+        return Err(unknown_profile(&s.profile));
+    }
     let set = |name: &str| env(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     if let Some(url) = set("MNEMO_LLM_BASE_URL") {
         s.base_url = url;
@@ -199,19 +294,22 @@ pub fn resolve(settings: LlmSettings, env: &dyn Fn(&str) -> Option<String>) -> R
                 mode.name()
             )));
         }
-        if s.api_key_env.trim().is_empty() {
+        let env_name = s.api_key_env.trim();
+        if env_name.is_empty() && !s.key_optional() {
             return Err(LlmError::InvalidSetting(
-                "[llm] api_key_env must name the variable holding the API key".into(),
+                "[llm] api_key_env must name the variable holding the API key (or, for a server on this machine that needs none, set profile = \"local\")".into(),
             ));
         }
-        match set(&s.api_key_env) {
-            Some(k) => api_key = Some(k),
-            None => {
+        match (env_name.is_empty(), set(env_name)) {
+            (false, Some(k)) => api_key = Some(k),
+            // profile local: a server that needs no key gets no Authorization header.
+            _ if s.key_optional() => api_key = None,
+            _ => {
                 return Err(LlmError::InvalidSetting(format!(
-                "the {} model client needs an API key: set the environment variable {} ([llm] api_key_env names it)",
-                mode.name(),
-                s.api_key_env
-            )))
+                    "the {} model client needs an API key: set the environment variable {} ([llm] api_key_env names it; a local server that needs none: [llm] profile = \"local\")",
+                    mode.name(),
+                    s.api_key_env
+                )))
             }
         }
         if !(s.base_url.starts_with("http://") || s.base_url.starts_with("https://")) {
@@ -220,6 +318,11 @@ pub fn resolve(settings: LlmSettings, env: &dyn Fn(&str) -> Option<String>) -> R
                 s.base_url
             )));
         }
+    }
+    if s.request_timeout_ms == 0 {
+        return Err(LlmError::InvalidSetting(
+            "[llm] request_timeout_ms = 0: a call needs time to answer (0 means \"follow request_timeout_ms\" only for extraction_timeout_ms and reasoning_timeout_ms)".into(),
+        ));
     }
     if s.embedding_dims == 0 || s.embedding_dims > 16_384 {
         return Err(LlmError::InvalidSetting(format!(
@@ -239,27 +342,38 @@ impl Seam {
     /// One line for start-up (stderr) and artifacts: the mode and where calls go.
     pub fn describe(&self) -> String {
         let s = &self.settings;
+        let key = match &self.api_key {
+            Some(_) => format!("key from {}", s.api_key_env),
+            None => "no API key".to_string(),
+        };
+        let profile = if s.profile.is_empty() { String::new() } else { format!("profile {}; ", s.profile) };
         match &self.mode {
             Mode::Fake => "model client: fake (offline, deterministic; reads tagged lines only)".into(),
             Mode::Live => format!(
-                "model client: live ({}; extraction {}, reasoning {}; key from {})",
-                s.base_url, s.extraction_model, s.reasoning_model, s.api_key_env
+                "model client: live ({}; {profile}extraction {}, reasoning {}; {key})",
+                s.base_url, s.extraction_model, s.reasoning_model
             ),
             Mode::Record(d) => format!(
-                "model client: record (live calls to {}, recorded to {}; extraction {}, reasoning {}; key from {})",
+                "model client: record (live calls to {}, recorded to {}; {profile}extraction {}, reasoning {}; {key})",
                 s.base_url,
                 d.display(),
                 s.extraction_model,
-                s.reasoning_model,
-                s.api_key_env
+                s.reasoning_model
             ),
             Mode::Replay(d) => format!("model client: replay (from {}; no network)", d.display()),
         }
     }
 
     fn transport(&self) -> Result<Arc<Transport>, LlmError> {
-        let key = self.api_key.clone().ok_or_else(|| LlmError::InvalidSetting("no API key resolved".into()))?;
-        Ok(Arc::new(Transport::new(&self.settings.base_url, key, self.settings.resilience())?))
+        if self.api_key.is_none() && !self.settings.key_optional() {
+            return Err(LlmError::InvalidSetting("no API key resolved".into()));
+        }
+        Ok(Arc::new(Transport::new(&self.settings.base_url, self.api_key.clone(), self.settings.resilience())?))
+    }
+
+    fn live_chat(&self) -> Result<LiveChat, LlmError> {
+        let s = &self.settings;
+        Ok(LiveChat::new(self.transport()?, &s.extraction_model).with_timeouts(s.tier_timeouts()))
     }
 
     /// The chat client of this mode (decorated for record/replay).
@@ -267,10 +381,9 @@ impl Seam {
         let s = &self.settings;
         Ok(match &self.mode {
             Mode::Fake => Arc::new(FakeQwen::default()),
-            Mode::Live => Arc::new(LiveChat::new(self.transport()?, s.json_mode, &s.extraction_model)),
+            Mode::Live => Arc::new(self.live_chat()?),
             Mode::Record(dir) => {
-                let live: Arc<dyn ChatModel> =
-                    Arc::new(LiveChat::new(self.transport()?, s.json_mode, &s.extraction_model));
+                let live: Arc<dyn ChatModel> = Arc::new(self.live_chat()?);
                 Arc::new(Recorder::open(dir, &s.base_url, s.cassette_mock, Some(live), None)?)
             }
             Mode::Replay(dir) => Arc::new(Replayer::open(dir)?),
@@ -299,10 +412,13 @@ impl Seam {
         Ok(self.reasoner_over(self.chat()?))
     }
 
-    /// The reasoner of these settings over a given chat client (e.g. a metered one).
+    /// The reasoner of these settings over a given chat client (e.g. a metered one). JSON mode
+    /// is a field of each request, so a cassette keys and records it; the fake always gets it
+    /// (`json_mode` describes a server, and the fake refuses a structured prompt without it).
     pub fn reasoner_over(&self, chat: Arc<dyn ChatModel>) -> crate::LlmReasoner {
         let s = &self.settings;
         crate::LlmReasoner::new(chat)
+            .with_json_mode(s.json_mode || self.mode == Mode::Fake)
             .with_model(s.reasoning_model.clone())
             .with_extraction_model(s.extraction_model.clone())
             .with_max_tokens(s.reason_max_tokens)

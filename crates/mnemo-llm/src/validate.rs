@@ -105,7 +105,9 @@ pub fn normalise_extraction(v: &Value) -> (Value, Vec<String>) {
         }
         if let Some(f) = item.get_mut("forget").and_then(Value::as_object_mut) {
             let has = |k: &str| f.get(k).and_then(Value::as_str).is_some_and(|s| !s.trim().is_empty());
-            if has("entity") && !has("attribute") && !f.contains_key("text") {
+            let no_attribute =
+                f.get("attribute").is_none_or(|a| a.is_null() || a.as_str().is_some_and(|s| s.trim().is_empty()));
+            if has("entity") && no_attribute && !f.contains_key("text") {
                 let entity = f.get("entity").cloned().unwrap_or(Value::Null);
                 f.clear();
                 f.insert("text".into(), entity);

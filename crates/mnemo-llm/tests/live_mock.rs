@@ -99,6 +99,8 @@ async fn a_timeout_is_retried_then_named() {
     let mock = MockServer::start().await.unwrap();
     let mut s = settings(&mock.base_url());
     s.request_timeout_ms = 150;
+    // Timeouts are retried only when asked (tests/slow_models.rs covers the default).
+    s.retry_timeouts = true;
     mock.push_fault(Fault::Delay(Duration::from_millis(1_000)));
     let r = seam_with(s.clone(), &[]).unwrap().reasoner().unwrap();
     assert_eq!(r.extract(&turn("[EPI] Met Ana.")).await.unwrap().items.len(), 1, "the retry succeeds");

@@ -160,9 +160,47 @@ async fn other_bad_answers_are_refused() {
     s.set(r#"{"ids": [3]}"#);
     let e = reasoner_err(r.resolve_forget("memory 3", &[mem(1), mem(2)]).await.unwrap_err());
     assert!(e.contains("not the id of any given candidate"), "{e}");
-    s.set(r#"{"items": [{"forget": {"entity": "Ben"}}]}"#);
+    s.set(r#"{"items": [{"forget": {"entity": "Ben", "attribute": 3}}]}"#);
     let e = reasoner_err(r.extract(&turn("x")).await.unwrap_err());
     assert!(e.contains("items[0].forget") && e.contains("attribute"), "{e}");
+}
+
+#[tokio::test]
+async fn slips_with_one_meaning_are_mended_and_said_in_the_notes() {
+    // What small models write: prose around the JSON, an empty note, a claim on an episode, a
+    // forget of an entity without its attribute, an unknown key.
+    let s = Scripted::new(
+        r#"Here is the JSON: {"items": [
+            {"memory": {"kind": "Episodic", "content": "Ben's phone is 555.", "confidence": 0.9,
+                        "claim": {"entity": "Ben", "attribute": "phone", "value": "555"}}},
+            {"forget": {"entity": "Ana"}}], "notes": [""]} Hope that helps!"#,
+    );
+    let x = LlmReasoner::new(s.clone()).extract(&turn("x")).await.unwrap();
+    let ExtractedItem::Memory(m) = &x.items[0] else { panic!("{x:?}") };
+    assert_eq!(m.kind, MemoryKind::Semantic, "a claim is a fact");
+    assert!(matches!(&x.items[1], ExtractedItem::Forget(ForgetCommand::Text(t)) if t == "Ana"), "{x:?}");
+    let notes = x.notes.join(" | ");
+    for said in [
+        "text around its JSON",
+        "kept as semantic",
+        "forgetting by its text",
+        "\"confidence\"",
+        "empty or non-text note",
+    ] {
+        assert!(notes.contains(said), "{said:?} not in {notes}");
+    }
+    assert_eq!(s.seen.lock().unwrap().len(), 1, "mended without a repair call");
+}
+
+#[tokio::test]
+async fn the_repair_attempt_is_not_a_replay_of_the_first_call() {
+    let s = Scripted::new(r#"{"verdict": "maybe", "ids": []}"#);
+    let r = LlmReasoner::new(s.clone());
+    r.reconcile(&cand(), &[mem(1)]).await.unwrap_err();
+    let seen = s.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    assert!(seen[1].repair.as_ref().is_some_and(|x| x.problem.contains("unknown verdict")));
+    assert!(seen[1].temperature > seen[0].temperature, "the repair samples a little: {seen:?}");
 }
 
 #[tokio::test]

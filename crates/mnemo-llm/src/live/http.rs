@@ -1,9 +1,15 @@
 //! The resilient transport of the live client: one JSON POST to an OpenAI-compatible
-//! endpoint with connect and request timeouts, bounded retries with exponential backoff and
-//! jitter on 429, 5xx and timeouts (honouring `Retry-After`), and a bound on concurrent calls.
+//! endpoint with connect and per-request timeouts, bounded retries with exponential backoff and
+//! jitter on 429, 408, 5xx and failed connections (honouring `Retry-After`), and a bound on
+//! concurrent calls.
+//!
+//! A timed-out call is not retried unless [`Resilience::retry_timeouts`] says so: a slow model
+//! (a CPU model behind llama.cpp) may still be computing the first answer, and a second request
+//! would only queue behind it and time out in turn.
 //!
 //! Errors name the endpoint, the status and the model; the API key is only ever placed in the
-//! `Authorization` header and never in any message, log line or file.
+//! `Authorization` header and never in any message, log line or file. With no key (a local
+//! server that needs none) no `Authorization` header is sent at all.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,8 +24,10 @@ use crate::error::LlmError;
 pub struct Resilience {
     /// Connect timeout.
     pub connect_timeout: Duration,
-    /// Whole-request timeout (per attempt).
+    /// Whole-request timeout (per attempt) of a call that names none ([`Transport::post`]).
     pub request_timeout: Duration,
+    /// Retry a timed-out call (off by default: the server may still be computing it).
+    pub retry_timeouts: bool,
     /// Retries after the first attempt (0: no retry).
     pub max_retries: u32,
     /// Base of the exponential backoff: attempt n waits base·2ⁿ⁻¹ plus jitter (tests use a few ms).
@@ -35,6 +43,7 @@ impl Default for Resilience {
         Resilience {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(60),
+            retry_timeouts: false,
             max_retries: 4,
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
@@ -56,7 +65,8 @@ pub struct Answer {
 pub struct Transport {
     http: reqwest::Client,
     base_url: String,
-    api_key: String,
+    /// None: send no `Authorization` header (a local server that needs no key).
+    api_key: Option<String>,
     resilience: Resilience,
     permits: Arc<Semaphore>,
 }
@@ -64,13 +74,59 @@ pub struct Transport {
 impl std::fmt::Debug for Transport {
     // Never print the key.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Transport").field("base_url", &self.base_url).field("api_key", &"<redacted>").finish()
+        let key = if self.api_key.is_some() { "<redacted>" } else { "<none>" };
+        f.debug_struct("Transport").field("base_url", &self.base_url).field("api_key", &key).finish()
     }
 }
 
 /// Whether a status is worth another attempt.
 fn retryable(status: u16) -> bool {
     status == 429 || status == 408 || (500..=599).contains(&status)
+}
+
+/// Why an attempt failed in a way worth retrying; its label is the `status` field of the retry
+/// log line (a string, so a timeout reads `timeout` rather than a made-up number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Failure {
+    /// The server answered with this retryable HTTP status.
+    Status(u16),
+    /// No answer within the request timeout.
+    Timeout,
+    /// The connection could not be made (refused, reset, connect timeout).
+    Connect,
+    /// The request could not be sent for another reason.
+    Request,
+}
+
+impl Failure {
+    fn label(self) -> String {
+        match self {
+            Failure::Status(s) => s.to_string(),
+            Failure::Timeout => "timeout".into(),
+            Failure::Connect => "connect".into(),
+            Failure::Request => "request".into(),
+        }
+    }
+    fn status(self) -> Option<u16> {
+        match self {
+            Failure::Status(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Classify a reqwest error worth retrying, or None. A connect timeout counts as a failed
+/// connection (the server never took the request, so retrying it duplicates no work).
+fn failure_of(e: &reqwest::Error) -> Option<Failure> {
+    if e.is_connect() {
+        Some(Failure::Connect)
+    } else if e.is_timeout() {
+        Some(Failure::Timeout)
+    } else if e.is_request() || e.is_body() {
+        Some(Failure::Request)
+    } else {
+        None
+    }
 }
 
 /// A small jitter in 0..=max from the process's random hasher state (no RNG dependency; the
@@ -93,13 +149,14 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 }
 
 impl Transport {
-    /// A transport to `base_url` (e.g. `https://dashscope-intl.aliyuncs.com/compatible-mode/v1`).
-    pub fn new(base_url: &str, api_key: String, resilience: Resilience) -> Result<Self, LlmError> {
+    /// A transport to `base_url` (e.g. `https://dashscope-intl.aliyuncs.com/compatible-mode/v1`),
+    /// sending `api_key` as a bearer token (None: no `Authorization` header).
+    pub fn new(base_url: &str, api_key: Option<String>, resilience: Resilience) -> Result<Self, LlmError> {
         // rustls with the ring provider; installing it twice is harmless (the first one stays).
         let _ = rustls::crypto::ring::default_provider().install_default();
+        // No client-wide timeout: every request sets its own (the tiers of a chat differ).
         let http = reqwest::Client::builder()
             .connect_timeout(resilience.connect_timeout)
-            .timeout(resilience.request_timeout)
             .build()
             .map_err(|e| LlmError::InvalidSetting(format!("cannot build the HTTP client: {e}")))?;
         let permits = Arc::new(Semaphore::new(resilience.max_concurrency.max(1)));
@@ -111,8 +168,26 @@ impl Transport {
         &self.base_url
     }
 
-    /// POST `body` to `{base_url}{path}` for `model`, retrying as configured.
+    /// The request timeout of a call that names none.
+    pub fn request_timeout(&self) -> Duration {
+        self.resilience.request_timeout
+    }
+
+    /// POST `body` to `{base_url}{path}` for `model` within the configured request timeout,
+    /// retrying as configured.
     pub async fn post(&self, path: &str, model: &str, body: &Value) -> Result<Answer, LlmError> {
+        self.post_within(path, model, body, self.resilience.request_timeout).await
+    }
+
+    /// POST `body` to `{base_url}{path}` for `model`, each attempt given `timeout` (a chat
+    /// call's tier decides it), retrying as configured.
+    pub async fn post_within(
+        &self,
+        path: &str,
+        model: &str,
+        body: &Value,
+        timeout: Duration,
+    ) -> Result<Answer, LlmError> {
         let endpoint = format!("{}{}", self.base_url, path);
         let _permit = self.permits.acquire().await.map_err(|_| LlmError::Api {
             endpoint: endpoint.clone(),
@@ -125,12 +200,22 @@ impl Transport {
         loop {
             attempt += 1;
             let span = tracing::debug_span!("http", endpoint = %endpoint, model, attempt);
-            let sent = self.http.post(&endpoint).bearer_auth(&self.api_key).json(body).send().instrument(span).await;
-            let (status, wait, detail) = match sent {
-                Ok(resp) => {
-                    let status = resp.status().as_u16();
-                    let after = retry_after(resp.headers());
-                    let text = resp.text().await.unwrap_or_default();
+            let mut request = self.http.post(&endpoint).timeout(timeout).json(body);
+            if let Some(key) = &self.api_key {
+                request = request.bearer_auth(key);
+            }
+            let sent = async {
+                let resp = request.send().await?;
+                let status = resp.status().as_u16();
+                let after = retry_after(resp.headers());
+                // The body is read within the same timeout; a failure there is the call's.
+                let text = resp.text().await?;
+                Ok::<_, reqwest::Error>((status, after, text))
+            }
+            .instrument(span)
+            .await;
+            let (failure, wait, detail) = match sent {
+                Ok((status, after, text)) => {
                     if (200..300).contains(&status) {
                         return serde_json::from_str(&text).map(|body| Answer { body, attempts: attempt }).map_err(
                             |e| LlmError::Api {
@@ -151,27 +236,47 @@ impl Transport {
                             detail: snippet(&text),
                         });
                     }
-                    (Some(status), after, snippet(&text))
+                    (Failure::Status(status), after, snippet(&text))
                 }
-                Err(e) if e.is_timeout() || e.is_connect() || e.is_request() => {
-                    let what = if e.is_timeout() { "timed out" } else { "could not connect" };
-                    (None, None, format!("{what}: {}", error_chain(&e)))
-                }
-                Err(e) => {
-                    return Err(LlmError::Api {
-                        endpoint,
-                        model: model.to_string(),
-                        status: None,
-                        attempts: attempt,
-                        detail: error_chain(&e),
-                    })
-                }
+                Err(e) => match failure_of(&e) {
+                    Some(Failure::Timeout) if !self.resilience.retry_timeouts => {
+                        return Err(LlmError::Api {
+                            endpoint,
+                            model: model.to_string(),
+                            status: None,
+                            attempts: attempt,
+                            detail: format!(
+                                "timed out after {} ms and not retried (the server may still be computing the answer; \
+                                 raise the tier's timeout in [llm], or set retry_timeouts = true): {}",
+                                timeout.as_millis(),
+                                error_chain(&e)
+                            ),
+                        });
+                    }
+                    Some(f) => {
+                        let what = match f {
+                            Failure::Timeout => format!("timed out after {} ms", timeout.as_millis()),
+                            Failure::Connect => "could not connect".to_string(),
+                            _ => "could not send the request".to_string(),
+                        };
+                        (f, None, format!("{what}: {}", error_chain(&e)))
+                    }
+                    None => {
+                        return Err(LlmError::Api {
+                            endpoint,
+                            model: model.to_string(),
+                            status: None,
+                            attempts: attempt,
+                            detail: error_chain(&e),
+                        })
+                    }
+                },
             };
             if attempt > self.resilience.max_retries {
                 return Err(LlmError::Api {
                     endpoint,
                     model: model.to_string(),
-                    status,
+                    status: failure.status(),
                     attempts: attempt,
                     detail: format!("giving up; last answer: {detail}"),
                 });
@@ -183,7 +288,7 @@ impl Transport {
             }
             .min(self.resilience.backoff_max);
             tracing::warn!(
-                endpoint = %endpoint, model, attempt, status = status.map(|s| s as i64).unwrap_or(-1),
+                endpoint = %endpoint, model, attempt, status = %failure.label(),
                 delay_ms = delay.as_millis() as u64, "retrying model call: {detail}"
             );
             tokio::time::sleep(delay).await;
@@ -224,6 +329,15 @@ mod tests {
     #[test]
     fn retryable_statuses() {
         assert!(retryable(429) && retryable(500) && retryable(503) && !retryable(400) && !retryable(401));
+    }
+
+    #[test]
+    fn the_retry_log_names_a_timeout_and_a_failed_connection_in_words() {
+        assert_eq!(Failure::Timeout.label(), "timeout");
+        assert_eq!(Failure::Connect.label(), "connect");
+        assert_eq!(Failure::Status(503).label(), "503");
+        assert_eq!(Failure::Timeout.status(), None);
+        assert_eq!(Failure::Status(429).status(), Some(429));
     }
 
     #[test]
