@@ -13,6 +13,7 @@ pub mod config;
 pub mod error;
 mod index_embedder;
 pub mod json_view;
+mod lazy_reasoner;
 pub mod lock;
 pub mod memories;
 pub mod plugins;
@@ -23,5 +24,5 @@ pub mod verdict;
 
 pub use config::Config;
 pub use error::AgentError;
-pub use runtime::{AgentTurn, Runtime};
+pub use runtime::{AgentTurn, ReasonerBuild, Runtime};
 pub use verdict::Verdict;

@@ -28,6 +28,21 @@ pub struct Runtime {
     _lock: Option<std::fs::File>,
 }
 
+/// When the runtime builds its reasoner, the one component that calls the chat model (the
+/// embedder is built at once either way: the index needs it to catch up with the store).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReasonerBuild {
+    /// With the runtime: a reasoner that cannot be built (a live model client without its API
+    /// key) fails the build, before anything is written. For callers that write turns.
+    #[default]
+    AtBuild,
+    /// On its first call, by the same factory from the same section (an unknown kind is still
+    /// refused at build). For callers that never call the model — reading, listing, exporting,
+    /// backing up, recall, forgetting `entity | attribute` — which then work where the model
+    /// cannot be reached; a call made anyway fails as the eager build would have.
+    OnFirstCall,
+}
+
 /// One agent turn: what was recalled, how it was assessed, what the agent does.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AgentTurn {
@@ -62,6 +77,18 @@ impl Runtime {
         clock: Arc<dyn Clock>,
         extra_grounders: Vec<Arc<dyn Grounder>>,
         progress: &(dyn Fn(u64, u64) + Send + Sync),
+    ) -> Result<Runtime, AgentError> {
+        Self::build_for(config, data_dir, clock, extra_grounders, progress, ReasonerBuild::AtBuild).await
+    }
+
+    /// `build_with_progress`, with the reasoner built when `reasoner` says.
+    pub async fn build_for(
+        config: &Config,
+        data_dir: &Path,
+        clock: Arc<dyn Clock>,
+        extra_grounders: Vec<Arc<dyn Grounder>>,
+        progress: &(dyn Fn(u64, u64) + Send + Sync),
+        reasoner: ReasonerBuild,
     ) -> Result<Runtime, AgentError> {
         std::fs::create_dir_all(data_dir).map_err(|e| AgentError::Io {
             action: "create the data directory",
@@ -132,12 +159,29 @@ impl Runtime {
             None => in_memory()?,
         };
         let (k, s, o) = config.plugin_with_llm("reasoner")?;
-        let reasoner = registry::build_reasoner(
-            &k,
-            &ReasonerContext {
-                section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("reasoner") },
-            },
-        )?;
+        // An unknown kind is refused now either way: deferring a typo helps no one.
+        let known = registry::kinds(registry::Role::Reasoner).contains(&k.as_str());
+        let reasoner: Arc<dyn Reasoner> = if reasoner == ReasonerBuild::OnFirstCall && known {
+            Arc::new(crate::lazy_reasoner::LazyReasoner::new(
+                k,
+                s,
+                o,
+                data_dir.to_path_buf(),
+                config.section_dir("reasoner"),
+            ))
+        } else {
+            registry::build_reasoner(
+                &k,
+                &ReasonerContext {
+                    section: Section {
+                        settings: &s,
+                        origin: &o,
+                        data_dir,
+                        config_dir: &config.section_dir("reasoner"),
+                    },
+                },
+            )?
+        };
         let mut grounders: Vec<Arc<dyn Grounder>> = Vec::new();
         for (k, s, o) in config.grounders()? {
             let g = match dynamic.grounder(&k, &s, &o, data_dir).await? {

@@ -47,6 +47,42 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Whether stdout carries JSON (`--json`, or `--json -` for the reports written to a file):
+    /// a failure is then also said there, as one JSON object. Every command is listed, so a
+    /// new one must say.
+    pub fn json_output(&self) -> bool {
+        let to_stdout = |file: &Option<PathBuf>| file.as_deref() == Some(std::path::Path::new("-"));
+        match &self.command {
+            Command::Remember(a) => a.out.json,
+            Command::Recall(a) => a.out.json,
+            Command::Forget(a) => a.out.json,
+            Command::Why(a) => a.out.json,
+            Command::Decay(j) | Command::Reindex(j) | Command::Reextract(j) | Command::Plugins(j) => j.json,
+            Command::List(a) => a.out.json,
+            Command::Export(a) => a.json,
+            Command::Restore(a) => a.out.json,
+            Command::Backup(BackupCommand::Create { out, .. } | BackupCommand::Restore { out, .. }) => out.json,
+            Command::Demo(a) => a.json,
+            Command::Migrate(a) => a.json,
+            Command::Models(m) => m.json(),
+            Command::Eval(a) => to_stdout(&a.json),
+            Command::EvalAssessor(a) => to_stdout(&a.json),
+            Command::Reliability(a) => to_stdout(&a.json),
+            Command::Bench(
+                BenchCommand::Locomo { json, .. }
+                | BenchCommand::Answerability { json, .. }
+                | BenchCommand::Tokens { json, .. }
+                | BenchCommand::Extraction { json, .. }
+                | BenchCommand::Scale { json, .. },
+            ) => to_stdout(json),
+            Command::Bench(BenchCommand::Serve(a)) => to_stdout(&a.json),
+            // stdout is the protocol's (mcp), the script's (completions) or nobody's (serve).
+            Command::Serve(_) | Command::Mcp(_) | Command::Completions(_) => false,
+        }
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -289,6 +325,19 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+    /// What a model makes of prose: conversations whose facts are written down
+    /// (eval/real-model/README.md) are told turn by turn, at their own times, to a fresh data
+    /// directory through the configured model seam (fake, live, MNEMO_RECORD / MNEMO_REPLAY);
+    /// reports facts kept, wrong tombstones (the bar: 0), facts that should stand and do not,
+    /// replaced values still active, and claims per semantic memory, per conversation and model.
+    Extraction {
+        /// Conversation files, or directories of them (*.toml).
+        #[arg(long, value_name = "PATH", required = true, num_args = 1..)]
+        conversations: Vec<PathBuf>,
+        /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
     /// Token cost: replay the prose demo from a cassette and report prompt and completion
     /// tokens per call kind and per agent turn, with the cassette's provenance.
     Tokens {
@@ -319,7 +368,8 @@ pub enum BenchCommand {
 /// `--json`: machine-readable output on stdout.
 #[derive(Debug, Args)]
 pub struct JsonFlag {
-    /// Machine-readable JSON on stdout.
+    /// Machine-readable JSON on stdout; a failure is one line there too:
+    /// {"error": {"kind", "message"}}.
     #[arg(long)]
     pub json: bool,
 }
@@ -328,7 +378,7 @@ pub struct JsonFlag {
 #[derive(Debug, Args)]
 pub struct MemoryJsonFlags {
     /// Machine-readable JSON on stdout (embedding vectors left out: `"embedding": {"model",
-    /// "dims"}`).
+    /// "dims"}`); a failure is one line there too: {"error": {"kind", "message"}}.
     #[arg(long)]
     pub json: bool,
     /// Keep each memory's embedding vector in the JSON.

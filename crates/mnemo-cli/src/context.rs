@@ -3,10 +3,11 @@ use anyhow::{Context as _, Result};
 use std::path::Path;
 use std::sync::Arc;
 
-use mnemo_agent::{Config, Runtime};
+use mnemo_agent::{Config, ReasonerBuild, Runtime};
 use mnemo_core::{Clock, Namespace, SimClock, SystemClock, Timestamp};
 
 use crate::cli::Cli;
+use crate::error_text::invalid;
 
 /// How far `--at` may run ahead of the real clock without `--allow-future`.
 const FUTURE_SLACK_MS: i64 = 24 * 3600 * 1000;
@@ -18,10 +19,10 @@ pub fn clock(cli: &Cli) -> Result<Arc<dyn Clock>> {
             let at = parse_at(t)?;
             let now = SystemClock.now();
             if at.millis() > now.millis().saturating_add(FUTURE_SLACK_MS) && !cli.allow_future {
-                anyhow::bail!(
+                return Err(invalid(format!(
                     "--at {t} is more than a day after the real clock ({now}); time only moves forward in a \
                      namespace, so a turn that far ahead would refuse every later one — pass --allow-future if you mean it"
-                );
+                )));
             }
             Arc::new(SimClock::new(at))
         }
@@ -37,9 +38,9 @@ pub fn parse_at(t: &str) -> Result<Timestamp> {
     let full = if is_date { format!("{s}T00:00:00Z") } else { s.to_string() };
     Timestamp::parse_rfc3339(&full).map_err(|_| {
         let what = if is_date { "is not a calendar date" } else { "is neither a date nor an RFC 3339 time" };
-        anyhow::anyhow!(
+        invalid(format!(
             "--at {t:?} {what}; expected YYYY-MM-DD (midnight UTC, e.g. 2026-05-01) or RFC 3339 (e.g. 2026-05-01T09:00:00Z)"
-        )
+        ))
     })
 }
 
@@ -52,14 +53,30 @@ pub fn namespace(cli: &Cli) -> Result<Namespace> {
 /// stderr which client answers. A seam that cannot be honoured (live without its key, live
 /// with MNEMO_OFFLINE=1) is an error here, before anything is written.
 pub fn config(cli: &Cli) -> Result<Config> {
+    config_for(cli, ReasonerBuild::AtBuild)
+}
+
+/// [`config`] for a command that calls the model when `reasoner` is `AtBuild`; with
+/// `OnFirstCall` (a command that never calls it) a seam that cannot be honoured is said on
+/// stderr and the command goes on: reading memories needs no model, nor its key.
+pub fn config_for(cli: &Cli, reasoner: ReasonerBuild) -> Result<Config> {
     let mut config = Config::load(&cli.config)?;
     if cli.live {
         let o: toml::Table = toml::from_str("[llm]\nclient = \"live\"")?;
         config = config.with_overrides(&o, "--live")?;
     }
-    let seam = seam(&config)?;
-    if !cli.quiet {
-        eprintln!("mnemo: {}", seam.describe());
+    match seam(&config) {
+        Ok(seam) if !cli.quiet => eprintln!("mnemo: {}", seam.describe()),
+        Ok(_) => {}
+        Err(e) if reasoner == ReasonerBuild::OnFirstCall => {
+            if !cli.quiet {
+                eprintln!(
+                    "mnemo: model client unavailable ({}); this command does not call the model",
+                    crate::error_text::one_line(&e)
+                );
+            }
+        }
+        Err(e) => return Err(e),
     }
     Ok(config)
 }
@@ -86,8 +103,14 @@ pub async fn embedder(config: &Config) -> Result<Arc<dyn mnemo_core::Embedder>> 
     Ok(registry::build_embedder(&kind, &ctx)?)
 }
 
-/// Build the runtime over `data_dir`, with a progress bar if the index must catch up.
-pub async fn runtime(config: &Config, data_dir: &Path, clock: Arc<dyn Clock>) -> Result<Runtime> {
+/// Build the runtime over `data_dir`, with a progress bar if the index must catch up; its
+/// reasoner is built when `reasoner` says (`OnFirstCall` for commands that never call the model).
+pub async fn runtime(
+    config: &Config,
+    data_dir: &Path,
+    clock: Arc<dyn Clock>,
+    reasoner: ReasonerBuild,
+) -> Result<Runtime> {
     let bar = indicatif::ProgressBar::hidden();
     let bar2 = bar.clone();
     let progress = move |done: u64, total: u64| {
@@ -98,7 +121,7 @@ pub async fn runtime(config: &Config, data_dir: &Path, clock: Arc<dyn Clock>) ->
         bar2.set_length(total);
         bar2.set_position(done);
     };
-    let rt = Runtime::build_with_progress(config, data_dir, clock, Vec::new(), &progress)
+    let rt = Runtime::build_for(config, data_dir, clock, Vec::new(), &progress, reasoner)
         .await
         .with_context(|| format!("opening Mnemo in {}", data_dir.display()))?;
     bar.finish_and_clear();

@@ -49,10 +49,37 @@ pub fn command() -> clap::Command {
     cmd
 }
 
-/// Parse the process's arguments (exits with clap's message on an error, like `Cli::parse`).
+/// Parse the process's arguments (exits with clap's message on an error, like `Cli::parse`;
+/// with `--json` on the line, the error is also said on stdout as a JSON object).
 pub fn parse() -> Cli {
-    let matches: ArgMatches = command().get_matches();
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let parsed = command().try_get_matches_from(&args).and_then(|m: ArgMatches| Cli::from_arg_matches(&m));
+    parsed.unwrap_or_else(|e| {
+        // Help and version are not failures; they go to stdout as clap prints them.
+        if e.use_stderr() && asks_for_json(&args) {
+            out!("{}", crate::error_text::json("invalid_input", &clap_message(&e)));
+        }
+        e.exit()
+    })
+}
+
+/// Whether a command line that did not parse asked for JSON (`--json`, `--json FILE`,
+/// `--json=FILE` anywhere before a `--` ending the options).
+fn asks_for_json(args: &[std::ffi::OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json" || a.starts_with("--json="))
+}
+
+/// Clap's message on one line: its first paragraph (which may list the missing arguments on
+/// lines of their own), without the `error: ` label, the tip and the usage after it.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let paragraph: Vec<&str> =
+        text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
+    paragraph.join(" ").trim_start_matches("error:").trim().to_string()
 }
 
 #[cfg(test)]
@@ -91,5 +118,19 @@ mod tests {
         let m = command().try_get_matches_from(["mnemo", "recall", "q", "--at", "2026-05-01", "-n", "y"]).unwrap();
         let cli = Cli::from_arg_matches(&m).unwrap();
         assert_eq!((cli.at.as_deref(), cli.namespace.as_str()), (Some("2026-05-01"), "y"));
+    }
+
+    #[test]
+    fn a_line_that_does_not_parse_says_why_in_one_line_and_knows_it_asked_for_json() {
+        let args = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert!(asks_for_json(&args(&["mnemo", "recall", "--json", "--budget"])));
+        assert!(asks_for_json(&args(&["mnemo", "eval", "--json=-"])));
+        assert!(!asks_for_json(&args(&["mnemo", "remember", "--", "--json"])));
+        let e = command().try_get_matches_from(["mnemo", "recall", "--no-such-flag", "q"]).unwrap_err();
+        let m = clap_message(&e);
+        assert!(m.contains("--no-such-flag") && !m.contains('\n') && !m.starts_with("error"), "{m}");
+        assert!(!m.contains("Usage") && !m.contains("tip"), "{m}");
+        let e = command().try_get_matches_from(["mnemo", "remember", "--json"]).unwrap_err();
+        assert_eq!(clap_message(&e), "the following required arguments were not provided: <TEXT>");
     }
 }

@@ -38,17 +38,21 @@ fn main() -> std::process::ExitCode {
     local_embedder::link();
     let cli = help::parse();
     logs::init(cli.verbose, cli.quiet, &cli.log_format);
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
+    let json = cli.json_output();
+    let outcome = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(commands::run(cli)),
+        Err(e) => Err(anyhow::Error::new(e).context("cannot start the async runtime")),
     };
-    match rt.block_on(commands::run(cli)) {
+    match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", error_text::one_line(&e));
+            let message = error_text::one_line(&e);
+            eprintln!("error: {message}");
+            // A script reading `--json` gets the failure in the format it reads; the exit
+            // status is the same either way.
+            if json {
+                out!("{}", error_text::json(error_text::kind(&e), &message));
+            }
             std::process::ExitCode::FAILURE
         }
     }

@@ -53,6 +53,26 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
             let backend = mnemo_bench::scale::Backend { store: component("store")?, index: component("index")? };
             (mnemo_bench::scale(args, provenance, &backend).await?, json)
         }
+        BenchCommand::Extraction { conversations, json } => {
+            let conversations = mnemo_eval::extraction::Conversation::load_all(conversations)?;
+            let seam = context::seam(&config)?;
+            let mut rows = Vec::new();
+            for c in &conversations {
+                eprintln!("bench extraction: {} ({} turns; {})", c.name, c.turns.len(), seam.describe());
+                rows.push(mnemo_eval::extraction::run_conversation(&config, c).await?);
+            }
+            let models: Vec<String> = rows
+                .iter()
+                .flat_map(|r| r["models"].as_array().cloned().unwrap_or_default())
+                .filter_map(|m| m.as_str().map(str::to_string))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let provenance =
+                run_provenance(seam.mode.name(), &models.join(", "), "the configured embedder", &config.hash());
+            let markdown = mnemo_eval::extraction::markdown(&rows);
+            (mnemo_bench::BenchReport::new(provenance, rows, markdown), json)
+        }
         BenchCommand::Tokens { .. } | BenchCommand::Serve(_) => return Ok(ExitCode::SUCCESS),
     };
     emit(&report, json)

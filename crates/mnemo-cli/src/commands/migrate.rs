@@ -72,7 +72,8 @@ fn tally(c: &Contents) -> Result<Tally> {
 }
 
 pub async fn run(cli: &Cli, args: &MigrateArgs) -> Result<ExitCode> {
-    let config = context::config(cli)?;
+    // Copying a store calls no model.
+    let config = context::config_for(cli, super::reasoner_build(&cli.command))?;
     let (kind, settings, origin) = config.plugin("store")?;
     if kind != "sqlite" {
         bail!("{origin}: migrate reads a data directory's sqlite store, but [store] kind is {kind:?}");

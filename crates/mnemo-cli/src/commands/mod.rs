@@ -1,12 +1,14 @@
 //! Command dispatch.
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use std::process::ExitCode;
 
+use mnemo_agent::ReasonerBuild;
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::registry;
 use mnemo_core::{MemoryId, SearchMode, Task};
 
 use crate::cli::{Cli, Command};
+use crate::error_text::invalid;
 use crate::{context, print};
 
 mod backup;
@@ -79,7 +81,7 @@ fn emit_memory_json<T: serde::Serialize>(v: &T, with_vectors: bool) -> Result<()
 /// Every kind this binary can build: those linked in, then those of the `[[plugins]]`
 /// libraries named in config, each with its origin.
 fn plugins(cli: &Cli, json: bool) -> Result<ExitCode> {
-    let config = context::config(cli)?;
+    let config = context::config_for(cli, reasoner_build(&cli.command))?;
     let loaded = mnemo_agent::plugins::load(&config)?;
     let mut rows = Vec::new();
     for r in registry::all() {
@@ -110,15 +112,57 @@ pub fn parse_about(s: &str) -> Result<(String, String)> {
         Some((e, a)) if !e.trim().is_empty() && !a.trim().is_empty() => {
             Ok((e.trim().to_string(), a.trim().to_string()))
         }
-        _ => bail!("--about must be `entity | attribute`, got {s:?}"),
+        _ => Err(invalid(format!("--about must be `entity | attribute`, got {s:?}"))),
+    }
+}
+
+/// When a command builds the reasoner. Those that call the model build it with the runtime, so
+/// a model client that cannot be built (live without its key) fails them before anything is
+/// written; those that never call it build it only if called, so they work without the key.
+/// Every command is listed: a new one must say which it is.
+pub fn reasoner_build(command: &Command) -> ReasonerBuild {
+    use ReasonerBuild::{AtBuild, OnFirstCall};
+    match command {
+        // Extraction, then reconcile of what was extracted.
+        Command::Remember(_) | Command::Reextract(_) => AtBuild,
+        // Free text asks the model which memories it designates; `entity | attribute` does not.
+        // A command that does not parse fails on its own words, as before.
+        Command::Forget(a) => match mnemo_core::ForgetCommand::parse_arg(&a.command) {
+            Ok(mnemo_core::ForgetCommand::Claim { .. }) => OnFirstCall,
+            _ => AtBuild,
+        },
+        // Recall grounds and grades by rules and grounders, never by the chat model; the
+        // embedder (built at once either way) is what recall needs.
+        Command::Recall(_)
+        | Command::Why(_)
+        | Command::Decay(_)
+        | Command::Reindex(_)
+        | Command::List(_)
+        | Command::Export(_)
+        | Command::Restore(_)
+        | Command::Backup(_)
+        | Command::Plugins(_)
+        | Command::Migrate(_)
+        | Command::Models(_)
+        | Command::Completions(_) => OnFirstCall,
+        // They remember turns (demo, serve, mcp, the benchmarks), or run the configured model
+        // on purpose (eval): the model is part of what they do.
+        Command::Demo(_)
+        | Command::Serve(_)
+        | Command::Mcp(_)
+        | Command::Eval(_)
+        | Command::EvalAssessor(_)
+        | Command::Bench(_)
+        | Command::Reliability(_) => AtBuild,
     }
 }
 
 async fn engine_command(cli: &Cli) -> Result<ExitCode> {
-    let config = context::config(cli)?;
+    let reasoner = reasoner_build(&cli.command);
+    let config = context::config_for(cli, reasoner)?;
     let ns = context::namespace(cli)?;
     let clock = context::clock(cli)?;
-    let rt = context::runtime(&config, &cli.data_dir, clock).await?;
+    let rt = context::runtime(&config, &cli.data_dir, clock, reasoner).await?;
     let engine = rt.engine();
     match &cli.command {
         Command::Remember(a) => {
@@ -143,7 +187,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 Some("lexical") | Some("bm25") => Some(SearchMode::Lexical),
                 Some("dense") => Some(SearchMode::Dense),
                 Some("hybrid") => Some(SearchMode::Hybrid),
-                Some(other) => bail!("--mode {other:?}: expected lexical, dense or hybrid"),
+                Some(other) => return Err(invalid(format!("--mode {other:?}: expected lexical, dense or hybrid"))),
             };
             let opts = RecallOptions { budget, mode, ..RecallOptions::default() };
             if a.raw {
@@ -169,7 +213,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             }
         }
         Command::Forget(a) => {
-            let cmd = mnemo_core::ForgetCommand::parse_arg(&a.command).map_err(anyhow::Error::msg)?;
+            let cmd = mnemo_core::ForgetCommand::parse_arg(&a.command).map_err(invalid)?;
             let r = engine.forget(&ns, "user", &cmd).await?;
             if a.out.json {
                 tenant_view::emit(&r)?
@@ -261,10 +305,10 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
 fn parse_budget(s: &str) -> Result<usize> {
     let t = s.trim();
     if t.starts_with('-') && t.len() > 1 && t[1..].chars().all(|c| c.is_ascii_digit()) {
-        bail!("--budget must be 0 or more tokens, got {t}");
+        return Err(invalid(format!("--budget must be 0 or more tokens, got {t}")));
     }
     if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit()) {
-        bail!("--budget must be a whole number of tokens, got {t:?}");
+        return Err(invalid(format!("--budget must be a whole number of tokens, got {t:?}")));
     }
     Ok(t.parse::<usize>().unwrap_or(usize::MAX))
 }

@@ -33,6 +33,15 @@ pub enum ModelsCommand {
     },
 }
 
+impl ModelsCommand {
+    /// `--json`.
+    pub fn json(&self) -> bool {
+        match self {
+            ModelsCommand::Fetch { json, .. } | ModelsCommand::List { json } => *json,
+        }
+    }
+}
+
 pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
     let root = mnemo_models::models_root()?;
     match cmd {

@@ -37,7 +37,9 @@ pub async fn run(rt: &Runtime, ns: &Namespace, a: &RememberArgs, bytes: &[u8]) -
     let engine = rt.engine();
     let (source, note) = authenticated_source(&a.source, &rt.config().declared_sources());
     let key = match &a.idempotency_key {
-        Some(k) if k.trim().is_empty() => anyhow::bail!("--idempotency-key must not be empty"),
+        Some(k) if k.trim().is_empty() => {
+            return Err(crate::error_text::invalid("--idempotency-key must not be empty"))
+        }
         Some(k) => Some(external_id(k.trim())),
         None => None,
     };
