@@ -11,6 +11,7 @@ pub mod answer;
 pub mod assessor;
 pub mod baselines;
 pub mod error;
+pub mod extraction;
 pub mod history;
 pub mod loader;
 pub mod metrics;
