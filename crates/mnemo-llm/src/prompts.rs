@@ -58,11 +58,13 @@ You extract long-term memories from ONE conversation turn for Mnemo, a memory en
 
 Input: a JSON object {"turn": {"source": string, "at": RFC 3339 time, "text": string}}.
 
-Kinds of memory:
-- "semantic": a durable fact or preference. When it states a property of a thing, give the claim
-  {"entity", "attribute", "value"} (the value as written).
-- "procedural": a how-to, routine or standing instruction.
-- "episodic": a notable event.
+Kinds of memory (most memories are semantic):
+- "semantic": what is true: a fact or preference about a person, thing or place (an allergy, a
+  dose, a phone number, an owner, a lead time, an appointment, a name to use). When it states a
+  property of something, give the claim {"entity", "attribute", "value"} (the value as written).
+- "procedural": a standing instruction on how to act, said as a rule ("always ...", "never
+  ...", "to do X, do Y"). A fact is not procedural.
+- "episodic": a notable event that happened at a time (an order placed, a visit).
 A forget command asks to forget something: either exactly one claim (entity + attribute) or
 whatever a free text designates.
 

@@ -10,11 +10,19 @@
 //!    with memories that share one of its entities, or whose relevance to its content (term
 //!    coverage, calibrated dense similarity: `mnemo_contract::relevance`) reaches
 //!    [`NEIGHBOUR_FLOOR`] — never the best of nothing.
-//! 2. **A contradiction needs a shared subject** ([`contradiction_refused`]): the same kind
-//!    (a fact does not supersede an instruction), a kind that can be superseded (an episode
-//!    happened; a later one does not undo it), a normalised entity in common, a stored memory
-//!    (items of one turn never supersede each other unless they share a claim, which the claim
-//!    rule decides), and not a claim whose attribute the config says holds many values.
+//!    An entity in common is not enough on its own: the two must also share a word besides
+//!    the names of their subjects ([`topic_overlap`] above 0), or every memory about a patient
+//!    would be a neighbour of every other.
+//! 2. **A contradiction needs a shared subject and topic** ([`contradiction_refused`]): the same
+//!    kind (a fact does not supersede an instruction), a kind that can be superseded (an
+//!    episode happened; a later one does not undo it), a normalised entity in common, more
+//!    than half the words of the shorter one in common besides the subjects' names (a new
+//!    value of the same statement says most of what the old one said: "takes metformin 500 mg
+//!    twice a day" / "metformin dose raised to 1000 mg twice a day"; an appointment and a dose
+//!    share only the patient), a stored memory (items of one turn never supersede each other
+//!    unless they share a claim, which the claim rule decides), and not a claim whose attribute
+//!    the config says holds many values. Recorded against Qwen2.5-Coder 1.5B, the shared
+//!    subject alone let an appointment tombstone a dose, a phone number and a name.
 //! 3. **A duplicate adds nothing** ([`duplicate_refused`]): the same kind, and the candidate's
 //!    content terms held by the memory it would be merged into, no new number among them.
 //!
@@ -28,6 +36,29 @@ use crate::traits::Candidate;
 /// Absolute relevance (0..=1) a claimless candidate's content must reach to make a memory its
 /// neighbour when they share no entity: the assessor's default relevance floor.
 pub(crate) const NEIGHBOUR_FLOOR: f64 = 0.5;
+
+/// Share of the words two memories have in common besides the names of their subjects, over
+/// the shorter one's words: `|A ∩ B| / min(|A|, |B|)`, 0 when either says nothing else.
+pub(crate) fn topic_overlap(content: &str, entities: &[String], old: &Memory) -> f64 {
+    let mut names: Vec<String> = Vec::new();
+    for e in entities.iter().chain(&old.entities) {
+        names.extend(content_terms(e));
+    }
+    if let Some(c) = &old.claim {
+        names.extend(content_terms(&c.entity));
+    }
+    let topic =
+        |text: &str| -> Vec<String> { content_terms(text).into_iter().filter(|t| !names.contains(t)).collect() };
+    let (a, b) = (topic(content), topic(&old.content));
+    let shorter = a.len().min(b.len());
+    if shorter == 0 {
+        return 0.0;
+    }
+    a.iter().filter(|t| b.contains(t)).count() as f64 / shorter as f64
+}
+
+/// A model's "contradicts" needs more than this [`topic_overlap`].
+pub(crate) const CONTRADICTION_OVERLAP: f64 = 0.5;
 
 /// Why a model's "contradicts" naming `old` is refused for `cand`, or None when it may apply.
 pub(crate) fn contradiction_refused(
@@ -53,6 +84,14 @@ pub(crate) fn contradiction_refused(
         } else {
             format!("they share no subject (the candidate is about {})", new.entities.join(", "))
         });
+    }
+    let overlap = topic_overlap(&cand.content, &new.entities, old);
+    if overlap <= CONTRADICTION_OVERLAP {
+        return Some(format!(
+            "they say different things about their subject ({:.0}% of the words besides its name in common; more than {:.0}% is needed)",
+            overlap * 100.0,
+            CONTRADICTION_OVERLAP * 100.0
+        ));
     }
     if let Some(c) = &old.claim {
         if policy.claims.fixed(&c.attribute) == Some(crate::model::Cardinality::Many) {
@@ -196,8 +235,34 @@ mod tests {
         let latex = mem(0, MemoryKind::Semantic, "Also allergic to latex.", &["maria lopez"], None);
         let c = cand(MemoryKind::Semantic, &latex.content, None);
         let n = new_of(&latex);
-        let dose = mem(7, MemoryKind::Semantic, "Metformin 500 mg daily.", &["maria lopez"], None);
-        assert_eq!(contradiction_refused(&c, &n, &dose, &policy), None, "same kind and subject: the model may decide");
+        let dose =
+            mem(7, MemoryKind::Semantic, "Maria Lopez takes metformin 500 mg twice a day.", &["maria lopez"], None);
+        let raised = mem(
+            0,
+            MemoryKind::Semantic,
+            "Dr. Chen raised Maria Lopez's metformin dose to 1000 mg twice a day.",
+            &["maria lopez", "dr. chen"],
+            None,
+        );
+        let c_raised = cand(MemoryKind::Semantic, &raised.content, None);
+        assert_eq!(
+            contradiction_refused(&c_raised, &new_of(&raised), &dose, &policy),
+            None,
+            "the same statement with a new value: the model may decide"
+        );
+        let appt = mem(
+            0,
+            MemoryKind::Semantic,
+            "Maria Lopez's next appointment is on 12 December at 10:30 with Dr. Chen.",
+            &["maria lopez"],
+            None,
+        );
+        let c_appt = cand(MemoryKind::Semantic, &appt.content, None);
+        assert!(
+            contradiction_refused(&c_appt, &new_of(&appt), &raised, &policy).unwrap().contains("different things"),
+            "an appointment does not supersede a dose: they share only the patient"
+        );
+        assert!(contradiction_refused(&c, &n, &dose, &policy).unwrap().contains("different things"));
         let other = mem(8, MemoryKind::Semantic, "Ben's phone is 555.", &["ben"], None);
         assert!(contradiction_refused(&c, &n, &other, &policy).unwrap().contains("no subject"));
         let rule = mem(9, MemoryKind::Procedural, "Always ask Maria Lopez first.", &["maria lopez"], None);
@@ -214,11 +279,12 @@ mod tests {
         let pen = mem(
             4,
             MemoryKind::Semantic,
-            "p",
+            "Maria Lopez is also allergic to latex, she said.",
             &["maria lopez"],
             Some(Claim::new("Maria Lopez", "allergy", "penicillin")),
         );
-        assert!(contradiction_refused(&c, &n, &pen, &many).unwrap().contains("many values"));
+        let why = contradiction_refused(&c, &n, &pen, &many);
+        assert!(why.as_deref().is_some_and(|w| w.contains("many values")), "{why:?}");
     }
 
     #[test]

@@ -275,42 +275,56 @@ impl Engine {
         cand: &Candidate,
         new: &NewMemory,
         plan: &TurnPlan,
-    ) -> Result<Vec<Memory>> {
-        let mut found = if new.entities.is_empty() {
+    ) -> Result<(Vec<Memory>, Vec<String>)> {
+        let by_entity = if new.entities.is_empty() {
             Vec::new()
         } else {
             plan.live(self.store.active_by_entities(ns, &new.entities).await?)
         };
-        if cand.claim.is_none() {
-            let hits = self
-                .index
-                .search(&SearchQuery {
-                    namespace: ns.clone(),
-                    text: cand.content.clone(),
-                    embedding: new.embedding.as_ref().map(|e| e.vector.clone()),
-                    limit: 8,
-                    mode: SearchMode::Hybrid,
-                })
-                .await?;
-            let ids: Vec<MemoryId> =
-                hits.iter().map(|h| h.id).filter(|id| !found.iter().any(|m| m.id == *id)).collect();
-            if !ids.is_empty() {
-                let close = self.relevant_to(cand, new, plan.live(self.store.get_many(ns, &ids).await?)).await;
-                found.extend(close);
-            }
+        let mut pending: Vec<Memory> = plan
+            .pending()
+            .filter(|p| {
+                p.entities.iter().any(|e| new.entities.contains(e)) || (cand.claim.is_none() && p.kind == cand.kind)
+            })
+            .cloned()
+            .collect();
+        // The names memory already holds (stored or said earlier in this turn).
+        let known: Vec<String> = new
+            .entities
+            .iter()
+            .filter(|e| by_entity.iter().chain(&pending).any(|m| m.entities.contains(e)))
+            .cloned()
+            .collect();
+        if cand.claim.is_some() {
+            // Claims reconcile by rule against every memory on the same entity.
+            let mut found = by_entity;
+            found.append(&mut pending);
+            return Ok((found, known));
         }
-        for p in plan.pending() {
-            let shares_entity = p.entities.iter().any(|e| new.entities.contains(e));
-            if shares_entity || (cand.claim.is_none() && p.kind == cand.kind) {
-                found.push(p.clone());
-            }
+        let hits = self
+            .index
+            .search(&SearchQuery {
+                namespace: ns.clone(),
+                text: cand.content.clone(),
+                embedding: new.embedding.as_ref().map(|e| e.vector.clone()),
+                limit: 8,
+                mode: SearchMode::Hybrid,
+            })
+            .await?;
+        let ids: Vec<MemoryId> =
+            hits.iter().map(|h| h.id).filter(|id| !by_entity.iter().any(|m| m.id == *id)).collect();
+        let mut found = by_entity;
+        if !ids.is_empty() {
+            found.extend(plan.live(self.store.get_many(ns, &ids).await?));
         }
-        Ok(found)
+        found.append(&mut pending);
+        Ok((self.relevant_to(cand, new, found).await, known))
     }
 
-    /// The memories of `hits` relevant to the candidate in the absolute sense (shared entity, or
-    /// evidence at or above [`NEIGHBOUR_FLOOR`]): a search always returns its best, and the
-    /// best of nothing must not reach the model as something to supersede.
+    /// The memories of `hits` relevant to the candidate in the absolute sense (an entity and a
+    /// word besides the names in common, or evidence at or above [`NEIGHBOUR_FLOOR`]): a search
+    /// always returns its best, and the best of nothing must not reach the model as something
+    /// to supersede; nor must every memory about the same person.
     async fn relevant_to(&self, cand: &Candidate, new: &NewMemory, hits: Vec<Memory>) -> Vec<Memory> {
         let q = QueryTerms::of(&cand.content);
         let terms: Vec<u64> = hits.iter().map(|m| held_terms(&q, m)).collect();
@@ -323,7 +337,9 @@ impl Engine {
         hits.into_iter()
             .zip(terms)
             .filter(|(m, held)| {
-                if m.entities.iter().any(|e| new.entities.contains(e)) {
+                if m.entities.iter().any(|e| new.entities.contains(e))
+                    && reconcile_guard::topic_overlap(&cand.content, &new.entities, m) > 0.0
+                {
                     return true;
                 }
                 let dense_z = match (&new.embedding, calibration, &m.embedding) {
@@ -391,15 +407,10 @@ impl Engine {
         plan: &mut TurnPlan,
         notes: &mut Vec<String>,
     ) -> Result<Outcome> {
-        let neighbours = self.neighbours(ns, cand, &new, plan).await?;
+        let (neighbours, known) = self.neighbours(ns, cand, &new, plan).await?;
         // Model-independent: what the model extracted must be said by the turn (names memory
         // already holds count as said: "she" in the turn, the name in the memory).
-        let known: Vec<String> = new
-            .entities
-            .iter()
-            .filter(|e| neighbours.iter().any(|m| m.entities.contains(e)))
-            .flat_map(|e| content_terms(e))
-            .collect();
+        let known: Vec<String> = known.iter().flat_map(|e| content_terms(e)).collect();
         let support = reconcile_guard::support(&turn.text, cand, &known);
         if !support.enough() {
             return Ok(Outcome {
