@@ -30,7 +30,7 @@
 //! inserted as novel: keeping both is recoverable, destroying one is not.
 use crate::model::{Memory, MemoryKind, NewMemory};
 use crate::policy::EnginePolicy;
-use crate::relevance::content_terms;
+use crate::relevance::{content_terms, names};
 use crate::traits::Candidate;
 
 /// Absolute relevance (0..=1) a claimless candidate's content must reach to make a memory its
@@ -57,6 +57,13 @@ pub(crate) fn topic_overlap(content: &str, entities: &[String], old: &Memory) ->
     a.iter().filter(|t| b.contains(t)).count() as f64 / shorter as f64
 }
 
+/// Whether two entity lists name a subject in common: the same normalised name, or one name
+/// inside the other as whole words ("ic-mc-44" in "part ic-mc-44": a small model writes the
+/// same thing two ways).
+pub(crate) fn shares_subject(a: &[String], b: &[String]) -> bool {
+    a.iter().any(|x| b.iter().any(|y| x == y || names(x, y) || names(y, x)))
+}
+
 /// A model's "contradicts" needs more than this [`topic_overlap`].
 pub(crate) const CONTRADICTION_OVERLAP: f64 = 0.5;
 
@@ -78,7 +85,7 @@ pub(crate) fn contradiction_refused(
     if cand.kind == MemoryKind::Episodic {
         return Some("an episode is not superseded by another: both happened".into());
     }
-    if !new.entities.iter().any(|e| old.entities.contains(e)) {
+    if !shares_subject(&new.entities, &old.entities) {
         return Some(if new.entities.is_empty() {
             "the candidate names no entity, so no shared subject can be checked".into()
         } else {
@@ -263,6 +270,8 @@ mod tests {
             "an appointment does not supersede a dose: they share only the patient"
         );
         assert!(contradiction_refused(&c, &n, &dose, &policy).unwrap().contains("different things"));
+        assert!(shares_subject(&["ic-mc-44".into()], &["part ic-mc-44".into()]));
+        assert!(!shares_subject(&["ben".into()], &["bent".into()]));
         let other = mem(8, MemoryKind::Semantic, "Ben's phone is 555.", &["ben"], None);
         assert!(contradiction_refused(&c, &n, &other, &policy).unwrap().contains("no subject"));
         let rule = mem(9, MemoryKind::Procedural, "Always ask Maria Lopez first.", &["maria lopez"], None);

@@ -318,7 +318,11 @@ impl Engine {
             found.extend(plan.live(self.store.get_many(ns, &ids).await?));
         }
         found.append(&mut pending);
-        Ok((self.relevant_to(cand, new, found).await, known))
+        let mut close = self.relevant_to(cand, new, found).await;
+        // The most related first: a model shown a list tends to name its head.
+        let overlap = |m: &Memory| reconcile_guard::topic_overlap(&cand.content, &new.entities, m);
+        close.sort_by(|a, b| overlap(b).total_cmp(&overlap(a)));
+        Ok((close, known))
     }
 
     /// The memories of `hits` relevant to the candidate in the absolute sense (an entity and a
@@ -337,10 +341,10 @@ impl Engine {
         hits.into_iter()
             .zip(terms)
             .filter(|(m, held)| {
-                if m.entities.iter().any(|e| new.entities.contains(e))
-                    && reconcile_guard::topic_overlap(&cand.content, &new.entities, m) > 0.0
-                {
-                    return true;
+                // About the same subject: related only if they share a word besides its name
+                // (the names alone would make every memory about a patient relevant).
+                if reconcile_guard::shares_subject(&new.entities, &m.entities) {
+                    return reconcile_guard::topic_overlap(&cand.content, &new.entities, m) > 0.0;
                 }
                 let dense_z = match (&new.embedding, calibration, &m.embedding) {
                     (Some(e), Some(c), Some(v)) if v.model == model => cosine(&e.vector, &v.vector).map(|cos| c.z(cos)),
