@@ -7,6 +7,7 @@
 //! so do the tests (tests/runtime.rs checks that every expected kind is registered).
 #![deny(missing_docs)]
 
+pub mod agent_view;
 pub mod assess;
 mod blocking;
 pub mod config;
@@ -22,6 +23,7 @@ pub mod runtime;
 pub mod unextracted;
 pub mod verdict;
 
+pub use agent_view::{AgentRecall, Detail};
 pub use config::Config;
 pub use error::AgentError;
 pub use runtime::{AgentTurn, ReasonerBuild, Runtime};

@@ -375,6 +375,23 @@ impl Runtime {
         Ok(AgentTurn { remembered: None, pack, assessment, action, verdict })
     }
 
+    /// What an agent reads of an assessed recall (the view every door shows by default),
+    /// counted with the engine's token counter.
+    pub fn recall_view(&self, turn: &AgentTurn) -> crate::agent_view::AgentRecall {
+        crate::agent_view::AgentRecall::assessed(turn, self.engine.now(), self.engine.token_counter())
+    }
+
+    /// What an agent reads of a raw recall (no grade, no decision).
+    pub fn raw_recall_view(&self, pack: &Pack) -> crate::agent_view::AgentRecall {
+        crate::agent_view::AgentRecall::raw(pack, self.engine.now(), self.engine.token_counter())
+    }
+
+    /// The text of `view` (within its budget plus `RENDER_OVERHEAD_TOKENS`, by the engine's
+    /// counter).
+    pub fn render_recall(&self, view: &crate::agent_view::AgentRecall) -> String {
+        view.render(self.engine.token_counter())
+    }
+
     /// The full agent turn: remember the message (said by `source`), then `turn`.
     pub async fn handle(
         &self,

@@ -287,3 +287,40 @@ async fn excluded_candidates_carry_evidence_too() {
         assert!(ev.lexical > 0.5, "every one holds the query's terms: {ev:?}");
     }
 }
+
+/// The agent view says in one line why each memory is believed: a system of record that
+/// verified or corrected it now, else who said it and how long ago; a correction is noted; a
+/// raw recall has no decision and no trust.
+#[tokio::test]
+async fn the_agent_view_gives_each_memory_a_one_line_basis_and_the_decision() {
+    let d = tempfile::tempdir().unwrap();
+    let erp = TableGrounder::new("erp");
+    let (rt, clock) = runtime(d.path(), vec![Arc::new(erp.clone())]).await;
+    let ns = Namespace::new("t").unwrap();
+    rt.engine().remember(&ns, "user", "[SEM] IC-MC-44 | lead time | 21 days\n[SEM] Acme | owner | Ben").await.unwrap();
+    clock.advance(3 * DAY_MS);
+    let task = Task { query: "lead time of IC-MC-44".into(), about: Some(("IC-MC-44".into(), "lead time".into())) };
+
+    erp.set("IC-MC-44", "lead time", "21 days");
+    let view = rt.recall_view(&rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap());
+    let line = view.memories.iter().find(|m| m.content.contains("lead time")).unwrap();
+    assert_eq!((line.basis.as_str(), line.trust), ("verified by erp just now", Some(1.0)), "{view:?}");
+    let decision = view.decision.as_ref().unwrap();
+    assert_eq!((decision.decision.as_str(), decision.act_on[0].value.as_str()), ("act", "21 days"));
+
+    erp.set("IC-MC-44", "lead time", "35 days");
+    let view = rt.recall_view(&rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap());
+    let line = view.memories.iter().find(|m| m.content.contains("35 days")).unwrap();
+    assert_eq!(line.basis, "corrected by erp just now", "{view:?}");
+    assert!(view.notes.iter().any(|n| n.contains("\"21 days\"") && n.contains("\"35 days\"")), "{view:?}");
+    let text = rt.render_recall(&view);
+    assert!(text.contains("Decision: ACT") && text.contains("- IC-MC-44 | lead time | 35 days"), "{text}");
+    let lines = &text[text.find("\n- ").unwrap() + 1..];
+    assert!(view.tokens > 0 && rt.engine().count_tokens(lines) <= view.tokens, "{text}");
+
+    let pack = rt.engine().recall(&ns, "Acme owner", &RecallOptions::default()).await.unwrap();
+    let raw = rt.raw_recall_view(&pack);
+    let acme = raw.memories.iter().find(|m| m.content == "Acme | owner | Ben").unwrap();
+    assert_eq!((acme.basis.as_str(), acme.trust), ("said by user, 3 days ago", None), "{raw:?}");
+    assert!(raw.decision.is_none() && rt.render_recall(&raw).contains("Decision: none"));
+}

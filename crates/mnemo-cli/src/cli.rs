@@ -486,9 +486,17 @@ pub struct RecallArgs {
     /// escalates when nothing recalled asserts it.
     #[arg(long)]
     pub about: Option<String>,
-    /// Plain retrieval: the pack and its trace, no grounding, no grade, no decision.
+    /// Plain retrieval: no grounding, no grade, no decision.
     #[arg(long, conflicts_with_all = ["about", "exit_code"])]
     pub raw: bool,
+    /// How much --json shows: compact (the default: the packed memories as prompt-ready
+    /// lines within the budget, and the decision) or full (the pack with its whole trace and
+    /// provenance, the assessment, the verdict and the action).
+    #[arg(long, requires = "json", value_name = "compact|full", value_parser = |s: &str| s.parse::<mnemo_agent::Detail>())]
+    pub detail: Option<mnemo_agent::Detail>,
+    /// With --json: the full result (the same as --detail full).
+    #[arg(long, requires = "json", conflicts_with = "detail")]
+    pub full: bool,
     /// Exit with status 3 when the decision is ESCALATE (0 on ACT; 1 on errors).
     #[arg(long)]
     pub exit_code: bool,

@@ -30,7 +30,7 @@ fn err(o: &Output) -> String {
 }
 
 fn recall_json(dir: &Path, q: &str) -> serde_json::Value {
-    serde_json::from_str(&ok(&mnemo(dir, &["recall", q, "--raw", "--json"]))).unwrap()
+    serde_json::from_str(&ok(&mnemo(dir, &["recall", q, "--raw", "--json", "--full"]))).unwrap()
 }
 
 #[test]
@@ -75,9 +75,11 @@ fn memory_survives_across_processes_and_corrections_supersede() {
 fn namespaces_are_walls() {
     let d = tempfile::tempdir().unwrap();
     ok(&mnemo(d.path(), &["-n", "a", "remember", "[SEM] Northwind Labs | owner | Ben"]));
-    let pack: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["-n", "b", "recall", "Northwind Labs owner", "--raw", "--json"])))
-            .unwrap();
+    let pack: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+        d.path(),
+        &["-n", "b", "recall", "Northwind Labs owner", "--raw", "--json", "--full"],
+    )))
+    .unwrap();
     assert_eq!(pack["items"].as_array().unwrap().len(), 0);
     let e = err(&mnemo(d.path(), &["-n", "../etc", "recall", "x"]));
     assert!(e.contains("namespace"), "{e}");
@@ -109,12 +111,13 @@ fn budgets_negative_zero_and_huge() {
     let e = err(&mnemo(d.path(), &["recall", "owner", "--budget", "-5"]));
     assert!(e.contains("--budget") && e.contains("-5"), "{e}");
     let p: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--raw", "--budget", "0", "--json"]))).unwrap();
+        serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--raw", "--budget", "0", "--json", "--full"])))
+            .unwrap();
     assert_eq!(p["items"].as_array().unwrap().len(), 0);
     assert_eq!(p["trace"][0]["reason"], "budget");
     let p: serde_json::Value = serde_json::from_str(&ok(&mnemo(
         d.path(),
-        &["recall", "owner", "--raw", "--budget", "999999999999", "--json"],
+        &["recall", "owner", "--raw", "--budget", "999999999999", "--json", "--full"],
     )))
     .unwrap();
     assert_eq!(p["items"].as_array().unwrap().len(), 1);
@@ -210,7 +213,7 @@ fn every_recall_is_grounded_and_graded() {
     ));
     let t: serde_json::Value = serde_json::from_str(&ok(&mnemo(
         d.path(),
-        &["--config", c, "--at", "2026-03-10T09:00:00Z", "recall", "metformin dose of Maria Lopez", "--json"],
+        &["--config", c, "--at", "2026-03-10T09:00:00Z", "recall", "metformin dose of Maria Lopez", "--json", "--full"],
     )))
     .unwrap();
     assert_eq!(t["verdict"]["decision"], "act", "{t}");
@@ -241,12 +244,13 @@ fn every_recall_is_grounded_and_graded() {
     );
     assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
     let t: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(t["verdict"]["decision"], "escalate");
-    assert!(t["verdict"]["reasons"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().contains("Zeta")), "{t}");
+    // The default JSON is the agent view: the decision and its reasons.
+    assert_eq!(t["decision"]["decision"], "escalate", "{t}");
+    assert!(t["decision"]["reasons"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().contains("Zeta")), "{t}");
     let raw: serde_json::Value =
         serde_json::from_str(&ok(&mnemo(d.path(), &["--config", c, "recall", "metformin", "--raw", "--json"])))
             .unwrap();
-    assert!(raw.get("items").is_some() && raw.get("verdict").is_none());
+    assert!(raw["memories"].is_array() && raw["decision"].is_null(), "raw: no decision: {raw}");
 }
 
 #[test]

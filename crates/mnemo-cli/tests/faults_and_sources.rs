@@ -22,7 +22,7 @@ fn ok(o: &Output) -> String {
 }
 
 fn sources_of(dir: &Path, args: &[&str], q: &str) -> Vec<String> {
-    let out = ok(&mnemo(dir, &[args, &["recall", q, "--raw", "--json"]].concat()));
+    let out = ok(&mnemo(dir, &[args, &["recall", q, "--raw", "--json", "--full"]].concat()));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     v["items"][0]["memory"]["sources"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
 }
@@ -72,7 +72,7 @@ fn an_idempotency_key_makes_a_retry_write_nothing() {
     assert_eq!(a["turn"]["id"], b["turn"]["id"]);
     assert!(b["outcomes"].as_array().unwrap().is_empty());
     assert!(b["notes"][0].as_str().unwrap().contains("idempotency key already used"));
-    let m = ok(&mnemo(d.path(), &["recall", "Order qty", "--raw", "--json"]));
+    let m = ok(&mnemo(d.path(), &["recall", "Order qty", "--raw", "--json", "--full"]));
     let v: serde_json::Value = serde_json::from_str(&m).unwrap();
     assert_eq!(v["items"][0]["memory"]["reinforcements"], 0, "the retry reinforced the memory");
 }

@@ -48,6 +48,11 @@ fn refused_for_namespace(r: Result<CallToolResult, ServiceError>, other: &str) {
     }
 }
 
+/// The text content of a tool result (what a model reads).
+fn text_of(r: &CallToolResult) -> String {
+    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}
+
 fn has_key(v: &Value, key: &str) -> bool {
     match v {
         Value::Object(m) => m.contains_key(key) || m.values().any(|x| has_key(x, key)),
@@ -85,14 +90,11 @@ async fn an_mcp_client_lists_the_tools_remembers_recalls_and_meets_the_namespace
     let t =
         structured(&client, "recall", json!({"query": "who owns Northwind Labs", "about": "Northwind Labs | owner"}))
             .await;
-    let items = t["assessment"]["pack"]["items"].as_array().unwrap();
-    let ben = items
-        .iter()
-        .find(|i| i["memory"]["content"] == "Northwind Labs | owner | Ben")
-        .unwrap_or_else(|| panic!("{t}"));
-    assert!(t["verdict"]["decision"].is_string(), "{t}");
+    let lines = t["memories"].as_array().unwrap();
+    let ben = lines.iter().find(|m| m["content"] == "Northwind Labs | owner | Ben").unwrap_or_else(|| panic!("{t}"));
+    assert!(t["decision"]["decision"].is_string(), "{t}");
     assert!(!has_key(&t, "vector"), "no embedding vectors unless asked");
-    let id = ben["memory"]["id"].as_i64().unwrap();
+    let id = ben["id"].as_i64().unwrap();
 
     let w = structured(&client, "why", json!({"id": id})).await;
     assert_eq!(w["memory"]["id"], id);
@@ -111,9 +113,22 @@ async fn an_mcp_client_lists_the_tools_remembers_recalls_and_meets_the_namespace
     refused_for_namespace(call(&client, "why", json!({"id": id, "namespace": "bob"})).await, "bob");
     // Naming its own namespace is fine.
     structured(&client, "why", json!({"id": id, "namespace": "alice"})).await;
-    // Bad arguments are protocol errors too, not crashes.
-    let bad = call(&client, "recall", json!({"query": "x", "about": "no bar here"})).await;
-    assert!(matches!(bad, Err(ServiceError::McpError(ref e)) if e.code == ErrorCode::INVALID_PARAMS), "{bad:?}");
+    // Arguments a model can correct are tool errors it reads (not protocol errors), saying
+    // what to send instead.
+    for (tool, args, says) in [
+        ("recall", json!({"query": "x", "about": "no bar here"}), "entity | attribute"),
+        ("recall", json!({"query": "x", "about": "A | b", "raw": true}), "drop `raw`"),
+        ("recall", json!({"query": "x", "detail": "verbose"}), "compact"),
+        ("remember", json!({"text": "  "}), "must not be empty"),
+        ("why", json!({"id": "m-one"}), "not a memory id"),
+    ] {
+        let r = call(&client, tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool} {args}: {e}"));
+        assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
+        assert!(text_of(&r).contains(says), "{tool} {args}: {r:?}");
+    }
+    // An id given as a string is the same id.
+    let w = structured(&client, "why", json!({"id": id.to_string()})).await;
+    assert_eq!(w["memory"]["id"], id, "{w}");
 
     let f = structured(&client, "forget", json!({"command": "Northwind Labs | owner"})).await;
     assert!(f.to_string().contains("tombstone") || f.to_string().contains("forgot"), "{f}");
@@ -185,4 +200,63 @@ fn stdout_carries_only_protocol_messages() {
     assert_eq!(ids, [json!(1), json!(2), json!(3), json!(4)]);
     assert!(all.contains("Contoso | owner | Alice"));
     assert!(!err.is_empty(), "-vvv logs went to stderr");
+}
+
+/// The must-show of issue 34: with 60 memories, `recall` under budget 256 hands the model at most
+/// 256 tokens plus the stated overhead (chars/4, the default counter), its structuredContent is
+/// the compact view, and `detail: "full"` still gives the whole trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recall_through_mcp_fits_its_budget_plus_the_stated_overhead() {
+    use mnemo_agent::agent_view::RENDER_OVERHEAD_TOKENS;
+    use mnemo_core::TokenCounter as _;
+    let d = tempfile::tempdir().unwrap();
+    let (transport, _) =
+        TokioChildProcess::builder(mnemo_mcp_command(d.path(), "alice")).stderr(Stdio::null()).spawn().unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let colours = ["blue", "red", "green", "teal", "amber", "grey"];
+    let turn: Vec<String> =
+        (0..60).map(|i| format!("[SEM] Item {i} | colour | {}", colours[i % colours.len()])).collect();
+    let r = structured(&client, "remember", json!({"text": turn.join("\n")})).await;
+    assert_eq!(r["outcomes"].as_array().unwrap().len(), 60, "{r}");
+
+    let tools = client.list_all_tools().await.unwrap();
+    let recall_tool = tools.iter().find(|t| t.name == "recall").unwrap();
+    let schema = Value::Object((*recall_tool.output_schema.clone().expect("recall declares its output")).clone());
+    assert_eq!(schema["type"], "object", "{schema}");
+    assert!(schema["anyOf"][0]["properties"]["memories"].is_object(), "{schema}");
+    for name in ["recall", "why"] {
+        let t = tools.iter().find(|t| t.name == name).unwrap();
+        assert_eq!(t.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true), "{name}");
+    }
+
+    let ask = json!({"query": "what colour is Item 17", "budget": 256});
+    let r = call(&client, "recall", ask.clone()).await.unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let text = text_of(&r);
+    let tokens = mnemo_core::CharTokenCounter.count(&text);
+    eprintln!("recall budget 256 over 60 memories: text {} chars ({tokens} tokens)", text.chars().count());
+    assert!(tokens <= 256 + RENDER_OVERHEAD_TOKENS, "{tokens} tokens: {text}");
+    assert!(text.contains("Item 17 | colour | grey") && text.contains("Decision: "), "{text}");
+    let view: mnemo_agent::AgentRecall = serde_json::from_value(r.structured_content.clone().unwrap()).unwrap();
+    assert_eq!((view.budget, view.token_counter.as_str()), (256, "chars/4"));
+    assert!(view.tokens <= 256 && !view.memories.is_empty(), "{view:?}");
+    // Packed memories whose lines did not fit are named, not silently dropped.
+    assert_eq!(text.contains("packed memories shown"), !view.left_out.is_empty(), "{text}");
+    assert_eq!(view.render(&mnemo_core::CharTokenCounter), text, "the text is the view's rendering");
+    let act = view.decision.as_ref().expect("an assessed recall decides");
+    assert_eq!(act.decision, "act", "{view:?}");
+    assert_eq!(act.act_on[0].value, "grey", "{view:?}");
+
+    let mut full = ask.clone();
+    full["detail"] = json!("full");
+    let f = structured(&client, "recall", full).await;
+    let trace = f["pack"]["trace"].as_array().unwrap();
+    assert!(trace.len() > view.memories.len(), "the full result keeps the trace: {} candidates", trace.len());
+    assert!(f["assessment"]["grades"].is_array() && f["verdict"]["decision"] == "act", "{f}");
+    let full_size = f.to_string().len();
+    eprintln!(
+        "detail full: structuredContent {full_size} bytes; compact {}",
+        r.structured_content.unwrap().to_string().len()
+    );
+    client.cancel().await.unwrap();
 }

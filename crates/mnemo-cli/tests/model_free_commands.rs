@@ -98,7 +98,7 @@ fn reading_commands_work_with_a_live_client_and_no_key() {
     let recall: serde_json::Value =
         serde_json::from_str(&ok(&mnemo(&f.data, &["--live", "recall", "Ben phone", "--json"]), "recall")).unwrap();
     let packed: Vec<&str> =
-        recall["pack"]["items"].as_array().unwrap().iter().filter_map(|i| i["memory"]["content"].as_str()).collect();
+        recall["memories"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect();
     assert!(packed.contains(&"Ben | phone | 556"), "{recall}");
 
     let plugins = ok(&f.live(&["plugins"]), "plugins");

@@ -86,8 +86,8 @@ async fn migrated_data_dir_recalls_the_same_packs() {
         ("globex", "How many IC-MC-44 are in stock at the Hamburg depot?"),
     ] {
         let at = "2026-07-07T09:00:00Z";
-        let on_sqlite = pack(&mnemo(&sqlite_dir, None, ns, at, &["recall", query, "--raw", "--json"]));
-        let on_pg = pack(&mnemo(&pg_dir, Some(&pg_config), ns, at, &["recall", query, "--raw", "--json"]));
+        let on_sqlite = pack(&mnemo(&sqlite_dir, None, ns, at, &["recall", query, "--raw", "--json", "--full"]));
+        let on_pg = pack(&mnemo(&pg_dir, Some(&pg_config), ns, at, &["recall", query, "--raw", "--json", "--full"]));
         assert!(!on_sqlite.is_empty(), "{ns}: {query:?} recalls something");
         assert_eq!(on_pg, on_sqlite, "{ns}: {query:?}: the same pack on PostgreSQL as on SQLite");
     }

@@ -91,7 +91,7 @@ fn a_read_only_data_directory_serves_reads_and_refuses_writes_clearly() {
     let d = tempfile::tempdir().unwrap();
     let src = d.path().join("src");
     ok(&mnemo(&src, &["remember", "[SEM] Vault | owner | Ana\n[EPI] Lunch with Bob at the harbour."]));
-    let before = ok(&mnemo(&src, &["recall", "vault owner", "--raw", "--json", "--mode", "lexical"]));
+    let before = ok(&mnemo(&src, &["recall", "vault owner", "--raw", "--json", "--full", "--mode", "lexical"]));
     let v: serde_json::Value = serde_json::from_str(&before).unwrap();
     let id = v["items"][0]["memory"]["id"].as_i64().unwrap().to_string();
 
@@ -101,7 +101,7 @@ fn a_read_only_data_directory_serves_reads_and_refuses_writes_clearly() {
     ok(&logged);
     let log = String::from_utf8_lossy(&logged.stderr);
     assert!(log.contains("cannot be written") && !log.contains("the index is built in memory"), "{log}");
-    let after = mnemo(&ro.dir, &["recall", "vault owner", "--raw", "--json", "--mode", "lexical"]);
+    let after = mnemo(&ro.dir, &["recall", "vault owner", "--raw", "--json", "--full", "--mode", "lexical"]);
     let out = ok(&after);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["items"][0]["memory"]["content"], "Vault | owner | Ana", "{out}");
@@ -117,7 +117,7 @@ fn a_read_only_data_directory_serves_reads_and_refuses_writes_clearly() {
     let err = String::from_utf8_lossy(&w.stderr);
     assert!(err.contains("read-only") && err.contains("mnemo.db"), "says why, naming the store: {err}");
     // Nothing was written: the copy still recalls the old owner only.
-    let out = ok(&mnemo(&ro.dir, &["recall", "vault owner Eve", "--raw", "--json", "--mode", "lexical"]));
+    let out = ok(&mnemo(&ro.dir, &["recall", "vault owner Eve", "--raw", "--json", "--full", "--mode", "lexical"]));
     assert!(!out.contains("Eve"), "{out}");
 }
 
@@ -128,7 +128,7 @@ fn a_read_only_directory_whose_index_is_gone_builds_one_in_memory() {
     ok(&mnemo(&src, &["remember", "[SEM] Vault | owner | Ana"]));
     std::fs::remove_dir_all(src.join("index")).unwrap();
     let ro = read_only_copy(&src, d.path());
-    let o = mnemo(&ro.dir, &["-v", "recall", "vault owner", "--raw", "--json", "--mode", "lexical"]);
+    let o = mnemo(&ro.dir, &["-v", "recall", "vault owner", "--raw", "--json", "--full", "--mode", "lexical"]);
     let out = ok(&o);
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(log.contains("the index is built in memory"), "{log}");

@@ -56,9 +56,11 @@ fn every_command_has_a_json_that_parses() {
     assert!(r["turn"]["id"].is_i64());
     json(dir, &at(&["remember", "--json", "[SEM] Contoso | owner | Alice\n[EPI] Lunch at the harbour."]));
     let t = json(dir, &at(&["recall", "--json", "who owns Northwind Labs", "--about", "Northwind Labs | owner"]));
-    assert!(t["verdict"]["decision"].is_string());
+    assert!(t["decision"]["decision"].is_string(), "{t}");
     let p = json(dir, &at(&["recall", "--raw", "--json", "Northwind"]));
-    let id = p["items"][0]["memory"]["id"].as_i64().unwrap().to_string();
+    let id = p["memories"][0]["id"].as_i64().unwrap().to_string();
+    let full = json(dir, &at(&["recall", "--raw", "--json", "--detail", "full", "Northwind"]));
+    assert_eq!(full["items"][0]["memory"]["id"].as_i64().unwrap().to_string(), id, "{full}");
     assert!(json(dir, &at(&["why", "--json", &id]))["memory"]["id"].is_i64());
     assert!(json(dir, &at(&["forget", "--json", "Contoso | owner"]))["outcomes"].is_array());
     assert!(json(dir, &["--at", "2026-09-01", "decay", "--json"])["examined"].is_u64());
@@ -78,7 +80,7 @@ fn json_leaves_vectors_out_unless_asked() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
     ok(&mnemo(dir, &[T0, &["remember", "[SEM] Northwind Labs | owner | Ben\n[PROC] Always add a 5-day buffer for S-208 orders.\n[EPI] Call with S-208 about port congestion."]].concat()));
-    let q = [T0, &["recall", "--json", "Northwind Labs S-208 orders port"]].concat();
+    let q = [T0, &["recall", "--json", "--full", "Northwind Labs S-208 orders port"]].concat();
     let lean = ok(&mnemo(dir, &q));
     let full = ok(&mnemo(dir, &[&q[..], &["--with-vectors"]].concat()));
     let (lean_v, full_v): (Value, Value) = (serde_json::from_str(&lean).unwrap(), serde_json::from_str(&full).unwrap());

@@ -27,7 +27,7 @@ fn ok(o: &Output) -> (String, String) {
 
 /// Contents of the lexical recall of `q`.
 fn recalled(dir: &Path, q: &str) -> Vec<String> {
-    let (out, _) = ok(&mnemo(dir, &["recall", q, "--mode", "lexical", "--raw", "--json"]));
+    let (out, _) = ok(&mnemo(dir, &["recall", q, "--mode", "lexical", "--raw", "--json", "--full"]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     v["items"].as_array().unwrap().iter().map(|i| i["memory"]["content"].as_str().unwrap().to_string()).collect()
 }

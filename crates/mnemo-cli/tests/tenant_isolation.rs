@@ -37,7 +37,11 @@ fn world(template: &Path, a_word: &str) -> Vec<String> {
     ["owner hunter2", "vault owner", "hunter2"]
         .iter()
         .flat_map(|q| {
-            [mnemo(d.path(), "b", &["recall", q, "--json", "--mode", "lexical"]), mnemo(d.path(), "b", &["recall", q])]
+            [
+                mnemo(d.path(), "b", &["recall", q, "--json", "--mode", "lexical"]),
+                mnemo(d.path(), "b", &["recall", q, "--json", "--full", "--mode", "lexical"]),
+                mnemo(d.path(), "b", &["recall", q]),
+            ]
         })
         .collect()
 }

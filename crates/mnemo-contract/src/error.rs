@@ -305,3 +305,18 @@ impl CoreError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unextracted_turn_says_which_stage_failed() {
+        let turn = crate::model::TurnId(7);
+        let embed = CoreError::Unextracted { turn, error: Box::new(CoreError::Embedder("no vectors".into())) };
+        let msg = embed.to_string();
+        assert!(msg.contains("turn 7") && msg.contains("embedding (the extraction itself succeeded) failed"), "{msg}");
+        let model = CoreError::Unextracted { turn, error: Box::new(CoreError::Reasoner("bad JSON".into())) };
+        assert!(model.to_string().contains("the model (extraction or reconcile) failed"), "{model}");
+    }
+}

@@ -58,12 +58,29 @@ pub struct RecallRequest {
     /// recalled asserts it.
     #[serde(default)]
     pub about: Option<About>,
-    /// Plain retrieval: the pack and its trace, no grounding, no grade, no decision.
+    /// Plain retrieval: no grounding, no grade, no decision.
     #[serde(default)]
     pub raw: bool,
+    /// `compact` (default): the agent view, the packed memories as prompt-ready lines within
+    /// the budget and the decision. `full`: the pack with its whole trace and provenance, the
+    /// assessment, the verdict and the action (`RecallResponse`).
+    #[serde(default)]
+    #[schema(example = "compact")]
+    pub detail: Option<String>,
 }
 
-/// A recall: the pack with its trace; unless raw, the assessment, verdict and action.
+/// A recall as answered: the agent view by default, the full result with `detail = "full"`.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum RecallResult {
+    /// `detail = "compact"` (default): what an agent reads.
+    Compact(mnemo_agent::AgentRecall),
+    /// `detail = "full"`.
+    Full(RecallResponse),
+}
+
+/// A full recall (`detail = "full"`): the pack with its trace; unless raw, the assessment,
+/// verdict and action.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct RecallResponse {
     /// The pack as recalled (items, trace, tokens used, notes).

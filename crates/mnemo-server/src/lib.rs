@@ -79,7 +79,8 @@ pub struct AppState {
     paths(routes::remember, routes::recall, routes::turn, routes::forget, routes::why, routes::list,
         routes::export, routes::restore, routes::health, routes::ready),
     components(schemas(api::RememberRequest, api::RememberResponse, api::About, api::RecallRequest,
-        api::RecallResponse, api::TurnRequest, api::TurnResponse, api::ForgetRequest, api::WhyResponse,
+        api::RecallResponse, api::RecallResult, mnemo_agent::AgentRecall, mnemo_agent::agent_view::RecallLine,
+        mnemo_agent::agent_view::RecallDecision, mnemo_agent::agent_view::ActOnValue, api::TurnRequest, api::TurnResponse, api::ForgetRequest, api::WhyResponse,
         api::ListQuery, api::ExportQuery, api::ListResponse, api::RestoreResponse, api::Health,
         error::ErrorBody, error::ErrorDetail)),
     modifiers(&BearerAuth)

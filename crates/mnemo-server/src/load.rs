@@ -124,7 +124,8 @@ async fn client(http: reqwest::Client, o: LoadOptions, id: usize, deadline: Inst
                 &http,
                 &recall_url,
                 &o.token,
-                json!({"query": format!("{e} slot"), "about": {"entity": e, "attribute": "slot"}}),
+                // The full result, as the published figures were measured (the pack is read below).
+                json!({"query": format!("{e} slot"), "about": {"entity": e, "attribute": "slot"}, "detail": "full"}),
             )
             .await
             {
@@ -207,9 +208,10 @@ pub async fn run(o: &LoadOptions) -> Result<LoadReport, ServerError> {
             tokio::spawn(async move {
                 let mut lost = Vec::new();
                 for (e, v) in part {
-                    let found = post(&http, &url, &token, json!({"query": format!("{e} slot"), "raw": true}))
-                        .await
-                        .is_ok_and(|b| leads_with(&b["pack"], &v));
+                    let found =
+                        post(&http, &url, &token, json!({"query": format!("{e} slot"), "raw": true, "detail": "full"}))
+                            .await
+                            .is_ok_and(|b| leads_with(&b["pack"], &v));
                     if !found {
                         lost.push(format!("{e} | slot | {v}"));
                     }

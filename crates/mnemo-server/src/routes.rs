@@ -10,6 +10,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 
+use mnemo_agent::Detail;
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::{ForgetCommand, ListPage, MemoryId, Namespace, SearchMode, Task};
 
@@ -217,29 +218,47 @@ fn recall_options(
 }
 
 /// Recall a pack under a budget; unless raw, ground and grade it and decide ACT or ESCALATE.
+/// The answer is the agent view unless the body asks for `"detail": "full"`.
 #[utoipa::path(post, path = "/v1/namespaces/{ns}/recall", tag = "memory",
     params(("ns" = String, Path, description = "namespace")),
     request_body = RecallRequest,
-    responses((status = 200, body = RecallResponse), (status = 400, body = crate::error::ErrorBody),
+    responses((status = 200, body = RecallResult,
+            description = "detail compact (default): AgentRecall; detail full: RecallResponse"),
+        (status = 400, body = crate::error::ErrorBody),
         (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
     security(("bearer" = [])))]
 pub async fn recall(
     State(st): State<AppState>,
     Extension(c): Extension<Caller>,
     ApiJson(req): ApiJson<RecallRequest>,
-) -> Result<Json<RecallResponse>, ApiError> {
+) -> Result<Json<RecallResult>, ApiError> {
     let opts = recall_options(&st, &req.query, req.budget, req.mode.as_deref())?;
+    let detail = match req.detail.as_deref().map(str::parse::<Detail>).transpose() {
+        Ok(d) => d.unwrap_or_default(),
+        Err(e) => return Err(ApiError::new(StatusCode::BAD_REQUEST, code::INVALID_INPUT, e.to_string())),
+    };
     if req.raw {
         let pack = st.rt.engine().recall(&c.namespace, &req.query, &opts).await?;
-        return Ok(Json(RecallResponse { pack: to_value(&pack)?, assessment: None, verdict: None, action: None }));
+        return Ok(Json(match detail {
+            Detail::Compact => RecallResult::Compact(st.rt.raw_recall_view(&pack)),
+            Detail::Full => RecallResult::Full(RecallResponse {
+                pack: to_value(&pack)?,
+                assessment: None,
+                verdict: None,
+                action: None,
+            }),
+        }));
     }
     let task = Task { query: req.query.clone(), about: about(req.about)? };
     let t = st.rt.turn(&c.namespace, &task, &opts).await?;
-    Ok(Json(RecallResponse {
-        pack: to_value(&t.pack)?,
-        assessment: Some(to_value(&t.assessment)?),
-        verdict: Some(to_value(&t.verdict)?),
-        action: Some(t.action),
+    Ok(Json(match detail {
+        Detail::Compact => RecallResult::Compact(st.rt.recall_view(&t)),
+        Detail::Full => RecallResult::Full(RecallResponse {
+            pack: to_value(&t.pack)?,
+            assessment: Some(to_value(&t.assessment)?),
+            verdict: Some(to_value(&t.verdict)?),
+            action: Some(t.action),
+        }),
     }))
 }
 

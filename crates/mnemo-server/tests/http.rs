@@ -170,7 +170,7 @@ async fn concurrent_writers_are_all_acknowledged_and_recallable() {
                 )
                 .await;
             assert_eq!(st, 200);
-            let first = v["pack"]["items"][0]["memory"]["content"].as_str().unwrap().to_string();
+            let first = v["memories"][0]["content"].as_str().unwrap().to_string();
             assert!(first.contains(&format!("B{w}-{i}")), "Part{w}x{i}: {first}");
         }
     }
@@ -249,6 +249,54 @@ async fn the_openapi_document_lists_the_paths() {
     s.stop().await;
 }
 
+/// The text an agent reads of a recall with budget 256 over 60 memories stays within the budget
+/// plus the stated overhead; the body is the agent view; `"detail": "full"` is today's body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn recall_answers_the_agent_view_by_default_and_the_full_result_on_request() {
+    use mnemo_agent::agent_view::RENDER_OVERHEAD_TOKENS;
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start(d.path(), None).await;
+    let colours = ["blue", "red", "green", "teal", "amber", "grey"];
+    for i in 0..60 {
+        s.remember("a", OPS, &format!("[SEM] Item {i} | colour | {}", colours[i % colours.len()]), None).await;
+    }
+    let ask = json!({"query": "what colour is Item 17", "budget": 256});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(ask.clone())).await;
+    assert_eq!(st, 200, "{v}");
+    let view: mnemo_agent::AgentRecall = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v}"));
+    assert_eq!((view.budget, view.token_counter.as_str()), (256, "chars/4"));
+    assert!(!view.memories.is_empty() && view.tokens <= 256, "{v}");
+    assert!(view.decision.is_some(), "an assessed recall decides: {v}");
+    assert!(view.memories.iter().any(|m| m.content == "Item 17 | colour | grey"), "{v}");
+    let text = view.render(&CharTokenCounter);
+    assert!(CharTokenCounter.count(&text) <= 256 + RENDER_OVERHEAD_TOKENS, "{text}");
+    assert!(v.get("pack").is_none() && v.get("assessment").is_none(), "no trace by default: {v}");
+
+    let mut full = ask.clone();
+    full["detail"] = json!("full");
+    let (st, f) = s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(full)).await;
+    assert_eq!(st, 200, "{f}");
+    assert!(f["pack"]["trace"].as_array().is_some_and(|t| t.len() > view.memories.len()), "{f}");
+    assert!(f["assessment"]["grades"].is_array() && f["verdict"]["decision"].is_string(), "{f}");
+
+    let mut raw = ask.clone();
+    raw["raw"] = json!(true);
+    let (st, r) = s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(raw)).await;
+    assert_eq!(st, 200, "{r}");
+    assert!(r["decision"].is_null() && r["memories"][0]["trust"].is_null(), "raw: ungraded: {r}");
+
+    let mut bad = ask;
+    bad["detail"] = json!("verbose");
+    let (st, e) = s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(bad)).await;
+    assert_eq!((st, code(&e)), (400, "invalid_input"), "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("compact"), "{e}");
+
+    let (_, doc) = s.call("GET", "/openapi.json", None, None).await;
+    assert!(doc["components"]["schemas"]["AgentRecall"]["properties"]["memories"].is_object(), "{doc}");
+    assert!(doc["components"]["schemas"]["RecallRequest"]["properties"]["detail"].is_object());
+    s.stop().await;
+}
+
 /// Trust of the answer to `Acme | owner` in `ns`.
 async fn trust(s: &Server, ns: &str) -> f64 {
     let (st, v) = s
@@ -260,7 +308,7 @@ async fn trust(s: &Server, ns: &str) -> f64 {
         )
         .await;
     assert_eq!(st, 200, "{v}");
-    v["assessment"]["trust"].as_f64().unwrap()
+    v["decision"]["trust"].as_f64().unwrap()
 }
 
 async fn sources(s: &Server, ns: &str) -> Vec<String> {

@@ -190,10 +190,13 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 Some(other) => return Err(invalid(format!("--mode {other:?}: expected lexical, dense or hybrid"))),
             };
             let opts = RecallOptions { budget, mode, ..RecallOptions::default() };
+            let full = a.full || a.detail == Some(mnemo_agent::Detail::Full);
             if a.raw {
                 let p = engine.recall(&ns, &a.query, &opts).await?;
-                if a.out.json {
+                if a.out.json && full {
                     emit_memory_json(&p, a.out.with_vectors)?
+                } else if a.out.json {
+                    emit_json(&rt.raw_recall_view(&p))?
                 } else {
                     print::pack(&p)
                 }
@@ -201,8 +204,10 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 let about = a.about.as_deref().map(parse_about).transpose()?;
                 let task = Task { query: a.query.clone(), about };
                 let t = rt.turn(&ns, &task, &opts).await?;
-                if a.out.json {
+                if a.out.json && full {
                     emit_memory_json(&t, a.out.with_vectors)?
+                } else if a.out.json {
+                    emit_json(&rt.recall_view(&t))?
                 } else {
                     print::agent_turn(&t)
                 }

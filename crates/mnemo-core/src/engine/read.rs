@@ -100,4 +100,10 @@ impl Engine {
     pub fn count_tokens(&self, text: &str) -> usize {
         self.tokens.count(text)
     }
+
+    /// The engine's token counter: a view of a recall that must fit the recall's budget
+    /// counts with the same counter the budget was packed with.
+    pub fn token_counter(&self) -> &dyn crate::tokens::TokenCounter {
+        &*self.tokens
+    }
 }

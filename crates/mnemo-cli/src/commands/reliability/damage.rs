@@ -185,7 +185,7 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
 
 async fn check(w: &World, kind: Damage, seeds: &[String], trial: usize, t: &mut Tally) -> Result<Vec<String>> {
     let mut problems = Vec::new();
-    let first = w.run(T1, &["recall", "Seedtok0 Latertok", "--mode", "lexical", "--raw", "--json"])?;
+    let first = w.run(T1, &["recall", "Seedtok0 Latertok", "--mode", "lexical", "--raw", "--json", "--full"])?;
     if first.stderr.contains("panicked") {
         problems.push(format!("panic: {}", first.stderr.lines().next().unwrap_or("")));
     }

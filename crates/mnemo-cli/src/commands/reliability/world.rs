@@ -59,7 +59,8 @@ impl World {
 
     /// Contents of the lexical recall of `query` (None when the command failed).
     pub fn recall(&self, at: &str, query: &str) -> Result<Option<Vec<String>>> {
-        let r = self.run(at, &["recall", query, "--mode", "lexical", "--budget", "1000000", "--raw", "--json"])?;
+        let r =
+            self.run(at, &["recall", query, "--mode", "lexical", "--budget", "1000000", "--raw", "--json", "--full"])?;
         if !r.ok {
             return Ok(None);
         }
