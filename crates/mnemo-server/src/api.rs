@@ -1,6 +1,6 @@
 //! Request and response bodies (the OpenAPI document is generated from these types). Engine
-//! reports (pack, assessment, history) are carried as JSON objects whose fields are those of
-//! the CLI's `--json` output.
+//! reports (pack, assessment, history) are carried as the JSON the engine writes (the tenant
+//! view, as the CLI's `--json` shows it), typed in the document by [`crate::schema`].
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -26,9 +26,9 @@ pub struct RememberRequest {
 pub struct RememberResponse {
     /// The authenticated principal the turn is recorded under.
     pub principal: String,
-    /// The engine's report: `turn`, `outcomes` (inserted / reinforced / superseded / forgotten,
-    /// with memory ids), `notes`, `model`.
-    #[schema(value_type = Object)]
+    /// The engine's report: `status`, `turn`, `outcomes` (inserted / reinforced / superseded /
+    /// forgotten, with memory ids), `notes`, `model`.
+    #[schema(value_type = crate::schema::RememberReport)]
     pub report: serde_json::Value,
 }
 
@@ -84,15 +84,15 @@ pub enum RecallResult {
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct RecallResponse {
     /// The pack as recalled (items, trace, tokens used, notes).
-    #[schema(value_type = Object)]
+    #[schema(value_type = crate::schema::Pack)]
     pub pack: serde_json::Value,
-    /// The assessment (grades, lookups, substitutions, trust, decision); absent when raw.
-    #[schema(value_type = Object)]
+    /// The assessment (grades, lookups, substitutions, trust, decision); null when raw.
+    #[schema(value_type = Option<crate::schema::Assessment>)]
     pub assessment: Option<serde_json::Value>,
-    /// The decision and the value(s) to act on or the weak memories; absent when raw.
-    #[schema(value_type = Object)]
+    /// The decision and the value(s) to act on or the weak memories; null when raw.
+    #[schema(value_type = Option<crate::schema::Verdict>)]
     pub verdict: Option<serde_json::Value>,
-    /// What the agent does; absent when raw.
+    /// What the agent does; null when raw.
     pub action: Option<String>,
 }
 
@@ -116,7 +116,7 @@ pub struct TurnResponse {
     /// The authenticated principal the message is recorded under.
     pub principal: String,
     /// `remembered`, `pack`, `assessment`, `action`, `verdict`.
-    #[schema(value_type = Object)]
+    #[schema(value_type = crate::schema::AgentTurn)]
     pub turn: serde_json::Value,
 }
 
@@ -132,29 +132,34 @@ pub struct ForgetRequest {
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct WhyResponse {
     /// `memory`, `events`, `turns`, `superseded_by`.
-    #[schema(value_type = Object)]
+    #[schema(value_type = crate::schema::WhyReport)]
     pub why: serde_json::Value,
 }
 
 /// Query of `GET /v1/namespaces/{ns}/memories`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, IntoParams)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     /// Only ids above this one (`next_after` of the previous page).
     pub after: Option<i64>,
     /// Page size (1 to the server's max_page, default 100).
+    #[param(minimum = 1)]
     pub limit: Option<usize>,
-    /// Tombstoned memories too.
+    /// Tombstoned memories too (default false).
     #[serde(default)]
+    #[param(required = false)]
     pub include_tombstoned: bool,
 }
 
 /// Query of `GET /v1/namespaces/{ns}/export`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, IntoParams)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ExportQuery {
-    /// Tombstoned memories too.
+    /// Tombstoned memories too (default false).
     #[serde(default)]
+    #[param(required = false)]
     pub include_tombstoned: bool,
 }
 
@@ -162,7 +167,7 @@ pub struct ExportQuery {
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct ListResponse {
     /// The memories, by id.
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<crate::schema::MemoryRecord>)]
     pub memories: Vec<serde_json::Value>,
     /// Pass as `after` for the next page; null on the last page.
     pub next_after: Option<i64>,
@@ -174,7 +179,7 @@ pub struct RestoreResponse {
     /// The tombstoned memory restored (it stays tombstoned).
     pub from: i64,
     /// The new active memory (provenance model "restored from memory N").
-    #[schema(value_type = Object)]
+    #[schema(value_type = crate::schema::MemoryRecord)]
     pub restored: serde_json::Value,
     /// Active memories of the same one-valued claim that the restore superseded.
     pub superseded: Vec<i64>,

@@ -30,6 +30,7 @@ pub mod api;
 pub mod error;
 pub mod load;
 pub mod routes;
+pub mod schema;
 pub mod settings;
 
 pub use settings::{ServeSettings, TokenGrant};
@@ -80,9 +81,11 @@ pub struct AppState {
         routes::export, routes::restore, routes::health, routes::ready),
     components(schemas(api::RememberRequest, api::RememberResponse, api::About, api::RecallRequest,
         api::RecallResponse, api::RecallResult, mnemo_agent::AgentRecall, mnemo_agent::agent_view::RecallLine,
-        mnemo_agent::agent_view::RecallDecision, mnemo_agent::agent_view::ActOnValue, api::TurnRequest, api::TurnResponse, api::ForgetRequest, api::WhyResponse,
-        api::ListQuery, api::ExportQuery, api::ListResponse, api::RestoreResponse, api::Health,
-        error::ErrorBody, error::ErrorDetail)),
+        mnemo_agent::agent_view::RecallDecision, mnemo_agent::agent_view::ActOnValue, api::TurnRequest,
+        api::TurnResponse, api::ForgetRequest, api::WhyResponse, api::ListResponse, api::RestoreResponse,
+        api::Health, error::ErrorBody, error::ErrorDetail, schema::RememberReport, schema::Pack,
+        schema::Assessment, schema::Verdict, schema::AgentTurn, schema::WhyReport, schema::Memory,
+        schema::MemoryRecord)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;

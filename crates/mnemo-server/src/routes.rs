@@ -15,7 +15,7 @@ use mnemo_core::engine::RecallOptions;
 use mnemo_core::{ForgetCommand, ListPage, MemoryId, Namespace, SearchMode, Task};
 
 use crate::api::*;
-use crate::error::{code, ApiError};
+use crate::error::{code, ApiError, ErrorBody};
 use crate::AppState;
 
 /// Who is calling, and on which namespace (set by `auth`).
@@ -136,9 +136,14 @@ fn about(a: Option<About>) -> Result<Option<(String, String)>, ApiError> {
 #[utoipa::path(post, path = "/v1/namespaces/{ns}/remember", tag = "memory",
     params(("ns" = String, Path, description = "namespace")),
     request_body = RememberRequest,
-    responses((status = 200, body = RememberResponse), (status = 400, body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-        (status = 413, body = crate::error::ErrorBody)),
+    responses((status = 200, description = "what the turn wrote", body = RememberResponse),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
+        (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
+        (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
+        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn remember(
     State(st): State<AppState>,
@@ -166,15 +171,7 @@ pub async fn remember(
             let engine = st.rt.engine();
             let seen = engine.turn_by_external_id(&c.namespace, &key).await?;
             match seen {
-                Some(turn) => mnemo_core::engine::RememberReport {
-                    notes: vec![format!(
-                        "idempotency key already used by turn {} at {}: nothing written again",
-                        turn.id, turn.at
-                    )],
-                    turn,
-                    outcomes: vec![],
-                    model: engine.reasoner_model(),
-                },
+                Some(turn) => mnemo_core::engine::RememberReport::already_recorded(turn, engine.reasoner_model()),
                 None => st.rt.remember_turn(&c.namespace, &c.principal, &req.text, Some(key)).await?,
             }
         }
@@ -224,8 +221,13 @@ fn recall_options(
     request_body = RecallRequest,
     responses((status = 200, body = RecallResult,
             description = "detail compact (default): AgentRecall; detail full: RecallResponse"),
-        (status = 400, body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
+        (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
+        (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
+        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn recall(
     State(st): State<AppState>,
@@ -266,8 +268,14 @@ pub async fn recall(
 #[utoipa::path(post, path = "/v1/namespaces/{ns}/turn", tag = "agent",
     params(("ns" = String, Path, description = "namespace")),
     request_body = TurnRequest,
-    responses((status = 200, body = TurnResponse), (status = 400, body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    responses((status = 200, description = "what the message wrote, the recall, its assessment and the decision", body = TurnResponse),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
+        (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
+        (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
+        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn turn(
     State(st): State<AppState>,
@@ -283,8 +291,14 @@ pub async fn turn(
 #[utoipa::path(post, path = "/v1/namespaces/{ns}/forget", tag = "memory",
     params(("ns" = String, Path, description = "namespace")),
     request_body = ForgetRequest,
-    responses((status = 200, body = RememberResponse), (status = 400, body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    responses((status = 200, description = "what the command tombstoned (the report of a remember)", body = RememberResponse),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
+        (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
+        (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
+        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn forget(
     State(st): State<AppState>,
@@ -300,8 +314,12 @@ pub async fn forget(
 /// A memory's history: created from which turn, reinforced by whom, tombstoned why.
 #[utoipa::path(get, path = "/v1/namespaces/{ns}/memories/{id}", tag = "memory",
     params(("ns" = String, Path, description = "namespace"), ("id" = i64, Path, description = "memory id")),
-    responses((status = 200, body = WhyResponse), (status = 404, body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    responses((status = 200, description = "the memory's history", body = WhyResponse),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 404, description = "not_found: no such memory in this namespace", body = ErrorBody),
+        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn why(
     State(st): State<AppState>,
@@ -315,8 +333,11 @@ pub async fn why(
 /// One page of the namespace's memories, by id.
 #[utoipa::path(get, path = "/v1/namespaces/{ns}/memories", tag = "memories",
     params(("ns" = String, Path, description = "namespace"), ListQuery),
-    responses((status = 200, body = ListResponse), (status = 400, body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    responses((status = 200, description = "one page of memories", body = ListResponse),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -343,8 +364,11 @@ pub async fn list(
 /// Every memory of the namespace as JSON lines (application/x-ndjson), one memory per line.
 #[utoipa::path(get, path = "/v1/namespaces/{ns}/export", tag = "memories",
     params(("ns" = String, Path, description = "namespace"), ExportQuery),
-    responses((status = 200, description = "one memory per line (no embedding vectors)", content_type = "application/x-ndjson", body = String),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    responses((status = 200, description = "one MemoryRecord per line, as JSON (no embedding vectors)", content_type = "application/x-ndjson", body = String),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn export(
     State(st): State<AppState>,
@@ -366,9 +390,12 @@ pub async fn export(
 /// Restore a tombstoned memory as a new active memory ("restored from memory N").
 #[utoipa::path(post, path = "/v1/namespaces/{ns}/memories/{id}/restore", tag = "memories",
     params(("ns" = String, Path, description = "namespace"), ("id" = i64, Path, description = "the tombstoned memory")),
-    responses((status = 200, body = RestoreResponse), (status = 400, body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody)),
+    responses((status = 200, description = "the restored memory and what it superseded", body = RestoreResponse),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 404, description = "not_found: no such memory in this namespace", body = ErrorBody),
+        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn restore(
     State(st): State<AppState>,
@@ -384,14 +411,17 @@ pub async fn restore(
 }
 
 /// Liveness: the process answers.
-#[utoipa::path(get, path = "/health", tag = "service", responses((status = 200, body = Health)))]
+#[utoipa::path(get, path = "/health", tag = "service",
+    responses((status = 200, description = "the process answers", body = Health)))]
 pub async fn health() -> Json<Health> {
     Json(Health { status: "ok".into(), store_rev: None })
 }
 
 /// Readiness: the store answers and the server is not shutting down.
 #[utoipa::path(get, path = "/ready", tag = "service",
-    responses((status = 200, body = Health), (status = 503, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "ready, with the store's revision", body = Health),
+        (status = 500, description = "internal: the store does not answer", body = ErrorBody),
+        (status = 503, description = "shutting_down: the server is shutting down", body = ErrorBody)))]
 pub async fn ready(State(st): State<AppState>) -> Result<Json<Health>, ApiError> {
     if st.shutting_down.load(Ordering::SeqCst) {
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code::SHUTTING_DOWN, "the server is shutting down"));

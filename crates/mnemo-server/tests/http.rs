@@ -23,8 +23,13 @@ struct Server {
 
 impl Server {
     async fn start(dir: &std::path::Path, max_body: Option<usize>) -> Server {
+        Self::start_with(dir, max_body, vec![]).await
+    }
+
+    /// With these systems of record besides the config's.
+    async fn start_with(dir: &std::path::Path, max_body: Option<usize>, grounders: Vec<Arc<dyn Grounder>>) -> Server {
         let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
-        let rt = Runtime::build(&Config::embedded_default().unwrap(), dir, clock, vec![]).await.unwrap();
+        let rt = Runtime::build(&Config::embedded_default().unwrap(), dir, clock, grounders).await.unwrap();
         let mut settings = ServeSettings::with_tokens(vec![
             TokenGrant::new("ops", OPS, &["a", "ctl"]),
             TokenGrant::new("crm", CRM, &["a", "ctl"]),
@@ -417,5 +422,341 @@ async fn an_agent_turn_remembers_under_the_principal_then_decides() {
     assert_eq!(v["turn"]["verdict"]["act_on"][0]["value"], "Ben", "{v}");
     let (st, v) = s.call("POST", "/v1/namespaces/a/turn", Some(OTHER), Some(json!({"message": "hi"}))).await;
     assert_eq!((st, code(&v)), (403, "forbidden"));
+    s.stop().await;
+}
+
+/// The document as served: a JSON value.
+fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/schemas/")) {
+        Some(name) => &doc["components"]["schemas"][name],
+        None => schema,
+    }
+}
+
+/// Whether a schema admits null.
+fn nullable(s: &Value) -> bool {
+    s["type"] == "null"
+        || s["type"].as_array().is_some_and(|t| t.iter().any(|x| x == "null"))
+        || ["oneOf", "anyOf"].iter().any(|k| s[*k].as_array().is_some_and(|a| a.iter().any(nullable)))
+}
+
+/// Every untyped object (no properties, no composition, no typed additionalProperties) and
+/// every required property that may be null, anywhere under `s`, as `at: what`.
+fn untyped_or_required_null(s: &Value, at: &str, out: &mut Vec<String>) {
+    let Value::Object(m) = s else { return };
+    let is_object = s["type"] == "object" || s["type"].as_array().is_some_and(|t| t.iter().any(|x| x == "object"));
+    let composed = ["$ref", "oneOf", "anyOf", "allOf", "properties"].iter().any(|k| m.contains_key(*k))
+        || s["additionalProperties"].is_object();
+    if (is_object || m.keys().all(|k| k == "description")) && !composed {
+        out.push(format!("{at}: an untyped object"));
+    }
+    if let Some(props) = s["properties"].as_object() {
+        for r in s["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            if props.get(r).is_some_and(nullable) {
+                out.push(format!("{at}.{r}: required, yet it may be null"));
+            }
+        }
+        for (k, p) in props {
+            untyped_or_required_null(p, &format!("{at}.{k}"), out);
+        }
+    }
+    for k in ["items", "additionalProperties"] {
+        untyped_or_required_null(&s[k], &format!("{at}.{k}"), out);
+    }
+    for k in ["oneOf", "anyOf", "allOf"] {
+        for (i, x) in s[k].as_array().into_iter().flatten().enumerate() {
+            untyped_or_required_null(x, &format!("{at}.{k}[{i}]"), out);
+        }
+    }
+}
+
+/// The document types every operation: list's and export's options are query parameters, every
+/// operation has a typed 200 body, no schema anywhere is an untyped object or requires a field
+/// that may be null, and the error statuses the routes answer are declared.
+#[test]
+fn the_document_declares_query_parameters_typed_bodies_and_error_statuses() {
+    use utoipa::OpenApi as _;
+    let doc = serde_json::to_value(mnemo_server::ApiDoc::openapi()).unwrap();
+    let op = |path: &str, method: &str| doc["paths"][path][method].clone();
+
+    let params = |path: &str, method: &str| -> Vec<(String, String, bool)> {
+        op(path, method)["parameters"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{method} {path} has no parameters"))
+            .iter()
+            .map(|p| {
+                (p["name"].as_str().unwrap().to_string(), p["in"].as_str().unwrap().to_string(), p["required"] == true)
+            })
+            .collect()
+    };
+    let list = params("/v1/namespaces/{ns}/memories", "get");
+    for name in ["after", "limit", "include_tombstoned"] {
+        assert!(list.contains(&(name.to_string(), "query".to_string(), false)), "list's {name}: {list:?}");
+    }
+    let export = params("/v1/namespaces/{ns}/export", "get");
+    assert!(export.contains(&("include_tombstoned".into(), "query".into(), false)), "{export:?}");
+
+    let mut found = Vec::new();
+    let mut operations = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, o) in item.as_object().unwrap() {
+            operations += 1;
+            let at = format!("{} {path}", method.to_uppercase());
+            // Path parameters are exactly the path's template names, each required.
+            for p in o["parameters"].as_array().into_iter().flatten().filter(|p| p["in"] == "path") {
+                let name = p["name"].as_str().unwrap();
+                assert!(path.contains(&format!("{{{name}}}")) && p["required"] == true, "{at}: path parameter {p}");
+            }
+            let content = o["responses"]["200"]["content"].as_object().unwrap_or_else(|| panic!("{at}: no 200 body"));
+            assert_eq!(content.len(), 1, "{at}: {content:?}");
+            let (media, body) = content.iter().next().unwrap();
+            let schema = resolve(&doc, &body["schema"]);
+            match media.as_str() {
+                "application/json" => assert!(
+                    schema["properties"].is_object() || schema["oneOf"].is_array(),
+                    "{at}: the 200 body is not typed: {schema}"
+                ),
+                "application/x-ndjson" => assert_eq!(schema["type"], "string", "{at}"),
+                other => panic!("{at}: unexpected media type {other}"),
+            }
+            let declared: Vec<&str> = o["responses"].as_object().unwrap().keys().map(String::as_str).collect();
+            let mut wanted = Vec::new();
+            if path.starts_with("/v1/") {
+                wanted.extend(["400", "401", "403", "500"]);
+            }
+            if o["requestBody"].is_object() {
+                wanted.extend(["413", "415", "422"]);
+            }
+            if path.contains("{id}") {
+                wanted.push("404");
+            }
+            if path == "/ready" {
+                wanted.extend(["500", "503"]);
+            }
+            for w in wanted {
+                assert!(declared.contains(&w), "{at} does not declare {w}: {declared:?}");
+                let e = resolve(&doc, &o["responses"][w]["content"]["application/json"]["schema"]);
+                assert!(e["properties"]["error"].is_object(), "{at} {w}: not the error body: {e}");
+            }
+            untyped_or_required_null(&body["schema"], &format!("{at} 200"), &mut found);
+        }
+    }
+    assert_eq!(operations, 10, "every route is in the document");
+    for (name, s) in doc["components"]["schemas"].as_object().unwrap() {
+        untyped_or_required_null(s, name, &mut found);
+    }
+    assert!(found.is_empty(), "{found:#?}");
+    // The shapes the brief names are there, typed.
+    let schemas = &doc["components"]["schemas"];
+    for name in [
+        "RecallLine",
+        "AgentRecall",
+        "Assessment",
+        "Verdict",
+        "Memory",
+        "MemoryRecord",
+        "WhyReport",
+        "RememberReport",
+        "ListResponse",
+        "ErrorBody",
+    ] {
+        assert!(schemas[name]["properties"].is_object(), "{name} is not a typed schema");
+    }
+    let full = &schemas["RecallResponse"];
+    assert_eq!(full["required"], json!(["pack"]), "assessment, verdict and action are null when raw");
+    assert!(nullable(&full["properties"]["assessment"]) && nullable(&full["properties"]["verdict"]));
+}
+
+/// Whether the document declares `status` for `method template`.
+fn declares(doc: &Value, method: &str, template: &str, status: u16) -> bool {
+    doc["paths"][template][method.to_lowercase()]["responses"][status.to_string()].is_object()
+}
+
+/// `v` is exactly what `T` says (see `schema::conforms`).
+#[track_caller]
+fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) {
+    if let Err(e) = mnemo_server::schema::conforms::<T>(v) {
+        panic!("{e}\nin {v}");
+    }
+}
+
+/// Every route's real answers, success and error, read exactly as the document types them
+/// (nothing served that the type lacks, nothing the type requires that is not served), with a
+/// status the document declares for that operation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_route_answers_what_the_document_types() {
+    use mnemo_server::api::*;
+    use mnemo_server::error::ErrorBody;
+    use mnemo_server::schema;
+    let d = tempfile::tempdir().unwrap();
+    let erp = mnemo_tools::TableGrounder::new("erp");
+    erp.set("Acme", "site", "Paris");
+    let s = Server::start_with(d.path(), None, vec![Arc::new(erp)]).await;
+    let (_, doc) = s.call("GET", "/openapi.json", None, None).await;
+    let ns = "/v1/namespaces/{ns}";
+    let call =
+        |method: &'static str, template: String, path: String, token: Option<&'static str>, body: Option<Value>| {
+            let (s, doc) = (&s, &doc);
+            async move {
+                let (st, v) = s.call(method, &path, token, body).await;
+                assert!(declares(doc, method, &template, st), "{method} {template} answered {st}, undeclared: {v}");
+                if st != 200 {
+                    typed::<ErrorBody>(&v);
+                }
+                (st, v)
+            }
+        };
+
+    let text = "[SEM] Acme | owner | Ben\n[SEM] Acme | site | Lyon\n[EPI] We met Ben at the fair";
+    let body = json!({"text": text, "source": "crm", "idempotency_key": "k1"});
+    let (st, v) =
+        call("POST", format!("{ns}/remember"), "/v1/namespaces/a/remember".into(), Some(OPS), Some(body.clone())).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<RememberResponse>(&v);
+    typed::<schema::RememberReport>(&v["report"]);
+    let ben = v["report"]["outcomes"][0]["memory"].as_i64().unwrap();
+    let (_, again) =
+        call("POST", format!("{ns}/remember"), "/v1/namespaces/a/remember".into(), Some(OPS), Some(body)).await;
+    typed::<schema::RememberReport>(&again["report"]);
+    assert_eq!(again["report"]["outcomes"], json!([]), "the key was used: {again}");
+    let (st, v) = call(
+        "POST",
+        format!("{ns}/remember"),
+        "/v1/namespaces/a/remember".into(),
+        Some(CRM),
+        Some(json!({"text": "[SEM] Acme | owner | Carl"})),
+    )
+    .await;
+    assert_eq!((st, v["report"]["outcomes"][0]["kind"].as_str()), (200, Some("superseded")), "{v}");
+    typed::<schema::RememberReport>(&v["report"]);
+
+    let recall =
+        |body: Value| call("POST", format!("{ns}/recall"), "/v1/namespaces/a/recall".into(), Some(OPS), Some(body));
+    let about = json!({"entity": "Acme", "attribute": "site"});
+    // The first assessed recall finds erp holding Paris where memory says Lyon: a lookup, a
+    // correction and a substitution, all typed.
+    let (st, v) =
+        recall(json!({"query": "where is Acme's site", "about": about, "detail": "full", "mode": "hybrid"})).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<RecallResponse>(&v);
+    typed::<schema::Pack>(&v["pack"]);
+    typed::<schema::Assessment>(&v["assessment"]);
+    typed::<schema::Verdict>(&v["verdict"]);
+    for part in ["lookups", "corrections", "substitutions"] {
+        assert!(!v["assessment"][part].as_array().unwrap().is_empty(), "erp says Paris, so {part} are typed too: {v}");
+    }
+    let (st, v) = recall(json!({"query": "where is Acme's site", "about": about})).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<mnemo_agent::AgentRecall>(&v);
+    assert!(v["decision"].is_object(), "{v}");
+    let (_, v) = recall(json!({"query": "where is Acme's site", "raw": true})).await;
+    typed::<mnemo_agent::AgentRecall>(&v);
+    assert!(v["decision"].is_null(), "{v}");
+    let (_, v) = recall(json!({"query": "Acme", "raw": true, "detail": "full"})).await;
+    typed::<RecallResponse>(&v);
+    typed::<schema::Pack>(&v["pack"]);
+    assert!(v["assessment"].is_null() && v["verdict"].is_null() && v["action"].is_null(), "{v}");
+
+    let (st, v) = call(
+        "POST",
+        format!("{ns}/turn"),
+        "/v1/namespaces/a/turn".into(),
+        Some(OPS),
+        Some(json!({"message": "[SEM] Acme | owner | Carl", "about": {"entity": "Acme", "attribute": "owner"}})),
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    typed::<TurnResponse>(&v);
+    typed::<schema::AgentTurn>(&v["turn"]);
+
+    let (st, v) = call(
+        "POST",
+        format!("{ns}/forget"),
+        "/v1/namespaces/a/forget".into(),
+        Some(OPS),
+        Some(json!({"command": "We met Ben at the fair"})),
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    typed::<RememberResponse>(&v);
+    typed::<schema::RememberReport>(&v["report"]);
+
+    let why = |id: i64, token| {
+        call("GET", format!("{ns}/memories/{{id}}"), format!("/v1/namespaces/a/memories/{id}"), token, None)
+    };
+    let (st, v) = why(ben, Some(OPS)).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<WhyResponse>(&v);
+    typed::<schema::WhyReport>(&v["why"]);
+    assert!(v["why"]["superseded_by"].is_object(), "Carl superseded Ben: {v}");
+
+    let list = |query: String| {
+        call("GET", format!("{ns}/memories"), format!("/v1/namespaces/a/memories{query}"), Some(OPS), None)
+    };
+    let (st, v) = list("?include_tombstoned=true&limit=1".into()).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<ListResponse>(&v);
+    let after = v["next_after"].as_i64().unwrap_or_else(|| panic!("one of several, so a next page: {v}"));
+    let (_, v) = list(format!("?include_tombstoned=true&after={after}&limit=1000")).await;
+    typed::<ListResponse>(&v);
+    let records = v["memories"].as_array().unwrap();
+    assert!(records.iter().any(|m| m["status"] == "tombstoned") && v["next_after"].is_null(), "{v}");
+    for m in records {
+        typed::<schema::MemoryRecord>(m);
+    }
+
+    let r = s
+        .client
+        .get(format!("{}/v1/namespaces/a/export?include_tombstoned=true", s.base))
+        .bearer_auth(OPS)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let lines = r.text().await.unwrap();
+    assert!(lines.lines().count() >= 4, "{lines}");
+    for l in lines.lines() {
+        typed::<schema::MemoryRecord>(&serde_json::from_str(l).unwrap());
+    }
+
+    let restore = |id: i64| {
+        call(
+            "POST",
+            format!("{ns}/memories/{{id}}/restore"),
+            format!("/v1/namespaces/a/memories/{id}/restore"),
+            Some(OPS),
+            None,
+        )
+    };
+    let (st, v) = restore(ben).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<RestoreResponse>(&v);
+    typed::<schema::MemoryRecord>(&v["restored"]);
+
+    for (path, status) in [("/health", "ok"), ("/ready", "ready")] {
+        let (st, v) = call("GET", path.into(), path.into(), None, None).await;
+        assert_eq!((st, v["status"].as_str()), (200, Some(status)), "{v}");
+        typed::<Health>(&v);
+    }
+
+    // Errors: each status declared for its operation, each body the error document.
+    let (st, _) = why(ben, None).await;
+    assert_eq!(st, 401);
+    let (st, _) = call("GET", format!("{ns}/memories"), "/v1/namespaces/a/memories".into(), Some(OTHER), None).await;
+    assert_eq!(st, 403);
+    let (st, _) = why(999_999, Some(OPS)).await;
+    assert_eq!(st, 404);
+    let (st, _) = list("?limit=0".into()).await;
+    assert_eq!(st, 400);
+    let (st, _) = restore(ben).await;
+    assert_eq!(st, 400, "already restored");
+    let (st, _) = recall(json!({"query": "x", "verbose": true})).await;
+    assert_eq!(st, 422);
+    let r =
+        s.client.post(format!("{}/v1/namespaces/a/recall", s.base)).bearer_auth(OPS).body("{}").send().await.unwrap();
+    let st = r.status().as_u16();
+    assert_eq!(st, 415);
+    assert!(declares(&doc, "POST", &format!("{ns}/recall"), st));
+    typed::<ErrorBody>(&r.json().await.unwrap());
     s.stop().await;
 }

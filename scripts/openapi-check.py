@@ -1,0 +1,250 @@
+"""Calls every route of a running `mnemo serve` through the Python client that
+openapi-python-client generated from its /openapi.json (scripts/openapi-check runs it).
+
+Each call must answer 200 and parse into the generated typed model, with no field the document
+does not declare (a model's additional_properties stays empty); each raw body must also validate
+against the document's own JSON Schema for that response. A failure names the route and what
+was wrong.
+
+Usage: openapi-check.py BASE_URL TOKEN NAMESPACE OPENAPI_JSON (the generated package
+`mnemo_client` on PYTHONPATH).
+"""
+import json
+import sys
+import traceback
+
+import attrs
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from mnemo_client import AuthenticatedClient, Client
+from mnemo_client.api.agent import turn
+from mnemo_client.api.memories import export, list_, restore
+from mnemo_client.api.memory import forget, recall, remember, why
+from mnemo_client.api.service import health, ready
+from mnemo_client.models import (
+    About,
+    AgentRecall,
+    AgentTurn,
+    Assessment,
+    ErrorBody,
+    ForgetRequest,
+    Health,
+    ListResponse,
+    MemoryRecord,
+    Pack,
+    RecallRequest,
+    RecallResponse,
+    RememberReport,
+    RememberRequest,
+    RememberResponse,
+    RestoreResponse,
+    TurnRequest,
+    TurnResponse,
+    Verdict,
+    WhyReport,
+    WhyResponse,
+)
+from mnemo_client.types import UNSET
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def say(msg):
+    print(f"openapi-check: {msg}", file=sys.stderr)
+
+
+def extra_fields(value, at="$"):
+    """Every field a served body had that the generated models do not declare."""
+    found = []
+    if attrs.has(type(value)):
+        found += [f"{at}.{k}" for k in getattr(value, "additional_properties", {})]
+        for field in attrs.fields(type(value)):
+            if field.name != "additional_properties":
+                found += extra_fields(getattr(value, field.name), f"{at}.{field.name}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += extra_fields(item, f"{at}[{i}]")
+    return found
+
+
+class Checker:
+    def __init__(self, doc):
+        self.doc = doc
+        self.registry = Registry().with_resource(
+            "urn:mnemo-openapi", Resource.from_contents(doc, default_specification=DRAFT202012)
+        )
+        self.calls = 0
+        self.covered = set()
+
+    def schema_errors(self, body, ref):
+        validator = Draft202012Validator({"$ref": f"urn:mnemo-openapi{ref}"}, registry=self.registry)
+        return [f"{'/'.join(map(str, e.absolute_path)) or '$'}: {e.message}" for e in validator.iter_errors(body)]
+
+    def response_ref(self, method, path, status="200"):
+        content = self.doc["paths"][path][method]["responses"][status]["content"]
+        media, body = next(iter(content.items()))
+        return media, body["schema"]
+
+    def check(self, what, method, path, response, model):
+        """`response` answered 200, parsed into `model`, with no undeclared field, and its raw
+        body validates against the document's 200 schema of `method path`."""
+        self.calls += 1
+        self.covered.add((method, path))
+        if response.status_code != 200:
+            raise CheckFailed(f"{what}: HTTP {response.status_code}: {response.content.decode(errors='replace')}")
+        if not isinstance(response.parsed, model):
+            raise CheckFailed(f"{what}: parsed as {type(response.parsed).__name__}, not {model.__name__}")
+        extra = extra_fields(response.parsed)
+        if extra:
+            raise CheckFailed(f"{what}: served fields the document does not declare: {extra}")
+        media, schema = self.response_ref(method, path)
+        if media == "application/json":
+            raw = json.loads(response.content)
+            errors = self.schema_errors(raw, "#/paths/" + path.replace("~", "~0").replace("/", "~1")
+                                        + f"/{method}/responses/200/content/application~1json/schema")
+            if errors:
+                raise CheckFailed(f"{what}: the body does not validate against the document: {errors[:5]}")
+        say(f"  {what}: 200, {model.__name__}")
+        return response.parsed
+
+    def check_error(self, what, method, path, response, status):
+        """An error answered with `status`, declared for the operation, parsed as ErrorBody."""
+        self.calls += 1
+        if response.status_code != status:
+            raise CheckFailed(f"{what}: expected HTTP {status}, got {response.status_code}")
+        if str(status) not in self.doc["paths"][path][method]["responses"]:
+            raise CheckFailed(f"{what}: HTTP {status} is not declared for {method.upper()} {path}")
+        if not isinstance(response.parsed, ErrorBody):
+            raise CheckFailed(f"{what}: the error did not parse as ErrorBody: {response.content!r}")
+        say(f"  {what}: {status}, ErrorBody code {response.parsed.error.code}")
+
+
+def run(base, token, ns, doc):
+    c = Checker(doc)
+    client = AuthenticatedClient(base_url=base, token=token)
+    anonymous = Client(base_url=base)
+    v1 = "/v1/namespaces/{ns}"
+
+    r = c.check("GET /health", "get", "/health", health.sync_detailed(client=anonymous), Health)
+    assert r.status == "ok", r
+    r = c.check("GET /ready", "get", "/ready", ready.sync_detailed(client=anonymous), Health)
+    assert r.status == "ready" and isinstance(r.store_rev, int), r
+
+    text = "[SEM] Acme | owner | Ben\n[SEM] Acme | site | Lyon\n[EPI] We met Ben at the fair"
+    body = RememberRequest(text=text, source="crm", idempotency_key="openapi-check-1")
+    r = c.check("POST remember", "post", f"{v1}/remember",
+                remember.sync_detailed(ns, client=client, body=body), RememberResponse)
+    assert isinstance(r.report, RememberReport) and len(r.report.outcomes) == 3, r
+    ben = r.report.outcomes[0].memory
+    r = c.check("POST remember (same idempotency key)", "post", f"{v1}/remember",
+                remember.sync_detailed(ns, client=client, body=body), RememberResponse)
+    assert r.report.outcomes == [], r
+    r = c.check("POST remember (a superseding value)", "post", f"{v1}/remember",
+                remember.sync_detailed(ns, client=client, body=RememberRequest(text="[SEM] Acme | owner | Carl")),
+                RememberResponse)
+    assert r.report.outcomes[0].kind.value == "superseded", r
+
+    about = About(entity="Acme", attribute="owner")
+    r = c.check("POST recall (compact)", "post", f"{v1}/recall",
+                recall.sync_detailed(ns, client=client, body=RecallRequest(query="who owns Acme", about=about)),
+                AgentRecall)
+    assert r.memories and r.decision is not None, r
+    r = c.check("POST recall (compact, raw)", "post", f"{v1}/recall",
+                recall.sync_detailed(ns, client=client, body=RecallRequest(query="who owns Acme", raw=True)),
+                AgentRecall)
+    assert r.decision is None, r
+    r = c.check("POST recall (full)", "post", f"{v1}/recall",
+                recall.sync_detailed(ns, client=client, body=RecallRequest(
+                    query="who owns Acme", about=about, detail="full", budget=512, mode="hybrid")),
+                RecallResponse)
+    assert isinstance(r.pack, Pack) and isinstance(r.assessment, Assessment) and isinstance(r.verdict, Verdict), r
+    r = c.check("POST recall (full, raw)", "post", f"{v1}/recall",
+                recall.sync_detailed(ns, client=client, body=RecallRequest(query="Acme", raw=True, detail="full")),
+                RecallResponse)
+    assert r.assessment is None and r.verdict is None and r.action is None, r
+
+    r = c.check("POST turn", "post", f"{v1}/turn",
+                turn.sync_detailed(ns, client=client, body=TurnRequest(message="[SEM] Acme | owner | Carl", about=about)),
+                TurnResponse)
+    assert isinstance(r.turn, AgentTurn) and r.turn.verdict.decision.value in ("act", "escalate"), r
+
+    r = c.check("POST forget", "post", f"{v1}/forget",
+                forget.sync_detailed(ns, client=client, body=ForgetRequest(command="We met Ben at the fair")),
+                RememberResponse)
+    assert r.report.outcomes and r.report.outcomes[0].kind.value == "forgotten", r
+
+    r = c.check("GET why (a superseded memory)", "get", f"{v1}/memories/{{id}}",
+                why.sync_detailed(ns, ben, client=client), WhyResponse)
+    assert isinstance(r.why, WhyReport) and r.why.superseded_by is not None, r
+
+    page = c.check("GET list (limit 1, tombstoned too)", "get", f"{v1}/memories",
+                   list_.sync_detailed(ns, client=client, limit=1, include_tombstoned=True), ListResponse)
+    assert len(page.memories) == 1 and isinstance(page.next_after, int), page
+    seen = [m.id for m in page.memories]
+    while isinstance(page.next_after, int):
+        page = c.check(f"GET list (after {page.next_after})", "get", f"{v1}/memories",
+                       list_.sync_detailed(ns, client=client, after=page.next_after, limit=2,
+                                           include_tombstoned=True), ListResponse)
+        seen += [m.id for m in page.memories]
+    active = c.check("GET list (active only)", "get", f"{v1}/memories",
+                     list_.sync_detailed(ns, client=client), ListResponse)
+    assert len(seen) > len(active.memories) and page.next_after is None, (seen, active)
+
+    body = c.check("GET export (tombstoned too)", "get", f"{v1}/export",
+                   export.sync_detailed(ns, client=client, include_tombstoned=True), str)
+    lines = body.splitlines()
+    records = [MemoryRecord.from_dict(json.loads(line)) for line in lines]
+    for i, line in enumerate(lines):
+        errors = c.schema_errors(json.loads(line), "#/components/schemas/MemoryRecord")
+        if errors or extra_fields(records[i]):
+            raise CheckFailed(f"export line {i + 1} is not a MemoryRecord: {errors or extra_fields(records[i])}")
+    assert [m.id for m in records] == seen, (seen, [m.id for m in records])
+    say(f"  export: {len(records)} lines, each a MemoryRecord")
+
+    r = c.check("POST restore", "post", f"{v1}/memories/{{id}}/restore",
+                restore.sync_detailed(ns, ben, client=client), RestoreResponse)
+    assert r.from_ == ben and isinstance(r.restored, MemoryRecord), r
+
+    # Errors come back as the declared error document.
+    c.check_error("POST recall without a token", "post", f"{v1}/recall",
+                  recall.sync_detailed(ns, client=anonymous, body=RecallRequest(query="x")), 401)
+    c.check_error("GET why of no such memory", "get", f"{v1}/memories/{{id}}",
+                  why.sync_detailed(ns, 999_999_999, client=client), 404)
+    c.check_error("POST recall with an unknown detail", "post", f"{v1}/recall",
+                  recall.sync_detailed(ns, client=client, body=RecallRequest(query="x", detail="verbose")), 400)
+    c.check_error("POST restore of an active memory", "post", f"{v1}/memories/{{id}}/restore",
+                  restore.sync_detailed(ns, r.restored.id, client=client), 400)
+
+    operations = {(m, p) for p, item in doc["paths"].items() for m in item}
+    missed = sorted(operations - c.covered)
+    if missed:
+        raise CheckFailed(f"operations of the document the client did not call: {missed}")
+    return c.calls, len(operations)
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    base, token, ns, doc_path = sys.argv[1:]
+    with open(doc_path, encoding="utf-8") as f:
+        doc = json.load(f)
+    try:
+        calls, operations = run(base, token, ns, doc)
+    except CheckFailed as e:
+        say(f"FAILED: {e}")
+        sys.exit(1)
+    except (AssertionError, KeyError, TypeError, ValueError, AttributeError) as e:
+        # A model that would not parse, or an answer not as asserted: where, and what.
+        traceback.print_exc(file=sys.stderr)
+        say(f"FAILED: {type(e).__name__}: {e}")
+        sys.exit(1)
+    say(f"the generated client made {calls} calls covering all {operations} operations; every answer typed")
+
+
+if __name__ == "__main__":
+    main()
