@@ -317,6 +317,17 @@ impl Runtime {
         Ok(self.ledger.read()?.into_iter().filter(|e| &e.namespace == ns).collect())
     }
 
+    /// Take a turn of `ns` off the ledger of unextracted turns (a poison turn that can never be
+    /// extracted): it stays recorded, and is no longer retried. Returns the entry discarded;
+    /// an error when the turn is not on the ledger.
+    pub fn discard_unextracted(
+        &self,
+        ns: &Namespace,
+        turn: TurnId,
+    ) -> Result<crate::unextracted::UnextractedTurn, AgentError> {
+        self.ledger.discard(ns, turn)
+    }
+
     /// Extract again every unextracted turn of `ns`, oldest first; each success leaves the
     /// ledger. Returns the reports of the successes and the turns that failed again.
     pub async fn reextract(

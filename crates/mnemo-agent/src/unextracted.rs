@@ -1,7 +1,8 @@
 //! The ledger of turns that were recorded but not extracted (the model failed, its answer was
 //! invalid even after the repair attempt, the cassette missed): `unextracted.json` in the data
 //! directory, written under the data directory's lock. `mnemo reextract` retries them in turn
-//! order and removes each one that succeeds.
+//! order and removes each one that succeeds. `mnemo reextract --discard ID` removes one that
+//! can never succeed (a poison turn): the turn stays recorded, it is only no longer retried.
 use std::path::{Path, PathBuf};
 
 use mnemo_core::{Namespace, TurnId};
@@ -76,10 +77,58 @@ impl Ledger {
         self.write(&all)
     }
 
+    /// Take `turn` of `namespace` off the ledger and return its entry; an error naming the
+    /// turn and the namespace when it is not on the ledger (a mistyped id must not look like
+    /// a discard that happened).
+    pub fn discard(&self, namespace: &Namespace, turn: TurnId) -> Result<UnextractedTurn, AgentError> {
+        let mut all = self.read()?;
+        let Some(at) = all.iter().position(|e| &e.namespace == namespace && e.turn == turn) else {
+            let listed: Vec<String> =
+                all.iter().filter(|e| &e.namespace == namespace).map(|e| e.turn.to_string()).collect();
+            let listed = if listed.is_empty() { "none".to_string() } else { listed.join(", ") };
+            return Err(AgentError::Core(mnemo_core::CoreError::NotFound(format!(
+                "turn {turn} is not on the ledger of unextracted turns of namespace {namespace} \
+                 (unextracted turns there: {listed}); nothing discarded"
+            ))));
+        };
+        let entry = all.remove(at);
+        self.write(&all)?;
+        Ok(entry)
+    }
+
     /// Remove an entry.
     pub fn remove(&self, namespace: &Namespace, turn: TurnId) -> Result<(), AgentError> {
         let mut all = self.read()?;
         all.retain(|e| !(&e.namespace == namespace && e.turn == turn));
         self.write(&all)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(ns: &Namespace, turn: i64) -> UnextractedTurn {
+        UnextractedTurn { namespace: ns.clone(), turn: TurnId(turn), error: "replay miss".into() }
+    }
+
+    #[test]
+    fn discard_takes_one_entry_off_and_refuses_an_unlisted_turn() -> Result<(), Box<dyn std::error::Error>> {
+        let d = tempfile::tempdir()?;
+        let ledger = Ledger::new(d.path());
+        let (a, b) = (Namespace::new("a")?, Namespace::new("b")?);
+        ledger.add(entry(&a, 1))?;
+        ledger.add(entry(&a, 2))?;
+        ledger.add(entry(&b, 1))?;
+        assert_eq!(ledger.discard(&a, TurnId(1))?, entry(&a, 1));
+        assert_eq!(ledger.read()?, vec![entry(&b, 1), entry(&a, 2)]);
+        // Another namespace's turn of the same id is not this namespace's to discard.
+        let e = ledger.discard(&b, TurnId(2)).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("turn 2 is not on the ledger") && e.contains("namespace b") && e.contains("1"), "{e}");
+        assert_eq!(ledger.read()?.len(), 2, "a refused discard changes nothing");
+        ledger.discard(&a, TurnId(2))?;
+        ledger.discard(&b, TurnId(1))?;
+        assert!(!d.path().join(LEDGER_FILE).exists(), "an empty ledger is no file");
+        Ok(())
     }
 }

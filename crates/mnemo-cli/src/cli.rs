@@ -8,7 +8,8 @@ use std::path::PathBuf;
 /// Memories are typed (semantic, procedural, episodic), forgotten on contradiction, on command
 /// and by decay (tombstones with reasons, never deletes), recalled into a token budget with
 /// per-kind quotas and a trace, and graded before the agent acts. Offline by default: the
-/// deterministic fake model reads tagged lines such as `[SEM] Northwind Labs | owner | Ben`.
+/// deterministic fake model reads tagged lines such as `[SEM] Northwind Labs | owner | Ben`,
+/// and keeps a turn with no tagged line as one episodic memory of its words.
 #[derive(Debug, Parser)]
 #[command(name = "mnemo", version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("MNEMO_BUILD_COMMIT"), ")"), propagate_version = true)]
 pub struct Cli {
@@ -58,7 +59,8 @@ impl Cli {
             Command::Recall(a) => a.out.json,
             Command::Forget(a) => a.out.json,
             Command::Why(a) => a.out.json,
-            Command::Decay(j) | Command::Reindex(j) | Command::Reextract(j) | Command::Plugins(j) => j.json,
+            Command::Decay(j) | Command::Reindex(j) | Command::Plugins(j) => j.json,
+            Command::Reextract(a) => a.json,
             Command::List(a) => a.out.json,
             Command::Export(a) => a.json,
             Command::Restore(a) => a.out.json,
@@ -88,7 +90,9 @@ impl Cli {
 pub enum Command {
     /// Run an offline supply-chain agent turn and print the recall trace, trust and decision.
     Demo(DemoArgs),
-    /// Remember a turn (tagged lines: [SEM] e | a | v, [PROC] …, [EPI] …, [FORGET] …).
+    /// Remember a turn (tagged lines: [SEM] e | a | v, [PROC] …, [EPI] …, [FORGET] …; offline, a
+    /// turn with no tagged line is kept as one episode of its words). The JSON's `status` says
+    /// what became of it: extracted, nothing_extracted or already_recorded.
     Remember(RememberArgs),
     /// Recall a pack under a token budget, ground and grade it, and decide ACT or ESCALATE.
     ///
@@ -106,7 +110,10 @@ pub enum Command {
     /// Rebuild the index from the store (after changing the index or the embedder).
     Reindex(JsonFlag),
     /// Extract again the turns that were recorded but not extracted (the model failed).
-    Reextract(JsonFlag),
+    ///
+    /// `--list` shows them without retrying; `--discard ID` takes a turn that can never be
+    /// extracted off the list (it stays recorded, it is no longer retried).
+    Reextract(ReextractArgs),
     /// List the registered plugin kinds per role.
     Plugins(JsonFlag),
     /// Copy a data directory's store into PostgreSQL (ids, history kept), proven by counts
@@ -372,6 +379,24 @@ pub struct JsonFlag {
     /// {"error": {"kind", "message"}}.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `mnemo reextract`'s arguments.
+#[derive(Debug, Args)]
+pub struct ReextractArgs {
+    /// Machine-readable JSON on stdout; a failure is one line there too:
+    /// {"error": {"kind", "message"}}.
+    #[arg(long)]
+    pub json: bool,
+    /// List the namespace's unextracted turns (id and why the last extraction failed) without
+    /// retrying them.
+    #[arg(long, conflicts_with = "discard")]
+    pub list: bool,
+    /// Take this turn off the unextracted turns instead of retrying any (a poison turn that can
+    /// never be extracted): it stays recorded, it is no longer retried. An id that is not
+    /// listed is refused.
+    #[arg(long, value_name = "ID")]
+    pub discard: Option<i64>,
 }
 
 /// `--json` for output that holds memories (recall, why).

@@ -14,6 +14,7 @@ fn clip(s: &str, n: usize) -> String {
 
 /// The write report.
 pub fn remember(r: &RememberReport) {
+    // A turn with nothing extracted, or a replayed idempotency key, is said by a note below.
     out!(
         "recorded turn {} at {} (extraction by {} / {})",
         r.turn.id,
@@ -21,9 +22,6 @@ pub fn remember(r: &RememberReport) {
         r.model.client.as_str(),
         r.model.model
     );
-    if r.outcomes.is_empty() {
-        out!("  nothing to remember (no tagged lines; the offline model reads only [SEM]/[PROC]/[EPI]/[FORGET] lines)");
-    }
     for o in &r.outcomes {
         let id = o.memory.map(|i| i.to_string()).unwrap_or_else(|| "-".into());
         // The line reads left to right: "inserted memory 9 supersedes 2 (…)".

@@ -70,6 +70,7 @@ fn an_idempotency_key_makes_a_retry_write_nothing() {
     let (a, b): (serde_json::Value, serde_json::Value) =
         (serde_json::from_str(&first).unwrap(), serde_json::from_str(&again).unwrap());
     assert_eq!(a["turn"]["id"], b["turn"]["id"]);
+    assert_eq!((&a["status"], &b["status"]), (&serde_json::json!("extracted"), &serde_json::json!("already_recorded")));
     assert!(b["outcomes"].as_array().unwrap().is_empty());
     assert!(b["notes"][0].as_str().unwrap().contains("idempotency key already used"));
     let m = ok(&mnemo(d.path(), &["recall", "Order qty", "--raw", "--json", "--full"]));

@@ -260,3 +260,41 @@ async fn a_recall_through_mcp_fits_its_budget_plus_the_stated_overhead() {
     );
     client.cancel().await.unwrap();
 }
+
+/// The must-show of issue 34 (nothing silently dropped): offline, a prose sentence remembered
+/// through MCP is kept as an episode of what was said, its result says so, and a paraphrased
+/// question recalls it afterwards. A turn the model extracts nothing from says that instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offline_prose_turn_through_mcp_is_kept_and_recalled_by_a_paraphrase() {
+    let d = tempfile::tempdir().unwrap();
+    let (transport, _) =
+        TokioChildProcess::builder(mnemo_mcp_command(d.path(), "alice")).stderr(Stdio::null()).spawn().unwrap();
+    let client = ().serve(transport).await.unwrap();
+
+    let r = structured(&client, "remember", json!({"text": "The user said their favourite colour is teal."})).await;
+    assert_eq!(r["status"], "extracted", "{r}");
+    let outcomes = r["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 1, "{r}");
+    assert_eq!(outcomes[0]["kind"], "inserted", "{r}");
+
+    let ask = call(&client, "recall", json!({"query": "what colour does the user like"})).await.unwrap();
+    assert_ne!(ask.is_error, Some(true), "{ask:?}");
+    let text = text_of(&ask);
+    assert!(text.contains("teal"), "the paraphrased question finds the sentence: {text}");
+    let memories = ask.structured_content.as_ref().map(|v| v["memories"].clone()).unwrap_or_default();
+    assert!(
+        memories.as_array().is_some_and(|m| m
+            .iter()
+            .any(|x| x["kind"] == "episodic" && x["content"].as_str().is_some_and(|c| c.contains("teal")))),
+        "kept as an episode: {memories}"
+    );
+
+    // A malformed tag is a grammar mistake, not prose: nothing is extracted, and the
+    // structured result says so (with the note naming the tag).
+    let r = structured(&client, "remember", json!({"text": "[NOPE] the standup moved to ten"})).await;
+    assert_eq!(r["status"], "nothing_extracted", "{r}");
+    assert!(r["outcomes"].as_array().unwrap().is_empty(), "{r}");
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("unknown tag [NOPE]") && notes.contains("extracted nothing"), "{notes}");
+    client.cancel().await.unwrap();
+}

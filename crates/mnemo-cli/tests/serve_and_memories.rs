@@ -109,6 +109,21 @@ fn serve_answers_on_loopback_and_stops_gracefully_on_sigterm() {
         r#"{"text": "[SEM] Acme | owner | Ben"}"#,
     );
     assert_eq!(st, 200, "{body}");
+    // The response says what became of each turn (structured, not only in notes): prose kept
+    // offline as an episode, a replayed idempotency key, a turn nothing was extracted from.
+    let token = Some("a-test-token-0123456789");
+    let path = "/v1/namespaces/default/remember";
+    let status_of = |body: &str| -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        v["report"]["status"].clone()
+    };
+    let prose = r#"{"text": "The user said their favourite colour is teal.", "idempotency_key": "k1"}"#;
+    let (st, body) = http(&addr, "POST", path, token, prose);
+    assert_eq!((st, status_of(&body)), (200, serde_json::json!("extracted")), "{body}");
+    let (st, body) = http(&addr, "POST", path, token, prose);
+    assert_eq!((st, status_of(&body)), (200, serde_json::json!("already_recorded")), "{body}");
+    let (st, body) = http(&addr, "POST", path, token, r#"{"text": "[NOPE] nothing the fake can read"}"#);
+    assert_eq!((st, status_of(&body)), (200, serde_json::json!("nothing_extracted")), "{body}");
     // Another process cannot write the directory meanwhile: the server is its one writer.
     let busy = mnemo(&data).args(["list"]).env("MNEMO_LOCK_TIMEOUT_SECS", "0").output().unwrap();
     assert!(!busy.status.success(), "the lock is held by the server");

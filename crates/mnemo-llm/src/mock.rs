@@ -2,8 +2,8 @@
 //! without a provider. It is a small hand-written HTTP/1.1 server (one request per
 //! connection) that answers `POST /chat/completions` and `POST /embeddings`:
 //!
-//! - chat: Mnemo's structured prompts are answered like the fake model does (tagged lines,
-//!   rule-based reconcile and forget resolution), except that an extraction whose turn text
+//! - chat: Mnemo's structured prompts are answered like the fake model does (tagged lines, an
+//!   untagged turn as one episode, rule-based reconcile and forget resolution), except that an extraction whose turn text
 //!   contains a scripted phrase answers the scripted items (how tests and demos give the mock
 //!   "understanding" of prose);
 //! - embeddings: the fake's hashed bag of words at the requested dimensions;

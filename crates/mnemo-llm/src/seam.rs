@@ -348,7 +348,10 @@ impl Seam {
         };
         let profile = if s.profile.is_empty() { String::new() } else { format!("profile {}; ", s.profile) };
         match &self.mode {
-            Mode::Fake => "model client: fake (offline, deterministic; reads tagged lines only)".into(),
+            Mode::Fake => {
+                "model client: fake (offline, deterministic; reads tagged lines, keeps an untagged turn as one episode)"
+                    .into()
+            }
             Mode::Live => format!(
                 "model client: live ({}; {profile}extraction {}, reasoning {}; {key})",
                 s.base_url, s.extraction_model, s.reasoning_model

@@ -90,9 +90,22 @@ async fn extract_equals_the_grammar() {
 }
 
 #[tokio::test]
-async fn untagged_prose_yields_nothing_offline() {
-    let x = reasoner().extract(&turn("Our lead time from S-208 is now 35 days.")).await.unwrap();
-    assert!(x.items.is_empty());
+async fn an_untagged_turn_is_kept_as_one_episodic_memory_of_its_words() {
+    let x = reasoner().extract(&turn("Our lead time from  S-208\nis now 35 days.")).await.unwrap();
+    assert_eq!(x.items.len(), 1, "{x:?}");
+    let ExtractedItem::Memory(c) = &x.items[0] else { panic!("{x:?}") };
+    assert_eq!(c.kind, MemoryKind::Episodic);
+    assert_eq!(c.content, "Our lead time from S-208 is now 35 days.");
+    assert!(c.claim.is_none(), "the fake extracts no fact from prose");
+}
+
+#[tokio::test]
+async fn prose_beside_tagged_lines_yields_nothing_of_its_own() {
+    let x = reasoner().extract(&turn("Some context.\n[SEM] Ben | role | buyer")).await.unwrap();
+    assert_eq!(x.items.len(), 1, "{x:?}");
+    // A malformed tag is a mistake in the grammar, said in a note, not prose to keep.
+    let x = reasoner().extract(&turn("[NOPE] something")).await.unwrap();
+    assert!(x.items.is_empty() && !x.notes.is_empty(), "{x:?}");
 }
 
 #[tokio::test]

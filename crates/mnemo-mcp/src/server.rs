@@ -204,7 +204,9 @@ impl MnemoMcp {
     /// Remember a turn.
     #[tool(description = "Remember a turn of conversation: typed memories are extracted, reconciled against what is \
                        known (a newer value supersedes the old one, which is tombstoned, never deleted) and \
-                       stored. Returns the turn id and what happened to each memory.")]
+                       stored. Returns `status` (extracted, nothing_extracted: the turn is kept but \
+                       no memory was written, or already_recorded), the turn id and what happened to \
+                       each memory.")]
     async fn remember(&self, Parameters(p): Parameters<RememberParams>) -> Result<CallToolResult, ErrorData> {
         let ns = self.namespace(p.namespace.as_deref())?;
         if p.text.trim().is_empty() {

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use mnemo_agent::ReasonerBuild;
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::registry;
-use mnemo_core::{MemoryId, SearchMode, Task};
+use mnemo_core::{MemoryId, SearchMode, Task, TurnId};
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, ReextractArgs};
 use crate::error_text::invalid;
 use crate::{context, print};
 
@@ -123,6 +123,8 @@ pub fn parse_about(s: &str) -> Result<(String, String)> {
 pub fn reasoner_build(command: &Command) -> ReasonerBuild {
     use ReasonerBuild::{AtBuild, OnFirstCall};
     match command {
+        // Listing or discarding unextracted turns only edits the ledger.
+        Command::Reextract(a) if a.list || a.discard.is_some() => OnFirstCall,
         // Extraction, then reconcile of what was extracted.
         Command::Remember(_) | Command::Reextract(_) => AtBuild,
         // Free text asks the model which memories it designates; `entity | attribute` does not.
@@ -261,9 +263,35 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 out!("index rebuilt from the store: {} memories indexed, at store revision {}", r.upserted, r.rev);
             }
         }
-        Command::Reextract(j) => {
+        Command::Reextract(a) if a.list => {
+            let pending = rt.unextracted(&ns)?;
+            if a.json {
+                tenant_view::emit(&serde_json::json!({"unextracted": pending}))?
+            } else {
+                if pending.is_empty() {
+                    out!("no unextracted turns in namespace {ns}");
+                }
+                for e in &pending {
+                    out!("turn {} is unextracted: {}", e.turn, e.error);
+                }
+            }
+        }
+        Command::Reextract(ReextractArgs { discard: Some(id), json, .. }) => {
+            let gone = rt.discard_unextracted(&ns, TurnId(*id))?;
+            if *json {
+                tenant_view::emit(&serde_json::json!({"discarded": gone}))?
+            } else {
+                out!(
+                    "discarded turn {} of namespace {ns} from the unextracted turns: it stays recorded and is no \
+                     longer retried (its last extraction failed: {})",
+                    gone.turn,
+                    gone.error
+                );
+            }
+        }
+        Command::Reextract(a) => {
             let (done, failed) = rt.reextract(&ns).await?;
-            if j.json {
+            if a.json {
                 tenant_view::emit(&serde_json::json!({"extracted": done, "failed": failed}))?
             } else {
                 if done.is_empty() && failed.is_empty() {
@@ -273,7 +301,12 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                     print::remember(r)
                 }
                 for f in &failed {
-                    out!("turn {} is still unextracted: {}", f.turn, f.error);
+                    out!(
+                        "turn {} is still unextracted: {} (`mnemo reextract --discard {}` stops retrying it)",
+                        f.turn,
+                        f.error,
+                        f.turn
+                    );
                 }
             }
             if !failed.is_empty() {

@@ -46,10 +46,9 @@ pub async fn run(rt: &Runtime, ns: &Namespace, a: &RememberArgs, bytes: &[u8]) -
     if let Some(key) = &key {
         // The data directory lock is held: no other process can record the key meanwhile.
         if let Some(turn) = engine.turn_by_external_id(ns, key).await? {
-            let mut notes =
-                vec![format!("idempotency key already used by turn {} at {}: nothing written again", turn.id, turn.at)];
-            notes.extend(note);
-            return Ok(RememberReport { turn, outcomes: vec![], notes, model: engine.reasoner_model() });
+            let mut r = RememberReport::already_recorded(turn, engine.reasoner_model());
+            r.notes.extend(note);
+            return Ok(r);
         }
     }
     let text = std::str::from_utf8(bytes)

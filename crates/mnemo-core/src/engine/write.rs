@@ -51,8 +51,38 @@ pub struct Outcome {
     pub detail: String,
 }
 
-/// The report of `remember`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What became of a turn, in a form a script (or an agent) can branch on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    /// The model extracted memories or commands from it (`outcomes` says what each did).
+    Extracted,
+    /// The turn is recorded and the model extracted nothing from it: no memory was written
+    /// (a note says so).
+    NothingExtracted,
+    /// An idempotency key already used: the report is of the turn first recorded under it,
+    /// and nothing was written again.
+    AlreadyRecorded,
+}
+
+impl TurnStatus {
+    /// The status as serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnStatus::Extracted => "extracted",
+            TurnStatus::NothingExtracted => "nothing_extracted",
+            TurnStatus::AlreadyRecorded => "already_recorded",
+        }
+    }
+}
+
+/// How the note of a replayed idempotency key begins. Every door that answers a reused key
+/// says it with this note ([`RememberReport::already_recorded`] writes it; the HTTP door
+/// writes the same words), and the report's status is read from it.
+pub const ALREADY_RECORDED_NOTE: &str = "idempotency key already used by turn ";
+
+/// The report of `remember`. Serialised, it also carries its [`TurnStatus`] as `status`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct RememberReport {
     /// The recorded turn.
     pub turn: Turn,
@@ -62,6 +92,51 @@ pub struct RememberReport {
     pub notes: Vec<String>,
     /// Which model extracted.
     pub model: ModelInfo,
+}
+
+impl RememberReport {
+    /// The report of a reused idempotency key: the turn first recorded under it, nothing
+    /// written again.
+    pub fn already_recorded(turn: Turn, model: ModelInfo) -> Self {
+        let notes = vec![format!("{ALREADY_RECORDED_NOTE}{} at {}: nothing written again", turn.id, turn.at)];
+        RememberReport { turn, outcomes: vec![], notes, model }
+    }
+
+    /// What became of the turn. It is derived rather than stored so that every way a report is
+    /// built (the engine's write, each door's idempotent replay) agrees: one outcome per
+    /// extracted item, so no outcome means nothing was extracted, unless the report replays a
+    /// reused idempotency key.
+    pub fn status(&self) -> TurnStatus {
+        if !self.outcomes.is_empty() {
+            TurnStatus::Extracted
+        } else if self.notes.iter().any(|n| n.starts_with(ALREADY_RECORDED_NOTE)) {
+            TurnStatus::AlreadyRecorded
+        } else {
+            TurnStatus::NothingExtracted
+        }
+    }
+}
+
+impl Serialize for RememberReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        // The status first: it is what a script or an agent reads before anything else.
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            status: TurnStatus,
+            turn: &'a Turn,
+            outcomes: &'a [Outcome],
+            notes: &'a [String],
+            model: &'a ModelInfo,
+        }
+        Wire {
+            status: self.status(),
+            turn: &self.turn,
+            outcomes: &self.outcomes,
+            notes: &self.notes,
+            model: &self.model,
+        }
+        .serialize(serializer)
+    }
 }
 
 impl Engine {
@@ -219,6 +294,15 @@ impl Engine {
                     "stored, but the index could not be updated ({e}); it catches up from the store at the next command"
                 ));
             }
+        }
+        if extraction.items.is_empty() {
+            // Said, not only implied by an empty list: the turn is kept, and nothing derived.
+            notes.push(format!(
+                "the model ({} / {}) extracted nothing from turn {}: it is recorded, and no memory was written",
+                extraction.model.client.as_str(),
+                extraction.model.model,
+                turn.id
+            ));
         }
         Ok(RememberReport { turn, outcomes, notes, model: extraction.model })
     }

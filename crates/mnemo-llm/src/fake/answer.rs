@@ -3,8 +3,12 @@
 //!
 //! What the fake recognises, and only that (a live model is expected to do better, notably
 //! on paraphrase):
-//! - extract: the tagged-line grammar, exactly (`super::grammar::parse`); untagged prose
-//!   yields nothing. Grammar notes (unknown modifier, bad number) go in the answer's `notes`.
+//! - extract: the tagged-line grammar, exactly (`super::grammar::parse`). A turn with no
+//!   tag at all is kept as one episodic memory of what was said (its text, white space
+//!   folded): the fake cannot extract facts from prose, but it can remember the words, so
+//!   nothing said offline is silently dropped. Prose lines beside tagged ones are the tagged
+//!   lines' context and yield nothing. Grammar notes (unknown modifier, bad number) go in the
+//!   answer's `notes`.
 //! - reconcile: with a claim, same normalised (entity, attribute) and the same value →
 //!   duplicate; same (entity, attribute), another value → contradicts (all such neighbours);
 //!   without a claim, a neighbour of the same kind whose content is equal after normalisation
@@ -16,8 +20,8 @@
 //!   without content words designates nothing.
 
 use super::grammar::{self, TaggedLine};
-use mnemo_contract::text::content_words;
-use mnemo_contract::ForgetCommand;
+use mnemo_contract::text::{content_words, fold_ws, guess_entities};
+use mnemo_contract::{Candidate, Cardinality, ForgetCommand, MemoryKind};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
@@ -33,7 +37,25 @@ fn input<T: DeserializeOwned>(task: Task, user: &str) -> Result<T, LlmError> {
 /// Answer an extract prompt.
 pub fn extract(user: &str) -> Result<String, LlmError> {
     let inp: ExtractInput = input(Task::Extract, user)?;
-    let parsed = grammar::parse(&inp.turn.text);
+    let mut parsed = grammar::parse(&inp.turn.text);
+    // The fake cannot read facts out of prose, but dropping what was said would lose it
+    // silently: a turn that does not speak the grammar at all is kept as one episode of its
+    // words. A turn with any tagged line (even a malformed one, which gets a note) speaks
+    // the grammar, and its prose lines are only the context of its tagged lines.
+    if !is_tagged(&inp.turn.text) {
+        let content = fold_ws(&inp.turn.text);
+        if !content.is_empty() {
+            parsed.lines.push(TaggedLine::Memory(Candidate {
+                kind: MemoryKind::Episodic,
+                entities: guess_entities(&content),
+                content,
+                claim: None,
+                importance: None,
+                pinned: false,
+                cardinality: Cardinality::One,
+            }));
+        }
+    }
     let mut items = Vec::new();
     for line in &parsed.lines {
         match line {
@@ -53,6 +75,12 @@ pub fn extract(user: &str) -> Result<String, LlmError> {
         }
     }
     Ok(json!({"items": items, "notes": parsed.notes}).to_string())
+}
+
+/// Whether any line of `text` starts with a tag (`[`): such a turn speaks the grammar, and
+/// what it says is only what its tagged lines say.
+fn is_tagged(text: &str) -> bool {
+    text.lines().any(|l| l.trim_start().starts_with('['))
 }
 
 /// Content normalised for duplicate detection: lower-cased, punctuation stripped, white space

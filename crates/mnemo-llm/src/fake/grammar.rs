@@ -45,7 +45,9 @@ impl Parsed {
     }
 }
 
-/// Parse every line of `text`. Untagged lines are prose and yield nothing.
+/// Parse every line of `text`. Untagged lines are prose and yield nothing here (the fake's
+/// extract keeps a turn with no tagged line at all as one episode; the eval baselines read
+/// only the claims of tagged lines).
 pub fn parse(text: &str) -> Parsed {
     let mut out = Parsed::default();
     for (n, raw) in text.lines().enumerate() {
