@@ -160,7 +160,8 @@ pub fn reason(v: &Value) -> Option<String> {
     v.get("reason").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// The JSON type of a value, for messages ("a string", "an array").
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use crate::chat::{ChatModel, ChatRequest, ChatResponse, EmbedModel, EmbedRequest, EmbedResponse};
 use crate::error::LlmError;
 use crate::prompts::Task;
+use crate::validate::type_name;
 pub use http::{Resilience, Transport};
 
 /// Per-attempt timeouts of the two chat tiers.
@@ -202,18 +203,6 @@ impl EmbedModel for LiveEmbed {
             return Err(shape(endpoint, &req.model, "the answer echoes no model string"));
         }
         Ok(EmbedResponse { vectors, model: echoed, client: ClientKind::Live, prompt_tokens: tokens })
-    }
-}
-
-/// The JSON type of a value, for messages.
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
