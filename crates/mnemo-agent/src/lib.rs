@@ -26,5 +26,5 @@ pub mod verdict;
 pub use agent_view::{AgentRecall, Detail};
 pub use config::Config;
 pub use error::AgentError;
-pub use runtime::{AgentTurn, ReasonerBuild, Runtime};
+pub use runtime::{Access, AgentTurn, ReasonerBuild, Runtime};
 pub use verdict::Verdict;

@@ -23,6 +23,38 @@ pub async fn lock_or_read_only(data_dir: &Path) -> Result<Option<std::fs::File>,
     }
 }
 
+/// For a command that only reads: the lock if it is free at once, else None — another
+/// process (a running `mnemo serve`) holds it, and the command reads beside it instead of
+/// waiting (said in the log, with who holds it). A directory that cannot be written: None too.
+pub async fn lock_or_read_beside(data_dir: &Path) -> Result<Option<std::fs::File>, AgentError> {
+    match crate::lock::lock_data_dir(data_dir, std::time::Duration::ZERO).await {
+        Ok(f) => Ok(Some(f)),
+        Err(AgentError::LockTimeout { path, holder, .. }) => {
+            tracing::info!(
+                lock = %path.display(),
+                holder = %holder,
+                "the data directory is held by a writer: reading beside it (the store read-only; the index on disk as it is when current, else one built in memory)"
+            );
+            Ok(None)
+        }
+        Err(AgentError::Io { ref error, ref file, .. }) if is_read_only(error) => {
+            tracing::warn!(lock = %file, %error, "the data directory cannot be written: reads only");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The store settings that open a store kind read-only (kinds without such a setting as they
+/// are: a database server has no data-directory lock to share).
+pub fn store_read_only(kind: &str, settings: &toml::Table) -> toml::Table {
+    let mut s = settings.clone();
+    if kind == "sqlite" && s.get("in_memory").and_then(toml::Value::as_bool) != Some(true) {
+        s.insert("read_only".to_string(), toml::Value::Boolean(true));
+    }
+    s
+}
+
 /// Whether an OS error says the place cannot be written.
 pub fn is_read_only(e: &std::io::Error) -> bool {
     matches!(e.kind(), std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied)

@@ -43,6 +43,19 @@ pub enum ReasonerBuild {
     OnFirstCall,
 }
 
+/// Whether a command writes the data directory or only reads it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Takes the data directory's lock, waiting for another writer (`MNEMO_LOCK_TIMEOUT_SECS`).
+    #[default]
+    Write,
+    /// Reads (recall, why, list, export, a backup): when another process holds the lock (a
+    /// running `mnemo serve`), reads beside it at once instead of waiting — the store opened
+    /// read-only (SQLite's WAL lets a reader see every committed write), the index on disk
+    /// searched as it is when it is current, else one built in memory from the store.
+    Read,
+}
+
 /// One agent turn: what was recalled, how it was assessed, what the agent does.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AgentTurn {
@@ -78,7 +91,7 @@ impl Runtime {
         extra_grounders: Vec<Arc<dyn Grounder>>,
         progress: &(dyn Fn(u64, u64) + Send + Sync),
     ) -> Result<Runtime, AgentError> {
-        Self::build_for(config, data_dir, clock, extra_grounders, progress, ReasonerBuild::AtBuild).await
+        Self::build_for(config, data_dir, clock, extra_grounders, progress, ReasonerBuild::AtBuild, Access::Write).await
     }
 
     /// `build_with_progress`, with the reasoner built when `reasoner` says.
@@ -89,17 +102,23 @@ impl Runtime {
         extra_grounders: Vec<Arc<dyn Grounder>>,
         progress: &(dyn Fn(u64, u64) + Send + Sync),
         reasoner: ReasonerBuild,
+        access: Access,
     ) -> Result<Runtime, AgentError> {
         std::fs::create_dir_all(data_dir).map_err(|e| AgentError::Io {
             action: "create the data directory",
             file: data_dir.display().to_string(),
             error: e,
         })?;
-        let lock = crate::read_only::lock_or_read_only(data_dir).await?;
+        let lock = match access {
+            Access::Write => crate::read_only::lock_or_read_only(data_dir).await?,
+            Access::Read => crate::read_only::lock_or_read_beside(data_dir).await?,
+        };
         // Libraries named in [[plugins]]: their kinds are built by the library, the rest by the
         // registry of kinds linked into the binary.
         let dynamic = crate::plugins::load(config)?;
         let (k, s, o) = config.plugin("store")?;
+        // Without the lock another process may be writing: the store is only read.
+        let s = if lock.is_none() { crate::read_only::store_read_only(&k, &s) } else { s };
         // Opening a store reads its file (an integrity check included): not on the executor.
         let store = crate::blocking::blocking(|| {
             registry::build_store(

@@ -110,6 +110,7 @@ pub async fn runtime(
     data_dir: &Path,
     clock: Arc<dyn Clock>,
     reasoner: ReasonerBuild,
+    access: mnemo_agent::Access,
 ) -> Result<Runtime> {
     let bar = indicatif::ProgressBar::hidden();
     let bar2 = bar.clone();
@@ -121,7 +122,7 @@ pub async fn runtime(
         bar2.set_length(total);
         bar2.set_position(done);
     };
-    let rt = Runtime::build_for(config, data_dir, clock, Vec::new(), &progress, reasoner)
+    let rt = Runtime::build_for(config, data_dir, clock, Vec::new(), &progress, reasoner, access)
         .await
         .with_context(|| format!("opening Mnemo in {}", data_dir.display()))?;
     bar.finish_and_clear();

@@ -125,8 +125,27 @@ fn serve_answers_on_loopback_and_stops_gracefully_on_sigterm() {
     let (st, body) = http(&addr, "POST", path, token, r#"{"text": "[NOPE] nothing the fake can read"}"#);
     assert_eq!((st, status_of(&body)), (200, serde_json::json!("nothing_extracted")), "{body}");
     // Another process cannot write the directory meanwhile: the server is its one writer.
-    let busy = mnemo(&data).args(["list"]).env("MNEMO_LOCK_TIMEOUT_SECS", "0").output().unwrap();
+    let busy = mnemo(&data)
+        .args(["remember", "[SEM] Acme | site | Lyon"])
+        .env("MNEMO_LOCK_TIMEOUT_SECS", "0")
+        .output()
+        .unwrap();
     assert!(!busy.status.success(), "the lock is held by the server");
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("lock"), "{busy:?}");
+    // But reads do not wait for it: they read beside the server (the store read-only) and see
+    // what it acknowledged, even with the default 30 s wait for the lock.
+    for args in [&["recall", "who owns Acme", "--json"][..], &["list"], &["export"], &["why", "1"]] {
+        let o = mnemo(&data).args(args).env_remove("MNEMO_LOCK_TIMEOUT_SECS").output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("waiting for the data directory lock"), "{args:?} waited: {err}");
+        if args[0] != "why" {
+            assert!(o.status.success(), "{args:?}: {err}");
+            assert!(String::from_utf8_lossy(&o.stdout).contains("Acme"), "{args:?} sees the server's write: {o:?}");
+        }
+    }
+    let backup = d.path().join("beside.bak");
+    ok(mnemo(&data).args(["backup", "create"]).arg(&backup).output().unwrap());
+    assert!(backup.exists());
 
     let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(term.success());

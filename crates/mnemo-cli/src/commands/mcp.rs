@@ -11,7 +11,14 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> Result<ExitCode> {
     let config = context::config(cli)?;
     let ns = context::namespace(cli)?;
     let clock = context::clock(cli)?;
-    let rt = context::runtime(&config, &cli.data_dir, clock, mnemo_agent::ReasonerBuild::AtBuild).await?;
+    let rt = context::runtime(
+        &config,
+        &cli.data_dir,
+        clock,
+        mnemo_agent::ReasonerBuild::AtBuild,
+        mnemo_agent::Access::Write,
+    )
+    .await?;
     mnemo_mcp::serve_stdio(Arc::new(rt), ns, args.with_vectors).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,7 @@ use mnemo_core::engine::RecallOptions;
 use mnemo_core::registry;
 use mnemo_core::{MemoryId, SearchMode, Task, TurnId};
 
-use crate::cli::{Cli, Command, ReextractArgs};
+use crate::cli::{BackupCommand, Cli, Command, ReextractArgs};
 use crate::error_text::invalid;
 use crate::{context, print};
 
@@ -159,12 +159,23 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
     }
 }
 
+/// Whether a command only reads the data directory: it then reads beside a running writer
+/// (`mnemo serve`) instead of waiting for its lock.
+pub fn access(command: &Command) -> mnemo_agent::Access {
+    use mnemo_agent::Access::{Read, Write};
+    match command {
+        Command::Recall(_) | Command::Why(_) | Command::List(_) | Command::Export(_) => Read,
+        Command::Backup(BackupCommand::Create { .. }) => Read,
+        _ => Write,
+    }
+}
+
 async fn engine_command(cli: &Cli) -> Result<ExitCode> {
     let reasoner = reasoner_build(&cli.command);
     let config = context::config_for(cli, reasoner)?;
     let ns = context::namespace(cli)?;
     let clock = context::clock(cli)?;
-    let rt = context::runtime(&config, &cli.data_dir, clock, reasoner).await?;
+    let rt = context::runtime(&config, &cli.data_dir, clock, reasoner, access(&cli.command)).await?;
     let engine = rt.engine();
     match &cli.command {
         Command::Remember(a) => {

@@ -21,7 +21,14 @@ pub async fn run(cli: &Cli, a: &ServeArgs) -> Result<ExitCode> {
     let (table, origin) = config.serve();
     let settings = ServeSettings::from_table(&table, &origin, &|v| std::env::var(v).ok())?;
     let clock = context::clock(cli)?;
-    let rt = context::runtime(&config, &cli.data_dir, clock, mnemo_agent::ReasonerBuild::AtBuild).await?;
+    let rt = context::runtime(
+        &config,
+        &cli.data_dir,
+        clock,
+        mnemo_agent::ReasonerBuild::AtBuild,
+        mnemo_agent::Access::Write,
+    )
+    .await?;
     let listener =
         tokio::net::TcpListener::bind(&a.addr).await.with_context(|| format!("cannot listen on {}", a.addr))?;
     let addr = listener.local_addr()?;

@@ -7,6 +7,7 @@
 //! in_memory = false        # true: a throw-away store (tests, demos)
 //! synchronous = "normal"   # or "full": also survive power loss (one fsync per write)
 //! quick_check = true       # SQLite quick_check at open for writing; a damaged file is refused
+//! read_only = false        # true: open read-only (set by Mnemo for reads beside a running writer)
 //! ```
 //!
 //! A store file or directory that cannot be written opens read-only: reads work, writes fail
@@ -30,6 +31,8 @@ struct Settings {
     synchronous: Synchronous,
     #[serde(default = "yes")]
     quick_check: bool,
+    #[serde(default)]
+    read_only: bool,
 }
 
 fn yes() -> bool {
@@ -44,6 +47,8 @@ fn build(ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
     let s: Settings = ctx.settings()?;
     let store = if s.in_memory {
         SqliteStore::open_in_memory()?
+    } else if s.read_only {
+        SqliteStore::open_read_only(&ctx.data_path(&s.path)?)?
     } else {
         SqliteStore::open_checked(&ctx.data_path(&s.path)?, s.synchronous, s.quick_check)?
     };
