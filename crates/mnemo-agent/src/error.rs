@@ -41,6 +41,21 @@ pub enum AgentError {
     /// The core (or a plugin) failed.
     #[error(transparent)]
     Core(#[from] mnemo_core::CoreError),
+    /// An idempotency key used before with another text: a retry sends the same turn again,
+    /// so another text under the same key is a mistake, refused rather than answered with the
+    /// first turn as if it were this one (HTTP 409).
+    #[error(
+        "idempotency key {key:?} was used by turn {turn} at {at} with another text; a retry must send the same \
+         text, and a new turn needs a new key"
+    )]
+    IdempotencyConflict {
+        /// The key as given.
+        key: String,
+        /// The turn first recorded under it.
+        turn: mnemo_core::TurnId,
+        /// When.
+        at: mnemo_core::Timestamp,
+    },
     /// A turn was recorded but not extracted, and the ledger that lists such turns for
     /// `mnemo reextract` could not be written either (a full disk): said, never silent.
     #[error(

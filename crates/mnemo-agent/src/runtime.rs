@@ -43,6 +43,9 @@ pub enum ReasonerBuild {
     OnFirstCall,
 }
 
+/// How an idempotency key is kept in its turn's external id (the same at every door).
+pub const IDEMPOTENCY_PREFIX: &str = "idempotency:";
+
 /// Whether a command writes the data directory or only reads it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Access {
@@ -328,6 +331,33 @@ impl Runtime {
                 }
             }
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Remember a turn under an optional idempotency key, the one rule every door applies: a
+    /// key already used in `ns` with the same text answers the turn first recorded (status
+    /// `already_recorded`, nothing written again); with another text it is a conflict
+    /// ([`AgentError::IdempotencyConflict`]); an empty key is invalid. The caller serialises
+    /// the look-up and the write (the CLI holds the data directory lock; the server a mutex).
+    pub async fn remember_idempotent(
+        &self,
+        ns: &Namespace,
+        source: &str,
+        text: &str,
+        key: Option<&str>,
+    ) -> Result<RememberReport, AgentError> {
+        let Some(key) = key.map(str::trim) else {
+            return self.remember_turn(ns, source, text, None).await;
+        };
+        if key.is_empty() {
+            return Err(mnemo_core::CoreError::InvalidInput("the idempotency key must not be empty".into()).into());
+        }
+        let external = format!("{IDEMPOTENCY_PREFIX}{key}");
+        let engine = self.engine();
+        match engine.turn_by_external_id(ns, &external).await? {
+            Some(turn) if turn.text == text => Ok(RememberReport::already_recorded(turn, engine.reasoner_model())),
+            Some(turn) => Err(AgentError::IdempotencyConflict { key: key.to_string(), turn: turn.id, at: turn.at }),
+            None => self.remember_turn(ns, source, text, Some(external)).await,
         }
     }
 

@@ -59,6 +59,7 @@ fn kind_of(cause: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
             AgentError::LockTimeout { .. } => "busy",
             AgentError::Core(c) => core_kind(c),
             AgentError::UnlistedTurn { .. } => "unextracted",
+            AgentError::IdempotencyConflict { .. } => "conflict",
         });
     }
     if let Some(e) = cause.downcast_ref::<CoreError>() {

@@ -76,6 +76,14 @@ fn an_idempotency_key_makes_a_retry_write_nothing() {
     let m = ok(&mnemo(d.path(), &["recall", "Order qty", "--raw", "--json", "--full"]));
     let v: serde_json::Value = serde_json::from_str(&m).unwrap();
     assert_eq!(v["items"][0]["memory"]["reinforcements"], 0, "the retry reinforced the memory");
+    // The same key with another text is a mistake, not a retry: refused, nothing written.
+    let clash = mnemo(d.path(), &["remember", "--idempotency-key", "k1", "[SEM] Order | qty | 7", "--json"]);
+    assert!(!clash.status.success());
+    let err: serde_json::Value = serde_json::from_slice(&clash.stdout).unwrap();
+    assert_eq!(err["error"]["kind"], "conflict", "{err}");
+    assert!(err["error"]["message"].as_str().unwrap().contains("another text"), "{err}");
+    let m = ok(&mnemo(d.path(), &["recall", "Order qty", "--json"]));
+    assert!(!m.contains("qty | 7"), "{m}");
 }
 
 #[test]

@@ -122,6 +122,10 @@ fn serve_answers_on_loopback_and_stops_gracefully_on_sigterm() {
     assert_eq!((st, status_of(&body)), (200, serde_json::json!("extracted")), "{body}");
     let (st, body) = http(&addr, "POST", path, token, prose);
     assert_eq!((st, status_of(&body)), (200, serde_json::json!("already_recorded")), "{body}");
+    let other = r#"{"text": "The user said their favourite colour is red.", "idempotency_key": "k1"}"#;
+    let (st, body) = http(&addr, "POST", path, token, other);
+    assert_eq!(st, 409, "the same key with another text: {body}");
+    assert!(body.contains("\"conflict\"") && body.contains("another text"), "{body}");
     let (st, body) = http(&addr, "POST", path, token, r#"{"text": "[NOPE] nothing the fake can read"}"#);
     assert_eq!((st, status_of(&body)), (200, serde_json::json!("nothing_extracted")), "{body}");
     // Another process cannot write the directory meanwhile: the server is its one writer.

@@ -26,6 +26,8 @@ pub mod code {
     pub const NOT_FOUND: &str = "not_found";
     /// The method is not served on this path (405).
     pub const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
+    /// An idempotency key used before with another text (409).
+    pub const CONFLICT: &str = "conflict";
     /// The turn was recorded but not extracted (500; it is on the ledger of unextracted turns).
     pub const UNEXTRACTED: &str = "unextracted";
     /// The server is shutting down (503).
@@ -78,6 +80,9 @@ impl From<AgentError> for ApiError {
     fn from(e: AgentError) -> Self {
         match e {
             AgentError::Core(c) => c.into(),
+            conflict @ AgentError::IdempotencyConflict { .. } => {
+                ApiError::new(StatusCode::CONFLICT, code::CONFLICT, conflict.to_string())
+            }
             other => {
                 tracing::error!(error = %other, "request failed");
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, code::INTERNAL, other.to_string())

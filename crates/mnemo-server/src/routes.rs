@@ -27,10 +27,6 @@ pub struct Caller {
     pub namespace: Namespace,
 }
 
-/// The prefix of an idempotency key in a turn's external id (the CLI uses the same form, so a
-/// key is honoured whichever door the retry comes through).
-const IDEMPOTENCY_PREFIX: &str = "idempotency:";
-
 /// Default page size of `list`.
 const DEFAULT_PAGE: usize = 100;
 
@@ -140,6 +136,7 @@ fn about(a: Option<About>) -> Result<Option<(String, String)>, ApiError> {
         (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
         (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 409, description = "conflict: the idempotency key was used before with another text", body = ErrorBody),
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
         (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
         (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
@@ -165,15 +162,9 @@ pub async fn remember(
             ))
         }
         Some(key) => {
-            let key = format!("{IDEMPOTENCY_PREFIX}{key}");
             // Held from the look-up to the write, so two retries racing write once.
             let _once = st.idempotency.lock().await;
-            let engine = st.rt.engine();
-            let seen = engine.turn_by_external_id(&c.namespace, &key).await?;
-            match seen {
-                Some(turn) => mnemo_core::engine::RememberReport::already_recorded(turn, engine.reasoner_model()),
-                None => st.rt.remember_turn(&c.namespace, &c.principal, &req.text, Some(key)).await?,
-            }
+            st.rt.remember_idempotent(&c.namespace, &c.principal, &req.text, Some(key)).await?
         }
         None => st.rt.remember_turn(&c.namespace, &c.principal, &req.text, None).await?,
     };

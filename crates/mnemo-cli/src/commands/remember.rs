@@ -27,33 +27,17 @@ pub fn authenticated_source(label: &str, declared: &[String]) -> (String, Option
     )
 }
 
-/// The idempotency key's form in the turn's external id.
-fn external_id(key: &str) -> String {
-    format!("idempotency:{key}")
-}
-
-/// Remember the turn unless its idempotency key was seen in this namespace.
+/// Remember the turn, under its idempotency key if given (the rule is mnemo-agent's, the same
+/// at every door: `Runtime::remember_idempotent`).
 pub async fn run(rt: &Runtime, ns: &Namespace, a: &RememberArgs, bytes: &[u8]) -> Result<RememberReport> {
-    let engine = rt.engine();
     let (source, note) = authenticated_source(&a.source, &rt.config().declared_sources());
-    let key = match &a.idempotency_key {
-        Some(k) if k.trim().is_empty() => {
-            return Err(crate::error_text::invalid("--idempotency-key must not be empty"))
-        }
-        Some(k) => Some(external_id(k.trim())),
-        None => None,
-    };
-    if let Some(key) = &key {
-        // The data directory lock is held: no other process can record the key meanwhile.
-        if let Some(turn) = engine.turn_by_external_id(ns, key).await? {
-            let mut r = RememberReport::already_recorded(turn, engine.reasoner_model());
-            r.notes.extend(note);
-            return Ok(r);
-        }
+    if a.idempotency_key.as_deref().is_some_and(|k| k.trim().is_empty()) {
+        return Err(crate::error_text::invalid("--idempotency-key must not be empty"));
     }
     let text = std::str::from_utf8(bytes)
         .map_err(|e| mnemo_core::CoreError::InvalidUtf8 { valid_up_to: e.valid_up_to(), detail: e.to_string() })?;
-    let mut r = rt.remember_turn(ns, &source, text, key).await?;
+    // The data directory lock is held: no other process can record the key meanwhile.
+    let mut r = rt.remember_idempotent(ns, &source, text, a.idempotency_key.as_deref()).await?;
     r.notes.extend(note);
     Ok(r)
 }
