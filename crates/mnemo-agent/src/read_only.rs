@@ -7,29 +7,17 @@ use std::path::Path;
 
 use crate::error::AgentError;
 
-/// The data directory's lock, or None when the directory cannot be written (said on stderr).
-pub async fn lock_or_read_only(data_dir: &Path) -> Result<Option<std::fs::File>, AgentError> {
-    match crate::lock::lock_data_dir(data_dir, crate::lock::lock_timeout()).await {
+/// The data directory's lock, or None when the command reads without it (said in the log):
+/// - the directory cannot be written (no writer can run there);
+/// - `reads_only`, and another process (a running `mnemo serve`) holds the lock: the command
+///   reads beside it at once instead of waiting for it.
+///
+/// A writer waits for the lock (`MNEMO_LOCK_TIMEOUT_SECS`).
+pub async fn lock_or_read_only(data_dir: &Path, reads_only: bool) -> Result<Option<std::fs::File>, AgentError> {
+    let wait = if reads_only { std::time::Duration::ZERO } else { crate::lock::lock_timeout() };
+    match crate::lock::lock_data_dir(data_dir, wait).await {
         Ok(f) => Ok(Some(f)),
-        Err(AgentError::Io { ref error, ref file, .. }) if is_read_only(error) => {
-            tracing::warn!(
-                lock = %file,
-                %error,
-                "the data directory cannot be written: reads only (the index on disk is searched as it is when current, else one is built in memory)"
-            );
-            Ok(None)
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// For a command that only reads: the lock if it is free at once, else None — another
-/// process (a running `mnemo serve`) holds it, and the command reads beside it instead of
-/// waiting (said in the log, with who holds it). A directory that cannot be written: None too.
-pub async fn lock_or_read_beside(data_dir: &Path) -> Result<Option<std::fs::File>, AgentError> {
-    match crate::lock::lock_data_dir(data_dir, std::time::Duration::ZERO).await {
-        Ok(f) => Ok(Some(f)),
-        Err(AgentError::LockTimeout { path, holder, .. }) => {
+        Err(AgentError::LockTimeout { path, holder, .. }) if reads_only => {
             tracing::info!(
                 lock = %path.display(),
                 holder = %holder,
@@ -38,7 +26,11 @@ pub async fn lock_or_read_beside(data_dir: &Path) -> Result<Option<std::fs::File
             Ok(None)
         }
         Err(AgentError::Io { ref error, ref file, .. }) if is_read_only(error) => {
-            tracing::warn!(lock = %file, %error, "the data directory cannot be written: reads only");
+            tracing::warn!(
+                lock = %file,
+                %error,
+                "the data directory cannot be written: reads only (the index on disk is searched as it is when current, else one is built in memory)"
+            );
             Ok(None)
         }
         Err(e) => Err(e),

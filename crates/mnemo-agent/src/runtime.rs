@@ -112,10 +112,7 @@ impl Runtime {
             file: data_dir.display().to_string(),
             error: e,
         })?;
-        let lock = match access {
-            Access::Write => crate::read_only::lock_or_read_only(data_dir).await?,
-            Access::Read => crate::read_only::lock_or_read_beside(data_dir).await?,
-        };
+        let lock = crate::read_only::lock_or_read_only(data_dir, access == Access::Read).await?;
         // Libraries named in [[plugins]]: their kinds are built by the library, the rest by the
         // registry of kinds linked into the binary.
         let dynamic = crate::plugins::load(config)?;

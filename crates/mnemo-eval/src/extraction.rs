@@ -215,12 +215,12 @@ pub async fn run_conversation(config: &Config, c: &Conversation) -> Result<Value
     }
     let standing: Vec<&Fact> = all_facts.iter().map(|(_, f)| f).filter(|f| !replaced.contains(&f.text)).collect();
     let gone: Vec<&Fact> = all_facts.iter().map(|(_, f)| f).filter(|f| replaced.contains(&f.text)).collect();
-    // The facts that replace each replaced one.
-    let replacers = |old: &Fact| -> Vec<Fact> {
-        c.turns
+    // The facts that replace each replaced one (those of the turns that say they replace it).
+    let replacers = |old: &Fact| -> Vec<&Fact> {
+        all_facts
             .iter()
-            .filter(|t| t.supersedes.iter().any(|s| s.trim() == old.text))
-            .flat_map(|t| t.facts.iter().filter_map(|f| fact(&c.file, "facts", f).ok()))
+            .filter(|(i, _)| c.turns[*i].supersedes.iter().any(|s| s.trim() == old.text))
+            .map(|(_, f)| f)
             .collect()
     };
 

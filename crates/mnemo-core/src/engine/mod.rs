@@ -36,7 +36,7 @@ pub use decay::DecayReport;
 pub use recall::RecallOptions;
 pub use restore::{restored_from, RestoreReport};
 pub use why::WhyReport;
-pub use write::{Outcome, OutcomeKind, RememberReport, TurnStatus, ALREADY_RECORDED_NOTE};
+pub use write::{Outcome, OutcomeKind, RememberReport, TurnStatus};
 
 /// Everything the engine is built from.
 pub struct EngineParts {

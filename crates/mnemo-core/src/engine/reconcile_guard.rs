@@ -153,15 +153,27 @@ impl Support {
     }
 }
 
-/// The support the turn's `text` gives `cand`; `known` are content terms of entities memory
+/// A turn's words as the support check reads them: read once per turn, for every item
+/// extracted from it (a turn may be a megabyte and hold hundreds of items).
+pub(crate) struct TurnWords {
+    terms: Vec<String>,
+    digits: String,
+}
+
+impl TurnWords {
+    /// The content terms and the digits of `text`.
+    pub fn of(text: &str) -> Self {
+        TurnWords { terms: content_terms(text), digits: text.chars().filter(char::is_ascii_digit).collect() }
+    }
+}
+
+/// The support the turn's words give `cand`; `known` are content terms of entities memory
 /// already holds.
-pub(crate) fn support(text: &str, cand: &Candidate, known: &[String]) -> Support {
-    let turn = content_terms(text);
-    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+pub(crate) fn support(turn: &TurnWords, cand: &Candidate, known: &[String]) -> Support {
     let in_turn = |t: &String| {
-        turn.contains(t)
+        turn.terms.contains(t)
             || known.contains(t)
-            || (t.chars().all(|c| c.is_ascii_digit()) && !digits.is_empty() && digits.contains(t.as_str()))
+            || (t.chars().all(|c| c.is_ascii_digit()) && !turn.digits.is_empty() && turn.digits.contains(t.as_str()))
     };
     let terms = content_terms(&cand.content);
     let held = terms.iter().filter(|t| in_turn(t)).count();
@@ -314,21 +326,21 @@ mod tests {
     #[test]
     fn support_counts_the_turns_words_known_names_and_digits() {
         let c = cand(MemoryKind::Semantic, "Maria Lopez is allergic to latex.", None);
-        let s = support("Also allergic to latex.", &c, &[]);
+        let s = support(&TurnWords::of("Also allergic to latex."), &c, &[]);
         assert_eq!((s.held, s.of), (2, 4));
         assert!(s.enough());
         let known = content_terms("maria lopez");
-        assert_eq!(support("Also allergic to latex.", &c, &known).held, 4);
+        assert_eq!(support(&TurnWords::of("Also allergic to latex."), &c, &known).held, 4);
         let copied = cand(MemoryKind::Semantic, "Tom Becker is allergic to nuts.", None);
-        assert!(!support("The lead time from S-208 is 35 days.", &copied, &[]).enough());
+        assert!(!support(&TurnWords::of("The lead time from S-208 is 35 days."), &copied, &[]).enough());
         let dose = cand(
             MemoryKind::Semantic,
             "Maria takes 1000 mg metformin.",
             Some(Claim::new("Maria", "metformin dose", "1000 mg")),
         );
-        assert!(support("Her metformin goes up to 1,000 mg daily, Maria said.", &dose, &[]).enough());
+        assert!(support(&TurnWords::of("Her metformin goes up to 1,000 mg daily, Maria said."), &dose, &[]).enough());
         let invented =
             cand(MemoryKind::Semantic, "Maria takes metformin.", Some(Claim::new("Maria", "dose", "750 mg")));
-        assert!(!support("Maria takes metformin, 1000 mg.", &invented, &[]).enough());
+        assert!(!support(&TurnWords::of("Maria takes metformin, 1000 mg."), &invented, &[]).enough());
     }
 }

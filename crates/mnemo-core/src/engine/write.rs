@@ -65,25 +65,15 @@ pub enum TurnStatus {
     AlreadyRecorded,
 }
 
-impl TurnStatus {
-    /// The status as serialised.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TurnStatus::Extracted => "extracted",
-            TurnStatus::NothingExtracted => "nothing_extracted",
-            TurnStatus::AlreadyRecorded => "already_recorded",
-        }
-    }
-}
+/// How the note of a replayed idempotency key begins ([`RememberReport::already_recorded`]).
+const ALREADY_RECORDED_NOTE: &str = "idempotency key already used by turn ";
 
-/// How the note of a replayed idempotency key begins. Every door that answers a reused key
-/// says it with this note ([`RememberReport::already_recorded`] writes it; the HTTP door
-/// writes the same words), and the report's status is read from it.
-pub const ALREADY_RECORDED_NOTE: &str = "idempotency key already used by turn ";
-
-/// The report of `remember`. Serialised, it also carries its [`TurnStatus`] as `status`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// The report of `remember`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RememberReport {
+    /// What became of the turn: first, as it is what a script or an agent reads first. Set by
+    /// the two places a report is made: the engine's write and [`RememberReport::already_recorded`].
+    pub status: TurnStatus,
     /// The recorded turn.
     pub turn: Turn,
     /// Outcomes in order.
@@ -99,43 +89,12 @@ impl RememberReport {
     /// written again.
     pub fn already_recorded(turn: Turn, model: ModelInfo) -> Self {
         let notes = vec![format!("{ALREADY_RECORDED_NOTE}{} at {}: nothing written again", turn.id, turn.at)];
-        RememberReport { turn, outcomes: vec![], notes, model }
+        RememberReport { status: TurnStatus::AlreadyRecorded, turn, outcomes: vec![], notes, model }
     }
 
-    /// What became of the turn. It is derived rather than stored so that every way a report is
-    /// built (the engine's write, each door's idempotent replay) agrees: one outcome per
-    /// extracted item, so no outcome means nothing was extracted, unless the report replays a
-    /// reused idempotency key.
+    /// What became of the turn.
     pub fn status(&self) -> TurnStatus {
-        if !self.outcomes.is_empty() {
-            TurnStatus::Extracted
-        } else if self.notes.iter().any(|n| n.starts_with(ALREADY_RECORDED_NOTE)) {
-            TurnStatus::AlreadyRecorded
-        } else {
-            TurnStatus::NothingExtracted
-        }
-    }
-}
-
-impl Serialize for RememberReport {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        // The status first: it is what a script or an agent reads before anything else.
-        #[derive(Serialize)]
-        struct Wire<'a> {
-            status: TurnStatus,
-            turn: &'a Turn,
-            outcomes: &'a [Outcome],
-            notes: &'a [String],
-            model: &'a ModelInfo,
-        }
-        Wire {
-            status: self.status(),
-            turn: &self.turn,
-            outcomes: &self.outcomes,
-            notes: &self.notes,
-            model: &self.model,
-        }
-        .serialize(serializer)
+        self.status
     }
 }
 
@@ -259,6 +218,7 @@ impl Engine {
             return Err(CoreError::Embedder(format!("asked for {} vectors, got {}", contents.len(), vectors.len())));
         }
         let mut vectors = vectors.into_iter();
+        let words = reconcile_guard::TurnWords::of(&turn.text);
         let mut plan = TurnPlan::default();
         let mut outcomes = Vec::new();
         for item in &extraction.items {
@@ -268,7 +228,7 @@ impl Engine {
                     let vector = vectors.next().unwrap_or_default();
                     let importance = self.importance_of(cand, &mut notes);
                     let new = self.new_memory(ns, cand, importance, vector, &turn, &extraction.model);
-                    self.plan_candidate(ns, &turn, cand, new, &mut plan, &mut notes)
+                    self.plan_candidate(&turn, &words, cand, new, &mut plan, &mut notes)
                         .instrument(tracing::info_span!("reconcile"))
                         .await?
                 }
@@ -304,7 +264,9 @@ impl Engine {
                 turn.id
             ));
         }
-        Ok(RememberReport { turn, outcomes, notes, model: extraction.model })
+        // One outcome per extracted item: none means nothing was extracted.
+        let status = if outcomes.is_empty() { TurnStatus::NothingExtracted } else { TurnStatus::Extracted };
+        Ok(RememberReport { status, turn, outcomes, notes, model: extraction.model })
     }
 
     /// The candidate's importance: stated (clamped into 0..=1, with a note) or the kind default.
@@ -402,11 +364,16 @@ impl Engine {
             found.extend(plan.live(self.store.get_many(ns, &ids).await?));
         }
         found.append(&mut pending);
-        let mut close = self.relevant_to(cand, new, found).await;
-        // The most related first: a model shown a list tends to name its head.
-        let overlap = |m: &Memory| reconcile_guard::topic_overlap(&cand.content, &new.entities, m);
-        close.sort_by(|a, b| overlap(b).total_cmp(&overlap(a)));
-        Ok((close, known))
+        // The most related first: a model shown a list tends to name its head. Each overlap is
+        // computed once, not at every comparison of the sort.
+        let mut close: Vec<(f64, Memory)> = self
+            .relevant_to(cand, new, found)
+            .await
+            .into_iter()
+            .map(|m| (reconcile_guard::topic_overlap(&cand.content, &new.entities, &m), m))
+            .collect();
+        close.sort_by(|a, b| b.0.total_cmp(&a.0));
+        Ok((close.into_iter().map(|(_, m)| m).collect(), known))
     }
 
     /// The memories of `hits` relevant to the candidate in the absolute sense (an entity and a
@@ -486,20 +453,21 @@ impl Engine {
         }
     }
 
+    /// Plan one extracted memory of `turn` (in the turn's namespace).
     async fn plan_candidate(
         &self,
-        ns: &Namespace,
         turn: &Turn,
+        words: &reconcile_guard::TurnWords,
         cand: &Candidate,
         new: NewMemory,
         plan: &mut TurnPlan,
         notes: &mut Vec<String>,
     ) -> Result<Outcome> {
-        let (neighbours, known) = self.neighbours(ns, cand, &new, plan).await?;
+        let (neighbours, known) = self.neighbours(&turn.namespace, cand, &new, plan).await?;
         // Model-independent: what the model extracted must be said by the turn (names memory
         // already holds count as said: "she" in the turn, the name in the memory).
         let known: Vec<String> = known.iter().flat_map(|e| content_terms(e)).collect();
-        let support = reconcile_guard::support(&turn.text, cand, &known);
+        let support = reconcile_guard::support(words, cand, &known);
         if !support.enough() {
             return Ok(Outcome {
                 kind: OutcomeKind::Unsupported,
