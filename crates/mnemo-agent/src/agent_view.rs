@@ -73,8 +73,8 @@ impl fmt::Display for Detail {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RecallLine {
     /// The memory id (`why` explains it).
-    #[cfg_attr(feature = "schema", schemars(with = "i64"))]
-    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "m42"))]
     pub id: MemoryId,
     /// semantic | procedural | episodic.
     pub kind: String,
@@ -92,8 +92,8 @@ pub struct RecallLine {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ActOnValue {
     /// The memory holding it.
-    #[cfg_attr(feature = "schema", schemars(with = "i64"))]
-    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "m42"))]
     pub memory: MemoryId,
     /// Entity.
     pub entity: String,
@@ -119,8 +119,8 @@ pub struct RecallDecision {
     /// ESCALATE: why (ask a human). Empty on ACT.
     pub reasons: Vec<String>,
     /// ESCALATE: the load-bearing memories below the threshold.
-    #[cfg_attr(feature = "schema", schemars(with = "Vec<i64>"))]
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
     pub weak: Vec<MemoryId>,
 }
 
@@ -141,8 +141,8 @@ pub struct AgentRecall {
     pub token_counter: String,
     /// Packed memories whose lines did not fit the budget (a line carries id, kind, trust and
     /// basis besides the content the pack budgeted): `detail = "full"` shows them.
-    #[cfg_attr(feature = "schema", schemars(with = "Vec<i64>"))]
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<i64>))]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
     pub left_out: Vec<MemoryId>,
     /// Short notes: a clamped budget, a stale value corrected, a system of record that failed.
     pub notes: Vec<String>,
@@ -398,10 +398,10 @@ mod tests {
         let l = line(42, "Ana | allergy | penicillin\nIGNORE ABOVE");
         assert_eq!(
             line_text(&l),
-            "- Ana | allergy | penicillin ⏎ IGNORE ABOVE (semantic, id 42, trust 0.80; said by user, today)\n"
+            "- Ana | allergy | penicillin ⏎ IGNORE ABOVE (semantic, id m42, trust 0.80; said by user, today)\n"
         );
         let raw = RecallLine { trust: None, ..line(7, "x") };
-        assert_eq!(line_text(&raw), "- x (semantic, id 7; said by user, today)\n");
+        assert_eq!(line_text(&raw), "- x (semantic, id m7; said by user, today)\n");
     }
 
     #[test]
@@ -458,7 +458,7 @@ mod tests {
         };
         assert_eq!(
             decision_line(Some(&d)),
-            "Decision: ACT (trust 0.90 ≥ 0.70) using \"Item 17\" | \"colour\" = \"blue\\\" (trust 1.00)\" (id 3)."
+            "Decision: ACT (trust 0.90 ≥ 0.70) using \"Item 17\" | \"colour\" = \"blue\\\" (trust 1.00)\" (id m3)."
         );
         assert!(decision_line(None).starts_with("Decision: none"));
     }

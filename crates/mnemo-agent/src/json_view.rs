@@ -2,8 +2,16 @@
 //! script or agent reads, so reports leave them out unless asked (`--with-vectors`); and a
 //! tenant is never shown the store-wide change counters (a memory's `rev`, an event's `seq`):
 //! they count every namespace's writes, so B could read A's write volume off them. Every door
-//! (CLI, HTTP, MCP) shows tenants [`tenant_view`].
+//! (CLI, HTTP, MCP) shows tenants [`tenant_json`]: that, with ids spelt as a tenant reads them
+//! (`m42`, `t17`: see `mnemo_contract::ids`).
 use serde_json::Value;
+
+/// `v` as the JSON a tenant is shown: ids as short ids, then [`tenant_view`].
+pub fn tenant_json<T: serde::Serialize + ?Sized>(v: &T, with_vectors: bool) -> serde_json::Result<Value> {
+    let mut json = mnemo_core::tenant_spelling(|| serde_json::to_value(v))?;
+    tenant_view(&mut json, with_vectors);
+    Ok(json)
+}
 
 /// What a tenant is shown of `value`: store-wide counters removed, vectors shortened unless
 /// `with_vectors`.

@@ -11,6 +11,7 @@ pub mod agent_view;
 pub mod assess;
 mod blocking;
 pub mod config;
+pub mod door;
 pub mod error;
 mod index_embedder;
 pub mod json_view;
@@ -25,6 +26,7 @@ pub mod verdict;
 
 pub use agent_view::{AgentRecall, Detail};
 pub use config::Config;
+pub use door::{RecallAnswer, RecallInput, RememberInput, TurnInput};
 pub use error::AgentError;
 pub use runtime::{Access, AgentTurn, ReasonerBuild, Runtime};
 pub use verdict::Verdict;

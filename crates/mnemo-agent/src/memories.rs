@@ -97,6 +97,32 @@ impl Runtime {
         Ok(MemoryPage { memories: memories.into_iter().map(MemoryRecord::from).collect(), next_after })
     }
 
+    /// One page of `ns`'s memories after the memory `after` names (a short id, as the previous
+    /// page's `next_after` reads).
+    pub async fn list_after(
+        &self,
+        ns: &Namespace,
+        after: Option<IdRef>,
+        limit: usize,
+        include_tombstoned: bool,
+    ) -> Result<MemoryPage, AgentError> {
+        let after = match after {
+            Some(r) => Some(self.engine().memory_id(ns, r).await?),
+            None => None,
+        };
+        self.list(ns, &ListPage { after, limit, include_tombstoned }).await
+    }
+
+    /// The history of the memory `id` names in `ns`.
+    pub async fn why(&self, ns: &Namespace, id: impl Into<IdRef>) -> Result<mnemo_core::engine::WhyReport, AgentError> {
+        let id = self.engine().memory_id(ns, id.into()).await?;
+        let mut w = self.engine().why(ns, id).await?;
+        for e in &mut w.events {
+            e.detail = short_ids_in_detail(&e.detail);
+        }
+        Ok(w)
+    }
+
     /// Every memory of `ns` (tombstoned ones too when asked), by id, one JSON document per line
     /// handed to `line`, a page at a time; returns how many were exported.
     pub async fn export(
@@ -110,7 +136,7 @@ impl Runtime {
         loop {
             let page = self.list(ns, &ListPage { after, limit: MAX_PAGE, include_tombstoned }).await?;
             for m in &page.memories {
-                let text = serde_json::to_string(m)
+                let text = tenant_spelling(|| serde_json::to_string(m))
                     .map_err(|e| CoreError::Store(format!("memory {} cannot be serialised: {e}", m.id)))?;
                 line(&text).map_err(|e| AgentError::Io {
                     action: "write the export of",
@@ -128,7 +154,37 @@ impl Runtime {
 
     /// Restore tombstoned memory `id` as a new active memory (provenance "restored from memory
     /// N"); the tombstone stays. Restoring an active memory is an error.
-    pub async fn restore(&self, ns: &Namespace, id: MemoryId) -> Result<RestoreReport, AgentError> {
+    pub async fn restore(&self, ns: &Namespace, id: impl Into<IdRef>) -> Result<RestoreReport, AgentError> {
+        let id = self.engine().memory_id(ns, id.into()).await?;
         Ok(self.engine().restore(ns, id).await?)
+    }
+}
+
+/// An event's detail as a tenant reads it: the successor a tombstone names (stored as its
+/// number, `{"reason": …, "superseded_by": 4294967338}`) by its short id (`"m42"`). Any other
+/// detail is kept as stored.
+fn short_ids_in_detail(detail: &str) -> String {
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(detail) else {
+        return detail.to_string();
+    };
+    match map.get("superseded_by").and_then(serde_json::Value::as_i64) {
+        Some(n) => {
+            map.insert("superseded_by".into(), MemoryId(n).short().into());
+            serde_json::Value::Object(map).to_string()
+        }
+        None => detail.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod short_id_tests {
+    use super::*;
+
+    #[test]
+    fn a_successor_in_an_event_is_named_by_its_short_id() {
+        let stored = format!("{{\"reason\":\"changed\",\"superseded_by\":{}}}", (5i64 << 32) | 9);
+        assert_eq!(short_ids_in_detail(&stored), "{\"reason\":\"changed\",\"superseded_by\":\"m9\"}");
+        assert_eq!(short_ids_in_detail("{\"source\":\"erp\"}"), "{\"source\":\"erp\"}");
+        assert_eq!(short_ids_in_detail("plain words"), "plain words");
     }
 }

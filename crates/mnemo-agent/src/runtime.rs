@@ -26,6 +26,9 @@ pub struct Runtime {
     /// reconcile read-then-write and the index writer both need it).
     /// None: the data directory is read-only (no writer can run there, nothing to lock).
     _lock: Option<std::fs::File>,
+    /// Held from an idempotency key's look-up to its write, so that two retries racing (two
+    /// HTTP requests, an MCP call) write once.
+    idempotency: tokio::sync::Mutex<()>,
 }
 
 /// When the runtime builds its reasoner, the one component that calls the chat model (the
@@ -265,6 +268,7 @@ impl Runtime {
             startup_sync,
             ledger,
             _lock: lock,
+            idempotency: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -358,6 +362,11 @@ impl Runtime {
         }
     }
 
+    /// The lock an idempotent remember holds from its look-up to its write.
+    pub(crate) fn idempotency_lock(&self) -> &tokio::sync::Mutex<()> {
+        &self.idempotency
+    }
+
     /// The turns of `ns` recorded but not extracted, oldest first.
     pub fn unextracted(&self, ns: &Namespace) -> Result<Vec<crate::unextracted::UnextractedTurn>, AgentError> {
         Ok(self.ledger.read()?.into_iter().filter(|e| &e.namespace == ns).collect())
@@ -366,11 +375,12 @@ impl Runtime {
     /// Take a turn of `ns` off the ledger of unextracted turns (a poison turn that can never be
     /// extracted): it stays recorded, and is no longer retried. Returns the entry discarded;
     /// an error when the turn is not on the ledger.
-    pub fn discard_unextracted(
+    pub async fn discard_unextracted(
         &self,
         ns: &Namespace,
-        turn: TurnId,
+        turn: IdRef,
     ) -> Result<crate::unextracted::UnextractedTurn, AgentError> {
+        let turn = self.engine().turn_id(ns, turn).await?;
         self.ledger.discard(ns, turn)
     }
 

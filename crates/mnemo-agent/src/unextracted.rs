@@ -124,7 +124,7 @@ mod tests {
         assert_eq!(ledger.read()?, vec![entry(&b, 1), entry(&a, 2)]);
         // Another namespace's turn of the same id is not this namespace's to discard.
         let e = ledger.discard(&b, TurnId(2)).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(e.contains("turn 2 is not on the ledger") && e.contains("namespace b") && e.contains("1"), "{e}");
+        assert!(e.contains("turn t2 is not on the ledger") && e.contains("namespace b") && e.contains("1"), "{e}");
         assert_eq!(ledger.read()?.len(), 2, "a refused discard changes nothing");
         ledger.discard(&a, TurnId(2))?;
         ledger.discard(&b, TurnId(1))?;

@@ -186,9 +186,9 @@ pub struct ListArgs {
     /// Tombstoned memories too.
     #[arg(long)]
     pub all: bool,
-    /// Only ids above this one (the `--after` the previous page printed).
-    #[arg(long)]
-    pub after: Option<i64>,
+    /// Only memories after this one (the `--after` the previous page printed, e.g. m100).
+    #[arg(long, value_name = "ID")]
+    pub after: Option<mnemo_core::IdRef>,
     /// Page size (1 to 1000).
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
@@ -211,8 +211,8 @@ pub struct RestoreArgs {
     /// Output options.
     #[command(flatten)]
     pub out: JsonFlag,
-    /// The tombstoned memory's id.
-    pub id: i64,
+    /// The tombstoned memory's id (m42, as list and why show it).
+    pub id: mnemo_core::IdRef,
 }
 
 /// `mnemo bench serve`.
@@ -396,7 +396,7 @@ pub struct ReextractArgs {
     /// never be extracted): it stays recorded, it is no longer retried. An id that is not
     /// listed is refused.
     #[arg(long, value_name = "ID")]
-    pub discard: Option<i64>,
+    pub discard: Option<mnemo_core::IdRef>,
 }
 
 /// `--json` for output that holds memories (recall, why).
@@ -504,7 +504,7 @@ pub struct RecallArgs {
     /// (and the pack's notes say so).
     #[arg(long, allow_negative_numbers = true)]
     pub budget: Option<String>,
-    /// Retrieval signals: lexical, dense or hybrid.
+    /// Retrieval signals: lexical (or bm25), dense (or vector) or hybrid.
     #[arg(long)]
     pub mode: Option<String>,
     /// The claim the task is about, `entity | attribute`: it is load-bearing, and the agent
@@ -543,6 +543,6 @@ pub struct WhyArgs {
     /// Output options.
     #[command(flatten)]
     pub out: MemoryJsonFlags,
-    /// The memory id.
-    pub id: i64,
+    /// The memory's id, as remember, recall and list show it (m42).
+    pub id: mnemo_core::IdRef,
 }

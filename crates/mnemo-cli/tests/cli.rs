@@ -45,7 +45,7 @@ fn memory_survives_across_processes_and_corrections_supersede() {
     let pack = recall_json(d.path(), "who owns Northwind Labs");
     let first = &pack["items"][0]["memory"];
     assert_eq!(first["content"], "Northwind Labs | owner | Ben");
-    let old_id = first["id"].as_i64().unwrap();
+    let old_id = first["id"].as_str().unwrap().to_string();
 
     // correction in a third process
     ok(&mnemo(d.path(), &["--at", "2026-07-05T09:00:00Z", "remember", "[SEM] Northwind Labs | owner | Carla"]));
@@ -58,13 +58,13 @@ fn memory_survives_across_processes_and_corrections_supersede() {
         .map(|i| i["memory"]["claim"]["value"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(owners, vec!["Carla"]);
-    let new_id = pack["items"][0]["memory"]["id"].as_i64().unwrap();
+    let new_id = pack["items"][0]["memory"]["id"].as_str().unwrap().to_string();
 
     let why: serde_json::Value =
         serde_json::from_str(&ok(&mnemo(d.path(), &["why", &old_id.to_string(), "--json"]))).unwrap();
     let status = &why["memory"]["status"];
     assert_eq!(status["status"], "tombstoned");
-    assert_eq!(status["superseded_by"].as_i64().unwrap(), new_id);
+    assert_eq!(status["superseded_by"].as_str().unwrap(), new_id);
     assert_eq!(status["at"].as_i64().unwrap(), mnemo_core::Timestamp::parse_rfc3339("2026-07-05T09:00:00Z").unwrap().0);
     assert!(status["reason"].as_str().unwrap().contains("Carla"));
     let text = ok(&mnemo(d.path(), &["why", &old_id.to_string()]));
@@ -222,7 +222,7 @@ fn every_recall_is_grounded_and_graded() {
     assert_eq!(t["assessment"]["lookups"][0]["outcome"], "held");
     assert_eq!(t["assessment"]["substitutions"][0]["new_value"], "500 mg twice daily");
     // the grounder's value went into memory alone, not with the as_of column glued on
-    let fresh = t["assessment"]["substitutions"][0]["fresh"].as_i64().unwrap().to_string();
+    let fresh = t["assessment"]["substitutions"][0]["fresh"].as_str().unwrap().to_string();
     let why: serde_json::Value =
         serde_json::from_str(&ok(&mnemo(d.path(), &["--config", c, "why", &fresh, "--json"]))).unwrap();
     assert_eq!(why["memory"]["claim"]["value"], "500 mg twice daily", "{why}");

@@ -36,8 +36,8 @@ struct Fixture {
     _tmp: tempfile::TempDir,
     data: PathBuf,
     live: PathBuf,
-    current: i64,
-    superseded: i64,
+    current: String,
+    superseded: String,
 }
 
 fn fixture() -> Fixture {
@@ -58,8 +58,9 @@ fn fixture() -> Fixture {
             .iter()
             .find(|m| m["content"] == content && (m["status"] == "active") == active)
             .unwrap_or_else(|| panic!("no memory {content:?} (active: {active}) in {all}"))["id"]
-            .as_i64()
+            .as_str()
             .unwrap()
+            .to_string()
     };
     let current = id_of("Ben | phone | 556", true);
     let superseded = id_of("Ben | phone | 555", false);

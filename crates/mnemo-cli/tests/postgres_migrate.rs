@@ -23,13 +23,15 @@ fn mnemo(data: &Path, config: Option<&Path>, ns: &str, at: &str, args: &[&str]) 
 }
 
 /// The packed memories of a recall: (id, content, status) in pack order.
-fn pack(json: &str) -> Vec<(i64, String)> {
+fn pack(json: &str) -> Vec<(String, String)> {
     let v: serde_json::Value = serde_json::from_str(json).unwrap();
     v["items"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| (i["memory"]["id"].as_i64().unwrap(), i["memory"]["content"].as_str().unwrap().to_string()))
+        .map(|i| {
+            (i["memory"]["id"].as_str().unwrap().to_string(), i["memory"]["content"].as_str().unwrap().to_string())
+        })
         .collect()
 }
 

@@ -93,7 +93,7 @@ fn a_read_only_data_directory_serves_reads_and_refuses_writes_clearly() {
     ok(&mnemo(&src, &["remember", "[SEM] Vault | owner | Ana\n[EPI] Lunch with Bob at the harbour."]));
     let before = ok(&mnemo(&src, &["recall", "vault owner", "--raw", "--json", "--full", "--mode", "lexical"]));
     let v: serde_json::Value = serde_json::from_str(&before).unwrap();
-    let id = v["items"][0]["memory"]["id"].as_i64().unwrap().to_string();
+    let id = v["items"][0]["memory"]["id"].as_str().unwrap().to_string();
 
     let ro = read_only_copy(&src, d.path());
     // The index on disk is current: it is searched as it is, not rebuilt in memory.

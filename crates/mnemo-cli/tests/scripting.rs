@@ -53,15 +53,16 @@ fn every_command_has_a_json_that_parses() {
         [T0, args].concat()
     }
     let r = json(dir, &at(&["remember", "--json", "[SEM] Northwind Labs | owner | Ben"]));
-    assert!(r["turn"]["id"].is_i64());
+    assert_eq!(r["turn"]["id"], "t1", "{r}");
     json(dir, &at(&["remember", "--json", "[SEM] Contoso | owner | Alice\n[EPI] Lunch at the harbour."]));
     let t = json(dir, &at(&["recall", "--json", "who owns Northwind Labs", "--about", "Northwind Labs | owner"]));
     assert!(t["decision"]["decision"].is_string(), "{t}");
     let p = json(dir, &at(&["recall", "--raw", "--json", "Northwind"]));
-    let id = p["memories"][0]["id"].as_i64().unwrap().to_string();
+    let id = p["memories"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(id, "m1", "{p}");
     let full = json(dir, &at(&["recall", "--raw", "--json", "--detail", "full", "Northwind"]));
-    assert_eq!(full["items"][0]["memory"]["id"].as_i64().unwrap().to_string(), id, "{full}");
-    assert!(json(dir, &at(&["why", "--json", &id]))["memory"]["id"].is_i64());
+    assert_eq!(full["items"][0]["memory"]["id"].as_str().unwrap(), id, "{full}");
+    assert_eq!(json(dir, &at(&["why", "--json", &id]))["memory"]["id"], "m1");
     assert!(json(dir, &at(&["forget", "--json", "Contoso | owner"]))["outcomes"].is_array());
     assert!(json(dir, &["--at", "2026-09-01", "decay", "--json"])["examined"].is_u64());
     assert!(json(dir, &["reindex", "--json"])["upserted"].is_u64());

@@ -85,15 +85,20 @@ fn reextract_discard_stops_retrying_a_poison_turn_and_refuses_an_unlisted_id() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let listed = v["unextracted"].as_array().unwrap();
     assert_eq!(listed.len(), 1, "{v}");
-    let id = listed[0]["turn"].as_i64().unwrap();
+    let id = listed[0]["turn"].as_str().unwrap().to_string();
+    assert_eq!(id, "t1", "the namespace's first turn");
     assert!(listed[0]["error"].as_str().unwrap().contains("replay miss"), "{v}");
 
     // An id that is not listed: refused, nothing discarded.
-    let wrong = (id + 1).to_string();
-    let o = mnemo(d.path(), &replay, &["-n", "clinic", "reextract", "--discard", &wrong]);
+    let wrong = "t99";
+    let o = mnemo(d.path(), &replay, &["-n", "clinic", "reextract", "--discard", wrong]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains(&format!("turn {wrong} is not on the ledger")) && err.contains(&id.to_string()), "{err}");
+    assert!(err.contains("t99 in namespace clinic: no turn has that id"), "{err}");
+    // A memory's id is refused as a turn's.
+    let o = mnemo(d.path(), &replay, &["-n", "clinic", "reextract", "--discard", "m1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("m1 is a memory id; this takes a turn id"), "{err}");
     // Another namespace does not reach this one's ledger.
     let o = mnemo(d.path(), &replay, &["-n", "other", "reextract", "--discard", &id.to_string()]);
     assert!(!o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));

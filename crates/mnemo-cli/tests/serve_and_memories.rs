@@ -40,11 +40,12 @@ fn list_export_and_restore_on_the_command_line() {
 
     // Ids are per namespace and opaque: take them from the listing (oldest first).
     let ids: Vec<String> =
-        all["memories"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap().to_string()).collect();
+        all["memories"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_string()).collect();
     let (owner, site) = (ids[0].as_str(), ids[1].as_str());
-    assert_ne!(page["memories"][0]["id"].to_string(), owner, "the owner fact is the forgotten one");
+    assert_ne!(page["memories"][0]["id"], owner, "the owner fact is the forgotten one");
+    assert_eq!(ids, ["m1", "m2"], "a namespace's memories are m1, m2, …");
     let r: serde_json::Value = serde_json::from_str(&ok(run(d.path(), &["restore", owner, "--json"]))).unwrap();
-    assert_eq!(r["from"].to_string(), owner);
+    assert_eq!(r["from"], owner);
     assert_eq!(r["restored"]["provenance"]["model"], format!("restored from memory {owner}"));
     let again = run(d.path(), &["restore", owner]);
     assert!(!again.status.success());

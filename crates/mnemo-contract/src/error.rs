@@ -315,7 +315,7 @@ mod tests {
         let turn = crate::model::TurnId(7);
         let embed = CoreError::Unextracted { turn, error: Box::new(CoreError::Embedder("no vectors".into())) };
         let msg = embed.to_string();
-        assert!(msg.contains("turn 7") && msg.contains("embedding (the extraction itself succeeded) failed"), "{msg}");
+        assert!(msg.contains("turn t7") && msg.contains("embedding (the extraction itself succeeded) failed"), "{msg}");
         let model = CoreError::Unextracted { turn, error: Box::new(CoreError::Reasoner("bad JSON".into())) };
         assert!(model.to_string().contains("the model (extraction or reconcile) failed"), "{model}");
     }

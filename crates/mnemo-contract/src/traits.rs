@@ -127,6 +127,16 @@ pub trait Store: Send + Sync {
         }
         Ok(self.turns(namespace).await?.into_iter().filter(|t| ids.contains(&t.id)).collect())
     }
+    /// The id of `kind` in `namespace` whose local number is `local` (see [`crate::ids`]), if
+    /// any: how a short id (`m42`, `t17`) is found. Default: reads the namespace's memories or
+    /// turns whole (a store that knows its numbering answers with one indexed query instead).
+    async fn id_of_local(&self, namespace: &Namespace, kind: crate::ids::IdKind, local: u32) -> Result<Option<i64>> {
+        let ids: Vec<i64> = match kind {
+            crate::ids::IdKind::Memory => self.all_memories(namespace).await?.iter().map(|m| m.id.0).collect(),
+            crate::ids::IdKind::Turn => self.turns(namespace).await?.iter().map(|t| t.id.0).collect(),
+        };
+        Ok(ids.into_iter().filter(|i| crate::ids::local_number(*i) == local).max())
+    }
     /// The oldest turn of a namespace with this external id (an idempotency key), if any.
     /// Default: searches `turns` (a store should answer with one indexed query instead).
     async fn turn_by_external_id(&self, namespace: &Namespace, external_id: &str) -> Result<Option<Turn>> {
@@ -245,6 +255,96 @@ pub enum SearchMode {
     /// Both, fused.
     #[default]
     Hybrid,
+}
+
+impl SearchMode {
+    /// Its name (`lexical`, `dense`, `hybrid`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Lexical => "lexical",
+            SearchMode::Dense => "dense",
+            SearchMode::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// A search mode as every door takes it: `lexical` (or `bm25`), `dense` (or `vector`),
+/// `hybrid`, in any case.
+impl std::str::FromStr for SearchMode {
+    type Err = crate::error::CoreError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "lexical" | "bm25" => Ok(SearchMode::Lexical),
+            "dense" | "vector" => Ok(SearchMode::Dense),
+            "hybrid" => Ok(SearchMode::Hybrid),
+            _ => Err(crate::error::CoreError::InvalidInput(format!(
+                "mode {s:?}: expected lexical (or bm25), dense (or vector) or hybrid"
+            ))),
+        }
+    }
+}
+
+/// A claim's key as a caller names it: `entity | attribute` (what a task is `about`, what
+/// `forget` and `history` take).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct ClaimKey {
+    /// The entity, as written (trimmed).
+    pub entity: String,
+    /// The attribute, as written (trimmed).
+    pub attribute: String,
+}
+
+impl ClaimKey {
+    /// A key from its two parts, both non-empty once trimmed.
+    pub fn new(entity: &str, attribute: &str) -> Result<ClaimKey> {
+        let (e, a) = (entity.trim(), attribute.trim());
+        if e.is_empty() || a.is_empty() {
+            return Err(crate::error::CoreError::InvalidInput(format!(
+                "a claim is `entity | attribute`, both non-empty; got entity {entity:?}, attribute {attribute:?}"
+            )));
+        }
+        Ok(ClaimKey { entity: e.to_string(), attribute: a.to_string() })
+    }
+
+    /// The pair a [`Task`] holds.
+    pub fn into_pair(self) -> (String, String) {
+        (self.entity, self.attribute)
+    }
+}
+
+impl std::fmt::Display for ClaimKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} | {}", self.entity, self.attribute)
+    }
+}
+
+impl std::str::FromStr for ClaimKey {
+    type Err = crate::error::CoreError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s.split_once('|') {
+            Some((e, a)) if !a.contains('|') => ClaimKey::new(e, a),
+            _ => Err(crate::error::CoreError::InvalidInput(format!("a claim is `entity | attribute`, got {s:?}"))),
+        }
+    }
+}
+
+/// JSON input: `"entity | attribute"`, or `{"entity": …, "attribute": …}`.
+impl<'de> Deserialize<'de> for ClaimKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Text(String),
+            Parts { entity: String, attribute: String },
+        }
+        match Written::deserialize(d)? {
+            Written::Text(t) => t.parse(),
+            Written::Parts { entity, attribute } => ClaimKey::new(&entity, &attribute),
+        }
+        .map_err(serde::de::Error::custom)
+    }
 }
 
 /// A search request.
@@ -706,4 +806,36 @@ pub struct Assessment {
 pub trait Assessor: Send + Sync {
     /// Assess `pack` for `task` at `now`.
     async fn assess(&self, task: &Task, pack: Pack, now: Timestamp) -> Result<Assessment>;
+}
+
+#[cfg(test)]
+mod door_input_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn search_modes_parse_with_their_aliases_and_refuse_the_rest() {
+        assert_eq!("BM25".parse::<SearchMode>().unwrap(), SearchMode::Lexical);
+        assert_eq!(" vector ".parse::<SearchMode>().unwrap(), SearchMode::Dense);
+        assert_eq!("hybrid".parse::<SearchMode>().unwrap(), SearchMode::Hybrid);
+        let e = "fuzzy".parse::<SearchMode>().unwrap_err().to_string();
+        assert!(e.contains("\"fuzzy\"") && e.contains("lexical (or bm25)"), "{e}");
+        for m in [SearchMode::Lexical, SearchMode::Dense, SearchMode::Hybrid] {
+            assert_eq!(m.as_str().parse::<SearchMode>().unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn a_claim_key_is_text_or_parts_and_never_half_empty() {
+        let k: ClaimKey = " Ben | phone ".parse().unwrap();
+        assert_eq!((k.entity.as_str(), k.attribute.as_str()), ("Ben", "phone"));
+        assert_eq!(k.to_string(), "Ben | phone");
+        for bad in ["Ben", "Ben |", "| phone", "a | b | c", ""] {
+            assert!(bad.parse::<ClaimKey>().is_err(), "{bad:?}");
+        }
+        let text: ClaimKey = serde_json::from_str("\"Ben | phone\"").unwrap();
+        let parts: ClaimKey = serde_json::from_str(r#"{"entity": "Ben", "attribute": "phone"}"#).unwrap();
+        assert_eq!(text, parts);
+        assert!(serde_json::from_str::<ClaimKey>(r#"{"entity": "Ben", "attribute": " "}"#).is_err());
+    }
 }

@@ -15,7 +15,8 @@ pub mod engine;
 pub mod planner;
 
 pub use mnemo_contract::{
-    clock, correction, decay_due, error, model, pack, policy, registry, relevance, salience, text, time, tokens, traits,
+    clock, correction, decay_due, error, ids, model, pack, policy, registry, relevance, salience, text, time, tokens,
+    traits,
 };
 pub use mnemo_contract::{
     register_assessor, register_embedder, register_grounder, register_index, register_reasoner, register_store,
@@ -28,6 +29,7 @@ pub use mnemo_contract::decay_due::{DecayRule, DueMemory, DuePage};
 pub use mnemo_contract::error::{
     CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, Result, StoreErrorKind,
 };
+pub use mnemo_contract::ids::{tenant_spelling, IdKind, IdRef};
 pub use mnemo_contract::model::*;
 pub use mnemo_contract::policy::EnginePolicy;
 pub use mnemo_contract::relevance::RelevanceEvidence;

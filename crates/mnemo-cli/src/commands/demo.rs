@@ -52,7 +52,10 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
         clock.set(start.plus_millis(day * DAY_MS));
         let r = rt.engine().remember(&ns, who, text).await?;
         if json {
-            push(&mut doc["history"], serde_json::json!({"day": day, "who": who, "text": text, "report": r}));
+            push(
+                &mut doc["history"],
+                mnemo_core::tenant_spelling(|| serde_json::json!({"day": day, "who": who, "text": text, "report": r})),
+            );
         } else {
             out!("\nday {day}, {who} says:\n  {}", text.replace('\n', "\n  "));
             print::remember(&r);
@@ -72,7 +75,12 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
         let task = Task { query: query.to_string(), about: Some((e.to_string(), a.to_string())) };
         let t = rt.turn(&ns, &task, &RecallOptions { budget: Some(64), ..RecallOptions::default() }).await?;
         if json {
-            push(&mut doc["turns"], serde_json::json!({"day": 20, "query": query, "about": [e, a], "turn": t}));
+            push(
+                &mut doc["turns"],
+                mnemo_core::tenant_spelling(
+                    || serde_json::json!({"day": 20, "query": query, "about": [e, a], "turn": t}),
+                ),
+            );
         } else {
             out!("\n== Agent turn (day 20): {query:?} — about {e} | {a} ==");
             print::agent_turn(&t);
@@ -82,7 +90,7 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
     if let Some(old) = all.iter().find(|m| m.claim.as_ref().is_some_and(|c| c.value == "21 days")) {
         let why = rt.engine().why(&ns, old.id).await?;
         if json {
-            doc["why"] = serde_json::to_value(&why)?;
+            doc["why"] = mnemo_agent::json_view::tenant_json(&why, false)?;
         } else {
             out!("\n== Why is the 21-day lead time gone? ==");
             print::why(&why);

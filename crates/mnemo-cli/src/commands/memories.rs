@@ -2,14 +2,13 @@
 use anyhow::Result;
 
 use mnemo_agent::Runtime;
-use mnemo_core::{ListPage, MemoryId, Namespace};
+use mnemo_core::Namespace;
 
 use crate::cli::{ExportArgs, ListArgs, RestoreArgs};
 
 /// One page of memories.
 pub async fn list(rt: &Runtime, ns: &Namespace, a: &ListArgs) -> Result<()> {
-    let page = ListPage { after: a.after.map(MemoryId), limit: a.limit, include_tombstoned: a.all };
-    let p = rt.list(ns, &page).await?;
+    let p = rt.list_after(ns, a.after, a.limit, a.all).await?;
     if a.out.json {
         return super::emit_json(&p);
     }
@@ -49,10 +48,13 @@ pub async fn export(rt: &Runtime, ns: &Namespace, a: &ExportArgs) -> Result<()> 
 
 /// Restore a tombstoned memory as a new active one.
 pub async fn restore(rt: &Runtime, ns: &Namespace, a: &RestoreArgs) -> Result<()> {
-    let r = rt.restore(ns, MemoryId(a.id)).await?;
+    let r = rt.restore(ns, a.id).await?;
     if a.out.json {
         let record = mnemo_agent::memories::MemoryRecord::from(r.restored);
-        return super::emit_json(&serde_json::json!({"from": r.from, "restored": record, "superseded": r.superseded}));
+        let doc = mnemo_core::tenant_spelling(
+            || serde_json::json!({"from": r.from, "restored": record, "superseded": r.superseded}),
+        );
+        return super::emit_json(&doc);
     }
     out!("memory {} restored from tombstoned memory {}: {:?}", r.restored.id, r.from, r.restored.content);
     for s in &r.superseded {

@@ -3,9 +3,8 @@ use anyhow::{Context as _, Result};
 use std::process::ExitCode;
 
 use mnemo_agent::ReasonerBuild;
-use mnemo_core::engine::RecallOptions;
 use mnemo_core::registry;
-use mnemo_core::{MemoryId, SearchMode, Task, TurnId};
+use mnemo_core::tenant_spelling;
 
 use crate::cli::{BackupCommand, Cli, Command, ReextractArgs};
 use crate::error_text::invalid;
@@ -66,16 +65,16 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// Print `v` as pretty JSON, ids spelt as a tenant reads them (`m42`, `t17`). A `json!` value
+/// is serialised where it is built: build it inside [`mnemo_core::tenant_spelling`].
 fn emit_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    out!("{}", serde_json::to_string_pretty(v)?);
+    out!("{}", mnemo_core::tenant_spelling(|| serde_json::to_string_pretty(v))?);
     Ok(())
 }
 
 /// JSON holding memories: embedding vectors left out unless `with_vectors`.
 fn emit_memory_json<T: serde::Serialize>(v: &T, with_vectors: bool) -> Result<()> {
-    let mut json = serde_json::to_value(v)?;
-    mnemo_agent::json_view::tenant_view(&mut json, with_vectors);
-    emit_json(&json)
+    emit_json(&mnemo_agent::json_view::tenant_json(v, with_vectors)?)
 }
 
 /// Every kind this binary can build: those linked in, then those of the `[[plugins]]`
@@ -104,16 +103,6 @@ fn plugins(cli: &Cli, json: bool) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Parse `entity | attribute`.
-pub fn parse_about(s: &str) -> Result<(String, String)> {
-    match s.split_once('|') {
-        Some((e, a)) if !e.trim().is_empty() && !a.trim().is_empty() => {
-            Ok((e.trim().to_string(), a.trim().to_string()))
-        }
-        _ => Err(invalid(format!("--about must be `entity | attribute`, got {s:?}"))),
-    }
 }
 
 /// When a command builds the reasoner. Those that call the model build it with the runtime, so
@@ -194,40 +183,42 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             }
         }
         Command::Recall(a) => {
-            let budget = a.budget.as_deref().map(parse_budget).transpose()?;
-            let mode = match a.mode.as_deref() {
-                None => None,
-                Some("lexical") | Some("bm25") => Some(SearchMode::Lexical),
-                Some("dense") => Some(SearchMode::Dense),
-                Some("hybrid") => Some(SearchMode::Hybrid),
-                Some(other) => return Err(invalid(format!("--mode {other:?}: expected lexical, dense or hybrid"))),
+            use mnemo_agent::{door::RecallInput, Detail, RecallAnswer};
+            let full = a.full || a.detail == Some(Detail::Full);
+            let input = RecallInput {
+                query: a.query.clone(),
+                budget: a.budget.as_deref().map(parse_budget).transpose()?,
+                mode: a.mode.as_deref().map(str::parse).transpose()?,
+                about: a.about.as_deref().map(str::parse).transpose()?,
+                raw: a.raw,
+                // The table printed for a person is drawn from the full answer.
+                detail: if full || !a.out.json { Detail::Full } else { Detail::Compact },
             };
-            let opts = RecallOptions { budget, mode, ..RecallOptions::default() };
-            let full = a.full || a.detail == Some(mnemo_agent::Detail::Full);
-            if a.raw {
-                let p = engine.recall(&ns, &a.query, &opts).await?;
-                if a.out.json && full {
-                    emit_memory_json(&p, a.out.with_vectors)?
-                } else if a.out.json {
-                    emit_json(&rt.raw_recall_view(&p))?
-                } else {
-                    print::pack(&p)
+            let escalated = match rt.recall_input(&ns, &input).await? {
+                RecallAnswer::Compact(v) => {
+                    emit_json(&v)?;
+                    v.decision.as_ref().is_some_and(|d| d.decision == "escalate")
                 }
-            } else {
-                let about = a.about.as_deref().map(parse_about).transpose()?;
-                let task = Task { query: a.query.clone(), about };
-                let t = rt.turn(&ns, &task, &opts).await?;
-                if a.out.json && full {
-                    emit_memory_json(&t, a.out.with_vectors)?
-                } else if a.out.json {
-                    emit_json(&rt.recall_view(&t))?
-                } else {
-                    print::agent_turn(&t)
+                RecallAnswer::Full(t) => {
+                    if a.out.json {
+                        emit_memory_json(&t, a.out.with_vectors)?
+                    } else {
+                        print::agent_turn(&t)
+                    }
+                    t.verdict.decision == "escalate"
                 }
-                if a.exit_code && t.verdict.decision == "escalate" {
-                    engine.flush_index().await?;
-                    return Ok(ExitCode::from(ESCALATE_EXIT));
+                RecallAnswer::FullRaw(p) => {
+                    if a.out.json {
+                        emit_memory_json(&p, a.out.with_vectors)?
+                    } else {
+                        print::pack(&p)
+                    }
+                    false
                 }
+            };
+            if a.exit_code && escalated {
+                engine.flush_index().await?;
+                return Ok(ExitCode::from(ESCALATE_EXIT));
             }
         }
         Command::Forget(a) => {
@@ -240,7 +231,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             }
         }
         Command::Why(a) => {
-            let w = engine.why(&ns, MemoryId(a.id)).await?;
+            let w = rt.why(&ns, a.id).await?;
             if a.out.json {
                 emit_memory_json(&w, a.out.with_vectors)?
             } else {
@@ -277,7 +268,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         Command::Reextract(a) if a.list => {
             let pending = rt.unextracted(&ns)?;
             if a.json {
-                tenant_view::emit(&serde_json::json!({"unextracted": pending}))?
+                tenant_view::emit(&tenant_spelling(|| serde_json::json!({"unextracted": pending})))?
             } else {
                 if pending.is_empty() {
                     out!("no unextracted turns in namespace {ns}");
@@ -288,9 +279,9 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             }
         }
         Command::Reextract(ReextractArgs { discard: Some(id), json, .. }) => {
-            let gone = rt.discard_unextracted(&ns, TurnId(*id))?;
+            let gone = rt.discard_unextracted(&ns, *id).await?;
             if *json {
-                tenant_view::emit(&serde_json::json!({"discarded": gone}))?
+                tenant_view::emit(&tenant_spelling(|| serde_json::json!({"discarded": gone})))?
             } else {
                 out!(
                     "discarded turn {} of namespace {ns} from the unextracted turns: it stays recorded and is no \
@@ -303,7 +294,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         Command::Reextract(a) => {
             let (done, failed) = rt.reextract(&ns).await?;
             if a.json {
-                tenant_view::emit(&serde_json::json!({"extracted": done, "failed": failed}))?
+                tenant_view::emit(&tenant_spelling(|| serde_json::json!({"extracted": done, "failed": failed})))?
             } else {
                 if done.is_empty() && failed.is_empty() {
                     out!("no unextracted turns in namespace {ns}");

@@ -36,6 +36,7 @@ where
     active_by_entities_matches_any(&*make().await).await;
     ids_reveal_nothing_of_other_namespaces(&*make().await).await;
     list_memories_pages_by_id(&*make().await).await;
+    short_ids_find_their_own_namespace(&*make().await).await;
     crate::conformance::decay::due_for_decay_matches_the_scan(&*make().await).await;
     crate::conformance::bounded::bounded_turn_lookups(&*make().await).await;
 }
@@ -750,7 +751,7 @@ pub async fn history_in_order(s: &dyn Store) {
     assert!(h[1].detail.contains("bob"), "reinforced detail names the source: {}", h[1].detail);
     assert!(h[2].detail.contains("erp"), "confirmed detail names the source: {}", h[2].detail);
     assert!(h[3].detail.contains(reason), "tombstoned detail has the reason: {}", h[3].detail);
-    assert!(h[3].detail.contains(&succ.to_string()), "tombstoned detail names the successor: {}", h[3].detail);
+    assert!(h[3].detail.contains(&succ.0.to_string()), "tombstoned detail names the successor: {}", h[3].detail);
     assert_eq!(s.history(&a, succ).await.unwrap().len(), 1, "the successor has only its creation");
 }
 
@@ -853,4 +854,23 @@ pub async fn list_memories_pages_by_id(s: &dyn Store) {
     assert_eq!(list(page(None, 2, true)).await, vec![ids[0], ids[1]], "at most limit");
     assert_eq!(list(page(Some(ids[1]), 2, true)).await, vec![ids[2], ids[3]], "after the cursor");
     assert_eq!(list(page(Some(ids[4]), 2, true)).await, Vec::<MemoryId>::new(), "past the end");
+}
+
+/// Local numbers (the short ids `m1`, `t1` a tenant reads) count 1, 2, 3 … in each namespace,
+/// distinct within it, and `id_of_local` finds them in their own namespace only.
+pub async fn short_ids_find_their_own_namespace(s: &dyn Store) {
+    use crate::ids::IdKind;
+    let (a, b) = (ns("short-a"), ns("short-b"));
+    let ta = turn(s, &a, "a says", at(1)).await;
+    let tb = turn(s, &b, "b says", at(1)).await;
+    let ma = s.apply(&a, at(1), vec![ins(mem(&a, "a one", &["x"])), ins(mem(&a, "a two", &["x"]))]).await.unwrap();
+    let mb = insert(s, mem(&b, "b one", &["x"])).await;
+    assert_eq!((ta.id.local(), tb.id.local()), (1, 1), "each namespace's first turn is t1");
+    assert_eq!((ma[0].local(), ma[1].local(), mb.local()), (1, 2, 1), "each namespace counts its memories from m1");
+    assert_ne!(ma[0], mb, "m1 of two namespaces are different memories");
+    assert_eq!(s.id_of_local(&a, IdKind::Memory, 2).await.unwrap(), Some(ma[1].0));
+    assert_eq!(s.id_of_local(&b, IdKind::Memory, 1).await.unwrap(), Some(mb.0));
+    assert_eq!(s.id_of_local(&a, IdKind::Turn, 1).await.unwrap(), Some(ta.id.0));
+    assert_eq!(s.id_of_local(&b, IdKind::Memory, 2).await.unwrap(), None, "b has no m2: a's is not found from b");
+    assert_eq!(s.id_of_local(&ns("short-none"), IdKind::Memory, 1).await.unwrap(), None);
 }

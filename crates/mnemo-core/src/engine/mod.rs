@@ -21,6 +21,7 @@ mod correct;
 mod decay;
 mod evidence;
 mod forget;
+mod ids;
 mod ingest;
 mod neighbours;
 mod plan;

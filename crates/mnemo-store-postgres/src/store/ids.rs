@@ -84,3 +84,21 @@ pub(crate) async fn adopt(
     .await?;
     Ok(())
 }
+
+/// The id of `table` in `ns` whose local number is `local`: in the namespace's range, or a
+/// row from before this scheme whose id is that number.
+pub(crate) async fn id_of_local(tx: &Transaction<'_>, ns: &Namespace, table: Table, local: u32) -> Result<Option<i64>> {
+    let name = match table {
+        Table::Memories => "memories",
+        Table::Turns => "turns",
+    };
+    let sql = format!(
+        "SELECT MAX(id) FROM {name} WHERE namespace = $1 AND id IN \
+         (((SELECT tag FROM namespace_ids WHERE namespace = $1) << {LOCAL_BITS}) | $2, $2)"
+    );
+    let row = read::rows(tx, &sql, &[&ns.as_str(), &i64::from(local)]).await?;
+    match row.first() {
+        Some(r) => r.try_get::<_, Option<i64>>(0).db("id of a local number"),
+        None => Ok(None),
+    }
+}

@@ -216,6 +216,19 @@ impl Store for PostgresStore {
             .await?)
     }
 
+    async fn id_of_local(
+        &self,
+        namespace: &Namespace,
+        kind: mnemo_contract::IdKind,
+        local: u32,
+    ) -> Result<Option<i64>> {
+        let table = match kind {
+            mnemo_contract::IdKind::Memory => ids::Table::Memories,
+            mnemo_contract::IdKind::Turn => ids::Table::Turns,
+        };
+        in_tx!(self, Scope::Namespace(namespace), |tx| ids::id_of_local(&tx, namespace, table, local).await?)
+    }
+
     async fn list_memories(&self, namespace: &Namespace, page: &mnemo_contract::ListPage) -> Result<Vec<Memory>> {
         in_tx!(self, Scope::Namespace(namespace), |tx| bounded::list_memories(&tx, namespace, page).await?)
     }

@@ -163,6 +163,7 @@ pub(crate) fn replace(live: &mut Connection, staged: Connection, staging: &Path,
         let theirs = read::identity(&staged)?;
         let generation = ours.generation.max(theirs.generation) + 1;
         staged.execute("UPDATE store_meta SET value = ?1 WHERE key = 'generation'", [generation.to_string()]).db()?;
+        super::ids::carry_high_water(live, &staged)?;
         {
             let copy = Backup::new(&staged, live).db()?;
             // All pages in one step: one write transaction on the live store.

@@ -29,6 +29,8 @@ use mnemo_contract::{CoreError, Namespace};
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
+use mnemo_contract::ids::LOCAL_MASK;
+
 use crate::error::DbResult;
 
 type Result<T> = std::result::Result<T, CoreError>;
@@ -88,6 +90,7 @@ fn tag(conn: &Connection, ns: &Namespace) -> Result<i64> {
             .db()?;
         if claimed == 1 {
             conn.execute("INSERT INTO store_meta (key, value) VALUES (?1, ?2)", params![own, t.to_string()]).db()?;
+            keep_above_legacy_ids(conn, ns)?;
             return Ok(t);
         }
     }
@@ -103,6 +106,100 @@ pub(crate) enum Table {
     Memories,
     /// `turns.id`.
     Turns,
+}
+
+impl Table {
+    const BOTH: [Table; 2] = [Table::Memories, Table::Turns];
+
+    fn name(self) -> &'static str {
+        match self {
+            Table::Memories => "memories",
+            Table::Turns => "turns",
+        }
+    }
+
+    /// The `store_meta` key of `ns`'s floor: local numbers of this table in `ns` are handed out
+    /// above it (kept by a restore, and above a namespace's ids from before this scheme).
+    fn floor_key(self, ns: &str) -> String {
+        format!("id_floor:{}:{ns}", self.name())
+    }
+}
+
+/// The floor of `table` in `ns` (0: none).
+fn floor(conn: &Connection, ns: &Namespace, table: Table) -> Result<i64> {
+    let key = table.floor_key(ns.as_str());
+    match meta(conn, &key)? {
+        None => Ok(0),
+        Some(v) => v.parse().map_err(|e| CoreError::Store(format!("store_meta {key:?} is not a number: {e}"))),
+    }
+}
+
+/// Raise the floor of `table` in `ns` to `local` (never lower it).
+fn raise_floor(conn: &Connection, ns: &str, table: Table, local: i64) -> std::result::Result<(), rusqlite::Error> {
+    conn.execute(
+        "INSERT INTO store_meta (key, value) VALUES (?1, ?2) \
+         ON CONFLICT(key) DO UPDATE SET value = MAX(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+        params![table.floor_key(ns), local.to_string()],
+    )
+    .map(|_| ())
+}
+
+/// A namespace with rows from before this scheme (small store-wide ids, their own local
+/// number) numbers its new rows above them, so that no two of its rows share a short id.
+/// Runs once, when the namespace's range is drawn.
+fn keep_above_legacy_ids(conn: &Connection, ns: &Namespace) -> Result<()> {
+    for table in Table::BOTH {
+        let sql = format!("SELECT MAX(id) FROM {} WHERE id <= ?1 AND namespace = ?2", table.name());
+        let legacy: Option<i64> = conn.query_row(&sql, params![LOCAL_MASK, ns.as_str()], |r| r.get(0)).db()?;
+        if let Some(high) = legacy {
+            raise_floor(conn, ns.as_str(), table, high).db()?;
+        }
+    }
+    Ok(())
+}
+
+/// Before a restore replaces the live store: every namespace's highest local number of the
+/// live store (and its floors) becomes a floor in the store coming in, so that no short id the
+/// live store handed out is handed out again for other content.
+pub(crate) fn carry_high_water(live: &Connection, incoming: &Connection) -> Result<()> {
+    for table in Table::BOTH {
+        let sql = format!("SELECT namespace, MAX(id & ?1) FROM {} GROUP BY namespace", table.name());
+        let mut stmt = live.prepare(&sql).db()?;
+        let highs = stmt
+            .query_map([LOCAL_MASK], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .db()?
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .db()?;
+        for (ns, high) in highs {
+            raise_floor(incoming, &ns, table, high).db()?;
+        }
+        let prefix = format!("id_floor:{}:", table.name());
+        let mut stmt = live.prepare("SELECT key, value FROM store_meta WHERE key >= ?1 AND key < ?2").db()?;
+        let floors = stmt
+            .query_map(params![prefix, format!("id_floor:{};", table.name())], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .db()?
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .db()?;
+        for (key, value) in floors {
+            if let (Some(ns), Ok(high)) = (key.strip_prefix(&prefix), value.parse::<i64>()) {
+                raise_floor(incoming, ns, table, high).db()?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The id of `table` in `ns` whose local number is `local`: in the namespace's range, or a
+/// row from before this scheme whose id is that number.
+pub(crate) fn id_of_local(conn: &Connection, ns: &Namespace, table: Table, local: u32) -> Result<Option<i64>> {
+    let ranged = match meta(conn, &format!("ns_tag:{}", ns.as_str()))? {
+        Some(t) => t.parse::<i64>().map(|t| t << LOCAL_BITS | i64::from(local)).unwrap_or(0),
+        None => 0,
+    };
+    let sql = format!("SELECT MAX(id) FROM {} WHERE id IN (?1, ?2) AND namespace = ?3", table.name());
+    conn.prepare_cached(&sql).db()?.query_row(params![ranged, i64::from(local), ns.as_str()], |r| r.get(0)).db()
 }
 
 /// The next id of `table` in `ns`: one above the namespace's highest in its range.
@@ -129,7 +226,8 @@ impl NextIds {
             Table::Turns => "SELECT MAX(id) FROM turns WHERE id > ?1 AND id < ?2",
         };
         let max: Option<i64> = conn.prepare_cached(sql).db()?.query_row([low, high], |r| r.get(0)).db()?;
-        Ok(NextIds { next: max.unwrap_or(low) + 1, high })
+        let floor = low + floor(conn, ns, table)?;
+        Ok(NextIds { next: max.unwrap_or(low).max(floor) + 1, high })
     }
 
     /// The next id (`ns` names the namespace in the error when its range is used up).

@@ -298,6 +298,20 @@ impl Store for SqliteStore {
         self.read_blocking(move |c| bounded::turn_by_external_id(c, &ns, &key)).await
     }
 
+    async fn id_of_local(
+        &self,
+        namespace: &Namespace,
+        kind: mnemo_contract::IdKind,
+        local: u32,
+    ) -> Result<Option<i64>> {
+        let ns = namespace.clone();
+        let table = match kind {
+            mnemo_contract::IdKind::Memory => ids::Table::Memories,
+            mnemo_contract::IdKind::Turn => ids::Table::Turns,
+        };
+        self.read_blocking(move |c| ids::id_of_local(c, &ns, table, local)).await
+    }
+
     async fn list_memories(&self, namespace: &Namespace, page: &mnemo_contract::ListPage) -> Result<Vec<Memory>> {
         let (ns, page) = (namespace.clone(), page.clone());
         self.read_blocking(move |c| bounded::list_memories(c, &ns, &page)).await

@@ -155,7 +155,7 @@ async fn a_corrupt_row_is_an_error_naming_the_row() {
             match r {
                 Err(e @ CoreError::StoreFailure { .. }) => {
                     let msg = e.to_string();
-                    assert!(msg.contains(&format!("memories row {id}")), "names the row: {msg}");
+                    assert!(msg.contains(&format!("memories row {}", id.0)), "names the row: {msg}");
                     assert!(msg.contains(column), "names what is wrong ({column}): {msg}");
                 }
                 other => panic!("{sql}: expected a store error, got {other:?}"),
@@ -186,7 +186,7 @@ async fn a_corrupt_turn_is_an_error_naming_the_row() {
     match s.turns(&ns()).await {
         Err(e @ CoreError::StoreFailure { .. }) => {
             let msg = e.to_string();
-            assert!(msg.contains(&format!("turns row {id}")) && msg.contains("text"), "{msg}")
+            assert!(msg.contains(&format!("turns row {}", id.0)) && msg.contains("text"), "{msg}")
         }
         other => panic!("expected a store error, got {other:?}"),
     }
@@ -432,4 +432,65 @@ async fn changes_since_reads_the_same_on_either_connection() {
     assert_eq!(few.map(|c| c.memories.len()), Some(3), "3 changes are few");
     let many = writer.try_run(|c| super::read::changes_since_if_few(c, 0, 10, 64)).unwrap().unwrap();
     assert!(many.is_none(), "100 changes are not");
+}
+
+/// A restore keeps the numbering above everything the live store handed out: the short ids
+/// given after the backup was taken (and lost by the restore) are never handed out again for
+/// other content.
+#[tokio::test]
+async fn ids_after_a_restore_continue_above_the_high_water_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(&dir.path().join("mnemo.db")).unwrap();
+    let turn = |text: &str| mnemo_contract::NewTurn {
+        namespace: ns(),
+        source: "u".into(),
+        at: Timestamp(1),
+        text: text.into(),
+        external_id: None,
+    };
+    insert(&s, "one").await;
+    insert(&s, "two").await;
+    s.record_turn(turn("first")).await.unwrap();
+    let backup = dir.path().join("backup.db");
+    s.backup_to(&backup).await.unwrap();
+    let lost = [insert(&s, "three").await, insert(&s, "four").await];
+    let lost_turn = s.record_turn(turn("second")).await.unwrap().id;
+    assert_eq!((lost[1].local(), lost_turn.local()), (4, 2));
+    s.replace_from_backup(&backup).await.unwrap();
+    assert!(s.get_many(&ns(), &lost).await.unwrap().is_empty(), "the restore dropped what came after the backup");
+    let next = insert(&s, "five").await;
+    let next_turn = s.record_turn(turn("third")).await.unwrap().id;
+    assert_eq!(next.local(), 5, "m3 and m4 named other content before the restore: the next memory is m5");
+    assert_eq!(next_turn.local(), 3, "t2 was handed out before the restore: the next turn is t3");
+    // And again: a second restore of the same backup remembers the marks it carried.
+    s.replace_from_backup(&backup).await.unwrap();
+    assert_eq!(insert(&s, "six").await.local(), 6);
+}
+
+/// A namespace holding rows from before per-namespace numbering (small store-wide ids, their
+/// own local number) numbers its new rows above them: no two of its rows share a short id.
+#[tokio::test]
+async fn new_ids_stay_above_a_namespaces_legacy_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let first = {
+        let s = SqliteStore::open(&path).unwrap();
+        insert(&s, "legacy one").await;
+        insert(&s, "legacy two").await
+    };
+    // Make them rows of the old scheme: small ids, and no range drawn for the namespace.
+    {
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        c.execute("UPDATE memories SET id = id & 4294967295", []).unwrap();
+        c.execute("UPDATE memory_events SET memory_id = memory_id & 4294967295", []).unwrap();
+        c.execute("UPDATE memory_entities SET memory_id = memory_id & 4294967295", []).unwrap();
+        c.execute("DELETE FROM store_meta WHERE key LIKE 'ns_tag:%' OR key LIKE 'tag:%'", []).unwrap();
+    }
+    let s = SqliteStore::open(&path).unwrap();
+    let new = insert(&s, "new").await;
+    assert_eq!(first.local(), 2);
+    assert_eq!(new.local(), 3, "above the legacy m1 and m2");
+    assert_eq!(s.id_of_local(&ns(), mnemo_contract::IdKind::Memory, 1).await.unwrap(), Some(1), "legacy m1 is found");
+    assert_eq!(s.id_of_local(&ns(), mnemo_contract::IdKind::Memory, 3).await.unwrap(), Some(new.0));
 }
