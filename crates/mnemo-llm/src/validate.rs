@@ -220,7 +220,7 @@ fn ids(v: &Value, path: &str, allowed: &[MemoryId], what: &str) -> Result<Vec<Me
     for (i, x) in array(v, path)?.iter().enumerate() {
         let id = x.as_i64().map(MemoryId).ok_or_else(|| format!("{path}[{i}] must be an integer id, got {x}"))?;
         if !allowed.contains(&id) {
-            return Err(format!("{path}[{i}] = {id} is not the id of any given {what}"));
+            return Err(format!("{path}[{i}] = {x} is not the id of any given {what}"));
         }
         if !out.contains(&id) {
             out.push(id);
