@@ -6,11 +6,18 @@ does not declare (a model's additional_properties stays empty); each raw body mu
 against the document's own JSON Schema for that response. A failure names the route and what
 was wrong.
 
-Usage: openapi-check.py BASE_URL TOKEN NAMESPACE OPENAPI_JSON (the generated package
-`mnemo_client` on PYTHONPATH).
+A backup (`POST /v1/backup`, every namespace) is downloaded with ADMIN_TOKEN, a token that
+reaches every namespace, and opened as the SQLite database it is; TOKEN, scoped to NAMESPACE,
+is refused it (403).
+
+Usage: openapi-check.py BASE_URL TOKEN NAMESPACE OPENAPI_JSON ADMIN_TOKEN (the generated
+package `mnemo_client` on PYTHONPATH).
 """
 import json
+import os
+import sqlite3
 import sys
+import tempfile
 import traceback
 
 import attrs
@@ -24,6 +31,7 @@ from mnemo_client.api.agent import turn
 from mnemo_client.api.memories import export, list_, restore
 from mnemo_client.api.memory import forget, recall, remember, why
 from mnemo_client.api.service import health, ready
+from mnemo_client.api.store import backup
 from mnemo_client.models import (
     About,
     AgentRecall,
@@ -47,7 +55,7 @@ from mnemo_client.models import (
     WhyReport,
     WhyResponse,
 )
-from mnemo_client.types import UNSET
+from mnemo_client.types import UNSET, File
 
 
 class CheckFailed(Exception):
@@ -124,9 +132,10 @@ class Checker:
         say(f"  {what}: {status}, ErrorBody code {response.parsed.error.code}")
 
 
-def run(base, token, ns, doc):
+def run(base, token, ns, doc, admin_token):
     c = Checker(doc)
     client = AuthenticatedClient(base_url=base, token=token)
+    admin = AuthenticatedClient(base_url=base, token=admin_token)
     anonymous = Client(base_url=base)
     v1 = "/v1/namespaces/{ns}"
 
@@ -210,7 +219,33 @@ def run(base, token, ns, doc):
                 restore.sync_detailed(ns, ben, client=client), RestoreResponse)
     assert r.from_ == ben and isinstance(r.restored, MemoryRecord), r
 
+    # A backup of the whole store, to the token that reaches every namespace: the SQLite database
+    # `mnemo backup create` writes, holding every memory exported above; the headers say so.
+    response = backup.sync_detailed(client=admin)
+    f = c.check("POST backup", "post", "/v1/backup", response, File)
+    data = f.payload.read()
+    headers = {k.lower(): v for k, v in response.headers.items()}
+    assert data.startswith(b"SQLite format 3\x00"), data[:16]
+    assert int(headers["x-mnemo-backup-bytes"]) == len(data), headers
+    assert headers["content-disposition"].startswith('attachment; filename="mnemo-backup-'), headers
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "backup.db")
+        with open(path, "wb") as out:
+            out.write(data)
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            contents = sorted(row[0] for row in db.execute("SELECT content FROM memories"))
+        finally:
+            db.close()
+    # The restore above added one memory after the export.
+    assert len(contents) == int(headers["x-mnemo-backup-memories"]) == len(records) + 1, (contents, headers)
+    assert set(m.content for m in records) <= set(contents), (contents, records)
+    say(f"  backup: {len(data)} bytes, a SQLite database of {len(contents)} memories")
+
     # Errors come back as the declared error document.
+    c.check_error("POST backup with a namespace's token", "post", "/v1/backup",
+                  backup.sync_detailed(client=client), 403)
     c.check_error("POST recall without a token", "post", f"{v1}/recall",
                   recall.sync_detailed(ns, client=anonymous, body=RecallRequest(query="x")), 401)
     c.check_error("GET why of no such memory", "get", f"{v1}/memories/{{id}}",
@@ -228,13 +263,13 @@ def run(base, token, ns, doc):
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) != 6:
         sys.exit(__doc__)
-    base, token, ns, doc_path = sys.argv[1:]
+    base, token, ns, doc_path, admin_token = sys.argv[1:]
     with open(doc_path, encoding="utf-8") as f:
         doc = json.load(f)
     try:
-        calls, operations = run(base, token, ns, doc)
+        calls, operations = run(base, token, ns, doc, admin_token)
     except CheckFailed as e:
         say(f"FAILED: {e}")
         sys.exit(1)

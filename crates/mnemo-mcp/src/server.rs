@@ -1,10 +1,11 @@
-//! `mnemo mcp`: remember, recall, forget and why as MCP tools over stdio, bound to one
-//! namespace. stdout carries protocol messages only; logs go to stderr.
+//! `mnemo mcp`: remember, recall, forget, why, list and the agent turn as MCP tools over stdio,
+//! bound to one namespace. stdout carries protocol messages only; logs go to stderr.
 //!
 //! A mistake a model can fix by calling again (a bad `about`, `raw` with `about`, an unknown
-//! `detail`, an empty text, an id that is no number) comes back as a tool error (`isError`) whose
-//! text says what to change: the model reads tool results, not JSON-RPC errors (those reach the
-//! user, and are kept for protocol faults and the namespace wall below).
+//! `detail`, an empty text, an id that names no memory, a page size out of range) comes back as
+//! a tool error (`isError`) whose text says what to change: the model reads tool results, not
+//! JSON-RPC errors (those reach the user, and are kept for protocol faults and the namespace
+//! wall below).
 //!
 //! Every tool takes an optional `namespace`: omitted, it is the bound one; naming another is
 //! refused with an `invalid_params` protocol error (a namespace is a hard partition, and one
@@ -18,14 +19,15 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use mnemo_agent::{AgentRecall, Detail, Runtime};
-use mnemo_core::engine::RecallOptions;
-use mnemo_core::{ForgetCommand, MemoryId, Namespace, Task};
+use mnemo_agent::memories::{MemoryPage, MemoryRecord};
+use mnemo_agent::{AgentError, AgentRecall, AgentTurn, Detail, Runtime, TurnInput};
+use mnemo_core::engine::{OutcomeKind, RecallOptions, RememberReport};
+use mnemo_core::{ClaimKey, CoreError, ForgetCommand, IdRef, ListPage, MemoryId, Namespace, Status, Task};
 
 use crate::error::McpError;
 
 /// The principal an MCP client speaks for: the operator who started the server.
-pub const OPERATOR: &str = "user";
+pub const OPERATOR: &str = mnemo_agent::door::OPERATOR;
 
 /// `remember`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -82,34 +84,95 @@ pub struct ForgetParams {
 /// `why`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WhyParams {
-    /// The memory id (as reported by remember or recall), as a number or a string.
+    /// The memory id as remember, recall or list reported it (`"m42"`), or its number.
     pub id: IdArg,
     /// The namespace; must be the one this server is bound to (default).
     #[serde(default)]
     pub namespace: Option<String>,
 }
 
-/// An id as a model sends it: a number, or the same digits in a string.
+/// `list`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListParams {
+    /// Only memories after this one: `next_after` of the previous page (omitted: from the first
+    /// memory). An id as list reports it (`"m42"`), or its number.
+    #[serde(default)]
+    pub after: Option<IdArg>,
+    /// Page size, 1 to 100 (default 20).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Tombstoned (forgotten or superseded) memories too (default false).
+    #[serde(default)]
+    pub include_tombstoned: Option<bool>,
+    /// The namespace; must be the one this server is bound to (default).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// `turn`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TurnParams {
+    /// What was said this turn: it is remembered (as `remember` would), then used as the query
+    /// of an assessed recall.
+    pub text: String,
+    /// The claim the task is about, `entity | attribute`: it is load-bearing, and the decision
+    /// is ESCALATE when nothing recalled asserts it.
+    #[serde(default)]
+    pub about: Option<String>,
+    /// Token budget of the recall (default from the server's config), as for `recall`.
+    #[serde(default)]
+    pub budget: Option<u64>,
+    /// Who said it. Only sources declared in the server's config count as distinct
+    /// corroboration; any other label counts as the operator ("user").
+    #[serde(default)]
+    pub source: Option<String>,
+    /// `compact` (default): what the turn remembered, then the recall as `recall` shows it.
+    /// `full`: the whole agent turn (the pack with its trace, the assessment, the verdict).
+    #[serde(default)]
+    pub detail: Option<String>,
+    /// The namespace; must be the one this server is bound to (default).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// Default page size of `list` (small: a model reads every line).
+pub const LIST_DEFAULT: usize = 20;
+/// Largest page `list` returns.
+pub const LIST_MAX: usize = 100;
+
+/// `turn`'s compact structured result: what the text wrote, and the recall's compact view.
+#[derive(Debug, serde::Serialize)]
+pub struct TurnView {
+    /// What remembering the text did: `status`, `turn`, `outcomes`, `notes`, `model`.
+    pub remembered: serde_json::Value,
+    /// The recall, as `recall`'s compact result.
+    pub recall: AgentRecall,
+}
+
+/// An id as a model sends it: `"m42"` as remember, recall and list report it, or a number.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum IdArg {
-    /// `42`.
+    /// `42`: the 42nd memory of the namespace (or a stored id, as `detail: "full"` shows).
     Number(i64),
-    /// `"42"`.
+    /// `"m42"` (or `"42"`).
     Text(String),
 }
 
 impl IdArg {
-    /// The memory id, or what to send instead.
-    fn memory_id(&self) -> Result<MemoryId, String> {
-        match self {
-            IdArg::Number(n) => Ok(MemoryId(*n)),
-            IdArg::Text(t) => t
-                .trim()
-                .parse::<i64>()
-                .map(MemoryId)
-                .map_err(|_| format!("id {t:?} is not a memory id: send the number recall or remember reported")),
-        }
+    /// The id as written, or what to send instead.
+    fn id_ref(&self) -> Result<IdRef, String> {
+        let parsed = match self {
+            IdArg::Number(n) => IdRef::from_number(*n),
+            IdArg::Text(t) => t.parse::<IdRef>(),
+        };
+        parsed.map_err(|_| {
+            let given = match self {
+                IdArg::Number(n) => n.to_string(),
+                IdArg::Text(t) => format!("{t:?}"),
+            };
+            format!("id {given} is not a memory id: send it as remember, recall or list reported it (m42)")
+        })
     }
 }
 
@@ -151,10 +214,23 @@ impl MnemoMcp {
 
     /// A structured tool result as a tenant is shown it (vectors left out unless asked for).
     fn result<T: serde::Serialize>(&self, v: &T) -> Result<CallToolResult, ErrorData> {
-        let mut json = serde_json::to_value(v)
-            .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))?;
-        mnemo_agent::json_view::tenant_view(&mut json, self.with_vectors);
-        Ok(CallToolResult::structured(json))
+        Ok(CallToolResult::structured(self.json(v)?))
+    }
+
+    /// `v` as a tenant is shown it: ids as short ids, vectors left out unless asked for.
+    fn json<T: serde::Serialize>(&self, v: &T) -> Result<serde_json::Value, ErrorData> {
+        mnemo_agent::json_view::tenant_json(v, self.with_vectors)
+            .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))
+    }
+
+    /// The memory `id` names in `ns`, or the tool error to answer (`tool` names the call).
+    async fn memory_id(&self, tool: &str, ns: &Namespace, id: &IdArg) -> Result<MemoryId, CallToolResult> {
+        let r = id.id_ref().map_err(|m| Self::fix_argument(tool, m))?;
+        match self.rt.engine().memory_id(ns, r).await {
+            Ok(id) => Ok(id),
+            Err(e @ (CoreError::InvalidInput(_) | CoreError::NotFound(_))) => Err(Self::fix_argument(tool, e)),
+            Err(e) => Err(Self::failed(tool, e)),
+        }
     }
 
     /// What the engine refused or failed at: a tool-level error the caller sees.
@@ -169,10 +245,23 @@ impl MnemoMcp {
 
     /// A compact recall: the rendering is the text the model reads, the view its structure.
     fn compact(&self, view: &AgentRecall) -> Result<CallToolResult, ErrorData> {
-        let json = serde_json::to_value(view)
-            .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))?;
-        let mut r = CallToolResult::structured(json);
+        let mut r = CallToolResult::structured(self.json(view)?);
         r.content = vec![ContentBlock::text(self.rt.render_recall(view))];
+        Ok(r)
+    }
+
+    /// A compact turn: one line of what the text wrote, then the recall's rendering; the
+    /// structure holds the remember report and the recall's view.
+    fn compact_turn(&self, t: &AgentTurn) -> Result<CallToolResult, ErrorData> {
+        let view = self.rt.recall_view(t);
+        let remembered = match &t.remembered {
+            Some(r) => self.json(r)?,
+            None => serde_json::Value::Null,
+        };
+        let line = t.remembered.as_ref().map(remembered_line).unwrap_or_default();
+        let text = format!("{line}\n{}", self.rt.render_recall(&view));
+        let mut r = CallToolResult::structured(self.json(&TurnView { remembered, recall: view })?);
+        r.content = vec![ContentBlock::text(text)];
         Ok(r)
     }
 
@@ -184,18 +273,10 @@ impl MnemoMcp {
         }
     }
 
-    /// The source a label counts as: itself when declared in config, else the operator.
+    /// The source a label counts as: itself when declared in config, else the operator (the
+    /// door rule of every local door, with a note when a label is not declared).
     fn source(&self, label: Option<&str>) -> (String, Option<String>) {
-        let label = label.map(str::trim).unwrap_or("");
-        if label.is_empty() || label == OPERATOR {
-            return (OPERATOR.to_string(), None);
-        }
-        if self.rt.config().declared_sources().iter().any(|d| d == label) {
-            return (label.to_string(), None);
-        }
-        let note =
-            format!("source {label:?} is not declared in config ([sources] declared); it counts as \"{OPERATOR}\"");
-        (OPERATOR.to_string(), Some(note))
+        mnemo_agent::door::operator_source(label, &self.rt.config().declared_sources())
     }
 }
 
@@ -304,14 +385,96 @@ impl MnemoMcp {
     )]
     async fn why(&self, Parameters(p): Parameters<WhyParams>) -> Result<CallToolResult, ErrorData> {
         let ns = self.namespace(p.namespace.as_deref())?;
-        let id = match p.id.memory_id() {
+        let id = match self.memory_id("why", ns, &p.id).await {
             Ok(id) => id,
-            Err(m) => return Ok(Self::fix_argument("why", m)),
+            Err(refused) => return Ok(refused),
         };
         match self.rt.engine().why(ns, id).await {
             Ok(w) => self.result(&w),
             Err(e) => Ok(Self::failed("why", e)),
         }
+    }
+
+    /// One page of the namespace's memories.
+    #[tool(
+        description = "List the namespace's memories, one page at a time, by id: one line per memory (id, kind, \
+                       content, importance, and for a forgotten one why). `limit` 1 to 100 (default 20); pass \
+                       `next_after` of a page as `after` for the next. Tombstoned memories only with \
+                       `include_tombstoned`.",
+        output_schema = list_output_schema(),
+        // It reads the store and writes nothing.
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn list(&self, Parameters(p): Parameters<ListParams>) -> Result<CallToolResult, ErrorData> {
+        let ns = self.namespace(p.namespace.as_deref())?;
+        let limit = match p.limit {
+            None => LIST_DEFAULT,
+            Some(l) if (1..=LIST_MAX as i64).contains(&l) => l as usize,
+            Some(l) => {
+                return Ok(Self::fix_argument(
+                    "list",
+                    format!("limit must be 1 to {LIST_MAX}, got {l}: page through with next_after instead"),
+                ))
+            }
+        };
+        let after = match &p.after {
+            None => None,
+            Some(a) => match self.memory_id("list", ns, a).await {
+                Ok(id) => Some(id),
+                Err(refused) => return Ok(refused),
+            },
+        };
+        let include_tombstoned = p.include_tombstoned.unwrap_or(false);
+        let page = ListPage { after, limit, include_tombstoned };
+        match self.rt.list(ns, &page).await {
+            Ok(page) => {
+                let mut r = self.result(&page)?;
+                r.content = vec![ContentBlock::text(render_page(ns, &page, include_tombstoned))];
+                Ok(r)
+            }
+            Err(e) => Ok(Self::failed("list", e)),
+        }
+    }
+
+    /// The agent turn: remember what was said, then recall, assess, decide.
+    #[tool(
+        description = "An agent turn: remember `text` (as `remember` does), then recall for it into a token budget, \
+                       re-check verifiable claims, grade the pack and decide ACT or ESCALATE (as `recall` does, \
+                       with `text` as the query). The result is one line of what the text wrote to memory, then \
+                       the recall's prompt-ready lines and decision. `detail: \"full\"` gives the whole turn \
+                       (large).",
+        output_schema = turn_output_schema()
+    )]
+    async fn turn(&self, Parameters(p): Parameters<TurnParams>) -> Result<CallToolResult, ErrorData> {
+        let ns = self.namespace(p.namespace.as_deref())?;
+        let about = match p.about.as_deref().map(str::parse::<ClaimKey>).transpose() {
+            Ok(a) => a,
+            Err(e) => return Ok(Self::fix_argument("turn", e)),
+        };
+        let detail = match p.detail.as_deref().map(str::parse::<Detail>).transpose() {
+            Ok(d) => d.unwrap_or_default(),
+            Err(e) => return Ok(Self::fix_argument("turn", e)),
+        };
+        let (source, note) = self.source(p.source.as_deref());
+        // A budget too large for the machine is clamped by the engine, as for `recall`.
+        let budget = p.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
+        let input = TurnInput { source, text: p.text, about, budget };
+        let r = match self.rt.turn_input(ns, &input).await {
+            Ok(mut t) => {
+                if let Some(r) = t.remembered.as_mut() {
+                    r.notes.extend(note);
+                }
+                match detail {
+                    Detail::Full => self.result(&t),
+                    Detail::Compact => self.compact_turn(&t),
+                }
+            }
+            // What the door rules refuse (an empty text) the model can correct.
+            Err(AgentError::Core(e @ CoreError::InvalidInput(_))) => Ok(Self::fix_argument("turn", e)),
+            Err(e) => Ok(Self::failed("turn", e)),
+        };
+        self.flush().await;
+        r
     }
 }
 
@@ -323,23 +486,183 @@ impl ServerHandler for MnemoMcp {
             .with_instructions(format!(
                 "Mnemo long-term memory, namespace {:?}. `remember` what should outlive this conversation; \
                  `recall` before acting on a remembered fact and follow its decision (ESCALATE means ask a \
-                 human); `forget` on request; `why` explains a memory.",
+                 human); `turn` does both for one message; `forget` on request; `why` explains a memory; \
+                 `list` pages through what is remembered.",
                 self.ns.as_str()
             ))
     }
+}
+
+/// The compact view's schema without its definitions, and the definitions (kept at the root of
+/// a tool's output schema, where the view's `$ref`s point).
+fn agent_recall_schema() -> (serde_json::Value, Option<serde_json::Value>) {
+    let compact = serde_json::to_value(schemars::schema_for!(AgentRecall)).unwrap_or_default();
+    let serde_json::Value::Object(mut compact) = compact else {
+        return (serde_json::json!({"type": "object"}), None);
+    };
+    let defs = compact.remove("$defs");
+    compact.remove("$schema");
+    (serde_json::Value::Object(compact), defs)
+}
+
+/// An object schema of `anyOf` shapes with the compact view's definitions at its root.
+fn any_of_schema(shapes: Vec<serde_json::Value>, defs: Option<serde_json::Value>) -> std::sync::Arc<JsonObject> {
+    let mut root = JsonObject::new();
+    root.insert("type".into(), "object".into());
+    root.insert("anyOf".into(), serde_json::Value::Array(shapes));
+    if let Some(defs) = defs {
+        root.insert("$defs".into(), defs);
+    }
+    std::sync::Arc::new(root)
+}
+
+/// `turn`'s structured result: [`TurnView`] by default, the agent turn with `detail: "full"`.
+fn turn_output_schema() -> std::sync::Arc<JsonObject> {
+    let (recall, defs) = agent_recall_schema();
+    let compact = serde_json::json!({
+        "type": "object",
+        "description": "detail = \"compact\" (default): what the text wrote, and the recall's compact view",
+        "required": ["remembered", "recall"],
+        "properties": {
+            "remembered": {
+                "type": "object",
+                "description": "the remember report: status, turn, outcomes, notes, model",
+                "required": ["status", "outcomes"]
+            },
+            "recall": recall
+        }
+    });
+    let full = serde_json::json!({
+        "type": "object",
+        "description": "detail = \"full\": the agent turn (remembered, pack with its trace, assessment, action, verdict)",
+        "required": ["remembered", "pack", "assessment", "action", "verdict"]
+    });
+    any_of_schema(vec![compact, full], defs)
+}
+
+/// `list`'s structured result: the page (memories without their vectors, and `next_after`).
+fn list_output_schema() -> std::sync::Arc<JsonObject> {
+    let serde_json::Value::Object(schema) = serde_json::json!({
+        "type": "object",
+        "required": ["memories", "next_after"],
+        "properties": {
+            "memories": {
+                "type": "array",
+                "description": "the memories of the page, by id (as `why` shows them, without history)",
+                "items": {
+                    "type": "object",
+                    "required": ["id", "kind", "content", "status"],
+                    "properties": {
+                        "id": {"type": ["integer", "string"], "description": "the memory id"},
+                        "kind": {"type": "string", "description": "semantic | procedural | episodic"},
+                        "content": {"type": "string"},
+                        "importance": {"type": "number"},
+                        "status": {"type": "string", "description": "active | tombstoned"}
+                    }
+                }
+            },
+            "next_after": {
+                "type": ["integer", "string", "null"],
+                "description": "pass as `after` for the next page; null on the last page"
+            }
+        }
+    }) else {
+        return std::sync::Arc::new(JsonObject::new());
+    };
+    std::sync::Arc::new(schema)
+}
+
+/// One line of what a turn's text wrote: its status and what became of each memory.
+fn remembered_line(r: &RememberReport) -> String {
+    let status = serde_json::to_value(r.status()).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let mut counts: Vec<(OutcomeKind, usize)> = Vec::new();
+    for o in &r.outcomes {
+        match counts.iter_mut().find(|(k, _)| *k == o.kind) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((o.kind, 1)),
+        }
+    }
+    let what = counts
+        .iter()
+        .map(|(k, n)| {
+            let k = serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            format!("{n} {k}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut line = format!("Remembered: turn {} {status}, {}", r.turn.id, plural(r.outcomes.len(), "outcome"));
+    if !what.is_empty() {
+        line.push_str(&format!(" ({what})"));
+    }
+    line.push('.');
+    if r.outcomes.is_empty() {
+        if let Some(n) = r.notes.first() {
+            line.push_str(&format!(" Note: {}", clip(n, 160)));
+        }
+    }
+    line
+}
+
+/// The text of a `list` page: a header, then one line per memory.
+fn render_page(ns: &Namespace, page: &MemoryPage, include_tombstoned: bool) -> String {
+    let which = if include_tombstoned { "tombstoned included" } else { "active only" };
+    let next = match page.next_after {
+        Some(id) => format!("more: call list with after = {id}"),
+        None => "last page".to_string(),
+    };
+    let mut text = format!(
+        "Mnemo list, namespace {}: {} ({which}); {next}.\n",
+        ns.as_str(),
+        plural(page.memories.len(), "memory")
+    );
+    for m in &page.memories {
+        text.push_str(&memory_line(m));
+        text.push('\n');
+    }
+    text
+}
+
+/// One memory as a `list` line: id, kind, content, importance, pinned, and a tombstone's why.
+fn memory_line(m: &MemoryRecord) -> String {
+    let mut line = format!("{} [{}] {} (importance {:.2}", m.id, m.kind.as_str(), clip(&m.content, 240), m.importance);
+    if m.pinned {
+        line.push_str(", pinned");
+    }
+    line.push(')');
+    if let Status::Tombstoned { reason, superseded_by, .. } = &m.status {
+        line.push_str(&format!(" TOMBSTONED: {}", clip(reason, 120)));
+        if let Some(by) = superseded_by {
+            line.push_str(&format!(" (superseded by {by})"));
+        }
+    }
+    line
+}
+
+/// `n` and the noun, plural unless one ("memory" → "memories").
+fn plural(n: usize, noun: &str) -> String {
+    match (n, noun.strip_suffix('y')) {
+        (1, _) => format!("1 {noun}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        (_, None) => format!("{n} {noun}s"),
+    }
+}
+
+/// `s` on one line, at most `max` characters (ending in "…" when cut).
+fn clip(s: &str, max: usize) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= max {
+        return one;
+    }
+    let mut cut: String = one.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
 }
 
 /// `recall`'s structured result: the compact view by default, the full result (an agent turn,
 /// or for `raw` a pack) with `detail: "full"`. MCP clients check structuredContent against the
 /// declared schema, so both shapes are declared.
 fn recall_output_schema() -> std::sync::Arc<JsonObject> {
-    let compact = serde_json::to_value(schemars::schema_for!(AgentRecall)).unwrap_or_default();
-    let serde_json::Value::Object(mut compact) = compact else {
-        return std::sync::Arc::new(JsonObject::new());
-    };
-    // The definitions stay at the root, where the compact schema's `$ref`s point.
-    let defs = compact.remove("$defs");
-    compact.remove("$schema");
+    let (compact, defs) = agent_recall_schema();
     let full_turn = serde_json::json!({
         "type": "object",
         "description": "detail = \"full\": the agent turn (pack with its trace, assessment, action, verdict)",
@@ -350,13 +673,7 @@ fn recall_output_schema() -> std::sync::Arc<JsonObject> {
         "description": "detail = \"full\" with raw: the pack (items, trace, budget, used, notes)",
         "required": ["items", "trace", "budget", "used"]
     });
-    let mut root = JsonObject::new();
-    root.insert("type".into(), "object".into());
-    root.insert("anyOf".into(), serde_json::json!([compact, full_turn, full_pack]));
-    if let Some(defs) = defs {
-        root.insert("$defs".into(), defs);
-    }
-    std::sync::Arc::new(root)
+    any_of_schema(vec![compact, full_turn, full_pack], defs)
 }
 
 /// `entity | attribute`.

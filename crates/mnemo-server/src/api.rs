@@ -193,3 +193,21 @@ pub struct Health {
     /// The store's highest revision (readiness only).
     pub store_rev: Option<u64>,
 }
+
+/// The body of `POST /v1/backup`: the store's backup file (for the SQLite store, a SQLite
+/// database holding every namespace), as `mnemo backup create` writes it.
+#[derive(ToSchema)]
+#[schema(value_type = String, format = Binary)]
+pub struct BackupFile(pub Vec<u8>);
+
+/// The headers of `POST /v1/backup` that describe the backup (`mnemo backup create`'s report).
+pub mod backup_header {
+    /// Memories in the backup (every namespace, tombstoned ones included).
+    pub const MEMORIES: &str = "x-mnemo-backup-memories";
+    /// Turns in the backup.
+    pub const TURNS: &str = "x-mnemo-backup-turns";
+    /// The backup's size in bytes (also `Content-Length`).
+    pub const BYTES: &str = "x-mnemo-backup-bytes";
+    /// The store's generation in the backup, when the store has an identity.
+    pub const GENERATION: &str = "x-mnemo-backup-generation";
+}

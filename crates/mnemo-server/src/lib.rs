@@ -1,11 +1,13 @@
 //! Mnemo's HTTP JSON API: remember (a turn), recall (budget, trace, assessment), forget, why,
 //! the agent turn (recall → assess → decision), list/export/restore of a namespace's memories,
-//! `/health`, `/ready` and `/openapi.json` (generated from the request and response types).
+//! a backup of the whole store (`POST /v1/backup`), `/health`, `/ready` and `/openapi.json`
+//! (generated from the request and response types).
 //!
 //! Every `/v1/namespaces/{ns}/…` call needs a bearer token from `[[serve.tokens]]`: none or an
-//! unknown one → 401, a namespace the token does not reach → 403. A turn remembered over HTTP is
-//! recorded under the token's principal (its authenticated source), so corroboration counts
-//! distinct principals; a client's free `source` label changes nothing. Errors are
+//! unknown one → 401, a namespace the token does not reach → 403; `POST /v1/backup` holds every
+//! namespace and needs a token that reaches them all (`namespaces = ["*"]`). A turn remembered
+//! over HTTP is recorded under the token's principal (its authenticated source), so
+//! corroboration counts distinct principals; a client's free `source` label changes nothing. Errors are
 //! `{"error": {"code", "message"}}` with stable codes (see `error::code`).
 //!
 //! The server is the one writer of its data directory (the runtime holds the directory lock
@@ -78,12 +80,12 @@ pub struct AppState {
 #[openapi(
     info(title = "Mnemo HTTP API", description = "Long-term memory for AI agents that audits what it recalls."),
     paths(routes::remember, routes::recall, routes::turn, routes::forget, routes::why, routes::list,
-        routes::export, routes::restore, routes::health, routes::ready),
+        routes::export, routes::restore, routes::backup, routes::health, routes::ready),
     components(schemas(api::RememberRequest, api::RememberResponse, api::About, api::RecallRequest,
         api::RecallResponse, api::RecallResult, mnemo_agent::AgentRecall, mnemo_agent::agent_view::RecallLine,
         mnemo_agent::agent_view::RecallDecision, mnemo_agent::agent_view::ActOnValue, api::TurnRequest,
         api::TurnResponse, api::ForgetRequest, api::WhyResponse, api::ListResponse, api::RestoreResponse,
-        api::Health, error::ErrorBody, error::ErrorDetail, schema::RememberReport, schema::Pack,
+        api::Health, api::BackupFile, error::ErrorBody, error::ErrorDetail, schema::RememberReport, schema::Pack,
         schema::Assessment, schema::Verdict, schema::AgentTurn, schema::WhyReport, schema::Memory,
         schema::MemoryRecord)),
     modifiers(&BearerAuth)
@@ -116,11 +118,16 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/namespaces/{ns}/memories/{id}/restore", post(routes::restore))
         .route("/v1/namespaces/{ns}/export", get(routes::export))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::auth));
+    // Over the whole store: a token that reaches every namespace.
+    let store = Router::new()
+        .route("/v1/backup", post(routes::backup))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::auth_store));
     Router::new()
         .route("/health", get(routes::health))
         .route("/ready", get(routes::ready))
         .route("/openapi.json", get(|| async { axum::Json(ApiDoc::openapi()) }))
         .merge(v1)
+        .merge(store)
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))

@@ -16,6 +16,7 @@ use mnemo_core::{ForgetCommand, ListPage, MemoryId, Namespace, SearchMode, Task}
 
 use crate::api::*;
 use crate::error::{code, ApiError, ErrorBody};
+use crate::settings::TokenGrant;
 use crate::AppState;
 
 /// Who is calling, and on which namespace (set by `auth`).
@@ -53,6 +54,29 @@ where
     }
 }
 
+/// The grant of the request's bearer token, if it carries a known one.
+fn bearer_grant<'a>(st: &'a AppState, req: &Request) -> Option<&'a TokenGrant> {
+    let token = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim);
+    token.and_then(|t| st.settings.grant(t))
+}
+
+/// The 401 of a request without a known bearer token.
+fn unauthorized() -> Response {
+    let mut r = ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        code::UNAUTHORIZED,
+        "a valid bearer token is required (Authorization: Bearer …)",
+    )
+    .into_response();
+    r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}
+
 /// Bearer token → principal; the namespace in the path must be one the token reaches.
 pub async fn auth(
     State(st): State<AppState>,
@@ -60,21 +84,8 @@ pub async fn auth(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let token = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim);
-    let Some(grant) = token.and_then(|t| st.settings.grant(t)) else {
-        let mut r = ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            code::UNAUTHORIZED,
-            "a valid bearer token is required (Authorization: Bearer …)",
-        )
-        .into_response();
-        r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return r;
+    let Some(grant) = bearer_grant(&st, &req) else {
+        return unauthorized();
     };
     let params = match params {
         Ok(Path(p)) => p,
@@ -96,6 +107,36 @@ pub async fn auth(
         .into_response();
     }
     req.extensions_mut().insert(Caller { principal: grant.principal.clone(), namespace });
+    next.run(req).await
+}
+
+/// Who is calling a route over the whole store (every namespace), set by `auth_store`.
+#[derive(Clone, Debug)]
+pub struct StoreCaller {
+    /// The token's principal.
+    pub principal: String,
+}
+
+/// Bearer token → principal, for routes over the whole store (a backup holds every
+/// namespace): the token must reach every namespace (`namespaces = ["*"]`), else 403.
+pub async fn auth_store(State(st): State<AppState>, mut req: Request, next: Next) -> Response {
+    let Some(grant) = bearer_grant(&st, &req) else {
+        return unauthorized();
+    };
+    if !grant.namespaces.iter().any(|n| n == "*") {
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            code::FORBIDDEN,
+            format!(
+                "a backup holds every namespace: the token of {} reaches only {}; it needs a token whose \
+                 [[serve.tokens]] entry has namespaces = [\"*\"]",
+                grant.principal,
+                grant.namespaces.join(", ")
+            ),
+        )
+        .into_response();
+    }
+    req.extensions_mut().insert(StoreCaller { principal: grant.principal.clone() });
     next.run(req).await
 }
 
@@ -399,6 +440,99 @@ pub async fn restore(
         restored: to_value(&mnemo_agent::memories::MemoryRecord::from(r.restored))?,
         superseded: r.superseded.iter().map(|i| i.0).collect(),
     }))
+}
+
+/// The error code of a store that makes no file backups (501).
+pub const UNSUPPORTED: &str = "unsupported";
+
+/// A temporary directory removed off the async executor when dropped (after the last chunk of
+/// a download is sent, or when the client goes away mid-way).
+struct TempDirGuard(Option<tempfile::TempDir>);
+
+impl Drop for TempDirGuard {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(h) => {
+                    h.spawn_blocking(move || drop(dir));
+                }
+                Err(_) => drop(dir),
+            }
+        }
+    }
+}
+
+fn io_error(action: &str, e: impl std::fmt::Display) -> ApiError {
+    tracing::error!(error = %e, "backup: cannot {action}");
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, code::INTERNAL, format!("backup: cannot {action}: {e}"))
+}
+
+/// A backup of the whole store (every namespace), as `mnemo backup create` writes it, streamed
+/// back as a file. The snapshot is written to a temporary directory under the system's temp
+/// directory (`TMPDIR`), streamed, and removed once sent (or when the client goes away).
+#[utoipa::path(post, path = "/v1/backup", tag = "store",
+    responses((status = 200, description = "the backup file (for the SQLite store, a SQLite database of every namespace; \
+            `mnemo backup restore FILE` restores it); the headers say what it holds",
+            content_type = "application/octet-stream", body = BackupFile,
+            headers(("x-mnemo-backup-memories" = u64, description = "memories in it (every namespace, tombstoned ones included)"),
+                ("x-mnemo-backup-turns" = u64, description = "turns in it"),
+                ("x-mnemo-backup-bytes" = u64, description = "its size in bytes"),
+                ("content-disposition" = String, description = "attachment; filename=\"mnemo-backup-….db\""))),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach every namespace (a backup holds them all: namespaces = [\"*\"])", body = ErrorBody),
+        (status = 500, description = "internal: the backup could not be written or read back", body = ErrorBody),
+        (status = 501, description = "unsupported: this store makes no file backups (back it up with its own tools, e.g. pg_dump)", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn backup(State(st): State<AppState>, Extension(c): Extension<StoreCaller>) -> Result<Response, ApiError> {
+    let dir = tokio::task::spawn_blocking(|| tempfile::Builder::new().prefix("mnemo-backup-").tempdir())
+        .await
+        .map_err(|e| io_error("make a temporary directory", e))?
+        .map_err(|e| io_error("make a temporary directory", e))?;
+    let path = dir.path().join("backup.db");
+    let dir = TempDirGuard(Some(dir));
+    let info = match st.rt.engine().backup(&path).await {
+        Ok(i) => i,
+        // The path is the server's own, new, in a directory that exists: what the store refuses
+        // is making file backups at all.
+        Err(mnemo_core::CoreError::InvalidInput(m)) => {
+            return Err(ApiError::new(StatusCode::NOT_IMPLEMENTED, UNSUPPORTED, m));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let file = tokio::fs::File::open(&path).await.map_err(|e| io_error("read the backup back", e))?;
+    let bytes = file.metadata().await.map_err(|e| io_error("read the backup back", e))?.len();
+    tracing::info!(principal = %c.principal, memories = info.memories, turns = info.turns, bytes, "backup sent");
+    // Read in chunks as the client takes them; the directory goes with the stream.
+    let chunks = futures_util::stream::unfold(Some((file, dir)), |state| async move {
+        let (mut file, dir) = state?;
+        let mut buf = vec![0u8; 64 * 1024];
+        match tokio::io::AsyncReadExt::read(&mut file, &mut buf).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok(buf), Some((file, dir))))
+            }
+            Err(e) => Some((Err(e), None)),
+        }
+    });
+    let stamp = st.rt.engine().now().to_rfc3339().replace([':', '-'], "");
+    let mut headers = vec![
+        (header::CONTENT_TYPE, "application/octet-stream".to_string()),
+        (header::CONTENT_LENGTH, bytes.to_string()),
+        (header::CONTENT_DISPOSITION, format!("attachment; filename=\"mnemo-backup-{stamp}.db\"")),
+        (header::HeaderName::from_static(backup_header::MEMORIES), info.memories.to_string()),
+        (header::HeaderName::from_static(backup_header::TURNS), info.turns.to_string()),
+        (header::HeaderName::from_static(backup_header::BYTES), bytes.to_string()),
+    ];
+    if let Some(id) = &info.identity {
+        headers.push((header::HeaderName::from_static(backup_header::GENERATION), id.generation.to_string()));
+    }
+    let mut r = axum::body::Body::from_stream(chunks).into_response();
+    for (name, value) in headers {
+        let value = HeaderValue::from_str(&value).map_err(|e| io_error("write a header", e))?;
+        r.headers_mut().insert(name, value);
+    }
+    Ok(r)
 }
 
 /// Liveness: the process answers.

@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 const OPS: &str = "ops-token-0123456789";
 const CRM: &str = "crm-token-0123456789";
 const OTHER: &str = "other-token-0123456789";
+/// Reaches every namespace (`"*"`): the one token a backup is given to.
+const ADMIN: &str = "admin-token-0123456789";
 
 struct Server {
     base: String,
@@ -34,6 +36,7 @@ impl Server {
             TokenGrant::new("ops", OPS, &["a", "ctl"]),
             TokenGrant::new("crm", CRM, &["a", "ctl"]),
             TokenGrant::new("other", OTHER, &["b"]),
+            TokenGrant::new("admin", ADMIN, &["*"]),
         ]);
         if let Some(m) = max_body {
             settings.max_body_bytes = m;
@@ -244,6 +247,7 @@ async fn the_openapi_document_lists_the_paths() {
         "/v1/namespaces/{ns}/memories/{id}",
         "/v1/namespaces/{ns}/memories/{id}/restore",
         "/v1/namespaces/{ns}/export",
+        "/v1/backup",
         "/health",
         "/ready",
     ] {
@@ -517,12 +521,18 @@ fn the_document_declares_query_parameters_typed_bodies_and_error_statuses() {
                     "{at}: the 200 body is not typed: {schema}"
                 ),
                 "application/x-ndjson" => assert_eq!(schema["type"], "string", "{at}"),
+                "application/octet-stream" => {
+                    assert_eq!((&schema["type"], &schema["format"]), (&json!("string"), &json!("binary")), "{at}")
+                }
                 other => panic!("{at}: unexpected media type {other}"),
             }
             let declared: Vec<&str> = o["responses"].as_object().unwrap().keys().map(String::as_str).collect();
             let mut wanted = Vec::new();
-            if path.starts_with("/v1/") {
+            if path.starts_with("/v1/namespaces/") {
                 wanted.extend(["400", "401", "403", "500"]);
+            }
+            if path == "/v1/backup" {
+                wanted.extend(["401", "403", "500", "501"]);
             }
             if o["requestBody"].is_object() {
                 wanted.extend(["413", "415", "422"]);
@@ -541,7 +551,7 @@ fn the_document_declares_query_parameters_typed_bodies_and_error_statuses() {
             untyped_or_required_null(&body["schema"], &format!("{at} 200"), &mut found);
         }
     }
-    assert_eq!(operations, 10, "every route is in the document");
+    assert_eq!(operations, 11, "every route is in the document");
     for (name, s) in doc["components"]["schemas"].as_object().unwrap() {
         untyped_or_required_null(s, name, &mut found);
     }
@@ -759,4 +769,80 @@ async fn every_route_answers_what_the_document_types() {
     assert!(declares(&doc, "POST", &format!("{ns}/recall"), st));
     typed::<ErrorBody>(&r.json().await.unwrap());
     s.stop().await;
+}
+
+/// The `mnemo-backup-*` directories in the system's temp directory.
+fn backup_dirs() -> std::collections::BTreeSet<std::path::PathBuf> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("mnemo-backup-")))
+        .collect()
+}
+
+/// `POST /v1/backup` streams the whole store (every namespace) to a token that reaches every
+/// namespace; the file it sends restores into a new data directory with every memory; a
+/// namespace-scoped token is refused (403) and nothing is left in the temp directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_backup_over_http_holds_every_namespace_and_restores() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start(d.path(), None).await;
+    s.remember("a", OPS, "[SEM] Acme | owner | Ben\n[SEM] Acme | site | Lyon", None).await;
+    s.remember("a", OPS, "[SEM] Acme | owner | Carl", None).await;
+    s.remember("b", OTHER, "[SEM] Globex | owner | Dana", None).await;
+
+    let (st, v) = s.call("POST", "/v1/backup", None, None).await;
+    assert_eq!((st, code(&v)), (401, "unauthorized"), "{v}");
+    for token in [OPS, OTHER] {
+        let (st, v) = s.call("POST", "/v1/backup", Some(token), None).await;
+        assert_eq!((st, code(&v)), (403, "forbidden"), "{v}");
+        let m = v["error"]["message"].as_str().unwrap();
+        assert!(m.contains("every namespace") && m.contains("\"*\""), "{m}");
+    }
+    let (st, v) = s.call("GET", "/v1/backup", Some(ADMIN), None).await;
+    assert_eq!((st, code(&v)), (405, "method_not_allowed"), "{v}");
+
+    let before = backup_dirs();
+    let r = s.client.post(format!("{}/v1/backup", s.base)).bearer_auth(ADMIN).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let header = |name: &str| r.headers().get(name).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    assert_eq!(header("content-type"), "application/octet-stream");
+    let disposition = header("content-disposition");
+    assert!(disposition.starts_with("attachment; filename=\"mnemo-backup-") && disposition.ends_with(".db\""));
+    // Four memories (one superseded) in two namespaces, three turns.
+    assert_eq!((header("x-mnemo-backup-memories"), header("x-mnemo-backup-turns")), ("4".into(), "3".into()));
+    let declared: usize = header("x-mnemo-backup-bytes").parse().unwrap();
+    let body = r.bytes().await.unwrap();
+    assert_eq!(body.len(), declared);
+    assert!(body.starts_with(b"SQLite format 3\0"), "a SQLite database");
+    // The snapshot is removed once sent (off the executor: give it a moment).
+    let mut left: Vec<_> = Vec::new();
+    for _ in 0..50 {
+        left = backup_dirs().difference(&before).cloned().collect();
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(left.is_empty(), "the temporary backup is removed: {left:?}");
+    s.stop().await;
+
+    // Restored into a new data directory: every namespace, every memory.
+    let file = d.path().join("downloaded.db");
+    std::fs::write(&file, &body).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-02T09:00:00Z").unwrap()));
+    let rt = Runtime::build(&Config::embedded_default().unwrap(), other.path(), clock, vec![]).await.unwrap();
+    let (info, _) = rt.engine().restore_backup(&file, &|_, _| {}).await.unwrap();
+    assert_eq!((info.memories, info.turns), (4, 3));
+    let content = |ns: &str| {
+        let rt = &rt;
+        let ns = Namespace::new(ns).unwrap();
+        async move {
+            let page = ListPage { after: None, limit: 100, include_tombstoned: true };
+            rt.list(&ns, &page).await.unwrap().memories.into_iter().map(|m| m.content).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(content("a").await, ["Acme | owner | Ben", "Acme | site | Lyon", "Acme | owner | Carl"]);
+    assert_eq!(content("b").await, ["Globex | owner | Dana"]);
 }

@@ -1,0 +1,206 @@
+//! The `list` and `turn` tools of the MCP server, driven in-process by rmcp's client over an
+//! in-memory pipe: both are listed with their schemas and annotations, `list` pages through a
+//! namespace and refuses a bad page as a tool error, `turn` remembers and answers.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use std::sync::Arc;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+
+use mnemo_agent::{Config, Runtime};
+use mnemo_core::{Namespace, SimClock, Timestamp};
+use mnemo_mcp::MnemoMcp;
+// The default config's kinds (store, index, fake model).
+use mnemo_llm as _;
+use mnemo_store as _;
+use mnemo_tools as _;
+
+/// A client connected to a server over `dir`, bound to namespace `alice`.
+async fn connect(dir: &std::path::Path) -> RunningService<RoleClient, ()> {
+    let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
+    let rt = Runtime::build(&Config::embedded_default().unwrap(), dir, clock, vec![]).await.unwrap();
+    let server = MnemoMcp::new(Arc::new(rt), Namespace::new("alice").unwrap());
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let running = server.serve(server_io).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    ().serve(client_io).await.unwrap()
+}
+
+async fn call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &str,
+    args: Value,
+) -> Result<CallToolResult, ServiceError> {
+    let Value::Object(args) = args else { panic!("arguments must be an object") };
+    client.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args)).await
+}
+
+/// A successful call: its text (what a model reads) and its structured content.
+async fn ok(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> (String, Value) {
+    let r = call(client, tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool} {args}: {e}"));
+    assert_ne!(r.is_error, Some(true), "{tool} {args}: {r:?}");
+    let structured = r.structured_content.clone().unwrap_or_else(|| panic!("{tool}: no structured content"));
+    (text_of(&r), structured)
+}
+
+/// A call refused as a tool error (not a JSON-RPC error) whose text says `says`.
+async fn tool_error(client: &RunningService<RoleClient, ()>, tool: &str, args: Value, says: &str) {
+    let r = call(client, tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool} {args}: a protocol error: {e}"));
+    assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
+    assert!(text_of(&r).contains(says), "{tool} {args}: {:?} does not say {says:?}", text_of(&r));
+}
+
+fn text_of(r: &CallToolResult) -> String {
+    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}
+
+fn has_key(v: &Value, key: &str) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key(key) || m.values().any(|x| has_key(x, key)),
+        Value::Array(a) => a.iter().any(|x| has_key(x, key)),
+        _ => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_and_turn_are_listed_with_their_schemas_and_annotations() {
+    let d = tempfile::tempdir().unwrap();
+    let client = connect(d.path()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(names, ["forget", "list", "recall", "remember", "turn", "why"]);
+    let tool = |name: &str| tools.iter().find(|t| t.name == name).unwrap();
+
+    let list = tool("list");
+    let input = Value::Object((*list.input_schema).clone());
+    for arg in ["after", "limit", "include_tombstoned", "namespace"] {
+        assert!(input["properties"][arg].is_object(), "list takes {arg}: {input}");
+    }
+    assert!(input.get("required").is_none_or(|r| r.as_array().unwrap().is_empty()), "all optional: {input}");
+    let a = list.annotations.as_ref().expect("list is annotated");
+    assert_eq!((a.read_only_hint, a.open_world_hint), (Some(true), Some(false)));
+    assert!(list.output_schema.is_some(), "list declares its output");
+
+    let turn = tool("turn");
+    let input = Value::Object((*turn.input_schema).clone());
+    for arg in ["text", "about", "budget", "source", "detail", "namespace"] {
+        assert!(input["properties"][arg].is_object(), "turn takes {arg}: {input}");
+    }
+    assert!(input["properties"].get("message").is_none(), "`text`, as remember names it: {input}");
+    assert_eq!(input["required"], json!(["text"]), "{input}");
+    assert_ne!(turn.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true), "turn writes");
+    let output = Value::Object((*turn.output_schema.clone().expect("turn declares its output")).clone());
+    assert!(output["anyOf"][0]["properties"]["recall"]["properties"]["memories"].is_object(), "{output}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_pages_through_the_namespace_and_refuses_a_bad_page_as_a_tool_error() {
+    let d = tempfile::tempdir().unwrap();
+    let client = connect(d.path()).await;
+    let turn: Vec<String> = (0..5).map(|i| format!("[SEM] Item {i} | colour | blue")).collect();
+    ok(&client, "remember", json!({"text": turn.join("\n")})).await;
+    ok(&client, "remember", json!({"text": "[SEM] Item 0 | colour | red"})).await;
+
+    // Default: active memories only, a page of 20.
+    let (text, page) = ok(&client, "list", json!({})).await;
+    let all = page["memories"].as_array().unwrap();
+    assert_eq!(all.len(), 5, "{page}");
+    assert_eq!(page["next_after"], Value::Null, "{page}");
+    assert!(!has_key(&page, "vector"), "no embedding vectors: {page}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1 + 5, "a header and one line per memory: {text}");
+    assert!(lines[0].contains("5 memories") && lines[0].contains("last page"), "{text}");
+    assert!(text.contains("[semantic] Item 0 | colour | red") && !text.contains("Item 0 | colour | blue"), "{text}");
+
+    // Pages of 2, `after` as the number or as a string, until the last page.
+    let mut seen = Vec::new();
+    let mut after = Value::Null;
+    let mut pages = 0;
+    loop {
+        let mut args = json!({"limit": 2, "include_tombstoned": true});
+        if let Some(short) = after.as_str() {
+            // As list shows it (`m42`), or its number.
+            args["after"] = if pages % 2 == 0 { json!(short) } else { json!(short[1..].parse::<i64>().unwrap()) };
+        }
+        let (text, page) = ok(&client, "list", args).await;
+        pages += 1;
+        let memories = page["memories"].as_array().unwrap();
+        assert!(memories.len() <= 2, "{page}");
+        seen.extend(memories.iter().map(|m| m["id"].clone()));
+        after = page["next_after"].clone();
+        if after.is_null() {
+            assert!(text.contains("last page"), "{text}");
+            break;
+        }
+        let short = after.as_str().unwrap_or_else(|| panic!("a short id: {page}"));
+        assert!(short.starts_with('m'), "{page}");
+        assert!(text.contains(&format!("after = {short}")), "the text says how to go on: {text}");
+    }
+    assert_eq!(seen.len(), 6, "five active and the superseded one: {seen:?}");
+    let (text, _) = ok(&client, "list", json!({"include_tombstoned": true})).await;
+    let old = text.lines().find(|l| l.contains("Item 0 | colour | blue")).unwrap_or_else(|| panic!("{text}"));
+    assert!(old.contains("TOMBSTONED") && old.contains("superseded by"), "{old}");
+
+    for (args, says) in [
+        (json!({"limit": 0}), "limit must be 1 to 100, got 0"),
+        (json!({"limit": 101}), "limit must be 1 to 100, got 101"),
+        (json!({"limit": -3}), "limit must be 1 to 100"),
+        (json!({"after": "the first one"}), "not a memory id"),
+        (json!({"after": "t1"}), "turn id"),
+    ] {
+        tool_error(&client, "list", args, says).await;
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turn_remembers_what_was_said_and_answers_from_memory() {
+    let d = tempfile::tempdir().unwrap();
+    let client = connect(d.path()).await;
+    ok(&client, "remember", json!({"text": "[SEM] Acme | site | Lyon"})).await;
+
+    let (text, t) = ok(
+        &client,
+        "turn",
+        json!({"text": "[SEM] Acme | owner | Ben", "about": "Acme | owner", "budget": 256, "source": "crm"}),
+    )
+    .await;
+    assert_eq!(t["remembered"]["status"], "extracted", "{t}");
+    assert_eq!(t["remembered"]["outcomes"].as_array().unwrap().len(), 1, "{t}");
+    assert!(t["remembered"]["notes"].to_string().contains("not declared"), "the source rule of remember: {t}");
+    let recall = &t["recall"];
+    assert_eq!(recall["budget"], 256, "{t}");
+    assert_eq!(recall["decision"]["decision"], "act", "{t}");
+    assert_eq!(recall["decision"]["act_on"][0]["value"], "Ben", "{t}");
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("Remembered: turn ") && first.contains("extracted, 1 outcome (1 inserted)"), "{text}");
+    assert!(text.contains("Decision: ") && text.contains("Acme | owner | Ben"), "{text}");
+    assert!(!has_key(&t, "vector") && !has_key(&t, "trace"), "compact: {t}");
+
+    // What the turn remembered is there for the next one.
+    let (_, page) = ok(&client, "list", json!({})).await;
+    assert!(page.to_string().contains("Acme | owner | Ben"), "{page}");
+
+    // The whole turn on request.
+    let (_, full) = ok(&client, "turn", json!({"text": "who owns Acme?", "detail": "full"})).await;
+    assert!(full["pack"]["trace"].is_array() && full["verdict"]["decision"].is_string(), "{full}");
+    assert!(full["remembered"]["turn"].is_object(), "{full}");
+
+    for (args, says) in [
+        (json!({"text": "  "}), "text must not be empty"),
+        (json!({"text": "who owns Acme", "about": "Acme"}), "entity | attribute"),
+        (json!({"text": "who owns Acme", "detail": "huge"}), "compact"),
+    ] {
+        tool_error(&client, "turn", args, says).await;
+    }
+    // Another namespace is refused, as on every tool.
+    assert!(call(&client, "turn", json!({"text": "x", "namespace": "bob"})).await.is_err());
+    assert!(call(&client, "list", json!({"namespace": "bob"})).await.is_err());
+    client.cancel().await.unwrap();
+}
