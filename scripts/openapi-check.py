@@ -163,6 +163,12 @@ def run(base, token, ns, doc, admin_token):
                 recall.sync_detailed(ns, client=client, body=RecallRequest(query="who owns Acme", about=about)),
                 AgentRecall)
     assert r.memories and r.decision is not None, r
+    assert all(m.id.startswith("m") for m in r.memories), r
+    r = c.check("POST recall (compact, about as text, mode alias)", "post", f"{v1}/recall",
+                recall.sync_detailed(ns, client=client, body=RecallRequest(
+                    query="who owns Acme", about="Acme | owner", mode="bm25")),
+                AgentRecall)
+    assert r.decision is not None, r
     r = c.check("POST recall (compact, raw)", "post", f"{v1}/recall",
                 recall.sync_detailed(ns, client=client, body=RecallRequest(query="who owns Acme", raw=True)),
                 AgentRecall)
@@ -178,7 +184,7 @@ def run(base, token, ns, doc, admin_token):
     assert r.assessment is None and r.verdict is None and r.action is None, r
 
     r = c.check("POST turn", "post", f"{v1}/turn",
-                turn.sync_detailed(ns, client=client, body=TurnRequest(message="[SEM] Acme | owner | Carl", about=about)),
+                turn.sync_detailed(ns, client=client, body=TurnRequest(text="[SEM] Acme | owner | Carl", about=about)),
                 TurnResponse)
     assert isinstance(r.turn, AgentTurn) and r.turn.verdict.decision.value in ("act", "escalate"), r
 
@@ -193,9 +199,9 @@ def run(base, token, ns, doc, admin_token):
 
     page = c.check("GET list (limit 1, tombstoned too)", "get", f"{v1}/memories",
                    list_.sync_detailed(ns, client=client, limit=1, include_tombstoned=True), ListResponse)
-    assert len(page.memories) == 1 and isinstance(page.next_after, int), page
+    assert len(page.memories) == 1 and isinstance(page.next_after, str), page
     seen = [m.id for m in page.memories]
-    while isinstance(page.next_after, int):
+    while isinstance(page.next_after, str):
         page = c.check(f"GET list (after {page.next_after})", "get", f"{v1}/memories",
                        list_.sync_detailed(ns, client=client, after=page.next_after, limit=2,
                                            include_tombstoned=True), ListResponse)

@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::{Assessment, Decision, LookupOutcome, Memory, MemoryGrade, MemoryId, Pack, Timestamp, TokenCounter};
+use mnemo_core::{Assessment, Decision, LookupOutcome, Memory, MemoryGrade, Pack, Timestamp, TokenCounter};
 
 use crate::runtime::AgentTurn;
 use crate::verdict::Verdict;
@@ -73,9 +73,8 @@ impl fmt::Display for Detail {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RecallLine {
     /// The memory id (`why` explains it).
-    #[cfg_attr(feature = "schema", schemars(with = "String"))]
-    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "m42"))]
-    pub id: MemoryId,
+    #[cfg_attr(feature = "openapi", schema(example = "m42"))]
+    pub id: String,
     /// semantic | procedural | episodic.
     pub kind: String,
     /// What it says.
@@ -92,9 +91,8 @@ pub struct RecallLine {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ActOnValue {
     /// The memory holding it.
-    #[cfg_attr(feature = "schema", schemars(with = "String"))]
-    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "m42"))]
-    pub memory: MemoryId,
+    #[cfg_attr(feature = "openapi", schema(example = "m42"))]
+    pub memory: String,
     /// Entity.
     pub entity: String,
     /// Attribute.
@@ -119,9 +117,7 @@ pub struct RecallDecision {
     /// ESCALATE: why (ask a human). Empty on ACT.
     pub reasons: Vec<String>,
     /// ESCALATE: the load-bearing memories below the threshold.
-    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
-    pub weak: Vec<MemoryId>,
+    pub weak: Vec<String>,
 }
 
 /// A recall as an agent reads it (see the module doc).
@@ -141,9 +137,7 @@ pub struct AgentRecall {
     pub token_counter: String,
     /// Packed memories whose lines did not fit the budget (a line carries id, kind, trust and
     /// basis besides the content the pack budgeted): `detail = "full"` shows them.
-    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
-    pub left_out: Vec<MemoryId>,
+    pub left_out: Vec<String>,
     /// Short notes: a clamped budget, a stale value corrected, a system of record that failed.
     pub notes: Vec<String>,
 }
@@ -187,7 +181,7 @@ impl AgentRecall {
         for m in pack.memories() {
             let grade = a.and_then(|a| a.grades.iter().find(|g| g.id == m.id));
             let line = RecallLine {
-                id: m.id,
+                id: m.id.short(),
                 kind: m.kind.as_str().to_string(),
                 content: m.content.clone(),
                 trust: grade.map(|g| g.trust),
@@ -199,7 +193,7 @@ impl AgentRecall {
                     tokens = t;
                     memories.push(line);
                 }
-                None => left_out.push(m.id),
+                None => left_out.push(m.id.short()),
             }
         }
         AgentRecall {
@@ -257,14 +251,14 @@ fn decision_of(d: &Decision, v: &Verdict) -> RecallDecision {
             .act_on
             .iter()
             .map(|x| ActOnValue {
-                memory: x.memory,
+                memory: x.memory.short(),
                 entity: x.entity.clone(),
                 attribute: x.attribute.clone(),
                 value: x.value.clone(),
             })
             .collect(),
         reasons,
-        weak: v.weak.iter().map(|w| w.memory).collect(),
+        weak: v.weak.iter().map(|w| w.memory.short()).collect(),
     }
 }
 
@@ -373,7 +367,7 @@ mod tests {
 
     fn line(id: i64, content: &str) -> RecallLine {
         RecallLine {
-            id: MemoryId(id),
+            id: mnemo_core::MemoryId(id).short(),
             kind: "semantic".into(),
             content: content.into(),
             trust: Some(0.8),
@@ -416,7 +410,7 @@ mod tests {
                 threshold: 0.7,
                 act_on: vec![],
                 reasons: vec![long.clone(), long],
-                weak: vec![MemoryId(1)],
+                weak: vec!["m1".into()],
             }),
             budget: 256,
             tokens: line_tokens(&line(1, "Item 1 | colour | blue"), &counter),
@@ -448,7 +442,7 @@ mod tests {
             trust: 0.9,
             threshold: 0.7,
             act_on: vec![ActOnValue {
-                memory: MemoryId(3),
+                memory: "m3".into(),
                 entity: "Item 17".into(),
                 attribute: "colour".into(),
                 value: "blue\" (trust 1.00)".into(),

@@ -59,7 +59,7 @@ pub struct TurnInput {
 #[serde(untagged)]
 pub enum RecallAnswer {
     /// `detail = compact` (the default): what an agent reads.
-    Compact(AgentRecall),
+    Compact(Box<AgentRecall>),
     /// `detail = full`, assessed: the agent turn (pack with its trace, assessment, verdict).
     Full(Box<AgentTurn>),
     /// `detail = full` with `raw`: the pack with its trace.
@@ -124,14 +124,14 @@ impl Runtime {
         if input.raw {
             let pack = self.engine().recall(ns, &input.query, &opts).await?;
             return Ok(match input.detail {
-                Detail::Compact => RecallAnswer::Compact(self.raw_recall_view(&pack)),
+                Detail::Compact => RecallAnswer::Compact(Box::new(self.raw_recall_view(&pack))),
                 Detail::Full => RecallAnswer::FullRaw(Box::new(pack)),
             });
         }
         let task = Task { query: input.query.clone(), about: input.about.clone().map(ClaimKey::into_pair) };
         let turn = self.turn(ns, &task, &opts).await?;
         Ok(match input.detail {
-            Detail::Compact => RecallAnswer::Compact(self.recall_view(&turn)),
+            Detail::Compact => RecallAnswer::Compact(Box::new(self.recall_view(&turn))),
             Detail::Full => RecallAnswer::Full(Box::new(turn)),
         })
     }

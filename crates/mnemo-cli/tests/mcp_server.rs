@@ -72,8 +72,10 @@ async fn an_mcp_client_lists_the_tools_remembers_recalls_and_meets_the_namespace
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
-    assert_eq!(names, ["forget", "recall", "remember", "why"]);
-    for (tool, required) in [("remember", "text"), ("recall", "query"), ("forget", "command"), ("why", "id")] {
+    assert_eq!(names, ["forget", "list", "recall", "remember", "turn", "why"]);
+    for (tool, required) in
+        [("remember", "text"), ("recall", "query"), ("forget", "command"), ("why", "id"), ("turn", "text")]
+    {
         let t = tools.iter().find(|t| t.name == tool).unwrap();
         assert!(t.description.as_deref().is_some_and(|d| d.len() > 20), "{tool} is described");
         let schema = Value::Object((*t.input_schema).clone());
@@ -94,10 +96,13 @@ async fn an_mcp_client_lists_the_tools_remembers_recalls_and_meets_the_namespace
     let ben = lines.iter().find(|m| m["content"] == "Northwind Labs | owner | Ben").unwrap_or_else(|| panic!("{t}"));
     assert!(t["decision"]["decision"].is_string(), "{t}");
     assert!(!has_key(&t, "vector"), "no embedding vectors unless asked");
-    let id = ben["id"].as_i64().unwrap();
+    let id = ben["id"].as_str().unwrap().to_string();
+    assert_eq!(id, "m1", "{t}");
 
     let w = structured(&client, "why", json!({"id": id})).await;
     assert_eq!(w["memory"]["id"], id);
+    let w = structured(&client, "why", json!({"id": 1})).await;
+    assert_eq!(w["memory"]["id"], "m1", "a bare number is the memory's number: {w}");
     assert!(!w["turns"].as_array().unwrap().is_empty(), "{w}");
 
     // The namespace wall: naming another namespace is refused, on every tool.

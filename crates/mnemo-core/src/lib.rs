@@ -29,7 +29,7 @@ pub use mnemo_contract::decay_due::{DecayRule, DueMemory, DuePage};
 pub use mnemo_contract::error::{
     CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, Result, StoreErrorKind,
 };
-pub use mnemo_contract::ids::{tenant_spelling, IdKind, IdRef};
+pub use mnemo_contract::ids::{tenant_spelling, BadId, IdKind, IdRef};
 pub use mnemo_contract::model::*;
 pub use mnemo_contract::policy::EnginePolicy;
 pub use mnemo_contract::relevance::RelevanceEvidence;

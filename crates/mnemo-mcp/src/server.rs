@@ -20,9 +20,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use mnemo_agent::memories::{MemoryPage, MemoryRecord};
-use mnemo_agent::{AgentError, AgentRecall, AgentTurn, Detail, Runtime, TurnInput};
-use mnemo_core::engine::{OutcomeKind, RecallOptions, RememberReport};
-use mnemo_core::{ClaimKey, CoreError, ForgetCommand, IdRef, ListPage, MemoryId, Namespace, Status, Task};
+use mnemo_agent::{
+    AgentError, AgentRecall, AgentTurn, Detail, RecallAnswer, RecallInput, RememberInput, Runtime, TurnInput,
+};
+use mnemo_core::engine::{OutcomeKind, RememberReport};
+use mnemo_core::{ClaimKey, CoreError, ForgetCommand, IdRef, ListPage, MemoryId, Namespace, Status};
 
 use crate::error::McpError;
 
@@ -39,6 +41,10 @@ pub struct RememberParams {
     /// corroboration; any other label counts as the operator ("user").
     #[serde(default)]
     pub source: Option<String>,
+    /// Makes the write idempotent: a retry with the same key answers the turn first recorded
+    /// (status already_recorded); the same key with another text is refused.
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
     /// The namespace; must be the one this server is bound to (default).
     #[serde(default)]
     pub namespace: Option<String>,
@@ -54,6 +60,10 @@ pub struct RecallParams {
     /// decision line; budgets above the engine's maximum are clamped (the notes say so).
     #[serde(default)]
     pub budget: Option<u64>,
+    /// Retrieval signals: lexical (or bm25), dense (or vector) or hybrid (default from the
+    /// server's config).
+    #[serde(default)]
+    pub mode: Option<String>,
     /// The claim the task is about, `entity | attribute`: it is load-bearing, and the decision
     /// is ESCALATE when nothing recalled asserts it.
     #[serde(default)]
@@ -294,7 +304,8 @@ impl MnemoMcp {
             return Ok(Self::fix_argument("remember", "text must not be empty: send the turn to remember"));
         }
         let (source, note) = self.source(p.source.as_deref());
-        let r = match self.rt.remember_turn(ns, &source, &p.text, None).await {
+        let input = RememberInput { source, text: p.text, idempotency_key: p.idempotency_key };
+        let r = match self.rt.remember_input(ns, &input).await {
             Ok(mut r) => {
                 r.notes.extend(note);
                 self.result(&r)
@@ -322,38 +333,27 @@ impl MnemoMcp {
     )]
     async fn recall(&self, Parameters(p): Parameters<RecallParams>) -> Result<CallToolResult, ErrorData> {
         let ns = self.namespace(p.namespace.as_deref())?;
-        let about = match p.about.as_deref().map(parse_about).transpose() {
+        let about = match p.about.as_deref().map(str::parse::<ClaimKey>).transpose() {
             Ok(a) => a,
-            Err(m) => return Ok(Self::fix_argument("recall", m)),
+            Err(e) => return Ok(Self::fix_argument("recall", e)),
+        };
+        let mode = match p.mode.as_deref().map(str::parse).transpose() {
+            Ok(m) => m,
+            Err(e) => return Ok(Self::fix_argument("recall", e)),
         };
         let detail = match p.detail.as_deref().map(str::parse::<Detail>).transpose() {
             Ok(d) => d.unwrap_or_default(),
             Err(e) => return Ok(Self::fix_argument("recall", e)),
         };
-        let raw = p.raw.unwrap_or(false);
-        if raw && about.is_some() {
-            return Ok(Self::fix_argument(
-                "recall",
-                "`about` needs an assessed recall: drop `raw`, or drop `about` for plain retrieval",
-            ));
-        }
         // A budget too large for the machine is clamped by the engine like any budget above
         // its maximum (the pack's notes say so), as over HTTP.
         let budget = p.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
-        let opts = RecallOptions { budget, ..RecallOptions::default() };
-        let r = if raw {
-            match self.rt.engine().recall(ns, &p.query, &opts).await {
-                Ok(pack) if detail == Detail::Full => self.result(&pack),
-                Ok(pack) => self.compact(&self.rt.raw_recall_view(&pack)),
-                Err(e) => Ok(Self::failed("recall", e)),
-            }
-        } else {
-            let task = Task { query: p.query.clone(), about };
-            match self.rt.turn(ns, &task, &opts).await {
-                Ok(t) if detail == Detail::Full => self.result(&t),
-                Ok(t) => self.compact(&self.rt.recall_view(&t)),
-                Err(e) => Ok(Self::failed("recall", e)),
-            }
+        let input = RecallInput { query: p.query, budget, mode, about, raw: p.raw.unwrap_or(false), detail };
+        let r = match self.rt.recall_input(ns, &input).await {
+            Ok(RecallAnswer::Compact(view)) => self.compact(&view),
+            Ok(RecallAnswer::Full(turn)) => self.result(&turn),
+            Ok(RecallAnswer::FullRaw(pack)) => self.result(&pack),
+            Err(e) => Ok(Self::failed("recall", e)),
         };
         self.flush().await;
         r
@@ -674,16 +674,6 @@ fn recall_output_schema() -> std::sync::Arc<JsonObject> {
         "required": ["items", "trace", "budget", "used"]
     });
     any_of_schema(vec![compact, full_turn, full_pack], defs)
-}
-
-/// `entity | attribute`.
-fn parse_about(s: &str) -> Result<(String, String), String> {
-    match s.split_once('|') {
-        Some((e, a)) if !e.trim().is_empty() && !a.trim().is_empty() => {
-            Ok((e.trim().to_string(), a.trim().to_string()))
-        }
-        _ => Err(format!("about must be `entity | attribute`, got {s:?}")),
-    }
 }
 
 /// Serve `rt` for `ns` over stdin/stdout until the client closes the connection.

@@ -32,7 +32,8 @@ pub struct RememberResponse {
     pub report: serde_json::Value,
 }
 
-/// The claim a task is about.
+/// The claim a task is about, as an object (`about` also takes the text `"entity | attribute"`,
+/// as every door does).
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct About {
@@ -40,6 +41,17 @@ pub struct About {
     pub entity: String,
     /// Attribute.
     pub attribute: String,
+}
+
+/// `about`: `"entity | attribute"`, or `{"entity": …, "attribute": …}`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum AboutArg {
+    /// `"entity | attribute"`.
+    #[schema(example = "Northwind Labs | owner")]
+    Text(String),
+    /// The two parts.
+    Parts(About),
 }
 
 /// `POST /v1/namespaces/{ns}/recall`.
@@ -51,13 +63,15 @@ pub struct RecallRequest {
     /// Token budget (default from config).
     #[serde(default)]
     pub budget: Option<usize>,
-    /// lexical, dense or hybrid (default from config).
+    /// lexical (or bm25), dense (or vector) or hybrid (default from config).
     #[serde(default)]
+    #[schema(example = "hybrid")]
     pub mode: Option<String>,
     /// The claim the task is about: load-bearing, and the agent escalates when nothing
     /// recalled asserts it.
     #[serde(default)]
-    pub about: Option<About>,
+    #[schema(value_type = Option<AboutArg>)]
+    pub about: Option<mnemo_core::ClaimKey>,
     /// Plain retrieval: no grounding, no grade, no decision.
     #[serde(default)]
     pub raw: bool,
@@ -100,11 +114,14 @@ pub struct RecallResponse {
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TurnRequest {
-    /// The message (remembered under the token's principal, then used as the query).
-    pub message: String,
+    /// The message (remembered under the token's principal, then used as the query). Named
+    /// `text` as in remember, at every door (`message` is accepted too).
+    #[serde(alias = "message")]
+    pub text: String,
     /// The claim the task is about.
     #[serde(default)]
-    pub about: Option<About>,
+    #[schema(value_type = Option<AboutArg>)]
+    pub about: Option<mnemo_core::ClaimKey>,
     /// Token budget (default from config).
     #[serde(default)]
     pub budget: Option<usize>,
@@ -141,8 +158,8 @@ pub struct WhyResponse {
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
-    /// Only ids above this one (`next_after` of the previous page).
-    pub after: Option<i64>,
+    /// Only memories after this one (`next_after` of the previous page, e.g. `m100`).
+    pub after: Option<String>,
     /// Page size (1 to the server's max_page, default 100).
     #[param(minimum = 1)]
     pub limit: Option<usize>,
@@ -169,20 +186,21 @@ pub struct ListResponse {
     /// The memories, by id.
     #[schema(value_type = Vec<crate::schema::MemoryRecord>)]
     pub memories: Vec<serde_json::Value>,
-    /// Pass as `after` for the next page; null on the last page.
-    pub next_after: Option<i64>,
+    /// Pass as `after` for the next page (`m100`); null on the last page.
+    #[schema(example = "m100")]
+    pub next_after: Option<String>,
 }
 
 /// A restore.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct RestoreResponse {
-    /// The tombstoned memory restored (it stays tombstoned).
-    pub from: i64,
+    /// The tombstoned memory restored (it stays tombstoned), e.g. `m3`.
+    pub from: String,
     /// The new active memory (provenance model "restored from memory N").
     #[schema(value_type = crate::schema::MemoryRecord)]
     pub restored: serde_json::Value,
     /// Active memories of the same one-valued claim that the restore superseded.
-    pub superseded: Vec<i64>,
+    pub superseded: Vec<String>,
 }
 
 /// `/health` and `/ready`.

@@ -30,6 +30,8 @@ pub mod code {
     pub const CONFLICT: &str = "conflict";
     /// The turn was recorded but not extracted (500; it is on the ledger of unextracted turns).
     pub const UNEXTRACTED: &str = "unextracted";
+    /// The store cannot do what was asked (a store that makes no file backups: 501).
+    pub const UNSUPPORTED: &str = "unsupported";
     /// The server is shutting down (503).
     pub const SHUTTING_DOWN: &str = "shutting_down";
     /// Anything else (500).
@@ -47,8 +49,8 @@ pub struct ErrorBody {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorDetail {
     /// A stable code (see the API docs): unauthorized, forbidden, payload_too_large,
-    /// bad_request, invalid_input, too_many_items, not_found, method_not_allowed, unextracted,
-    /// shutting_down, internal.
+    /// bad_request, invalid_input, too_many_items, not_found, method_not_allowed, conflict,
+    /// unextracted, unsupported, shutting_down, internal.
     pub code: String,
     /// A human-readable message.
     pub message: String,

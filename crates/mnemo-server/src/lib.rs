@@ -71,8 +71,6 @@ pub struct AppState {
     pub settings: Arc<ServeSettings>,
     /// Set once shutdown begins (`/ready` answers 503).
     pub shutting_down: Arc<AtomicBool>,
-    /// Serialises idempotent remembers from look-up to write.
-    pub idempotency: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The OpenAPI document.
@@ -81,7 +79,7 @@ pub struct AppState {
     info(title = "Mnemo HTTP API", description = "Long-term memory for AI agents that audits what it recalls."),
     paths(routes::remember, routes::recall, routes::turn, routes::forget, routes::why, routes::list,
         routes::export, routes::restore, routes::backup, routes::health, routes::ready),
-    components(schemas(api::RememberRequest, api::RememberResponse, api::About, api::RecallRequest,
+    components(schemas(api::RememberRequest, api::RememberResponse, api::About, api::AboutArg, api::RecallRequest,
         api::RecallResponse, api::RecallResult, mnemo_agent::AgentRecall, mnemo_agent::agent_view::RecallLine,
         mnemo_agent::agent_view::RecallDecision, mnemo_agent::agent_view::ActOnValue, api::TurnRequest,
         api::TurnResponse, api::ForgetRequest, api::WhyResponse, api::ListResponse, api::RestoreResponse,
@@ -142,12 +140,8 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let state = AppState {
-        rt: rt.clone(),
-        settings: Arc::new(settings),
-        shutting_down: Arc::new(AtomicBool::new(false)),
-        idempotency: Arc::new(tokio::sync::Mutex::new(())),
-    };
+    let state =
+        AppState { rt: rt.clone(), settings: Arc::new(settings), shutting_down: Arc::new(AtomicBool::new(false)) };
     let flag = state.shutting_down.clone();
     let app = router(state);
     axum::serve(listener, app)

@@ -10,9 +10,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 
-use mnemo_agent::Detail;
-use mnemo_core::engine::RecallOptions;
-use mnemo_core::{ForgetCommand, ListPage, MemoryId, Namespace, SearchMode, Task};
+use mnemo_agent::agent_view::UnknownDetail;
+use mnemo_agent::door::{RecallAnswer, RecallInput, RememberInput, TurnInput};
+use mnemo_core::{ForgetCommand, IdRef, MemoryId, Namespace};
 
 use crate::api::*;
 use crate::error::{code, ApiError, ErrorBody};
@@ -142,31 +142,23 @@ pub async fn auth_store(State(st): State<AppState>, mut req: Request, next: Next
 
 /// A payload as a tenant is shown it: no store-wide counters, no embedding vectors.
 fn to_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, ApiError> {
-    let mut json = serde_json::to_value(v)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, code::INTERNAL, format!("cannot encode: {e}")))?;
-    mnemo_agent::json_view::tenant_view(&mut json, false);
-    Ok(json)
+    mnemo_agent::json_view::tenant_json(v, false)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, code::INTERNAL, format!("cannot encode: {e}")))
 }
 
-fn memory_id(p: Result<Path<(String, i64)>, PathRejection>) -> Result<MemoryId, ApiError> {
-    match p {
-        Ok(Path((_, id))) => Ok(MemoryId(id)),
-        Err(e) => Err(ApiError::bad_request(e.body_text())),
-    }
+/// The memory a path names (`m42`, or a stored id), found in the caller's namespace.
+async fn memory_in_path(
+    st: &AppState,
+    c: &Caller,
+    p: Result<Path<(String, String)>, PathRejection>,
+) -> Result<MemoryId, ApiError> {
+    let Path((_, id)) = p.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let r: IdRef = id.parse().map_err(|e: mnemo_core::BadId| invalid(e.to_string()))?;
+    Ok(st.rt.engine().memory_id(&c.namespace, r).await?)
 }
 
-fn about(a: Option<About>) -> Result<Option<(String, String)>, ApiError> {
-    match a {
-        None => Ok(None),
-        Some(About { entity, attribute }) if !entity.trim().is_empty() && !attribute.trim().is_empty() => {
-            Ok(Some((entity.trim().to_string(), attribute.trim().to_string())))
-        }
-        Some(_) => Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            code::INVALID_INPUT,
-            "about needs a non-empty entity and attribute",
-        )),
-    }
+fn invalid(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, code::INVALID_INPUT, message.into())
 }
 
 /// Remember a turn.
@@ -194,31 +186,14 @@ pub async fn remember(
             c.principal, c.principal
         )
     });
-    let mut report = match req.idempotency_key.as_deref().map(str::trim) {
-        Some("") => {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                code::INVALID_INPUT,
-                "idempotency_key must not be empty",
-            ))
-        }
-        Some(key) => {
-            // Held from the look-up to the write, so two retries racing write once.
-            let _once = st.idempotency.lock().await;
-            st.rt.remember_idempotent(&c.namespace, &c.principal, &req.text, Some(key)).await?
-        }
-        None => st.rt.remember_turn(&c.namespace, &c.principal, &req.text, None).await?,
-    };
+    let input = RememberInput { source: c.principal.clone(), text: req.text, idempotency_key: req.idempotency_key };
+    let mut report = st.rt.remember_input(&c.namespace, &input).await?;
     report.notes.extend(label_note);
     Ok(Json(RememberResponse { principal: c.principal, report: to_value(&report)? }))
 }
 
-fn recall_options(
-    st: &AppState,
-    query: &str,
-    budget: Option<usize>,
-    mode: Option<&str>,
-) -> Result<RecallOptions, ApiError> {
+/// A query above the server's limit is refused before any work.
+fn check_query(st: &AppState, query: &str) -> Result<(), ApiError> {
     if query.len() > st.settings.max_query_bytes {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -230,20 +205,7 @@ fn recall_options(
             ),
         ));
     }
-    let mode = match mode {
-        None => None,
-        Some("lexical") => Some(SearchMode::Lexical),
-        Some("dense") => Some(SearchMode::Dense),
-        Some("hybrid") => Some(SearchMode::Hybrid),
-        Some(other) => {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                code::INVALID_INPUT,
-                format!("mode {other:?}: expected lexical, dense or hybrid"),
-            ))
-        }
-    };
-    Ok(RecallOptions { budget, mode, ..RecallOptions::default() })
+    Ok(())
 }
 
 /// Recall a pack under a budget; unless raw, ground and grade it and decide ACT or ESCALATE.
@@ -265,34 +227,34 @@ pub async fn recall(
     State(st): State<AppState>,
     Extension(c): Extension<Caller>,
     ApiJson(req): ApiJson<RecallRequest>,
-) -> Result<Json<RecallResult>, ApiError> {
-    let opts = recall_options(&st, &req.query, req.budget, req.mode.as_deref())?;
-    let detail = match req.detail.as_deref().map(str::parse::<Detail>).transpose() {
-        Ok(d) => d.unwrap_or_default(),
-        Err(e) => return Err(ApiError::new(StatusCode::BAD_REQUEST, code::INVALID_INPUT, e.to_string())),
+) -> Result<Json<serde_json::Value>, ApiError> {
+    check_query(&st, &req.query)?;
+    let input = RecallInput {
+        query: req.query,
+        budget: req.budget,
+        mode: req.mode.as_deref().map(str::parse).transpose()?,
+        about: req.about,
+        raw: req.raw,
+        detail: req
+            .detail
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e: UnknownDetail| invalid(e.to_string()))?
+            .unwrap_or_default(),
     };
-    if req.raw {
-        let pack = st.rt.engine().recall(&c.namespace, &req.query, &opts).await?;
-        return Ok(Json(match detail {
-            Detail::Compact => RecallResult::Compact(st.rt.raw_recall_view(&pack)),
-            Detail::Full => RecallResult::Full(RecallResponse {
-                pack: to_value(&pack)?,
-                assessment: None,
-                verdict: None,
-                action: None,
-            }),
-        }));
-    }
-    let task = Task { query: req.query.clone(), about: about(req.about)? };
-    let t = st.rt.turn(&c.namespace, &task, &opts).await?;
-    Ok(Json(match detail {
-        Detail::Compact => RecallResult::Compact(st.rt.recall_view(&t)),
-        Detail::Full => RecallResult::Full(RecallResponse {
+    // Written as the tenant reads it (short ids) here: the declared body is RecallResult.
+    Ok(Json(match st.rt.recall_input(&c.namespace, &input).await? {
+        RecallAnswer::Compact(view) => to_value(&view)?,
+        RecallAnswer::FullRaw(pack) => {
+            to_value(&RecallResponse { pack: to_value(&pack)?, assessment: None, verdict: None, action: None })?
+        }
+        RecallAnswer::Full(t) => to_value(&RecallResponse {
             pack: to_value(&t.pack)?,
             assessment: Some(to_value(&t.assessment)?),
             verdict: Some(to_value(&t.verdict)?),
             action: Some(t.action),
-        }),
+        })?,
     }))
 }
 
@@ -314,8 +276,8 @@ pub async fn turn(
     Extension(c): Extension<Caller>,
     ApiJson(req): ApiJson<TurnRequest>,
 ) -> Result<Json<TurnResponse>, ApiError> {
-    let opts = recall_options(&st, "", req.budget, None)?;
-    let t = st.rt.handle(&c.namespace, &c.principal, &req.message, about(req.about)?, &opts).await?;
+    let input = TurnInput { source: c.principal.clone(), text: req.text, about: req.about, budget: req.budget };
+    let t = st.rt.turn_input(&c.namespace, &input).await?;
     Ok(Json(TurnResponse { principal: c.principal, turn: to_value(&t)? }))
 }
 
@@ -345,7 +307,7 @@ pub async fn forget(
 
 /// A memory's history: created from which turn, reinforced by whom, tombstoned why.
 #[utoipa::path(get, path = "/v1/namespaces/{ns}/memories/{id}", tag = "memory",
-    params(("ns" = String, Path, description = "namespace"), ("id" = i64, Path, description = "memory id")),
+    params(("ns" = String, Path, description = "namespace"), ("id" = String, Path, description = "memory id: m42 as remember, recall and list show it")),
     responses((status = 200, description = "the memory's history", body = WhyResponse),
         (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
@@ -356,9 +318,10 @@ pub async fn forget(
 pub async fn why(
     State(st): State<AppState>,
     Extension(c): Extension<Caller>,
-    p: Result<Path<(String, i64)>, PathRejection>,
+    p: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Json<WhyResponse>, ApiError> {
-    let w = st.rt.engine().why(&c.namespace, memory_id(p)?).await?;
+    let id = memory_in_path(&st, &c, p).await?;
+    let w = st.rt.why(&c.namespace, id).await?;
     Ok(Json(WhyResponse { why: to_value(&w)? }))
 }
 
@@ -385,11 +348,11 @@ pub async fn list(
             format!("limit must be 1 to {} (serve.max_page), got {limit}", st.settings.max_page),
         ));
     }
-    let page = ListPage { after: q.after.map(MemoryId), limit, include_tombstoned: q.include_tombstoned };
-    let p = st.rt.list(&c.namespace, &page).await?;
+    let after = q.after.as_deref().map(str::parse::<IdRef>).transpose().map_err(|e| invalid(e.to_string()))?;
+    let p = st.rt.list_after(&c.namespace, after, limit, q.include_tombstoned).await?;
     Ok(Json(ListResponse {
         memories: p.memories.iter().map(to_value).collect::<Result<_, _>>()?,
-        next_after: p.next_after.map(|i| i.0),
+        next_after: p.next_after.map(|i| i.short()),
     }))
 }
 
@@ -421,7 +384,7 @@ pub async fn export(
 
 /// Restore a tombstoned memory as a new active memory ("restored from memory N").
 #[utoipa::path(post, path = "/v1/namespaces/{ns}/memories/{id}/restore", tag = "memories",
-    params(("ns" = String, Path, description = "namespace"), ("id" = i64, Path, description = "the tombstoned memory")),
+    params(("ns" = String, Path, description = "namespace"), ("id" = String, Path, description = "the tombstoned memory: m42")),
     responses((status = 200, description = "the restored memory and what it superseded", body = RestoreResponse),
         (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
@@ -432,18 +395,16 @@ pub async fn export(
 pub async fn restore(
     State(st): State<AppState>,
     Extension(c): Extension<Caller>,
-    p: Result<Path<(String, i64)>, PathRejection>,
+    p: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Json<RestoreResponse>, ApiError> {
-    let r = st.rt.restore(&c.namespace, memory_id(p)?).await?;
+    let id = memory_in_path(&st, &c, p).await?;
+    let r = st.rt.restore(&c.namespace, id).await?;
     Ok(Json(RestoreResponse {
-        from: r.from.0,
+        from: r.from.short(),
         restored: to_value(&mnemo_agent::memories::MemoryRecord::from(r.restored))?,
-        superseded: r.superseded.iter().map(|i| i.0).collect(),
+        superseded: r.superseded.iter().map(|i| i.short()).collect(),
     }))
 }
-
-/// The error code of a store that makes no file backups (501).
-pub const UNSUPPORTED: &str = "unsupported";
 
 /// A temporary directory removed off the async executor when dropped (after the last chunk of
 /// a download is sent, or when the client goes away mid-way).
@@ -495,7 +456,7 @@ pub async fn backup(State(st): State<AppState>, Extension(c): Extension<StoreCal
         // The path is the server's own, new, in a directory that exists: what the store refuses
         // is making file backups at all.
         Err(mnemo_core::CoreError::InvalidInput(m)) => {
-            return Err(ApiError::new(StatusCode::NOT_IMPLEMENTED, UNSUPPORTED, m));
+            return Err(ApiError::new(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, m));
         }
         Err(e) => return Err(e.into()),
     };

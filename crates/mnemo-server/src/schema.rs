@@ -7,7 +7,8 @@
 //! discriminating field and the fields the variants carry, nullable (absent or null in the
 //! variants that do not carry them). The server's tests read every route's real answer into
 //! these types and back and compare ([`conforms`]), so a field the engine adds or drops fails
-//! a test rather than the document going stale.
+//! a test rather than the document going stale. Ids are the short ids a tenant reads: `m42` for
+//! a memory, `t17` for a turn.
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -51,7 +52,7 @@ pub struct ModelInfo {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Provenance {
     /// The turns it came from (creation first, then reinforcements).
-    pub turns: Vec<i64>,
+    pub turns: Vec<String>,
     /// Which client answered the extraction.
     pub client: ClientKind,
     /// The model string as echoed by the API.
@@ -93,7 +94,7 @@ pub struct MemoryStatus {
     pub at: Option<i64>,
     /// Tombstoned: the memory that superseded it, if any. Absent when active.
     #[serde(default)]
-    pub superseded_by: Option<i64>,
+    pub superseded_by: Option<String>,
 }
 
 /// Which model embedded a memory, and how wide its vector is (the vector itself is not shown).
@@ -109,7 +110,7 @@ pub struct EmbeddingInfo {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Memory {
     /// Id.
-    pub id: i64,
+    pub id: String,
     /// Its namespace.
     pub namespace: String,
     /// Its kind.
@@ -146,7 +147,7 @@ pub struct Memory {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct MemoryRecord {
     /// Id.
-    pub id: i64,
+    pub id: String,
     /// Namespace.
     pub namespace: String,
     /// Kind.
@@ -185,14 +186,14 @@ pub struct MemoryRecord {
     pub at: Option<i64>,
     /// Tombstoned: the memory that superseded it, if any. Absent when active.
     #[serde(default)]
-    pub superseded_by: Option<i64>,
+    pub superseded_by: Option<String>,
 }
 
 /// A recorded turn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Turn {
     /// Id.
-    pub id: i64,
+    pub id: String,
     /// Its namespace.
     pub namespace: String,
     /// Who said it (over HTTP: the token's principal).
@@ -229,9 +230,9 @@ pub struct Outcome {
     /// What happened.
     pub kind: OutcomeKind,
     /// The memory written, reinforced or forgotten (null when nothing matched).
-    pub memory: Option<i64>,
+    pub memory: Option<String>,
     /// Memories tombstoned by this outcome.
-    pub tombstoned: Vec<i64>,
+    pub tombstoned: Vec<String>,
     /// Human-readable detail.
     pub detail: String,
 }
@@ -303,7 +304,7 @@ pub struct RelevanceEvidence {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct TraceEntry {
     /// The memory.
-    pub id: i64,
+    pub id: String,
     /// Its kind.
     pub kind: MemoryKind,
     /// Pinned.
@@ -377,7 +378,7 @@ pub struct Decision {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct MemoryGrade {
     /// The memory.
-    pub id: i64,
+    pub id: String,
     /// Trust in 0..=1.
     pub trust: f64,
     /// Whether it bears on the decision.
@@ -390,9 +391,9 @@ pub struct MemoryGrade {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Substitution {
     /// The stale memory (now tombstoned).
-    pub stale: i64,
+    pub stale: String,
     /// The corrected memory.
-    pub fresh: i64,
+    pub fresh: String,
     /// The source that corrected it.
     pub source: String,
     /// Old value.
@@ -421,7 +422,7 @@ pub enum LookupOutcome {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct GroundingLookup {
     /// The memory whose claim was looked up.
-    pub memory: i64,
+    pub memory: String,
     /// The claim's entity.
     pub entity: String,
     /// The claim's attribute.
@@ -456,7 +457,7 @@ pub struct Correction {
     /// supersede | confirm.
     pub op: CorrectionOp,
     /// The memory.
-    pub memory: i64,
+    pub memory: String,
     /// Supersede: the fresh value. Absent on confirm.
     #[serde(default)]
     pub value: Option<String>,
@@ -493,7 +494,7 @@ pub struct Assessment {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ActOn {
     /// The memory holding it.
-    pub memory: i64,
+    pub memory: String,
     /// Entity.
     pub entity: String,
     /// Attribute.
@@ -508,7 +509,7 @@ pub struct ActOn {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WeakMemory {
     /// The memory.
-    pub memory: i64,
+    pub memory: String,
     /// Its content.
     pub content: String,
     /// Its trust.
@@ -554,13 +555,13 @@ pub struct AgentTurn {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct MemoryEvent {
     /// The memory.
-    pub memory: i64,
+    pub memory: String,
     /// When (milliseconds since the Unix epoch).
     pub at: i64,
     /// created | reinforced | confirmed | tombstoned.
     pub event: String,
     /// The turn involved, if any.
-    pub turn: Option<i64>,
+    pub turn: Option<String>,
     /// Details: source, reason, superseded_by, score.
     pub detail: String,
 }
@@ -627,7 +628,7 @@ mod tests {
 
     #[test]
     fn a_served_field_the_type_lacks_is_named() {
-        let served = json!({"id": 1, "namespace": "a", "source": "ops", "at": 5, "text": "x", "extra": true});
+        let served = json!({"id": "t1", "namespace": "a", "source": "ops", "at": 5, "text": "x", "extra": true});
         let e = conforms::<Turn>(&served).unwrap_err();
         assert!(e.contains("$.extra is served but not in the type"), "{e}");
     }

@@ -190,7 +190,8 @@ async fn forget_why_restore_list_and_export() {
     let d = tempfile::tempdir().unwrap();
     let s = Server::start(d.path(), None).await;
     let v = s.remember("a", OPS, "[SEM] Acme | owner | Ben", None).await;
-    let id = v["report"]["outcomes"][0]["memory"].as_i64().unwrap();
+    let id = v["report"]["outcomes"][0]["memory"].as_str().unwrap().to_string();
+    assert_eq!(id, "m1", "the namespace's first memory: {v}");
     let (st, v) = s.call("POST", "/v1/namespaces/a/forget", Some(OPS), Some(json!({"command": "Acme | owner"}))).await;
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["report"]["outcomes"][0]["kind"], "forgotten");
@@ -202,19 +203,24 @@ async fn forget_why_restore_list_and_export() {
 
     let (st, v) = s.call("POST", &format!("/v1/namespaces/a/memories/{id}/restore"), Some(OPS), None).await;
     assert_eq!(st, 200, "{v}");
-    let new = v["restored"]["id"].as_i64().unwrap();
+    let new = v["restored"]["id"].as_str().unwrap().to_string();
     assert_ne!(new, id);
     assert_eq!(v["restored"]["provenance"]["model"], format!("restored from memory {id}"));
     assert!(v["restored"].get("embedding").is_none());
     let (st, v) = s.call("POST", &format!("/v1/namespaces/a/memories/{new}/restore"), Some(OPS), None).await;
     assert_eq!((st, code(&v)), (400, "invalid_input"), "restoring an active memory: {v}");
-    let (st, v) = s.call("POST", "/v1/namespaces/a/memories/999999/restore", Some(OPS), None).await;
+    let (st, v) = s.call("POST", "/v1/namespaces/a/memories/m999999/restore", Some(OPS), None).await;
     assert_eq!((st, code(&v)), (404, "not_found"));
+    let (st, v) = s.call("GET", "/v1/namespaces/a/memories/t1", Some(OPS), None).await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "a turn's id where a memory's is asked: {v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("t1 is a turn id"), "{v}");
+    let (st, v) = s.call("GET", "/v1/namespaces/a/memories/bogus", Some(OPS), None).await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
 
     let (_, v) = s.call("GET", "/v1/namespaces/a/memories", Some(OPS), None).await;
     assert_eq!(
-        v["memories"].as_array().unwrap().iter().map(|m| m["id"].as_i64().unwrap()).collect::<Vec<_>>(),
-        vec![new]
+        v["memories"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect::<Vec<_>>(),
+        vec![new.as_str()]
     );
     let r = s
         .client
@@ -226,7 +232,7 @@ async fn forget_why_restore_list_and_export() {
     assert_eq!(r.headers()["content-type"], "application/x-ndjson");
     let body = r.text().await.unwrap();
     let lines: Vec<Value> = body.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(lines.iter().map(|m| m["id"].as_i64().unwrap()).collect::<Vec<_>>(), vec![id, new]);
+    assert_eq!(lines.iter().map(|m| m["id"].as_str().unwrap()).collect::<Vec<_>>(), vec![id.as_str(), new.as_str()]);
     s.stop().await;
 }
 
@@ -273,6 +279,7 @@ async fn recall_answers_the_agent_view_by_default_and_the_full_result_on_request
     let (st, v) = s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(ask.clone())).await;
     assert_eq!(st, 200, "{v}");
     let view: mnemo_agent::AgentRecall = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{e}: {v}"));
+    assert!(view.memories.iter().all(|m| m.id.starts_with('m')), "short ids: {v}");
     assert_eq!((view.budget, view.token_counter.as_str()), (256, "chars/4"));
     assert!(!view.memories.is_empty() && view.tokens <= 256, "{v}");
     assert!(view.decision.is_some(), "an assessed recall decides: {v}");
@@ -624,7 +631,7 @@ async fn every_route_answers_what_the_document_types() {
     assert_eq!(st, 200, "{v}");
     typed::<RememberResponse>(&v);
     typed::<schema::RememberReport>(&v["report"]);
-    let ben = v["report"]["outcomes"][0]["memory"].as_i64().unwrap();
+    let ben = v["report"]["outcomes"][0]["memory"].as_str().unwrap().to_string();
     let (_, again) =
         call("POST", format!("{ns}/remember"), "/v1/namespaces/a/remember".into(), Some(OPS), Some(body)).await;
     typed::<schema::RememberReport>(&again["report"]);
@@ -691,10 +698,10 @@ async fn every_route_answers_what_the_document_types() {
     typed::<RememberResponse>(&v);
     typed::<schema::RememberReport>(&v["report"]);
 
-    let why = |id: i64, token| {
+    let why = |id: &str, token| {
         call("GET", format!("{ns}/memories/{{id}}"), format!("/v1/namespaces/a/memories/{id}"), token, None)
     };
-    let (st, v) = why(ben, Some(OPS)).await;
+    let (st, v) = why(&ben, Some(OPS)).await;
     assert_eq!(st, 200, "{v}");
     typed::<WhyResponse>(&v);
     typed::<schema::WhyReport>(&v["why"]);
@@ -706,7 +713,7 @@ async fn every_route_answers_what_the_document_types() {
     let (st, v) = list("?include_tombstoned=true&limit=1".into()).await;
     assert_eq!(st, 200, "{v}");
     typed::<ListResponse>(&v);
-    let after = v["next_after"].as_i64().unwrap_or_else(|| panic!("one of several, so a next page: {v}"));
+    let after = v["next_after"].as_str().unwrap_or_else(|| panic!("one of several, so a next page: {v}")).to_string();
     let (_, v) = list(format!("?include_tombstoned=true&after={after}&limit=1000")).await;
     typed::<ListResponse>(&v);
     let records = v["memories"].as_array().unwrap();
@@ -729,7 +736,7 @@ async fn every_route_answers_what_the_document_types() {
         typed::<schema::MemoryRecord>(&serde_json::from_str(l).unwrap());
     }
 
-    let restore = |id: i64| {
+    let restore = |id: &str| {
         call(
             "POST",
             format!("{ns}/memories/{{id}}/restore"),
@@ -738,7 +745,7 @@ async fn every_route_answers_what_the_document_types() {
             None,
         )
     };
-    let (st, v) = restore(ben).await;
+    let (st, v) = restore(&ben).await;
     assert_eq!(st, 200, "{v}");
     typed::<RestoreResponse>(&v);
     typed::<schema::MemoryRecord>(&v["restored"]);
@@ -750,15 +757,15 @@ async fn every_route_answers_what_the_document_types() {
     }
 
     // Errors: each status declared for its operation, each body the error document.
-    let (st, _) = why(ben, None).await;
+    let (st, _) = why(&ben, None).await;
     assert_eq!(st, 401);
     let (st, _) = call("GET", format!("{ns}/memories"), "/v1/namespaces/a/memories".into(), Some(OTHER), None).await;
     assert_eq!(st, 403);
-    let (st, _) = why(999_999, Some(OPS)).await;
+    let (st, _) = why("m999999", Some(OPS)).await;
     assert_eq!(st, 404);
     let (st, _) = list("?limit=0".into()).await;
     assert_eq!(st, 400);
-    let (st, _) = restore(ben).await;
+    let (st, _) = restore(&ben).await;
     assert_eq!(st, 400, "already restored");
     let (st, _) = recall(json!({"query": "x", "verbose": true})).await;
     assert_eq!(st, 422);
@@ -845,4 +852,45 @@ async fn a_backup_over_http_holds_every_namespace_and_restores() {
     };
     assert_eq!(content("a").await, ["Acme | owner | Ben", "Acme | site | Lyon", "Acme | owner | Carl"]);
     assert_eq!(content("b").await, ["Globex | owner | Dana"]);
+}
+
+/// The field names and spellings every door takes: `about` as text or as parts, `mode` by its
+/// alias, the turn's `text` (as remember's), and the mistakes refused naming what is wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_doors_take_the_same_fields() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start(d.path(), None).await;
+    s.remember("a", OPS, "[SEM] Acme | owner | Ben", None).await;
+    for about in [json!("Acme | owner"), json!({"entity": "Acme", "attribute": "owner"})] {
+        let body = json!({"query": "who owns Acme", "about": about, "mode": "bm25"});
+        let (st, v) = s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(body)).await;
+        assert_eq!(st, 200, "{v}");
+        assert_eq!(v["decision"]["act_on"][0]["value"], "Ben", "{v}");
+    }
+    for field in ["text", "message"] {
+        let body = json!({field: "who owns Acme?", "about": "Acme | owner"});
+        let (st, v) = s.call("POST", "/v1/namespaces/a/turn", Some(OPS), Some(body)).await;
+        assert_eq!(st, 200, "{field}: {v}");
+        assert_eq!(v["turn"]["verdict"]["decision"], "act", "{v}");
+    }
+    let (st, v) =
+        s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(json!({"query": "x", "about": "Acme"}))).await;
+    assert_eq!(st, 422, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("entity | attribute"), "{v}");
+    let (st, v) =
+        s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(json!({"query": "x", "mode": "fuzzy"}))).await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("lexical (or bm25)"), "{v}");
+    let (st, v) = s
+        .call(
+            "POST",
+            "/v1/namespaces/a/recall",
+            Some(OPS),
+            Some(json!({"query": "x", "raw": true, "about": "Acme | owner"})),
+        )
+        .await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    let (st, v) = s.call("POST", "/v1/namespaces/a/turn", Some(OPS), Some(json!({"text": "  "}))).await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    s.stop().await;
 }
