@@ -16,6 +16,7 @@ pub mod error;
 pub mod ids;
 pub mod model;
 pub mod pack;
+pub mod plan;
 pub mod policy;
 pub mod registry;
 pub mod relevance;
@@ -32,6 +33,7 @@ pub use error::{CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, Model
 pub use ids::{local_number, tenant_spelling, BadId, IdKind, IdRef, MemoryId, TurnId};
 pub use model::*;
 pub use pack::{Pack, PackItem, TraceEntry, TraceReason};
+pub use plan::{Plan, PlanLine, PlanUse};
 pub use policy::EnginePolicy;
 pub use relevance::RelevanceEvidence;
 pub use time::Timestamp;

@@ -638,6 +638,12 @@ pub trait Reasoner: Send + Sync {
     }
     /// Which of `candidates` a free-text forget command designates (a subset; may be empty).
     async fn resolve_forget(&self, command: &str, candidates: &[Memory]) -> Result<Vec<MemoryId>>;
+    /// A plan for `task` from the assessed pack's `lines` (see [`crate::plan`]): every memory it
+    /// uses must be one of the lines. The default is [`crate::plan::deterministic`], by
+    /// [`Reasoner::model_info`]; a model-backed reasoner asks its model.
+    async fn plan(&self, task: &Task, lines: &[crate::plan::PlanLine]) -> Result<crate::plan::Plan> {
+        Ok(crate::plan::deterministic(task, lines).by(self.model_info()))
+    }
     /// Who answers this reasoner's calls.
     fn model_info(&self) -> ModelInfo;
 }

@@ -6,6 +6,7 @@
 //!   untagged turn as one episode, rule-based reconcile and forget resolution), except that an extraction whose turn text
 //!   contains a scripted phrase answers the scripted items (how tests and demos give the mock
 //!   "understanding" of prose);
+//!   A plan prompt answers a scripted plan when the test queued one (`script_plan`);
 //! - embeddings: the fake's hashed bag of words at the requested dimensions;
 //! - faults queued by the test (a status with an optional `Retry-After`, a delay, a malformed
 //!   answer, per-token embeddings) are served first, one per request;
@@ -56,6 +57,7 @@ struct State {
     always: Option<Fault>,
     echo_model: Option<String>,
     prose: Vec<(String, Value)>,
+    plans: VecDeque<Value>,
     seen: Vec<Seen>,
 }
 
@@ -112,6 +114,12 @@ impl MockServer {
     /// schema's `items` array).
     pub fn script_extraction(&self, phrase: &str, items: Value) {
         self.state().prose.push((phrase.to_string(), items));
+    }
+
+    /// Answer the next plan prompt with this JSON (the plan schema: `answer`, `steps`, `uses`
+    /// by the prompt's numbers), once; later plan prompts are answered like the fake model.
+    pub fn script_plan(&self, answer: Value) {
+        self.state().plans.push_back(answer);
     }
 
     /// The requests seen so far.
@@ -235,6 +243,10 @@ fn answer_of(path: &str, body: &Value, state: &Arc<Mutex<State>>, malformed: boo
     } else {
         match Task::of_system_prompt(system) {
             Some(Task::Extract) => extract(user, &prose),
+            Some(Task::Plan) if state.lock().unwrap_or_else(PoisonError::into_inner).plans.front().is_some() => {
+                let scripted = state.lock().unwrap_or_else(PoisonError::into_inner).plans.pop_front();
+                scripted.unwrap_or_default().to_string()
+            }
             Some(task) => answer::answer(task, user).unwrap_or_else(|e| json!({"error": e.to_string()}).to_string()),
             None => "I am a mock and only answer Mnemo's prompts.".to_string(),
         }

@@ -17,17 +17,20 @@ pub enum Task {
     Reconcile,
     /// Which memories a free-text forget command designates.
     ResolveForget,
+    /// A plan for a task from the assessed pack.
+    Plan,
 }
 
 impl Task {
     /// Every task.
-    pub const ALL: [Task; 3] = [Task::Extract, Task::Reconcile, Task::ResolveForget];
+    pub const ALL: [Task; 4] = [Task::Extract, Task::Reconcile, Task::ResolveForget, Task::Plan];
     /// Short name, used in error messages.
     pub fn name(self) -> &'static str {
         match self {
             Task::Extract => "extract",
             Task::Reconcile => "reconcile",
             Task::ResolveForget => "resolve_forget",
+            Task::Plan => "plan",
         }
     }
     /// The marker line that starts the system prompt.
@@ -36,6 +39,7 @@ impl Task {
             Task::Extract => "mnemo-task: extract/v1",
             Task::Reconcile => "mnemo-task: reconcile/v1",
             Task::ResolveForget => "mnemo-task: resolve_forget/v1",
+            Task::Plan => "mnemo-task: plan/v1",
         }
     }
     /// The full system prompt.
@@ -44,6 +48,7 @@ impl Task {
             Task::Extract => EXTRACT_SYSTEM,
             Task::Reconcile => RECONCILE_SYSTEM,
             Task::ResolveForget => RESOLVE_FORGET_SYSTEM,
+            Task::Plan => PLAN_SYSTEM,
         }
     }
     /// The task a system prompt is for, by its first line; None when it has no known marker.
@@ -147,6 +152,25 @@ A candidate's id is its number in this list (1, 2, 3, ...).
 Answer with ONE JSON object and nothing else, exactly this schema (no other keys):
 {"ids": [integer], "reason": string (optional)}
 Every id must be the id of a given candidate."#;
+
+const PLAN_SYSTEM: &str = r#"mnemo-task: plan/v1
+You plan what an AI agent does for a task, for Mnemo, a memory engine that audits what it
+recalls. You may use ONLY the memories given: they are what memory holds on the task after
+checking (a value a system of record corrected is already the corrected one). Never use a
+value that is not in a given memory, never change a value, never cite a memory not given.
+
+Input: a JSON object {"task": {"query": string, "about": null | {"entity", "attribute"}},
+"memories": [memory]} where a memory is {"id": integer, "kind": string, "content": string,
+"claim": null | {"entity", "attribute", "value"}, "trust": number | null}.
+A memory's id is its number in this list (1, 2, 3, ...). When "about" names a claim, the plan
+acts on that claim's value.
+
+Answer with ONE JSON object and nothing else, exactly this schema (no other keys):
+{"answer": string (one or two sentences), "steps": [string],
+ "uses": [{"id": integer, "value": string | null}]}
+"uses" lists every memory the plan relies on; "value" is the claim value taken from it,
+exactly as the memory holds it (null when the plan uses the memory's content, not a claim).
+Every id must be the id of a given memory."#;
 
 /// A claim as it appears in prompts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -272,5 +296,74 @@ mod tests {
         }
         assert_eq!(Task::of_system_prompt("You are a helpful assistant."), None);
         assert_eq!(Task::of_system_prompt(""), None);
+    }
+}
+
+/// The task of a plan prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanTaskView {
+    /// The query.
+    pub query: String,
+    /// The claim the task is about.
+    pub about: Option<AboutView>,
+}
+
+/// `entity | attribute` in a plan prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AboutView {
+    /// Entity.
+    pub entity: String,
+    /// Attribute.
+    pub attribute: String,
+}
+
+/// A pack line in a plan prompt: numbered, never a store id.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanMemoryView {
+    /// Its number in the list.
+    pub id: i64,
+    /// Kind.
+    pub kind: MemoryKind,
+    /// Content.
+    pub content: String,
+    /// Claim, with the value the pack holds.
+    pub claim: Option<ClaimView>,
+    /// The assessor's trust.
+    pub trust: Option<f64>,
+}
+
+/// The user message of a plan prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanInput {
+    /// The task.
+    pub task: PlanTaskView,
+    /// The pack's lines, numbered 1..n.
+    pub memories: Vec<PlanMemoryView>,
+}
+
+impl PlanInput {
+    /// The prompt input for `task` over `lines`.
+    pub fn of(task: &mnemo_contract::Task, lines: &[mnemo_contract::PlanLine]) -> Self {
+        PlanInput {
+            task: PlanTaskView {
+                query: task.query.clone(),
+                about: task.about.as_ref().map(|(e, a)| AboutView { entity: e.clone(), attribute: a.clone() }),
+            },
+            memories: lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| PlanMemoryView {
+                    id: i as i64 + 1,
+                    kind: l.kind,
+                    content: l.content.clone(),
+                    claim: l.claim.as_ref().map(ClaimView::from),
+                    trust: l.trust.map(|t| (t * 100.0).round() / 100.0),
+                })
+                .collect(),
+        }
     }
 }

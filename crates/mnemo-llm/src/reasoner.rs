@@ -16,7 +16,7 @@ use serde_json::Value;
 use tracing::Instrument as _;
 
 use crate::chat::{ChatModel, ChatRequest, ChatResponse, Repair};
-use crate::prompts::{ClaimView, ExtractInput, MemoryView, ReconcileInput, ResolveForgetInput, Task};
+use crate::prompts::{ClaimView, ExtractInput, MemoryView, PlanInput, ReconcileInput, ResolveForgetInput, Task};
 use crate::validate;
 
 /// The model asked for when none is configured.
@@ -259,6 +259,39 @@ impl Reasoner for LlmReasoner {
         let numbers = numbers(candidates.len());
         let picked = self.ask(task, &input, |v, _| validate::forget_ids(v, &numbers)).await?.0;
         Ok(picked.into_iter().map(|n| id_at(candidates, n)).collect())
+    }
+
+    async fn plan(
+        &self,
+        task: &mnemo_contract::Task,
+        lines: &[mnemo_contract::PlanLine],
+    ) -> mnemo_contract::Result<mnemo_contract::Plan> {
+        if lines.is_empty() {
+            // Nothing to plan with: no model call (the plan says memory holds nothing).
+            return Ok(mnemo_contract::plan::deterministic(task, lines).by(self.model_info()));
+        }
+        let input = PlanInput::of(task, lines);
+        let numbers = numbers(lines.len());
+        let (draft, model) = self.ask(Task::Plan, &input, |v, _| validate::plan(v, &numbers)).await?;
+        let line_id = |n: MemoryId| usize::try_from(n.0 - 1).ok().and_then(|i| lines.get(i)).map_or(n, |l| l.id);
+        // A step names memories by their number in the prompt; the plan names them by id.
+        let steps = draft
+            .steps
+            .iter()
+            .map(|s| {
+                let mut s = s.clone();
+                for n in (1..=lines.len()).rev() {
+                    s = s.replace(&format!("memory {n}"), &format!("memory {}", line_id(MemoryId(n as i64))));
+                }
+                s
+            })
+            .collect();
+        let uses = draft
+            .uses
+            .into_iter()
+            .map(|u| mnemo_contract::PlanUse { memory: line_id(u.memory), value: u.value })
+            .collect();
+        Ok(mnemo_contract::Plan { answer: draft.answer, steps, uses, model })
     }
 
     /// Who is configured to answer (the client and the model it was built with). What really

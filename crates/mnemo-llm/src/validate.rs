@@ -369,6 +369,40 @@ pub fn forget_ids(v: &Value, candidates: &[MemoryId]) -> Result<Vec<MemoryId>, S
     ids(&m["ids"], "ids", candidates, "candidate")
 }
 
+/// A plan answer: a non-empty answer, steps as strings, and the memories used (each a given
+/// number, once) with the value taken (a string, or null).
+pub fn plan(v: &Value, numbers: &[MemoryId]) -> Result<mnemo_contract::plan::PlanDraft, String> {
+    let m = object(v, "answer", &["answer", "steps", "uses"], &[])?;
+    let answer = text(&m["answer"], "answer")?.trim().to_string();
+    let steps = array(&m["steps"], "steps")?
+        .iter()
+        .enumerate()
+        .map(|(i, s)| text(s, &format!("steps[{i}]")).map(|t| t.trim().to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let allowed: HashSet<MemoryId> = numbers.iter().copied().collect();
+    let mut uses: Vec<mnemo_contract::PlanUse> = Vec::new();
+    for (i, u) in array(&m["uses"], "uses")?.iter().enumerate() {
+        let path = format!("uses[{i}]");
+        let o = object(u, &path, &["id"], &["value"])?;
+        let id = o["id"]
+            .as_i64()
+            .map(MemoryId)
+            .ok_or_else(|| format!("{path}.id must be an integer id, got {}", o["id"]))?;
+        if !allowed.contains(&id) {
+            return Err(format!("{path}.id = {} is not the id of any given memory", o["id"]));
+        }
+        let value = match o.get("value") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(text(v, &format!("{path}.value"))?.trim().to_string()),
+        };
+        if uses.iter().any(|x| x.memory == id) {
+            return Err(format!("{path}.id = {} is listed twice", o["id"]));
+        }
+        uses.push(mnemo_contract::PlanUse { memory: id, value });
+    }
+    Ok(mnemo_contract::plan::PlanDraft { answer, steps, uses })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

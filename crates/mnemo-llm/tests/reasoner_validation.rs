@@ -237,3 +237,56 @@ async fn transport_errors_and_missing_provenance_are_errors() {
     let e = reasoner_err(r.resolve_forget("x", &[mem(1)]).await.unwrap_err());
     assert!(e.contains("no model string"), "{e}");
 }
+
+fn plan_line(id: i64, e: &str, a: &str, v: &str) -> PlanLine {
+    PlanLine {
+        id: MemoryId(id),
+        kind: MemoryKind::Semantic,
+        content: format!("{e} | {a} | {v}"),
+        claim: Some(Claim { entity: e.into(), attribute: a.into(), value: v.into() }),
+        trust: Some(0.9),
+    }
+}
+
+#[tokio::test]
+async fn a_plan_names_memories_by_number_and_comes_back_with_their_ids() {
+    let chat = Scripted::new(
+        r#"{"answer": "Order now: lead time 35 days.", "steps": ["Use memory 2."], "uses": [{"id": 2, "value": "35 days"}]}"#,
+    );
+    let r = LlmReasoner::new(chat.clone());
+    let task = Task { query: "reorder IC-MC-44".into(), about: Some(("IC-MC-44".into(), "lead time".into())) };
+    let lines = [
+        plan_line((7 << 32) | 4, "S-208", "city", "Lyon"),
+        plan_line((7 << 32) | 9, "IC-MC-44", "lead time", "35 days"),
+    ];
+    let p = r.plan(&task, &lines).await.unwrap();
+    assert_eq!(p.uses, vec![PlanUse { memory: MemoryId((7 << 32) | 9), value: Some("35 days".into()) }]);
+    assert_eq!(p.steps, vec!["Use memory m9.".to_string()], "a step's number becomes the memory's id");
+    assert_eq!(p.model.model, "scripted-1", "who planned is who answered");
+    let sent = &chat.seen.lock().unwrap()[0];
+    assert!(sent.system.starts_with("mnemo-task: plan/v1"), "{}", sent.system);
+    assert!(sent.user.contains("\"id\":2") && !sent.user.contains(&((7i64 << 32) | 9).to_string()), "{}", sent.user);
+}
+
+#[tokio::test]
+async fn a_plan_citing_no_given_memory_or_without_an_answer_is_refused() {
+    let lines = [plan_line(1, "A", "b", "c")];
+    let task = Task { query: "q".into(), about: None };
+    for (answer, wanted) in [
+        (
+            r#"{"answer": "x", "steps": [], "uses": [{"id": 5, "value": null}]}"#,
+            "uses[0].id = 5 is not the id of any given memory",
+        ),
+        (r#"{"answer": " ", "steps": [], "uses": []}"#, "answer must not be empty"),
+        (r#"{"answer": "x", "steps": [], "uses": [{"id": 1}, {"id": 1}]}"#, "listed twice"),
+        (r#"{"answer": "x", "uses": []}"#, "missing key \"steps\""),
+    ] {
+        let r = LlmReasoner::new(Scripted::new(answer));
+        let e = reasoner_err(r.plan(&task, &lines).await.unwrap_err());
+        assert!(e.contains(wanted) && e.contains("plan"), "{answer}: {e}");
+    }
+    // An empty pack asks no model.
+    let chat = Scripted::failing("must not be called");
+    let p = LlmReasoner::new(chat.clone()).plan(&task, &[]).await.unwrap();
+    assert!(p.uses.is_empty() && chat.seen.lock().unwrap().is_empty());
+}

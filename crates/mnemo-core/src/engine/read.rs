@@ -6,7 +6,7 @@ use super::Engine;
 use crate::error::Result;
 use crate::model::*;
 use crate::time::Timestamp;
-use crate::traits::{Hit, ListPage, ModelInfo, SearchQuery};
+use crate::traits::{Hit, ListPage, ModelInfo, SearchQuery, Task};
 
 impl Engine {
     /// A namespace's memories among `ids`, whatever their status (missing or other-namespace
@@ -89,6 +89,13 @@ impl Engine {
     /// Which reasoner model the engine extracts and reconciles with.
     pub fn reasoner_model(&self) -> ModelInfo {
         self.reasoner.model_info()
+    }
+
+    /// The reasoner's plan for `task` from an assessed pack's `lines` (see
+    /// `mnemo_contract::plan`).
+    pub async fn plan(&self, task: &Task, lines: &[crate::plan::PlanLine]) -> Result<crate::plan::Plan> {
+        let span = tracing::info_span!("plan", lines = lines.len());
+        tracing::Instrument::instrument(self.reasoner.plan(task, lines), span).await
     }
 
     /// Now, by the engine's clock (the time its writes and recalls are stamped with).

@@ -18,15 +18,18 @@
 //!   its content words (its content and its claim), a plural 's' aside. The lone letters "s"
 //!   and "t" left by an apostrophe ("Ben's", "don't") are not words of the command. A command
 //!   without content words designates nothing.
+//! - plan: `mnemo_contract::plan::deterministic` over the numbered memories: the task's claim
+//!   when a memory asserts it, else the first memory whose claim entity the query names, else
+//!   the first memory.
 
 use super::grammar::{self, TaggedLine};
 use mnemo_contract::text::{content_words, fold_ws, guess_entities};
 use mnemo_contract::{Candidate, Cardinality, ForgetCommand, MemoryKind};
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::error::LlmError;
-use crate::prompts::{ExtractInput, MemoryView, ReconcileInput, ResolveForgetInput, Task};
+use crate::prompts::{ExtractInput, MemoryView, PlanInput, ReconcileInput, ResolveForgetInput, Task};
 
 fn input<T: DeserializeOwned>(task: Task, user: &str) -> Result<T, LlmError> {
     serde_json::from_str(user).map_err(|e| {
@@ -165,7 +168,49 @@ pub fn answer(task: Task, user: &str) -> Result<String, LlmError> {
         Task::Extract => extract(user),
         Task::Reconcile => reconcile(user),
         Task::ResolveForget => resolve_forget(user),
+        Task::Plan => plan(user),
     }
+}
+
+/// The plan of the offline model ([`mnemo_contract::plan::deterministic`]) over the prompt's
+/// numbered memories.
+pub fn plan(user: &str) -> Result<String, LlmError> {
+    let inp: PlanInput = input(Task::Plan, user)?;
+    let task = mnemo_contract::Task {
+        query: inp.task.query.clone(),
+        about: inp.task.about.as_ref().map(|a| (a.entity.clone(), a.attribute.clone())),
+    };
+    // The store id of each line is its number: the answer names memories by number.
+    let lines: Vec<mnemo_contract::PlanLine> = inp
+        .memories
+        .iter()
+        .map(|m| mnemo_contract::PlanLine {
+            id: mnemo_contract::MemoryId(m.id),
+            kind: m.kind,
+            content: m.content.clone(),
+            claim: m.claim.as_ref().map(|c| mnemo_contract::Claim {
+                entity: c.entity.clone(),
+                attribute: c.attribute.clone(),
+                value: c.value.clone(),
+            }),
+            trust: m.trust,
+        })
+        .collect();
+    let draft = mnemo_contract::plan::deterministic(&task, &lines);
+    let uses: Vec<Value> = draft.uses.iter().map(|u| json!({"id": u.memory.0, "value": u.value})).collect();
+    // The steps name memories by their number in the prompt, as a model would.
+    let steps: Vec<String> = draft.steps.iter().map(|s| number_refs(s, &lines)).collect();
+    Ok(json!({"answer": draft.answer, "steps": steps, "uses": uses}).to_string())
+}
+
+/// "memory m2" → "memory 2": the deterministic planner writes ids as short ids; here they are
+/// the prompt's numbers.
+fn number_refs(step: &str, lines: &[mnemo_contract::PlanLine]) -> String {
+    let mut out = step.to_string();
+    for l in lines {
+        out = out.replace(&format!("memory {}", l.id), &format!("memory {}", l.id.0));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -228,6 +273,20 @@ mod tests {
         assert_eq!(answer_value(Task::ResolveForget, &user.to_string()), json!({"ids": [1]}));
         let nothing = json!({"command": "forget the note", "candidates": [mem(1, "semantic", "note", None)]});
         assert_eq!(answer_value(Task::ResolveForget, &nothing.to_string()), json!({"ids": []}));
+    }
+
+    #[test]
+    fn plan_acts_on_the_task_claim_by_its_number() {
+        let user = json!({
+            "task": {"query": "reorder", "about": {"entity": "IC-MC-44", "attribute": "lead time"}},
+            "memories": [
+                {"id": 1, "kind": "semantic", "content": "a", "claim": {"entity": "S-208", "attribute": "city", "value": "Lyon"}, "trust": 0.9},
+                {"id": 2, "kind": "semantic", "content": "b", "claim": {"entity": "IC-MC-44", "attribute": "lead time", "value": "35 days"}, "trust": 1.0}
+            ]
+        });
+        let v = answer_value(Task::Plan, &user.to_string());
+        assert_eq!(v["uses"], json!([{"id": 2, "value": "35 days"}]));
+        assert_eq!(v["steps"], json!(["Act on IC-MC-44 | lead time = 35 days (memory 2)."]));
     }
 
     #[test]
