@@ -25,6 +25,9 @@ pub const PLUGINS: &str = "plugins";
 pub const LLM: &str = "llm";
 /// The HTTP server's section (`[serve]`, `[[serve.tokens]]`), read by `mnemo serve`.
 pub const SERVE: &str = "serve";
+/// Escalations (`[escalation] record`, `[[escalation.sinks]]`: where they are sent); see
+/// `crate::escalation::sinks`. A later file's `sinks` replace an earlier file's.
+pub const ESCALATION: &str = "escalation";
 
 /// A resolved configuration.
 #[derive(Clone, Debug)]
@@ -124,10 +127,11 @@ impl Config {
                 || key == GROUNDERS
                 || key == SOURCES
                 || key == LLM
-                || key == SERVE;
+                || key == SERVE
+                || key == ESCALATION;
             if !known {
                 return Err(err(format!(
-                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}, {PLUGINS}, {LLM}, {SERVE}",
+                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}, {PLUGINS}, {LLM}, {SERVE}, {ESCALATION}",
                     PLUGIN_SECTIONS.join(", "),
                     POLICY_SECTIONS.join(", ")
                 )));
@@ -150,6 +154,10 @@ impl Config {
             let new = value.as_table().ok_or_else(|| err(format!("`{key}` must be a table ([{key}])")))?.clone();
             if key == SOURCES {
                 declared_of(&new).map_err(err)?;
+            }
+            if key == ESCALATION {
+                // Checked as written, so that a mistake names this file.
+                crate::escalation::EscalationSettings::from_table(&new, origin)?;
             }
             if PLUGIN_SECTIONS.contains(&key.as_str()) {
                 if let Some(k) = new.get("kind") {
@@ -232,6 +240,13 @@ impl Config {
     pub fn serve(&self) -> (toml::Table, String) {
         let origin = self.origins.get(SERVE).cloned().unwrap_or_else(|| "embedded default config".into());
         (self.table.get(SERVE).and_then(|v| v.as_table()).cloned().unwrap_or_default(), origin)
+    }
+
+    /// The `[escalation]` settings (defaults when not configured).
+    pub fn escalation(&self) -> Result<crate::escalation::EscalationSettings, AgentError> {
+        let origin = self.origins.get(ESCALATION).cloned().unwrap_or_else(|| "embedded default config".into());
+        let table = self.table.get(ESCALATION).and_then(|v| v.as_table()).cloned().unwrap_or_default();
+        crate::escalation::EscalationSettings::from_table(&table, &origin)
     }
 
     /// The `[[grounders]]` entries: (kind, settings, origin).
@@ -403,6 +418,26 @@ mod tests {
         assert_eq!(c.section_dir("grounders"), sub);
         assert_eq!(c.section_dir("recall"), d.path());
         assert_eq!(c.section_dir("store"), PathBuf::from("."));
+    }
+
+    #[test]
+    fn escalation_sinks_are_read_and_checked_naming_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Config::embedded_default().unwrap();
+        let s = c.escalation().unwrap();
+        assert!(s.record && s.sinks.is_empty(), "no sinks, recording on, by default");
+        let p = write(
+            d.path(),
+            "esc.toml",
+            "[[escalation.sinks]]\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/hook\"\nsecret_env = \"HOOK_SECRET\"\n\
+             timeout_ms = 800\nretries = 2\n\n[[escalation.sinks]]\nkind = \"jsonl\"\npath = \"escalations.jsonl\"\n",
+        );
+        let c = Config::load(&[p]).unwrap();
+        assert_eq!(c.escalation().unwrap().sinks.len(), 2);
+        assert_eq!(c.section_dir(ESCALATION), d.path());
+        let p = write(d.path(), "bad.toml", "[escalation]\nsinkz = []\n");
+        let e = Config::load(&[p]).unwrap_err().to_string();
+        assert!(e.contains("bad.toml") && e.contains("sinkz"), "{e}");
     }
 
     #[test]

@@ -66,7 +66,11 @@ impl Reasoner for LazyReasoner {
     async fn resolve_forget(&self, command: &str, candidates: &[Memory]) -> Result<Vec<MemoryId>> {
         self.get()?.resolve_forget(command, candidates).await
     }
-    async fn plan(&self, task: &mnemo_core::Task, lines: &[mnemo_core::plan::PlanLine]) -> Result<mnemo_core::plan::Plan> {
+    async fn plan(
+        &self,
+        task: &mnemo_core::Task,
+        lines: &[mnemo_core::plan::PlanLine],
+    ) -> Result<mnemo_core::plan::Plan> {
         self.get()?.plan(task, lines).await
     }
     /// The built reasoner's; when it cannot be built, "rules" (no model answers this runtime)

@@ -22,6 +22,8 @@ pub struct Runtime {
     startup_sync: SyncReport,
     /// Turns recorded but not extracted (`mnemo reextract` retries them).
     ledger: crate::unextracted::Ledger,
+    /// Escalations: their ledger and the sinks they are sent to.
+    escalations: crate::escalation::Escalations,
     /// Held for the runtime's life: one process writes a data directory at a time (the
     /// reconcile read-then-write and the index writer both need it).
     /// None: the data directory is read-only (no writer can run there, nothing to lock).
@@ -75,6 +77,10 @@ pub struct AgentTurn {
     pub action: String,
     /// The decision, the value(s) to act on, and for ESCALATE the weak memories and why.
     pub verdict: crate::verdict::Verdict,
+    /// ESCALATE: the escalation recorded (or the open one on the same task, reused), where it
+    /// was sent, and what a human does with it. Absent on ACT, and when recording is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<crate::escalation::TurnEscalation>,
 }
 
 impl Runtime {
@@ -119,6 +125,8 @@ impl Runtime {
         // Libraries named in [[plugins]]: their kinds are built by the library, the rest by the
         // registry of kinds linked into the binary.
         let dynamic = crate::plugins::load(config)?;
+        // Where escalations go: a mistake in [escalation] fails the build before anything else.
+        let escalations = crate::escalation::Escalations::build(config, data_dir)?;
         let (k, s, o) = config.plugin("store")?;
         // Without the lock another process may be writing: the store is only read.
         let s = if lock.is_none() { crate::read_only::store_read_only(&k, &s) } else { s };
@@ -267,6 +275,7 @@ impl Runtime {
             config: config.clone(),
             startup_sync,
             ledger,
+            escalations,
             _lock: lock,
             idempotency: tokio::sync::Mutex::new(()),
         })
@@ -291,6 +300,10 @@ impl Runtime {
     /// The config it was built from.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+    /// Escalations: their ledger and sinks (the API is [`Runtime::escalations`] and after).
+    pub fn escalation_state(&self) -> &crate::escalation::Escalations {
+        &self.escalations
     }
     /// Which client answers model calls (as known at build time).
     pub fn model_info(&self) -> ModelInfo {
@@ -423,7 +436,9 @@ impl Runtime {
         Ok((done, failed))
     }
 
-    /// Recall → assess → act or escalate, for `task` (nothing is remembered).
+    /// Recall → assess → act or escalate, for `task` (nothing is remembered but, on ESCALATE,
+    /// the escalation: recorded, or the open one on the same task reused, and sent to the
+    /// configured sinks; `AgentTurn::escalation` says what was done, and never fails the turn).
     pub async fn turn(&self, ns: &Namespace, task: &Task, opts: &RecallOptions) -> Result<AgentTurn, AgentError> {
         let pack = self.engine.recall(ns, &task.query, opts).await?;
         let now = self.engine.now();
@@ -439,7 +454,17 @@ impl Runtime {
         .await?;
         let action = action_text(task, &assessment);
         let verdict = crate::verdict::verdict(task, &assessment);
-        Ok(AgentTurn { remembered: None, pack, assessment, action, verdict })
+        let escalation = match &assessment.decision {
+            Decision::Escalate { .. } => {
+                tracing::Instrument::instrument(
+                    self.raise_escalation(ns, task, &assessment, &verdict),
+                    tracing::info_span!("escalate"),
+                )
+                .await
+            }
+            Decision::Act => None,
+        };
+        Ok(AgentTurn { remembered: None, pack, assessment, action, verdict, escalation })
     }
 
     /// What an agent reads of an assessed recall (the view every door shows by default),

@@ -64,6 +64,9 @@ impl Cli {
             Command::List(a) => a.out.json,
             Command::Export(a) => a.json,
             Command::Restore(a) => a.out.json,
+            Command::Escalations(a) => a.out.json,
+            Command::Answer(a) => a.out.json,
+            Command::Dismiss(a) => a.out.json,
             Command::Backup(BackupCommand::Create { out, .. } | BackupCommand::Restore { out, .. }) => out.json,
             Command::Demo(a) => a.json,
             Command::Migrate(a) => a.json,
@@ -105,6 +108,25 @@ pub enum Command {
     Forget(ForgetArgs),
     /// Explain a memory: where it came from, what reinforced it, why it was tombstoned.
     Why(WhyArgs),
+    /// List the escalations of the namespace (or show one): what the agent asked a human,
+    /// why, and what became of it.
+    ///
+    /// A recall (or agent turn) that decides ESCALATE records an escalation (`e1`, `e2`… per
+    /// namespace, never reused), or reuses the open one on the same task, and sends it to the
+    /// sinks of `[[escalation.sinks]]` (a signed webhook, a JSON-lines file). `mnemo answer`
+    /// or `mnemo dismiss` closes it.
+    Escalations(EscalationsArgs),
+    /// Answer an open escalation as a human: the answer is recorded as a turn from
+    /// `human:NAME` and extracted like any turn; the claim it states counts as verified until
+    /// it ages (docs/assessor.md), so the same task then acts on it.
+    ///
+    /// For an escalation about a claim, the value alone ("Carla") or a short sentence stating
+    /// it ("it is Carla", "the approver is Carla") is recorded as `[SEM] entity | attribute |
+    /// value`, which works offline; other prose is recorded as written (the offline model keeps
+    /// it as an episode with no claim, so the task may escalate again: the output says so).
+    Answer(AnswerArgs),
+    /// Dismiss an open escalation as a human: it is closed and nothing is recorded in memory.
+    Dismiss(DismissArgs),
     /// Run a decay sweep: tombstone decaying memories whose salience fell below the threshold.
     Decay(JsonFlag),
     /// Rebuild the index from the store (after changing the index or the embedder).
@@ -167,6 +189,54 @@ pub enum Command {
     /// Print a shell completion script on stdout, e.g. `mnemo completions bash >
     /// ~/.local/share/bash-completion/completions/mnemo`, or `source <(mnemo completions zsh)`.
     Completions(CompletionsArgs),
+}
+
+/// `mnemo escalations`.
+#[derive(Debug, Args)]
+pub struct EscalationsArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
+    /// Show this escalation only (e3, as listed).
+    #[arg(value_name = "ID", value_parser = parse_escalation_id, conflicts_with = "open")]
+    pub id: Option<mnemo_agent::EscalationId>,
+    /// Only the open ones (waiting for a human).
+    #[arg(long)]
+    pub open: bool,
+}
+
+/// `mnemo answer`.
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
+    /// The open escalation (e3, as `mnemo escalations` lists it).
+    #[arg(value_name = "ID", value_parser = parse_escalation_id)]
+    pub id: mnemo_agent::EscalationId,
+    /// The answer: the value alone ("Carla"), a short sentence, tagged lines, or prose.
+    pub text: String,
+    /// Who answers (recorded as the principal human:NAME).
+    #[arg(long, value_name = "NAME", required = true)]
+    pub by: String,
+}
+
+/// `mnemo dismiss`.
+#[derive(Debug, Args)]
+pub struct DismissArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
+    /// The open escalation (e3, as `mnemo escalations` lists it).
+    #[arg(value_name = "ID", value_parser = parse_escalation_id)]
+    pub id: mnemo_agent::EscalationId,
+    /// Who dismisses it (kept as human:NAME on the escalation).
+    #[arg(long, value_name = "NAME", required = true)]
+    pub by: String,
+}
+
+fn parse_escalation_id(s: &str) -> Result<mnemo_agent::EscalationId, String> {
+    s.parse().map_err(|e: mnemo_agent::escalation::BadEscalationId| e.to_string())
 }
 
 /// `mnemo serve`.

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
 //! The README's first CLI lines, run as written: `why m1` explains the first memory, superseded
 //! by `m2`.
 use std::path::Path;

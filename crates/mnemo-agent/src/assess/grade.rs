@@ -10,7 +10,7 @@ use mnemo_core::registry::AssessorContext;
 use mnemo_core::*;
 
 use super::lookup::ground_all;
-use super::provenance::provenance_trust;
+use super::provenance::{human_source, human_trust, provenance_trust};
 
 /// `[assessor]` settings.
 #[derive(Clone, Debug, Deserialize)]
@@ -135,6 +135,26 @@ impl Assessor for GroundingAssessor {
                         source: g.source.clone(),
                     });
                     (1.0, format!("verifiable: {} holds {:?}, memory said {:?}: substituted", g.source, g.value, old))
+                }
+                // A human's word (an answer to an escalation) no grounder decided: verified
+                // while fresh, ageing like any confirmation (docs/assessor.md).
+                (None, Some(_)) if human_source(m).is_some() => {
+                    let who = human_source(m).unwrap_or_default();
+                    let t = human_trust(m, now, self.settings.confirm_half_life_days);
+                    let unverified = if found.faults.is_empty() {
+                        String::new()
+                    } else {
+                        let f: Vec<String> = found.faults.iter().map(|(s, w)| format!("{s} {w}")).collect();
+                        format!("unverified by a system of record this recall ({}); ", f.join("; "))
+                    };
+                    (
+                        t,
+                        format!(
+                            "{unverified}human: confirmed by {who} {:.0} days ago (a human's word counts as verified \
+                             until it ages: freshness {t:.2})",
+                            now.days_since(m.last_confirmed_at).max(0.0)
+                        ),
+                    )
                 }
                 _ => {
                     let t = provenance_trust(m, now, self.settings.confirm_half_life_days);

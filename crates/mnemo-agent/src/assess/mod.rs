@@ -33,6 +33,10 @@
 //! A task naming no claim, on which nothing recalled is relevant, escalates with "memory holds
 //! nothing on this task".
 //!
+//! A claim whose sources include a human (`human:*`, an answer to an escalation) and that no
+//! grounder holds counts as verified while fresh: trust = freshness of its last confirmation
+//! ([`human_trust`]); a grounder holding the claim still decides it first.
+//!
 //! Everything else is *colour*: graded and shown, but it never drags pack trust down and never
 //! forces escalation. Trust comes only from grounding and provenance (sources, restatements,
 //! age): a memory's content is never read, so instructions written inside it cannot raise it.
@@ -44,5 +48,5 @@ mod settle;
 
 pub use grade::{AssessorSettings, GroundingAssessor};
 pub use lookup::{garbage, ground_all, ClaimGrounding, MAX_VALUE_CHARS};
-pub use provenance::provenance_trust;
+pub use provenance::{freshness, human_source, human_trust, provenance_trust, HUMAN_PRINCIPAL_PREFIX};
 pub use settle::settle;

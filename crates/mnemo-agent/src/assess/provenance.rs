@@ -1,6 +1,29 @@
 //! Provenance scoring for claims no grounder can check.
 use mnemo_core::{Memory, Timestamp};
 
+/// The principal prefix of a human's word: an answer to an escalation is recorded from
+/// `human:NAME` (see `crate::escalation`).
+pub const HUMAN_PRINCIPAL_PREFIX: &str = "human:";
+
+/// The first `human:*` principal among a memory's sources, if any.
+pub fn human_source(m: &Memory) -> Option<&str> {
+    m.sources.iter().map(String::as_str).find(|s| s.starts_with(HUMAN_PRINCIPAL_PREFIX))
+}
+
+/// How fresh a memory's last confirmation is: 0.5^(days since it / half_life_days), in 0..=1.
+pub fn freshness(m: &Memory, now: Timestamp, half_life_days: f64) -> f64 {
+    let age = now.days_since(m.last_confirmed_at).max(0.0);
+    0.5f64.powf(age / half_life_days).clamp(0.0, 1.0)
+}
+
+/// Trust of a memory a human confirmed (a `human:*` source): a verified source while fresh,
+/// ageing like any confirmation — `freshness` alone, i.e. the provenance formula with full
+/// corroboration. With the default 180-day half-life it is above the 0.55 threshold for
+/// about 155 days after the human's word (or a later restatement), then below it.
+pub fn human_trust(m: &Memory, now: Timestamp, half_life_days: f64) -> f64 {
+    freshness(m, now, half_life_days)
+}
+
 /// Trust from provenance, in 0..=1:
 ///
 /// `(0.25 + 0.75 · min(1, corroboration + reinforcement)) · freshness` with
@@ -14,8 +37,7 @@ pub fn provenance_trust(m: &Memory, now: Timestamp, half_life_days: f64) -> f64 
     let sources = m.sources.len().max(1) as i32;
     let corroboration = 1.0 - 0.5f64.powi(sources);
     let reinforcement = (0.03 * f64::from(m.reinforcements)).min(0.1);
-    let age = now.days_since(m.last_confirmed_at).max(0.0);
-    let freshness = 0.5f64.powf(age / half_life_days);
+    let freshness = freshness(m, now, half_life_days);
     ((0.25 + 0.75 * (corroboration + reinforcement).min(1.0)) * freshness).clamp(0.0, 1.0)
 }
 
@@ -58,5 +80,18 @@ mod tests {
         let (fresh, now) = mem(1, 0.0);
         let (old, _) = mem(1, 60.0);
         assert!(provenance_trust(&fresh, now, 180.0) > provenance_trust(&old, now, 180.0));
+    }
+
+    #[test]
+    fn a_human_confirmation_is_verified_until_it_ages() {
+        let (mut m, now) = mem(1, 0.0);
+        assert_eq!(human_source(&m), None);
+        m.sources = vec!["buyer".into(), "human:carla".into()];
+        assert_eq!(human_source(&m), Some("human:carla"));
+        assert!((human_trust(&m, now, 180.0) - 1.0).abs() < 1e-9, "fresh: as verified");
+        let (mut old, now) = mem(1, 160.0);
+        old.sources = vec!["human:carla".into()];
+        assert!(human_trust(&old, now, 180.0) < 0.55, "aged past the threshold");
+        assert!(human_trust(&old, now, 180.0) >= provenance_trust(&old, now, 180.0));
     }
 }

@@ -13,6 +13,7 @@ use crate::{context, print};
 mod backup;
 mod bench;
 mod demo;
+mod escalations;
 mod eval;
 mod eval_assessor;
 #[cfg(feature = "mcp")]
@@ -114,8 +115,8 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
     match command {
         // Listing or discarding unextracted turns only edits the ledger.
         Command::Reextract(a) if a.list || a.discard.is_some() => OnFirstCall,
-        // Extraction, then reconcile of what was extracted.
-        Command::Remember(_) | Command::Reextract(_) => AtBuild,
+        // Extraction, then reconcile of what was extracted (an answer is a turn too).
+        Command::Remember(_) | Command::Reextract(_) | Command::Answer(_) => AtBuild,
         // Free text asks the model which memories it designates; `entity | attribute` does not.
         // A command that does not parse fails on its own words, as before.
         Command::Forget(a) => match mnemo_core::ForgetCommand::parse_arg(&a.command) {
@@ -126,6 +127,8 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
         // embedder (built at once either way) is what recall needs.
         Command::Recall(_)
         | Command::Why(_)
+        | Command::Escalations(_)
+        | Command::Dismiss(_)
         | Command::Decay(_)
         | Command::Reindex(_)
         | Command::List(_)
@@ -153,7 +156,7 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
 pub fn access(command: &Command) -> mnemo_agent::Access {
     use mnemo_agent::Access::{Read, Write};
     match command {
-        Command::Recall(_) | Command::Why(_) | Command::List(_) | Command::Export(_) => Read,
+        Command::Recall(_) | Command::Why(_) | Command::List(_) | Command::Export(_) | Command::Escalations(_) => Read,
         Command::Backup(BackupCommand::Create { .. }) => Read,
         _ => Write,
     }
@@ -203,7 +206,8 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                     if a.out.json {
                         emit_memory_json(&t, a.out.with_vectors)?
                     } else {
-                        print::agent_turn(&t)
+                        print::agent_turn(&t);
+                        escalations::print_turn(&ns, t.escalation.as_ref());
                     }
                     t.verdict.decision == "escalate"
                 }
@@ -317,6 +321,9 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             }
         }
         Command::List(a) => memories::list(&rt, &ns, a).await?,
+        Command::Escalations(a) => escalations::list(&rt, &ns, a).await?,
+        Command::Answer(a) => escalations::answer(&rt, &ns, a).await?,
+        Command::Dismiss(a) => escalations::dismiss(&rt, &ns, a).await?,
         Command::Export(a) => memories::export(&rt, &ns, a).await?,
         Command::Restore(a) => memories::restore(&rt, &ns, a).await?,
         Command::Backup(b) => backup::run(&rt, b).await?,

@@ -1,0 +1,124 @@
+//! The plan step of an agent turn, and the faithfulness check it must pass before the agent
+//! acts: a plan may only use memories of the pack the assessor let through, with the values
+//! the pack holds after grounding. A plan that cites a memory the pack does not hold (a
+//! tombstoned or unknown one), states another value for a claim than the pack's (the stale 21
+//! days after the ERP said 35), or leaves out the claim the task is about, is refused: the turn
+//! escalates with the reason.
+use serde::{Deserialize, Serialize};
+
+use mnemo_core::plan::{Plan, PlanLine};
+use mnemo_core::text::norm_value;
+use mnemo_core::{Assessment, Decision};
+
+use crate::verdict::Verdict;
+
+/// A plan and what the check found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckedPlan {
+    /// The plan as the model answered it.
+    pub plan: Plan,
+    /// It uses only what the pack holds, with the pack's values.
+    pub faithful: bool,
+    /// Why it was refused (empty when faithful).
+    pub refused: Vec<String>,
+}
+
+/// The lines a plan is made from: the final pack's memories (grounded values in place), each
+/// with the assessor's trust. Only an ACT turn is planned, so every load-bearing memory among
+/// them is at or above the threshold.
+pub fn lines_of(a: &Assessment) -> Vec<PlanLine> {
+    a.pack
+        .memories()
+        .map(|m| PlanLine {
+            id: m.id,
+            kind: m.kind,
+            content: m.content.clone(),
+            claim: m.claim.clone(),
+            trust: a.grades.iter().find(|g| g.id == m.id).map(|g| g.trust),
+        })
+        .collect()
+}
+
+/// Check `plan` against the `lines` it was given, the assessment they came from and the verdict
+/// it would act on.
+pub fn check(plan: Plan, lines: &[PlanLine], a: &Assessment, verdict: &Verdict) -> CheckedPlan {
+    let mut refused = Vec::new();
+    for u in &plan.uses {
+        let Some(line) = lines.iter().find(|l| l.id == u.memory) else {
+            let why = match a.substitutions.iter().find(|s| s.stale == u.memory) {
+                Some(s) => format!(
+                    "; it is stale: {} holds {:?} (memory {}), not {:?}",
+                    s.source, s.new_value, s.fresh, s.old_value
+                ),
+                None => String::new(),
+            };
+            refused.push(format!("the plan cites memory {}, which the pack does not hold{why}", u.memory));
+            continue;
+        };
+        match (&u.value, &line.claim) {
+            (Some(v), Some(c)) if norm_value(v) != norm_value(&c.value) => refused.push(format!(
+                "the plan states {} | {} = {v:?}; the pack holds {:?} (memory {})",
+                c.entity, c.attribute, c.value, line.id
+            )),
+            (Some(v), None) => {
+                refused.push(format!("the plan states the value {v:?} for memory {}, which holds no claim", line.id))
+            }
+            _ => {}
+        }
+    }
+    let said = norm_value(&format!("{} {}", plan.answer, plan.steps.join(" ")));
+    for s in &a.substitutions {
+        let (old, new) = (norm_value(&s.old_value), norm_value(&s.new_value));
+        if !old.is_empty() && contains_value(&said, &old) && !contains_value(&said, &new) {
+            refused.push(format!(
+                "the plan says {:?}, the stale value: {} holds {:?} (memory {})",
+                s.old_value, s.source, s.new_value, s.fresh
+            ));
+        }
+    }
+    // A task about one claim is answered with that claim's value.
+    if let [on] = verdict.act_on.as_slice() {
+        let uses_it = plan.uses.iter().any(|u| u.memory == on.memory);
+        if !uses_it && !contains_value(&said, &norm_value(&on.value)) {
+            refused.push(format!(
+                "the plan does not use {} | {} = {:?} (memory {}), the claim the task is about",
+                on.entity, on.attribute, on.value, on.memory
+            ));
+        }
+    }
+    CheckedPlan { faithful: refused.is_empty(), plan, refused }
+}
+
+/// `value` appears in `text` as whole words.
+fn contains_value(text: &str, value: &str) -> bool {
+    !value.is_empty()
+        && text.match_indices(value).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + value.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+}
+
+/// A refused plan turns the decision into ESCALATE with the check's reasons.
+pub fn escalate_if_refused(checked: &CheckedPlan, a: &mut Assessment, verdict: &mut Verdict) {
+    if checked.faithful {
+        return;
+    }
+    let reasons: Vec<String> = checked.refused.iter().map(|r| format!("plan refused: {r}")).collect();
+    a.decision = Decision::Escalate { reasons: reasons.clone() };
+    verdict.decision = "escalate".into();
+    verdict.act_on.clear();
+    verdict.reasons = reasons;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_match_as_whole_words() {
+        assert!(contains_value("lead time is 21 days", "21 days"));
+        assert!(!contains_value("lead time is 121 days", "21 days"));
+        assert!(!contains_value("x", ""));
+    }
+}
