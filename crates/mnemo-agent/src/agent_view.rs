@@ -140,6 +140,56 @@ pub struct AgentRecall {
     pub left_out: Vec<String>,
     /// Short notes: a clamped budget, a stale value corrected, a system of record that failed.
     pub notes: Vec<String>,
+    /// The agent turn on ACT: the plan from the pack, checked against it (absent on a recall).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanView>,
+    /// ESCALATE: the escalation recorded, and how a human answers it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<EscalationView>,
+}
+
+/// A plan as an agent reads it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PlanView {
+    /// The answer to the task.
+    pub answer: String,
+    /// The steps.
+    pub steps: Vec<String>,
+    /// The memories it uses (`m42`) and the values it takes from them.
+    pub uses: Vec<PlanUseView>,
+    /// It uses only what the pack holds, with the pack's values (false: refused, the turn
+    /// escalated).
+    pub faithful: bool,
+    /// Why it was refused.
+    pub refused: Vec<String>,
+    /// Who planned (the model as its answer echoed it).
+    pub model: String,
+}
+
+/// A memory a plan uses.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PlanUseView {
+    /// The memory (`m42`).
+    pub memory: String,
+    /// The value taken from its claim (null: its content).
+    pub value: Option<String>,
+}
+
+/// An escalation as an agent reads it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EscalationView {
+    /// Its id (`e3`), null when it could not be recorded (`note` says why).
+    pub id: Option<String>,
+    /// An open escalation on the same task was reused.
+    pub reused: bool,
+    /// What happened and how a human answers it.
+    pub note: String,
 }
 
 impl AgentRecall {
@@ -164,6 +214,27 @@ impl AgentRecall {
         if let Some((e, at)) = &a.inferred_about {
             view.notes.push(format!("taken to be about {e} | {at} (named by the query)"));
         }
+        view.plan = turn.plan.as_ref().map(|c| PlanView {
+            answer: c.plan.answer.clone(),
+            steps: c.plan.steps.clone(),
+            uses: c
+                .plan
+                .uses
+                .iter()
+                .map(|u| PlanUseView { memory: u.memory.short(), value: u.value.clone() })
+                .collect(),
+            faithful: c.faithful,
+            refused: c.refused.clone(),
+            model: c.plan.model.model.clone(),
+        });
+        view.escalation = turn.escalation.as_ref().map(|e| EscalationView {
+            id: e.id.map(|i| i.to_string()),
+            reused: e.reused,
+            note: match e.id {
+                Some(id) => format!("{} A human answers it with: mnemo answer {id} \"…\" --by NAME", e.note),
+                None => e.note.clone(),
+            },
+        });
         view
     }
 
@@ -204,6 +275,8 @@ impl AgentRecall {
             token_counter: counter.name().to_string(),
             left_out,
             notes: pack.notes.clone(),
+            plan: None,
+            escalation: None,
         }
     }
 
@@ -222,8 +295,26 @@ impl AgentRecall {
             )
         };
         head.push('\n');
-        head.push_str(&decision_line(self.decision.as_ref()));
+        let decision = decision_line(self.decision.as_ref());
+        // The plan or escalation line must survive the overhead's clip: the decision line then
+        // takes at most half of it.
+        if self.plan.is_some() || self.escalation.is_some() {
+            head.push_str(clip_to(&decision, RENDER_OVERHEAD_TOKENS / 2, counter).trim_end());
+        } else {
+            head.push_str(&decision);
+        }
         head.push('\n');
+        if let Some(p) = &self.plan {
+            if p.faithful {
+                head.push_str(&format!("Plan (checked against the pack): {}\n", one_line(&p.answer)));
+            }
+        }
+        if let Some(e) = &self.escalation {
+            match &e.id {
+                Some(id) => head.push_str(&format!("Escalation {id}: a human answers it (mnemo answer {id} \"…\").\n")),
+                None => head.push_str(&format!("Escalation not recorded: {}\n", one_line(&e.note))),
+            }
+        }
         for n in &self.notes {
             head.push_str("Note: ");
             head.push_str(&one_line(n));
@@ -417,11 +508,17 @@ mod tests {
             token_counter: "chars/4".into(),
             left_out: vec![],
             notes: vec!["a note".into()],
+            plan: None,
+            escalation: Some(EscalationView { id: Some("e3".into()), reused: false, note: "sent".into() }),
         };
         let text = view.render(&counter);
+        assert!(text.contains("Escalation e3: a human answers it"), "{text}");
         let (head, lines) = text.split_at(text.find("- Item 1").expect("the line is shown"));
         assert!(counter.count(head) <= RENDER_OVERHEAD_TOKENS, "{}", counter.count(head));
-        assert!(head.ends_with("…\n") && head.starts_with("Mnemo recall: 1 memories"), "{head}");
+        assert!(
+            head.contains("…\n") && head.starts_with("Mnemo recall: 1 memories"),
+            "the decision line is clipped: {head}"
+        );
         assert_eq!(counter.count(lines), view.tokens);
     }
 

@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use mnemo_core::plan::{Plan, PlanLine};
 use mnemo_core::text::norm_value;
-use mnemo_core::{Assessment, Decision};
+use mnemo_core::{Assessment, Decision, Namespace, Task};
 
+use crate::runtime::AgentTurn;
 use crate::verdict::Verdict;
 
 /// A plan and what the check found.
@@ -109,6 +110,49 @@ pub fn escalate_if_refused(checked: &CheckedPlan, a: &mut Assessment, verdict: &
     verdict.decision = "escalate".into();
     verdict.act_on.clear();
     verdict.reasons = reasons;
+}
+
+impl crate::runtime::Runtime {
+    /// On ACT: ask the reasoner for a plan from the assessed pack, check it, and keep it on the
+    /// turn; a refused plan, or a plan step that failed (the model unreachable), turns the
+    /// decision into ESCALATE with the reason, and the escalation is raised like any other.
+    pub(crate) async fn plan_turn(&self, ns: &Namespace, task: &Task, turn: &mut AgentTurn) {
+        if turn.verdict.decision != "act" {
+            return;
+        }
+        let lines = lines_of(&turn.assessment);
+        let checked = match self.engine().plan(task, &lines).await {
+            Ok(plan) => check(plan, &lines, &turn.assessment, &turn.verdict),
+            Err(e) => {
+                let reason = format!("the plan step failed ({e}); nothing was checked, so nothing is acted on");
+                turn.assessment.decision = Decision::Escalate { reasons: vec![reason.clone()] };
+                turn.verdict.decision = "escalate".into();
+                turn.verdict.act_on.clear();
+                turn.verdict.reasons = vec![reason];
+                turn.action = crate::runtime::action_text(task, &turn.assessment);
+                turn.escalation = self.raise_escalation(ns, task, &turn.assessment, &turn.verdict).await;
+                return;
+            }
+        };
+        if checked.faithful {
+            turn.action = format!(
+                "ACT: {} (plan by {}, checked against the pack; pack trust {:.2} ≥ {:.2})",
+                one_line(&checked.plan.answer),
+                checked.plan.model.model,
+                turn.assessment.trust,
+                turn.assessment.threshold
+            );
+        } else {
+            escalate_if_refused(&checked, &mut turn.assessment, &mut turn.verdict);
+            turn.action = crate::runtime::action_text(task, &turn.assessment);
+            turn.escalation = self.raise_escalation(ns, task, &turn.assessment, &turn.verdict).await;
+        }
+        turn.plan = Some(checked);
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

@@ -81,6 +81,11 @@ pub struct AgentTurn {
     /// was sent, and what a human does with it. Absent on ACT, and when recording is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<crate::escalation::TurnEscalation>,
+    /// The full agent turn (remember → recall → assess → plan) on ACT: the model's plan from
+    /// the assessed pack and the faithfulness check it passed (a refused plan escalates).
+    /// Absent on a plain recall and on ESCALATE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::plan_check::CheckedPlan>,
 }
 
 impl Runtime {
@@ -464,7 +469,7 @@ impl Runtime {
             }
             Decision::Act => None,
         };
-        Ok(AgentTurn { remembered: None, pack, assessment, action, verdict, escalation })
+        Ok(AgentTurn { remembered: None, pack, assessment, action, verdict, escalation, plan: None })
     }
 
     /// What an agent reads of an assessed recall (the view every door shows by default),
@@ -484,7 +489,8 @@ impl Runtime {
         view.render(self.engine.token_counter())
     }
 
-    /// The full agent turn: remember the message (said by `source`), then `turn`.
+    /// The full agent turn: remember the message (said by `source`), then `turn`, then on ACT
+    /// the plan and its check (`plan_check`).
     pub async fn handle(
         &self,
         ns: &Namespace,
@@ -497,6 +503,7 @@ impl Runtime {
         let task = Task { query: message.to_string(), about };
         let mut turn = self.turn(ns, &task, opts).await?;
         turn.remembered = Some(remembered);
+        self.plan_turn(ns, &task, &mut turn).await;
         Ok(turn)
     }
 }
@@ -509,7 +516,7 @@ pub fn answer_of<'a>(pack: &'a Pack, entity: &str, attribute: &str) -> Option<&'
     pack.items.iter().map(|i| &*i.memory).find(|m| m.claim.as_ref().is_some_and(|c| c.is_on(entity, attribute)))
 }
 
-fn action_text(task: &Task, a: &Assessment) -> String {
+pub(crate) fn action_text(task: &Task, a: &Assessment) -> String {
     match &a.decision {
         Decision::Act => {
             // The task's claim, or the one the assessor took its query to name.
