@@ -23,6 +23,7 @@ pub mod plan_check;
 pub mod plugins;
 mod read_only;
 pub mod runtime;
+pub mod turn_view;
 pub mod unextracted;
 pub mod verdict;
 

@@ -57,6 +57,7 @@ impl Cli {
         match &self.command {
             Command::Remember(a) => a.out.json,
             Command::Recall(a) => a.out.json,
+            Command::Turn(a) => a.out.json,
             Command::Forget(a) => a.out.json,
             Command::Why(a) => a.out.json,
             Command::Decay(j) | Command::Reindex(j) | Command::Plugins(j) => j.json,
@@ -104,6 +105,14 @@ pub enum Command {
     /// provenance; the JSON's `verdict` gives the value(s) to act on or, on ESCALATE, the weak
     /// memories and why. The rule is described in docs/assessor.md. `--raw` skips assessment.
     Recall(RecallArgs),
+    /// The agent turn: remember TEXT, recall with it as the task, assess, and on ACT plan from
+    /// the assessed pack and check the plan against it; a refused plan, or ESCALATE, records
+    /// an escalation a human answers (`mnemo answer`).
+    ///
+    /// Prints what the text wrote, the decision, the checked plan or the escalation id, and the
+    /// memory lines within the budget (the compact view every door returns; --json for it as
+    /// JSON, --json --detail full for the whole turn).
+    Turn(TurnArgs),
     /// Forget exactly what a command designates: `entity | attribute`, or free text.
     Forget(ForgetArgs),
     /// Explain a memory: where it came from, what reinforced it, why it was tombstoned.
@@ -592,6 +601,32 @@ pub struct RecallArgs {
     /// With --json: the full result (the same as --detail full).
     #[arg(long, requires = "json", conflicts_with = "detail")]
     pub full: bool,
+    /// Exit with status 3 when the decision is ESCALATE (0 on ACT; 1 on errors).
+    #[arg(long)]
+    pub exit_code: bool,
+}
+
+/// `mnemo turn`.
+#[derive(Debug, Args)]
+pub struct TurnArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: MemoryJsonFlags,
+    /// The message (remembered as a turn said by --source, then used as the task).
+    pub text: String,
+    /// Who said it (a source declared in config counts as itself; any other as the operator).
+    #[arg(long, default_value = "user")]
+    pub source: String,
+    /// The claim the task is about, `entity | attribute`.
+    #[arg(long)]
+    pub about: Option<String>,
+    /// Token budget of the recall (default from config).
+    #[arg(long, allow_negative_numbers = true)]
+    pub budget: Option<String>,
+    /// How much --json shows: compact (the default) or full (the whole turn: pack with its
+    /// trace, assessment, verdict, plan, escalation).
+    #[arg(long, requires = "json", value_name = "compact|full", value_parser = |s: &str| s.parse::<mnemo_agent::Detail>())]
+    pub detail: Option<mnemo_agent::Detail>,
     /// Exit with status 3 when the decision is ESCALATE (0 on ACT; 1 on errors).
     #[arg(long)]
     pub exit_code: bool,

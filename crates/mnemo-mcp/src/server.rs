@@ -23,7 +23,6 @@ use mnemo_agent::memories::{MemoryPage, MemoryRecord};
 use mnemo_agent::{
     AgentError, AgentRecall, AgentTurn, Detail, RecallAnswer, RecallInput, RememberInput, Runtime, TurnInput,
 };
-use mnemo_core::engine::{OutcomeKind, RememberReport};
 use mnemo_core::{ClaimKey, CoreError, ForgetCommand, IdRef, ListPage, MemoryId, Namespace, Status};
 
 use crate::error::McpError;
@@ -150,15 +149,6 @@ pub const LIST_DEFAULT: usize = 20;
 /// Largest page `list` returns.
 pub const LIST_MAX: usize = 100;
 
-/// `turn`'s compact structured result: what the text wrote, and the recall's compact view.
-#[derive(Debug, serde::Serialize)]
-pub struct TurnView {
-    /// What remembering the text did: `status`, `turn`, `outcomes`, `notes`, `model`.
-    pub remembered: serde_json::Value,
-    /// The recall, as `recall`'s compact result.
-    pub recall: AgentRecall,
-}
-
 /// An id as a model sends it: `"m42"` as remember, recall and list report it, or a number.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -263,15 +253,9 @@ impl MnemoMcp {
     /// A compact turn: one line of what the text wrote, then the recall's rendering; the
     /// structure holds the remember report and the recall's view.
     fn compact_turn(&self, t: &AgentTurn) -> Result<CallToolResult, ErrorData> {
-        let view = self.rt.recall_view(t);
-        let remembered = match &t.remembered {
-            Some(r) => self.json(r)?,
-            None => serde_json::Value::Null,
-        };
-        let line = t.remembered.as_ref().map(remembered_line).unwrap_or_default();
-        let text = format!("{line}\n{}", self.rt.render_recall(&view));
-        let mut r = CallToolResult::structured(self.json(&TurnView { remembered, recall: view })?);
-        r.content = vec![ContentBlock::text(text)];
+        let view = self.rt.turn_view(t);
+        let mut r = CallToolResult::structured(self.json(&view)?);
+        r.content = vec![ContentBlock::text(self.rt.render_turn(&view))];
         Ok(r)
     }
 
@@ -516,7 +500,7 @@ fn any_of_schema(shapes: Vec<serde_json::Value>, defs: Option<serde_json::Value>
     std::sync::Arc::new(root)
 }
 
-/// `turn`'s structured result: [`TurnView`] by default, the agent turn with `detail: "full"`.
+/// `turn`'s structured result: [`mnemo_agent::turn_view::AgentTurnView`] by default, the agent turn with `detail: "full"`.
 fn turn_output_schema() -> std::sync::Arc<JsonObject> {
     let (recall, defs) = agent_recall_schema();
     let compact = serde_json::json!({
@@ -570,37 +554,6 @@ fn list_output_schema() -> std::sync::Arc<JsonObject> {
         return std::sync::Arc::new(JsonObject::new());
     };
     std::sync::Arc::new(schema)
-}
-
-/// One line of what a turn's text wrote: its status and what became of each memory.
-fn remembered_line(r: &RememberReport) -> String {
-    let status = serde_json::to_value(r.status()).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let mut counts: Vec<(OutcomeKind, usize)> = Vec::new();
-    for o in &r.outcomes {
-        match counts.iter_mut().find(|(k, _)| *k == o.kind) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((o.kind, 1)),
-        }
-    }
-    let what = counts
-        .iter()
-        .map(|(k, n)| {
-            let k = serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            format!("{n} {k}")
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    let mut line = format!("Remembered: turn {} {status}, {}", r.turn.id, plural(r.outcomes.len(), "outcome"));
-    if !what.is_empty() {
-        line.push_str(&format!(" ({what})"));
-    }
-    line.push('.');
-    if r.outcomes.is_empty() {
-        if let Some(n) = r.notes.first() {
-            line.push_str(&format!(" Note: {}", clip(n, 160)));
-        }
-    }
-    line
 }
 
 /// The text of a `list` page: a header, then one line per memory.

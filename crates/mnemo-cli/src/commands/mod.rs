@@ -117,6 +117,8 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
         Command::Reextract(a) if a.list || a.discard.is_some() => OnFirstCall,
         // Extraction, then reconcile of what was extracted (an answer is a turn too).
         Command::Remember(_) | Command::Reextract(_) | Command::Answer(_) => AtBuild,
+        // The agent turn remembers its text and plans with the model.
+        Command::Turn(_) => AtBuild,
         // Free text asks the model which memories it designates; `entity | attribute` does not.
         // A command that does not parse fails on its own words, as before.
         Command::Forget(a) => match mnemo_core::ForgetCommand::parse_arg(&a.command) {
@@ -221,6 +223,31 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 }
             };
             if a.exit_code && escalated {
+                engine.flush_index().await?;
+                return Ok(ExitCode::from(ESCALATE_EXIT));
+            }
+        }
+        Command::Turn(a) => {
+            use mnemo_agent::door::{operator_source, TurnInput};
+            let (source, note) = operator_source(Some(&a.source), &rt.config().declared_sources());
+            let input = TurnInput {
+                source,
+                text: a.text.clone(),
+                about: a.about.as_deref().map(str::parse).transpose()?,
+                budget: a.budget.as_deref().map(parse_budget).transpose()?,
+            };
+            let mut t = rt.turn_input(&ns, &input).await?;
+            if let Some(r) = t.remembered.as_mut() {
+                r.notes.extend(note);
+            }
+            if a.out.json && a.detail == Some(mnemo_agent::Detail::Full) {
+                emit_memory_json(&t, a.out.with_vectors)?
+            } else if a.out.json {
+                emit_json(&rt.turn_view(&t))?
+            } else {
+                out!("{}", rt.render_turn(&rt.turn_view(&t)).trim_end());
+            }
+            if a.exit_code && t.verdict.decision == "escalate" {
                 engine.flush_index().await?;
                 return Ok(ExitCode::from(ESCALATE_EXIT));
             }
