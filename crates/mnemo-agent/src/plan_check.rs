@@ -116,7 +116,7 @@ impl crate::runtime::Runtime {
     /// On ACT: ask the reasoner for a plan from the assessed pack, check it, and keep it on the
     /// turn; a refused plan, or a plan step that failed (the model unreachable), turns the
     /// decision into ESCALATE with the reason, and the escalation is raised like any other.
-    pub(crate) async fn plan_turn(&self, ns: &Namespace, task: &Task, turn: &mut AgentTurn) {
+    pub async fn plan_turn(&self, ns: &Namespace, task: &Task, turn: &mut AgentTurn) {
         if turn.verdict.decision != "act" {
             return;
         }

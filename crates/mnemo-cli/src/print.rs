@@ -126,6 +126,27 @@ pub fn agent_turn(t: &AgentTurn) {
         out!("  task: about {e} | {at} (named by the query)");
     }
     out!("  pack trust {:.2} (threshold {:.2})", a.trust, a.threshold);
+    if let Some(p) = &t.plan {
+        let uses: Vec<String> = p
+            .plan
+            .uses
+            .iter()
+            .map(|u| match &u.value {
+                Some(v) => format!("memory {} = {v:?}", u.memory),
+                None => format!("memory {}", u.memory),
+            })
+            .collect();
+        let check = if p.faithful {
+            "checked against the pack: faithful".to_string()
+        } else {
+            format!("REFUSED: {}", p.refused.join("; "))
+        };
+        out!("  plan by {} ({check}): {}", p.plan.model.model, p.plan.answer);
+        for s in &p.plan.steps {
+            out!("    step: {s}");
+        }
+        out!("    uses: {}", if uses.is_empty() { "nothing".to_string() } else { uses.join(", ") });
+    }
     out!("  {}", t.action);
 }
 

@@ -180,8 +180,11 @@ fn demo_runs_offline_and_decides() {
     let d = tempfile::tempdir().unwrap();
     let out = ok(&Command::new(env!("CARGO_BIN_EXE_mnemo")).args(["demo", "--dir"]).arg(d.path()).output().unwrap());
     assert!(out.contains("client: fake"), "{out}");
-    assert!(out.contains("ACT: proceed using \"IC-MC-44 from S-208\" | \"lead time\" = \"35 days\""), "{out}");
-    assert!(out.contains("ESCALATE"), "{out}");
+    assert!(out.contains("plan by fake-qwen (checked against the pack: faithful)"), "{out}");
+    assert!(out.contains("uses: memory m9 = \"35 days\""), "the plan cites the re-grounded value: {out}");
+    assert!(out.contains("ESCALATE") && out.contains("escalation e1 opened"), "{out}");
+    assert!(out.contains("uses: memory m10 = \"Carla\""), "the human's answer is acted on: {out}");
+    assert!(out.contains("sources [human:ops-lead]"), "why shows the human source: {out}");
     assert!(out.contains("grounding: memory"), "{out}");
 }
 

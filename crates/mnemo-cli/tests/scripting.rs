@@ -70,7 +70,11 @@ fn every_command_has_a_json_that_parses() {
     assert!(json(dir, &["plugins", "--json"]).as_array().unwrap().iter().any(|k| k["kind"] == "mcp"));
     assert!(json(dir, &["models", "list", "--json"]).as_array().is_some());
     let demo = json(dir, &["demo", "--json"]);
-    assert_eq!(demo["turns"].as_array().unwrap().len(), 2);
+    assert_eq!(demo["turns"].as_array().unwrap().len(), 3, "lead time, approver, approver after the answer");
+    assert_eq!(demo["turns"][0]["turn"]["plan"]["plan"]["uses"][0]["value"], "35 days", "{}", demo["turns"][0]);
+    assert_eq!(demo["turns"][1]["turn"]["verdict"]["decision"], "escalate");
+    assert_eq!(demo["turns"][2]["turn"]["verdict"]["decision"], "act");
+    assert_eq!(demo["why_answer"]["memory"]["sources"][0], "human:ops-lead");
     assert_eq!(demo["history"].as_array().unwrap().len(), 6);
     assert!(demo["why"]["memory"].is_object());
     assert!(!has_key(&demo, "vector"), "the demo's JSON carries no vectors");

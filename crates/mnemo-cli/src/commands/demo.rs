@@ -42,7 +42,8 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
     let json = args.json;
     // With --json, one document gathers what the text mode prints as it goes.
     let mut doc = serde_json::json!({
-        "model": model, "store": dir.display().to_string(), "history": [], "turns": [], "why": null,
+        "model": model, "store": dir.display().to_string(), "history": [], "turns": [], "answer": null,
+        "why_answer": null, "why": null,
     });
     if !json {
         out!("Mnemo demo — client: {}, model: {}, store in {}", model.client.as_str(), model.model, dir.display());
@@ -67,28 +68,48 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
         out!("\nday 20: the ERP now says the lead time of IC-MC-44 from S-208 is 35 days (nobody told the agent)");
     }
 
-    let turns = [
-        ("Reorder IC-MC-44 from S-208: when will it arrive?", ("IC-MC-44 from S-208", "lead time")),
-        ("Who signs off purchase orders at Northwind Labs?", ("Northwind Labs", "approver")),
-    ];
-    for (query, (e, a)) in turns {
-        let task = Task { query: query.to_string(), about: Some((e.to_string(), a.to_string())) };
-        let t = rt.turn(&ns, &task, &RecallOptions { budget: Some(64), ..RecallOptions::default() }).await?;
+    // Day 20: the agent acts on the re-grounded lead time (planned, and the plan checked
+    // against the pack); asks who signs off at Northwind Labs, which memory does not hold, and
+    // escalates; a human answers; the same question then acts on the answer.
+    let lead_time = ("Reorder IC-MC-44 from S-208: when will it arrive?", ("IC-MC-44 from S-208", "lead time"));
+    let approver = ("Who signs off purchase orders at Northwind Labs?", ("Northwind Labs", "approver"));
+    let mut escalated = None;
+    for (query, (e, a)) in [lead_time, approver] {
+        let t = demo_turn(&rt, &ns, query, (e, a)).await?;
+        escalated = escalated.or(t.escalation.as_ref().and_then(|x| x.id));
+        show_turn(json, &mut doc, 20, query, (e, a), &t);
+    }
+    if let Some(id) = escalated {
+        clock.set(start.plus_millis(20 * DAY_MS + 3_600_000));
+        let answered = rt.answer_escalation(&ns, id, "Carla", "ops-lead").await?;
         if json {
-            push(
-                &mut doc["turns"],
-                mnemo_core::tenant_spelling(
-                    || serde_json::json!({"day": 20, "query": query, "about": [e, a], "turn": t}),
-                ),
-            );
+            doc["answer"] = mnemo_agent::json_view::tenant_json(&answered, false)?;
         } else {
-            out!("\n== Agent turn (day 20): {query:?} — about {e} | {a} ==");
-            print::agent_turn(&t);
+            out!("\n== Day 20, an hour later: a human answers escalation {id} ==");
+            out!("  mnemo -n supply-chain answer {id} \"Carla\" --by ops-lead");
+            for n in &answered.notes {
+                out!("  note: {n}");
+            }
+            if let Some(r) = &answered.remembered {
+                print::remember(r);
+            }
+        }
+        let (query, (e, a)) = approver;
+        let t = demo_turn(&rt, &ns, query, (e, a)).await?;
+        show_turn(json, &mut doc, 20, query, (e, a), &t);
+        if let Some(m) = t.plan.as_ref().and_then(|p| p.plan.uses.first()) {
+            let why = rt.why(&ns, m.memory).await?;
+            if json {
+                doc["why_answer"] = mnemo_agent::json_view::tenant_json(&why, false)?;
+            } else {
+                out!("\n== Why does the agent believe Carla signs off? ==");
+                print::why(&why);
+            }
         }
     }
     let all = rt.engine().all_memories(&ns).await?;
     if let Some(old) = all.iter().find(|m| m.claim.as_ref().is_some_and(|c| c.value == "21 days")) {
-        let why = rt.engine().why(&ns, old.id).await?;
+        let why = rt.why(&ns, old.id).await?;
         if json {
             doc["why"] = mnemo_agent::json_view::tenant_json(&why, false)?;
         } else {
@@ -102,6 +123,37 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
         out!("{}", serde_json::to_string_pretty(&doc)?);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One planned agent turn on the day's clock: recall, assess, plan and check (the demo's
+/// questions are not remembered: they are the agent's, not the buyer's).
+async fn demo_turn(rt: &Runtime, ns: &Namespace, query: &str, (e, a): (&str, &str)) -> Result<mnemo_agent::AgentTurn> {
+    let task = Task { query: query.to_string(), about: Some((e.to_string(), a.to_string())) };
+    let mut t = rt.turn(ns, &task, &RecallOptions { budget: Some(64), ..RecallOptions::default() }).await?;
+    rt.plan_turn(ns, &task, &mut t).await;
+    Ok(t)
+}
+
+fn show_turn(
+    json: bool,
+    doc: &mut serde_json::Value,
+    day: i64,
+    query: &str,
+    (e, a): (&str, &str),
+    t: &mnemo_agent::AgentTurn,
+) {
+    if json {
+        push(
+            &mut doc["turns"],
+            mnemo_core::tenant_spelling(|| serde_json::json!({"day": day, "query": query, "about": [e, a], "turn": t})),
+        );
+    } else {
+        out!("\n== Agent turn (day {day}): {query:?} — about {e} | {a} ==");
+        print::agent_turn(t);
+        if let Some(x) = &t.escalation {
+            out!("  {}", x.note);
+        }
+    }
 }
 
 fn push(list: &mut serde_json::Value, item: serde_json::Value) {
