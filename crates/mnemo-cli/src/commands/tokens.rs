@@ -3,7 +3,7 @@
 //! The prose demo is a short clinic conversation in plain language (allergies that accumulate,
 //! a dose that changes, a standing instruction, a forget request, then a question). Each
 //! message is one agent turn: remember it (extract → embed → reconcile → apply), recall a pack
-//! for it and assess the pack. Every model call goes through a meter, so the report gives
+//! for it, assess the pack and, on ACT, plan from it. Every model call goes through a meter, so the report gives
 //! prompt and completion tokens per call kind and per agent turn, as the cassette recorded them.
 //!
 //! `--record` first records the cassette against the in-process mock OpenAI-compatible server
@@ -144,7 +144,11 @@ async fn run_demo(
         let task = Task { query: message.to_string(), about: about.map(|(e, a)| (e.to_string(), a.to_string())) };
         let a = mnemo_agent::assess::settle(&engine, &ns, assessor.assess(&task, pack, clock.now()).await?).await?;
         let decision = match a.decision {
-            Decision::Act => "act".to_string(),
+            Decision::Act => {
+                // The full agent turn plans from the assessed pack (on the reasoning tier).
+                engine.plan(&task, &mnemo_agent::plan_check::lines_of(&a)).await?;
+                "act".to_string()
+            }
             Decision::Escalate { .. } => "escalate".to_string(),
         };
         let tally = meter.take();
@@ -236,7 +240,7 @@ pub async fn run(cli: &Cli, args: &TokensArgs) -> Result<mnemo_bench::BenchRepor
         kind_rows.push(vec![k.clone(), n.to_string(), p.to_string(), c.to_string(), (p + c).to_string()]);
     }
     md.push_str(&mnemo_bench::report::table(&["call kind", "calls", "prompt", "completion", "total"], &kind_rows));
-    md.push_str("\n## Per agent turn (remember + recall + assess)\n\n");
+    md.push_str("\n## Per agent turn (remember + recall + assess + plan on ACT)\n\n");
     let mut turn_rows = Vec::new();
     let mut worst = 0;
     for (i, t, decision) in &run.turns {
