@@ -40,9 +40,9 @@ pub fn lines_of(a: &Assessment) -> Vec<PlanLine> {
         .collect()
 }
 
-/// Check `plan` against the `lines` it was given, the assessment they came from and the verdict
-/// it would act on.
-pub fn check(plan: Plan, lines: &[PlanLine], a: &Assessment, verdict: &Verdict) -> CheckedPlan {
+/// Check `plan` for `task` against the `lines` it was given, the assessment they came from and
+/// the verdict it would act on.
+pub fn check(plan: Plan, task: &Task, lines: &[PlanLine], a: &Assessment, verdict: &Verdict) -> CheckedPlan {
     let mut refused = Vec::new();
     for u in &plan.uses {
         let Some(line) = lines.iter().find(|l| l.id == u.memory) else {
@@ -77,8 +77,10 @@ pub fn check(plan: Plan, lines: &[PlanLine], a: &Assessment, verdict: &Verdict) 
             ));
         }
     }
-    // A task about one claim is answered with that claim's value.
-    if let [on] = verdict.act_on.as_slice() {
+    // A task about one claim (named, or taken from its query) is answered with that claim's
+    // value; a task about no claim may use any of what the pack holds.
+    let about_a_claim = task.about.is_some() || a.inferred_about.is_some();
+    if let (true, [on]) = (about_a_claim, verdict.act_on.as_slice()) {
         let uses_it = plan.uses.iter().any(|u| u.memory == on.memory);
         if !uses_it && !contains_value(&said, &norm_value(&on.value)) {
             refused.push(format!(
@@ -122,7 +124,7 @@ impl crate::runtime::Runtime {
         }
         let lines = lines_of(&turn.assessment);
         let checked = match self.engine().plan(task, &lines).await {
-            Ok(plan) => check(plan, &lines, &turn.assessment, &turn.verdict),
+            Ok(plan) => check(plan, task, &lines, &turn.assessment, &turn.verdict),
             Err(e) => {
                 let reason = format!("the plan step failed ({e}); nothing was checked, so nothing is acted on");
                 turn.assessment.decision = Decision::Escalate { reasons: vec![reason.clone()] };
@@ -143,6 +145,7 @@ impl crate::runtime::Runtime {
                 turn.assessment.threshold
             );
         } else {
+            tracing::warn!(namespace = %ns, refused = ?checked.refused, "the plan was refused; the turn escalates");
             escalate_if_refused(&checked, &mut turn.assessment, &mut turn.verdict);
             turn.action = crate::runtime::action_text(task, &turn.assessment);
             turn.escalation = self.raise_escalation(ns, task, &turn.assessment, &turn.verdict).await;

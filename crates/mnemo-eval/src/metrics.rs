@@ -63,6 +63,9 @@ pub struct ProbeScore {
     pub decision: Option<String>,
     /// The probe asserts a decision and the agent decided otherwise.
     pub wrong_decision: bool,
+    /// On ACT, the full agent turn's plan passed the faithfulness check (None: not planned).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan_faithful: Option<bool>,
 }
 
 /// Score a probe from its answer and the texts of the pack's memories (or turns).
@@ -87,6 +90,7 @@ pub fn score_probe(probe: &Probe, answer: Option<&str>, pack_texts: &[&str]) -> 
         present_absent,
         decision: None,
         wrong_decision: false,
+        plan_faithful: None,
     }
 }
 
@@ -125,6 +129,10 @@ pub struct Counts {
     pub kept_matchers: usize,
     /// `kept` matchers met.
     pub kept_met: usize,
+    /// Probes the agent acted on, and so planned (Mnemo only).
+    pub planned: usize,
+    /// Of those, plans that passed the faithfulness check.
+    pub faithful: usize,
 }
 
 impl Counts {
@@ -141,6 +149,8 @@ impl Counts {
         self.forgotten_met += o.forgotten_met;
         self.kept_matchers += o.kept_matchers;
         self.kept_met += o.kept_met;
+        self.planned += o.planned;
+        self.faithful += o.faithful;
     }
     /// Pool many.
     pub fn pooled<'a>(all: impl IntoIterator<Item = &'a Counts>) -> Counts {
@@ -161,6 +171,10 @@ impl Counts {
     /// Missed ÷ probes (0 when there are no probes).
     pub fn miss_rate(&self) -> Rate {
         Rate::new(self.missed, self.probes, 0.0)
+    }
+    /// Faithful plans ÷ plans (1.0 when nothing was planned).
+    pub fn plan_faithfulness(&self) -> Rate {
+        Rate::new(self.faithful, self.planned, 1.0)
     }
     /// Tombstoned and matched ÷ tombstoned (1.0 when nothing was tombstoned).
     pub fn forgetting_precision(&self) -> Rate {

@@ -100,6 +100,8 @@ impl SystemOutcome {
             forgotten_met: count("forgotten", true),
             kept_matchers: count("kept", false),
             kept_met: count("kept", true),
+            planned: probes.iter().filter(|p| p.score.plan_faithful.is_some()).count(),
+            faithful: probes.iter().filter(|p| p.score.plan_faithful == Some(true)).count(),
         };
         let pass = counts.passes(probes.iter().filter(|p| p.score.correct).count());
         let counts = Counts { passed: usize::from(pass), ..counts };

@@ -138,6 +138,18 @@ impl EvalOutcome {
                 );
             }
         }
+        for c in &self.configs {
+            let f = self.pooled(MNEMO, &c.name).plan_faithfulness();
+            let _ = writeln!(
+                out,
+                "\nPlans (mnemo, {}): {} of {} ACT probes planned faithfully = {} (the full agent turn plans from the \
+                 assessed pack; a plan citing what the pack does not hold, or another value, is refused and escalates)",
+                c.name,
+                f.k,
+                f.n,
+                f.cell()
+            );
+        }
         out
     }
 

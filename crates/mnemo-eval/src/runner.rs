@@ -157,13 +157,17 @@ async fn embed(engine: &Engine, text: &str) -> mnemo_core::Result<Vec<f32>> {
 
 async fn probe_mnemo(runtime: &Runtime, p: &Probe) -> std::result::Result<ProbeOutcome, String> {
     let task = Task { query: p.query.clone(), about: p.about.clone() };
-    let turn = runtime.turn(&p.namespace, &task, &RecallOptions::default()).await.map_err(|e| e.to_string())?;
+    let mut turn = runtime.turn(&p.namespace, &task, &RecallOptions::default()).await.map_err(|e| e.to_string())?;
+    // The full agent turn: on ACT, plan from the assessed pack and check the plan (a refused
+    // plan escalates, and the decision is scored as made).
+    runtime.plan_turn(&p.namespace, &task, &mut turn).await;
     let pack = &turn.assessment.pack;
     let source = p.about.as_ref().and_then(|(e, a)| answer_of(pack, e, a));
     let answer = source.and_then(|m| m.claim.as_ref()).map(|c| c.value.clone());
     let texts: Vec<&str> = pack.memories().map(|m| m.content.as_str()).collect();
     let mut score = score_probe(p, answer.as_deref(), &texts);
     score_decision(p, &mut score, turn.assessment.decision == mnemo_core::Decision::Act);
+    score.plan_faithful = turn.plan.as_ref().map(|c| c.faithful);
     let (evidence, pack_list) = if score.correct {
         (Evidence::None, vec![])
     } else {
