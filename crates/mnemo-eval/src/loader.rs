@@ -45,9 +45,20 @@ struct RawEvent {
     #[serde(default)]
     world: Option<Spanned<RawWorld>>,
     #[serde(default)]
+    answer: Option<Spanned<RawAnswer>>,
+    #[serde(default)]
     namespace: Option<Spanned<String>>,
     #[serde(default)]
     source: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAnswer {
+    text: Spanned<String>,
+    by: Spanned<String>,
+    #[serde(default)]
+    escalation: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -81,6 +92,8 @@ struct RawProbe {
     namespace: Option<Spanned<String>>,
     #[serde(default)]
     decision: Option<Spanned<String>>,
+    #[serde(default)]
+    plan_uses: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -287,6 +300,22 @@ fn event(
         None => file_ns.clone(),
     };
     let action = match (&e.say, &e.world) {
+        (None, None) if e.answer.is_some() => {
+            let a = e.answer.as_ref().map(Spanned::get_ref).ok_or_else(|| src.err(span.clone(), f("answer"), "missing"))?;
+            let escalation = match &a.escalation {
+                None => None,
+                Some(id) => Some(text(src, id, &f("answer.escalation"))?),
+            };
+            Action::Answer {
+                text: text(src, &a.text, &f("answer.text"))?,
+                by: text(src, &a.by, &f("answer.by"))?,
+                escalation,
+            }
+        }
+        _ if e.answer.is_some() => {
+            let a = e.answer.as_ref().map_or(span.clone(), Spanned::span);
+            return Err(src.err(a, f("answer"), "an event has one of `say`, `world` or `answer`"));
+        }
         (Some(say), None) => {
             let source = match &e.source {
                 Some(s) => text(src, s, &f("source"))?,
@@ -317,7 +346,7 @@ fn event(
             return Err(src.err(
                 span,
                 format!("events[{i}]"),
-                "an event needs `say` (a turn) or `world` (a system-of-record change)",
+                "an event needs `say` (a turn), `world` (a system-of-record change) or `answer` (a human answers an escalation)",
             ))
         }
     };
@@ -385,6 +414,7 @@ fn probe(
             }
         },
     };
+    let plan_uses = p.plan_uses.as_ref().map(|v| text(src, v, &f("plan_uses"))).transpose()?;
     let query = match (&p.query, &about) {
         (Some(q), _) => text(src, q, &f("query"))?,
         (None, Some((e, a))) => format!("What is the {a} of {e}?"),
@@ -403,6 +433,7 @@ fn probe(
         in_pack,
         absent,
         decision,
+        plan_uses,
     })
 }
 

@@ -114,6 +114,31 @@ pub async fn run_scenario_with(
                         vector,
                     });
                 }
+                Action::Answer { text, by, escalation } => {
+                    let id = match escalation {
+                        Some(e) => e.parse::<mnemo_agent::EscalationId>().map_err(|e| cx.fail(what.clone(), e))?,
+                        None => {
+                            let open =
+                                runtime.escalations(&ev.namespace, true).await.map_err(|e| cx.fail(what.clone(), e))?;
+                            match open.last() {
+                                Some(e) => e.id,
+                                None => {
+                                    return Err(cx.fail(
+                                        what,
+                                        format!("no open escalation in namespace {} to answer", ev.namespace),
+                                    ))
+                                }
+                            }
+                        }
+                    };
+                    let answered = runtime
+                        .answer_escalation(&ev.namespace, id, text, by)
+                        .await
+                        .map_err(|e| cx.fail(what.clone(), e))?;
+                    if let Some(r) = &answered.remembered {
+                        echoed.insert(format!("{}:{}", r.model.client.as_str(), r.model.model));
+                    }
+                }
                 Action::World { source, entity, attribute, value } => {
                     if let Some(t) = tables.get(source) {
                         t.set_at(entity, attribute, value, Some(clock.now()));
@@ -168,6 +193,15 @@ async fn probe_mnemo(runtime: &Runtime, p: &Probe) -> std::result::Result<ProbeO
     let mut score = score_probe(p, answer.as_deref(), &texts);
     score_decision(p, &mut score, turn.assessment.decision == mnemo_core::Decision::Act);
     score.plan_faithful = turn.plan.as_ref().map(|c| c.faithful);
+    if let Some(want) = &p.plan_uses {
+        let used = turn.plan.as_ref().filter(|c| c.faithful).is_some_and(|c| {
+            c.plan.uses.iter().any(|u| u.value.as_deref().is_some_and(|v| crate::metrics::same_value(v, want)))
+        });
+        if !used {
+            score.wrong_decision = true;
+            score.correct = false;
+        }
+    }
     let (evidence, pack_list) = if score.correct {
         (Evidence::None, vec![])
     } else {

@@ -49,7 +49,7 @@ impl Scenario {
             .iter()
             .filter_map(|e| match &e.action {
                 Action::World { source, .. } => Some(source.clone()),
-                Action::Say { .. } => None,
+                Action::Say { .. } | Action::Answer { .. } => None,
             })
             .collect();
         out.sort();
@@ -84,6 +84,15 @@ pub enum Action {
         source: String,
         /// The text (may hold several tagged lines).
         text: String,
+    },
+    /// A human answers an escalation (the one named, or the namespace's latest open one).
+    Answer {
+        /// The answer as the human writes it (a bare value, a sentence, or tagged lines).
+        text: String,
+        /// Who answers (recorded as `human:NAME`).
+        by: String,
+        /// The escalation (`e1`); None: the namespace's latest open one.
+        escalation: Option<String>,
     },
     /// The system of record changes.
     World {
@@ -125,6 +134,8 @@ pub struct Probe {
     pub absent: Vec<String>,
     /// The agent's decision must be this: true = act, false = escalate (None: not checked).
     pub decision: Option<bool>,
+    /// The agent must act with a plan (checked against the pack) that uses this value.
+    pub plan_uses: Option<String>,
 }
 
 impl Probe {
