@@ -33,6 +33,15 @@ echo "# day 10: Ben's dose matches the records: confirmed"
 mnemo --at 2026-03-12T09:05:00Z recall "Refill Ben Okafor's lisinopril" --about "Ben Okafor | lisinopril dose" --budget 256
 echo "# day 20: booking Ana: the preference is in memory only, recent and said twice"
 mnemo --at 2026-03-22T09:00:00Z recall "Book Ana Ruiz's follow-up" --about "Ana Ruiz | appointment preference" --budget 256
-echo "# day 200: the same preference, unconfirmed for months: a human checks"
-mnemo --at 2026-09-18T09:00:00Z recall "Book Ana Ruiz's follow-up" --about "Ana Ruiz | appointment preference" --budget 256
+echo "# day 200: the same preference, unconfirmed for months: the agent turn escalates to a human"
+mnemo --at 2026-09-18T09:00:00Z turn "Book Ana Ruiz's follow-up" --about "Ana Ruiz | appointment preference" --budget 256
+# The escalation's id, from the same turn as JSON (it reuses the open escalation on this task).
+esc="$(mnemo --at 2026-09-18T09:01:00Z turn "Book Ana Ruiz's follow-up" --about "Ana Ruiz | appointment preference" \
+  --budget 256 --json | grep -o '"id": "e[0-9]*"' | grep -o 'e[0-9]*')"
+echo "# day 200: what the agent asked a human (recalls that escalated asked too)"
+mnemo --at 2026-09-18T09:05:00Z escalations --open
+echo "# day 200: the receptionist calls Ana and answers $esc: afternoons now"
+mnemo --at 2026-09-18T10:00:00Z answer "$esc" "afternoons" --by receptionist
+echo "# day 200: the same turn acts on the human's answer, with a plan checked against the pack"
+mnemo --at 2026-09-18T10:05:00Z turn "Book Ana Ruiz's follow-up" --about "Ana Ruiz | appointment preference" --budget 256
 echo "data left in $dir"
