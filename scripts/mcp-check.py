@@ -140,11 +140,12 @@ async def run(binary, work, overhead, version):
                 figures["protocol_version"] = init.protocol_version
 
                 tools = {t.name: t for t in (await session.list_tools()).tools}
-                check({"remember", "recall", "forget", "why", "list", "turn"} <= set(tools), f"tools: {sorted(tools)}")
-                for name in ["recall", "why", "list"]:
+                want = {"remember", "recall", "forget", "why", "list", "turn", "escalations", "answer", "dismiss"}
+                check(want <= set(tools), f"tools: {sorted(tools)}")
+                for name in ["recall", "why", "list", "escalations"]:
                     a = tools[name].annotations
                     check(a is not None and a.read_only_hint is True, f"{name} is not annotated read-only: {a}")
-                for name in ["recall", "list", "turn"]:
+                for name in ["recall", "list", "turn", "escalations", "answer", "dismiss"]:
                     check(tools[name].output_schema is not None, f"{name} declares no outputSchema")
                 figures["tools"] = sorted(tools)
 
@@ -225,13 +226,62 @@ async def run(binary, work, overhead, version):
                 check(decision["decision"] == "act" and decision["act_on"][0]["value"] == "Ben", f"turn: {decision}")
                 text = text_of(r)
                 check(text.startswith("Remembered: ") and "Decision: " in text, f"turn text:\n{text}")
+                plan = t["recall"].get("plan") or {}
+                check(plan.get("faithful") is True, f"turn: no checked plan on ACT: {t['recall']}")
                 figures["turn"] = {
                     "status": t["remembered"]["status"],
                     "decision": decision["decision"],
                     "act_on": decision["act_on"][0]["value"],
+                    "plan": plan.get("answer"),
                     "text_chars": len(text),
                     "text_tokens": count_tokens(t["recall"]["token_counter"], text),
                     "first_line": text.splitlines()[0],
+                }
+
+                # A turn that escalates (memory holds no approver), the human's answer recorded
+                # through `answer` (the value alone), and the same turn then acting on it.
+                ask = {"text": "Who signs off purchase orders at Northwind Labs?",
+                       "about": "Northwind Labs | approver", "budget": 256}
+                r = await call(session, "turn", ask)
+                t = r.structured_content
+                check(t["recall"]["decision"]["decision"] == "escalate", f"the approver turn: {t['recall']}")
+                esc = (t["recall"].get("escalation") or {}).get("id")
+                check(isinstance(esc, str) and esc.startswith("e"), f"no escalation id: {t['recall']}")
+                check(esc in text_of(r), f"the turn's text does not name {esc}:\n{text_of(r)}")
+                escalated_text = text_of(r)
+                r = await call(session, "escalations", {})
+                listed = r.structured_content["escalations"]
+                check([e["id"] for e in listed] == [esc] and listed[0]["status"] == "open", f"escalations: {listed}")
+                await tool_error(session, "answer", {"id": "e99", "text": "Carla"}, "no escalation e99")
+                r = await call(session, "answer", {"id": esc, "text": "Carla"})
+                a = r.structured_content
+                check(a["escalation"]["status"] == "answered" and a["escalation"]["answer"]["by"] == "human:user",
+                      f"answer: {a}")
+                check(a["escalation"]["answer"]["form"] == "value", f"the value alone is the claim: {a}")
+                answered_text = text_of(r)
+                r = await call(session, "turn", ask)
+                t = r.structured_content
+                decision = t["recall"]["decision"]
+                check(decision["decision"] == "act" and decision["act_on"][0]["value"] == "Carla",
+                      f"the same turn after the answer: {t['recall']}")
+                plan = t["recall"].get("plan") or {}
+                check(plan.get("faithful") is True, f"no checked plan: {t['recall']}")
+                w = (await call(session, "why", {"id": decision["act_on"][0]["memory"]})).structured_content
+                check(w["memory"]["sources"] == ["human:user"], f"why: {w['memory']}")
+                r = await call(session, "escalations", {"open_only": False})
+                check([e["status"] for e in r.structured_content["escalations"]] == ["answered"],
+                      f"escalations: {r.structured_content}")
+                figures["escalation"] = {
+                    "id": esc,
+                    "escalated_text_tokens": count_tokens(t["recall"]["token_counter"], escalated_text),
+                    "escalated_text": escalated_text,
+                    "answer": "Carla",
+                    "answered_text": answered_text,
+                    "recorded": a["escalation"]["answer"]["recorded"],
+                    "then": decision["decision"],
+                    "act_on": decision["act_on"][0]["value"],
+                    "plan": plan.get("answer"),
+                    "source": w["memory"]["sources"][0],
                 }
 
                 # Mistakes a model can fix are tool errors it reads.
@@ -240,6 +290,8 @@ async def run(binary, work, overhead, version):
                                                            "compact"),
                     "list limit 0": await tool_error(session, "list", {"limit": 0}, "limit must be 1 to 100"),
                     "why m9999": await tool_error(session, "why", {"id": "m9999"}, "m9999"),
+                    "answer m1": await tool_error(session, "answer", {"id": "m1", "text": "x"},
+                                                  "not an escalation id"),
                 }
     figures["seconds"] = round(time.monotonic() - started, 2)
     return figures

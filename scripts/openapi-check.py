@@ -6,6 +6,10 @@ does not declare (a model's additional_properties stays empty); each raw body mu
 against the document's own JSON Schema for that response. A failure names the route and what
 was wrong.
 
+The agent turn is called compact (the default) and full, on ACT (with its checked plan) and on
+ESCALATE (with its escalation); the escalation is listed, read and answered over HTTP, and the
+same turn then acts on the human's value; another is dismissed; a closed one answers 409.
+
 A backup (`POST /v1/backup`, every namespace) is downloaded with ADMIN_TOKEN, a token that
 reaches every namespace, and opened as the SQLite database it is; TOKEN, scoped to NAMESPACE,
 is refused it (403).
@@ -28,6 +32,7 @@ from referencing.jsonschema import DRAFT202012
 
 from mnemo_client import AuthenticatedClient, Client
 from mnemo_client.api.agent import turn
+from mnemo_client.api.escalations import answer, dismiss, escalation, escalations
 from mnemo_client.api.memories import export, list_, restore
 from mnemo_client.api.memory import forget, recall, remember, why
 from mnemo_client.api.service import health, ready
@@ -36,21 +41,31 @@ from mnemo_client.models import (
     About,
     AgentRecall,
     AgentTurn,
+    AnsweredEscalation,
+    AnswerRequest,
     Assessment,
+    CheckedPlan,
+    DismissRequest,
     ErrorBody,
+    Escalation,
+    EscalationList,
+    EscalationView,
     ForgetRequest,
     Health,
     ListResponse,
     MemoryRecord,
     Pack,
+    PlanView,
     RecallRequest,
     RecallResponse,
     RememberReport,
     RememberRequest,
     RememberResponse,
     RestoreResponse,
+    TurnEscalation,
     TurnRequest,
     TurnResponse,
+    TurnView,
     Verdict,
     WhyReport,
     WhyResponse,
@@ -183,10 +198,57 @@ def run(base, token, ns, doc, admin_token):
                 RecallResponse)
     assert r.assessment is None and r.verdict is None and r.action is None, r
 
-    r = c.check("POST turn", "post", f"{v1}/turn",
+    r = c.check("POST turn (compact)", "post", f"{v1}/turn",
                 turn.sync_detailed(ns, client=client, body=TurnRequest(text="[SEM] Acme | owner | Carl", about=about)),
+                TurnView)
+    assert isinstance(r.remembered, RememberReport) and r.remembered.turn.source == "openapi-check", r
+    assert r.recall.decision.decision == "act" and r.recall.decision.act_on[0].value == "Carl", r
+    assert isinstance(r.recall.plan, PlanView) and r.recall.plan.faithful, r
+    r = c.check("POST turn (full)", "post", f"{v1}/turn",
+                turn.sync_detailed(ns, client=client, body=TurnRequest(
+                    text="who owns Acme?", about="Acme | owner", detail="full", budget=512)),
                 TurnResponse)
-    assert isinstance(r.turn, AgentTurn) and r.turn.verdict.decision.value in ("act", "escalate"), r
+    assert isinstance(r.turn, AgentTurn) and r.turn.verdict.decision.value == "act", r
+    assert isinstance(r.turn.plan, CheckedPlan) and r.turn.plan.faithful, r
+
+    # An agent turn that escalates: memory holds no approver. The escalation is answered over
+    # HTTP (by the token's principal), and the same turn then acts on the human's value.
+    ask = TurnRequest(text="Who signs off purchase orders at Northwind Labs?", about="Northwind Labs | approver")
+    r = c.check("POST turn (compact, escalates)", "post", f"{v1}/turn",
+                turn.sync_detailed(ns, client=client, body=ask), TurnView)
+    assert r.recall.decision.decision == "escalate" and isinstance(r.recall.escalation, EscalationView), r
+    esc = r.recall.escalation.id
+    assert esc == "e1", r
+    r = c.check("POST turn (full, escalates)", "post", f"{v1}/turn",
+                turn.sync_detailed(ns, client=client, body=TurnRequest(
+                    text=ask.text, about=ask.about, detail="full")), TurnResponse)
+    assert isinstance(r.turn.escalation, TurnEscalation) and r.turn.escalation.id == esc, r
+    assert r.turn.escalation.reused, r
+    r = c.check("GET escalations (open)", "get", f"{v1}/escalations",
+                escalations.sync_detailed(ns, client=client, open_=True), EscalationList)
+    assert [e.id for e in r.escalations] == [esc] and r.escalations[0].status.value == "open", r
+    assert r.escalations[0].raised == 2 and r.escalations[0].claim.attribute == "approver", r
+    r = c.check("GET escalation", "get", f"{v1}/escalations/{{id}}",
+                escalation.sync_detailed(ns, esc, client=client), Escalation)
+    assert r.id == esc and r.task.query == ask.text, r
+    r = c.check("POST answer (the value alone)", "post", f"{v1}/escalations/{{id}}/answer",
+                answer.sync_detailed(ns, esc, client=client, body=AnswerRequest(text="Carla")), AnsweredEscalation)
+    assert r.escalation.status.value == "answered" and r.escalation.answer.by == "human:openapi-check", r
+    assert r.escalation.answer.value == "Carla" and r.remembered.turn.source == "human:openapi-check", r
+    r = c.check("POST turn (compact, acts on the answer)", "post", f"{v1}/turn",
+                turn.sync_detailed(ns, client=client, body=ask), TurnView)
+    assert r.recall.decision.decision == "act" and r.recall.decision.act_on[0].value == "Carla", r
+    assert isinstance(r.recall.plan, PlanView) and r.recall.plan.faithful, r
+    r = c.check("POST turn (compact, escalates on another task)", "post", f"{v1}/turn",
+                turn.sync_detailed(ns, client=client, body=TurnRequest(
+                    text="Who buys for Contoso?", about="Contoso | buyer")), TurnView)
+    other = r.recall.escalation.id
+    r = c.check("POST dismiss (no name: the token's principal)", "post", f"{v1}/escalations/{{id}}/dismiss",
+                dismiss.sync_detailed(ns, other, client=client, body=None), Escalation)
+    assert r.status.value == "dismissed" and r.dismissal.by == "human:openapi-check", r
+    r = c.check("GET escalations (all)", "get", f"{v1}/escalations",
+                escalations.sync_detailed(ns, client=client), EscalationList)
+    assert [e.status.value for e in r.escalations] == ["answered", "dismissed"], r
 
     r = c.check("POST forget", "post", f"{v1}/forget",
                 forget.sync_detailed(ns, client=client, body=ForgetRequest(command="We met Ben at the fair")),
@@ -260,6 +322,18 @@ def run(base, token, ns, doc, admin_token):
                   recall.sync_detailed(ns, client=client, body=RecallRequest(query="x", detail="verbose")), 400)
     c.check_error("POST restore of an active memory", "post", f"{v1}/memories/{{id}}/restore",
                   restore.sync_detailed(ns, r.restored.id, client=client), 400)
+    c.check_error("POST turn with an unknown detail", "post", f"{v1}/turn",
+                  turn.sync_detailed(ns, client=client, body=TurnRequest(text="x", detail="verbose")), 400)
+    c.check_error("GET escalation of no such escalation", "get", f"{v1}/escalations/{{id}}",
+                  escalation.sync_detailed(ns, "e99", client=client), 404)
+    c.check_error("GET escalation by a memory's id", "get", f"{v1}/escalations/{{id}}",
+                  escalation.sync_detailed(ns, "m1", client=client), 400)
+    c.check_error("POST answer to an answered escalation", "post", f"{v1}/escalations/{{id}}/answer",
+                  answer.sync_detailed(ns, esc, client=client, body=AnswerRequest(text="Dana", by="dana")), 409)
+    c.check_error("POST dismiss of a dismissed escalation", "post", f"{v1}/escalations/{{id}}/dismiss",
+                  dismiss.sync_detailed(ns, other, client=client, body=DismissRequest(by="dana")), 409)
+    c.check_error("GET escalations without a token", "get", f"{v1}/escalations",
+                  escalations.sync_detailed(ns, client=anonymous), 401)
 
     operations = {(m, p) for p, item in doc["paths"].items() for m in item}
     missed = sorted(operations - c.covered)

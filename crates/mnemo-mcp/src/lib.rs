@@ -1,7 +1,7 @@
 //! Mnemo over the Model Context Protocol (the official Rust SDK, `rmcp`):
 //!
-//! - [`server`]: `mnemo mcp`, remember / recall / forget / why as MCP tools over stdio, bound to
-//!   one namespace;
+//! - [`server`]: `mnemo mcp`, remember / recall / forget / why / list / turn and the escalation
+//!   tools (escalations / answer / dismiss) over stdio, bound to one namespace;
 //! - [`grounder`]: `[[grounders]] kind = "mcp"`, a system of record behind one tool of an
 //!   external MCP server, called read-only to re-check verifiable claims.
 #![deny(missing_docs)]

@@ -1,5 +1,6 @@
-//! `mnemo mcp`: remember, recall, forget, why, list and the agent turn as MCP tools over stdio,
-//! bound to one namespace. stdout carries protocol messages only; logs go to stderr.
+//! `mnemo mcp`: remember, recall, forget, why, list, the agent turn, and the escalations a human
+//! answers (`escalations`, `answer`, `dismiss`) as MCP tools over stdio, bound to one namespace.
+//! stdout carries protocol messages only; logs go to stderr.
 //!
 //! A mistake a model can fix by calling again (a bad `about`, `raw` with `about`, an unknown
 //! `detail`, an empty text, an id that names no memory, a page size out of range) comes back as
@@ -19,6 +20,7 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use mnemo_agent::escalation::{AnswerForm, AnsweredEscalation, Escalation, EscalationId, EscalationStatus};
 use mnemo_agent::memories::{MemoryPage, MemoryRecord};
 use mnemo_agent::{
     AgentError, AgentRecall, AgentTurn, Detail, RecallAnswer, RecallInput, RememberInput, Runtime, TurnInput,
@@ -144,6 +146,74 @@ pub struct TurnParams {
     pub namespace: Option<String>,
 }
 
+/// `escalations`' arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EscalationsParams {
+    /// Only the open ones (default true).
+    #[serde(default)]
+    pub open_only: Option<bool>,
+    /// The namespace; must be the one this server is bound to (default).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// `answer`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AnswerParams {
+    /// The escalation (`"e3"`).
+    pub id: EscalationIdArg,
+    /// The human's answer as given: the value alone ("Carla") or a sentence.
+    pub text: String,
+    /// Who answers (default "user"), recorded as `human:NAME`.
+    #[serde(default)]
+    pub by: Option<String>,
+    /// The namespace; must be the one this server is bound to (default).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// `dismiss`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DismissParams {
+    /// The escalation (`"e3"`).
+    pub id: EscalationIdArg,
+    /// Who dismisses it (default "user"), recorded as `human:NAME`.
+    #[serde(default)]
+    pub by: Option<String>,
+    /// The namespace; must be the one this server is bound to (default).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// An escalation id as a model sends it: `"e3"` as a turn and `escalations` report it, or a
+/// number.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum EscalationIdArg {
+    // No doc comments on the variants: they would be repeated in every tools/list.
+    #[allow(missing_docs)]
+    Number(i64),
+    #[allow(missing_docs)]
+    Text(String),
+}
+
+impl EscalationIdArg {
+    /// The id, or what to send instead.
+    fn id(&self) -> Result<EscalationId, String> {
+        let parsed = match self {
+            EscalationIdArg::Number(n) => u32::try_from(*n).ok().filter(|n| *n > 0).map(EscalationId),
+            EscalationIdArg::Text(t) => t.parse().ok(),
+        };
+        parsed.ok_or_else(|| {
+            let given = match self {
+                EscalationIdArg::Number(n) => n.to_string(),
+                EscalationIdArg::Text(t) => format!("{t:?}"),
+            };
+            format!("id {given} is not an escalation id: send it as the turn or `escalations` reported it (e3)")
+        })
+    }
+}
+
 /// Default page size of `list` (small: a model reads every line).
 pub const LIST_DEFAULT: usize = 20;
 /// Largest page `list` returns.
@@ -241,6 +311,22 @@ impl MnemoMcp {
     /// An argument the model can correct: a tool error saying what to send instead.
     fn fix_argument(tool: &str, message: impl std::fmt::Display) -> CallToolResult {
         CallToolResult::error(vec![ContentBlock::text(format!("{tool}: {message}"))])
+    }
+
+    /// What the runtime refused on an escalation tool: an unknown id, a closed escalation, an
+    /// empty text or name are the model's to fix (a tool error saying what); anything else failed.
+    fn escalation_error(tool: &str, e: AgentError) -> CallToolResult {
+        match e {
+            AgentError::Core(e @ (CoreError::InvalidInput(_) | CoreError::NotFound(_))) => Self::fix_argument(tool, e),
+            e => Self::failed(tool, e),
+        }
+    }
+
+    /// A structured result whose text is `text`.
+    fn with_text<T: serde::Serialize>(&self, v: &T, text: String) -> Result<CallToolResult, ErrorData> {
+        let mut r = CallToolResult::structured(self.json(v)?);
+        r.content = vec![ContentBlock::text(text)];
+        Ok(r)
     }
 
     /// A compact recall: the rendering is the text the model reads, the view its structure.
@@ -460,6 +546,82 @@ impl MnemoMcp {
         self.flush().await;
         r
     }
+
+    /// What the agent asked a human.
+    #[tool(
+        description = "List the escalations (ESCALATE: what an agent turn could not decide and asks a human): \
+                       id (e3), task, reasons, status. Open ones only unless `open_only: false`.",
+        output_schema = escalations_output_schema(),
+        // It reads the ledger of escalations and writes nothing.
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn escalations(&self, Parameters(p): Parameters<EscalationsParams>) -> Result<CallToolResult, ErrorData> {
+        let ns = self.namespace(p.namespace.as_deref())?;
+        let open_only = p.open_only.unwrap_or(true);
+        match self.rt.escalations(ns, open_only).await {
+            Ok(all) => {
+                let text = render_escalations(ns, &all, open_only);
+                // Serialised as the tenant reads it (short ids) by `with_text`, not here.
+                #[derive(serde::Serialize)]
+                struct List<'a> {
+                    escalations: &'a [Escalation],
+                }
+                self.with_text(&List { escalations: &all }, text)
+            }
+            Err(e) => Ok(Self::escalation_error("escalations", e)),
+        }
+    }
+
+    /// A human's answer to an escalation.
+    #[tool(
+        description = "Record the user's answer to an open escalation (e3): only what the user said, never a \
+                       guess. It becomes memory from `human:NAME` (the value alone, e.g. \"Carla\", records the \
+                       claim), the escalation closes, and the same task then acts on it.",
+        output_schema = answer_output_schema(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn answer(&self, Parameters(p): Parameters<AnswerParams>) -> Result<CallToolResult, ErrorData> {
+        let ns = self.namespace(p.namespace.as_deref())?;
+        let id = match p.id.id() {
+            Ok(id) => id,
+            Err(m) => return Ok(Self::fix_argument("answer", m)),
+        };
+        let by = p.by.unwrap_or_else(|| OPERATOR.to_string());
+        let r = match self.rt.answer_escalation(ns, id, &p.text, &by).await {
+            Ok(done) => {
+                let text = render_answered(&done);
+                self.with_text(&done, text)
+            }
+            Err(e) => Ok(Self::escalation_error("answer", e)),
+        };
+        self.flush().await;
+        r
+    }
+
+    /// A human's dismissal of an escalation.
+    #[tool(
+        description = "Dismiss an open escalation (e3) the user says needs no answer: it closes and nothing is \
+                       recorded (a new turn on the task escalates anew).",
+        output_schema = escalation_output_schema(),
+        // It closes the escalation for good, recording nothing: a client should ask first.
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn dismiss(&self, Parameters(p): Parameters<DismissParams>) -> Result<CallToolResult, ErrorData> {
+        let ns = self.namespace(p.namespace.as_deref())?;
+        let id = match p.id.id() {
+            Ok(id) => id,
+            Err(m) => return Ok(Self::fix_argument("dismiss", m)),
+        };
+        let by = p.by.unwrap_or_else(|| OPERATOR.to_string());
+        match self.rt.dismiss_escalation(ns, id, &by).await {
+            Ok(e) => {
+                let who = e.dismissal.as_ref().map(|d| d.by.as_str()).unwrap_or("?");
+                let text = format!("escalation {} dismissed by {who}: nothing was recorded in memory.", e.id);
+                self.with_text(&e, text)
+            }
+            Err(e) => Ok(Self::escalation_error("dismiss", e)),
+        }
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -471,22 +633,47 @@ impl ServerHandler for MnemoMcp {
                 "Mnemo long-term memory, namespace {:?}. `remember` what should outlive this conversation; \
                  `recall` before acting on a remembered fact and follow its decision (ESCALATE means ask a \
                  human); `turn` does both for one message; `forget` on request; `why` explains a memory; \
-                 `list` pages through what is remembered.",
+                 `list` pages through what is remembered. An ESCALATE records an escalation (e3): ask the user, \
+                 then record their answer with `answer` (or `dismiss` it); `escalations` lists the open ones.",
                 self.ns.as_str()
             ))
     }
 }
 
 /// The compact view's schema without its definitions, and the definitions (kept at the root of
-/// a tool's output schema, where the view's `$ref`s point).
+/// a tool's output schema, where the view's `$ref`s point). Without the fields' descriptions:
+/// an output schema is what a client checks structuredContent against (a model reads the text
+/// content, and the tool's description says what it holds), and every tools/list answer
+/// carries it twice (recall and turn).
 fn agent_recall_schema() -> (serde_json::Value, Option<serde_json::Value>) {
-    let compact = serde_json::to_value(schemars::schema_for!(AgentRecall)).unwrap_or_default();
+    let mut compact = serde_json::to_value(schemars::schema_for!(AgentRecall)).unwrap_or_default();
+    without_descriptions(&mut compact);
     let serde_json::Value::Object(mut compact) = compact else {
         return (serde_json::json!({"type": "object"}), None);
     };
     let defs = compact.remove("$defs");
     compact.remove("$schema");
     (serde_json::Value::Object(compact), defs)
+}
+
+/// `schema` without the `description` of itself or of any schema inside it (a property named
+/// `description` is kept).
+fn without_descriptions(schema: &mut serde_json::Value) {
+    match schema {
+        serde_json::Value::Object(m) => {
+            m.remove("description");
+            for (k, v) in m.iter_mut() {
+                match (k.as_str(), v) {
+                    ("properties" | "$defs", serde_json::Value::Object(props)) => {
+                        props.values_mut().for_each(without_descriptions)
+                    }
+                    (_, v) => without_descriptions(v),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(without_descriptions),
+        _ => {}
+    }
 }
 
 /// An object schema of `anyOf` shapes with the compact view's definitions at its root.
@@ -554,6 +741,104 @@ fn list_output_schema() -> std::sync::Arc<JsonObject> {
         return std::sync::Arc::new(JsonObject::new());
     };
     std::sync::Arc::new(schema)
+}
+
+/// The escalation record as `escalations`, `answer` and `dismiss` return it, in brief (every
+/// tools/list carries it three times): the fields a model acts on.
+fn escalation_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["id", "task", "reasons", "status"],
+        "properties": {"id": {"type": "string"}, "status": {"enum": ["open", "answered", "dismissed"]}}
+    })
+}
+
+/// `escalations`' structured result.
+fn escalations_output_schema() -> std::sync::Arc<JsonObject> {
+    object_schema(serde_json::json!({
+        "type": "object",
+        "required": ["escalations"],
+        "properties": {"escalations": {"type": "array", "items": escalation_schema()}}
+    }))
+}
+
+/// `answer`'s structured result: the escalation, what recording the answer did (null when it
+/// was not extracted), notes.
+fn answer_output_schema() -> std::sync::Arc<JsonObject> {
+    object_schema(serde_json::json!({
+        "type": "object",
+        "required": ["escalation", "remembered", "notes"],
+        "properties": {"escalation": escalation_schema(), "remembered": {"type": ["object", "null"]}}
+    }))
+}
+
+/// `dismiss`'s structured result: the escalation.
+fn escalation_output_schema() -> std::sync::Arc<JsonObject> {
+    object_schema(escalation_schema())
+}
+
+fn object_schema(v: serde_json::Value) -> std::sync::Arc<JsonObject> {
+    match v {
+        serde_json::Value::Object(m) => std::sync::Arc::new(m),
+        _ => std::sync::Arc::new(JsonObject::new()),
+    }
+}
+
+/// The text of `escalations`: a header, then a few lines per escalation.
+fn render_escalations(ns: &Namespace, all: &[Escalation], open_only: bool) -> String {
+    let which = if open_only { "open" } else { "open, answered and dismissed" };
+    let mut text =
+        format!("Mnemo escalations, namespace {}: {} ({which}).\n", ns.as_str(), plural(all.len(), "escalation"));
+    for e in all {
+        let about = e.claim.as_ref().map(|c| format!(" (about {} | {})", c.entity, c.attribute)).unwrap_or_default();
+        text.push_str(&format!(
+            "{} {}, raised {}x: {:?}{about}; pack trust {:.2} < {:.2}\n",
+            e.id,
+            e.status,
+            e.raised,
+            clip(&e.task.query, 160),
+            e.trust,
+            e.threshold
+        ));
+        for r in e.reasons.iter().take(3) {
+            text.push_str(&format!("  why: {}\n", clip(r, 200)));
+        }
+        match (e.status, &e.answer, &e.dismissal) {
+            (EscalationStatus::Open, _, _) => text.push_str(&format!(
+                "  ask the user, then: answer {{id: \"{}\", text: <their answer>}} or dismiss {{id: \"{}\"}}\n",
+                e.id, e.id
+            )),
+            (_, Some(a), _) => {
+                text.push_str(&format!("  answered by {}: {:?} (turn {})\n", a.by, clip(&a.text, 160), a.turn))
+            }
+            (_, _, Some(d)) => text.push_str(&format!("  dismissed by {}\n", d.by)),
+            _ => {}
+        }
+    }
+    text
+}
+
+/// The text of `answer`: what was recorded, and the notes.
+fn render_answered(done: &AnsweredEscalation) -> String {
+    let e = &done.escalation;
+    let mut text = match &e.answer {
+        Some(a) => {
+            let how = match (a.form, &e.claim) {
+                (AnswerForm::Value, Some(c)) => {
+                    format!("the value {:?} of {} | {}", a.value.as_deref().unwrap_or(""), c.entity, c.attribute)
+                }
+                (AnswerForm::Tagged, _) => "tagged lines, as written".to_string(),
+                _ => "prose".to_string(),
+            };
+            let then = if a.form == AnswerForm::Prose { "" } else { "; the same task now acts on it" };
+            format!("escalation {} answered by {}: recorded as turn {} ({how}){then}.", e.id, a.by, a.turn)
+        }
+        None => format!("escalation {} is {}.", e.id, e.status),
+    };
+    for n in &done.notes {
+        text.push_str(&format!("\nNote: {}", clip(n, 300)));
+    }
+    text
 }
 
 /// The text of a `list` page: a header, then one line per memory.

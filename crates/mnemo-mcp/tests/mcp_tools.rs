@@ -1,6 +1,8 @@
-//! The `list` and `turn` tools of the MCP server, driven in-process by rmcp's client over an
-//! in-memory pipe: both are listed with their schemas and annotations, `list` pages through a
-//! namespace and refuses a bad page as a tool error, `turn` remembers and answers.
+//! The `list`, `turn` and escalation tools of the MCP server, driven in-process by rmcp's client
+//! over an in-memory pipe: they are listed with their schemas and annotations, `list` pages
+//! through a namespace and refuses a bad page as a tool error, `turn` remembers and answers (with
+//! the checked plan, or the escalation), and an escalation is answered or dismissed as a human
+//! would, the same turn then acting on the answer.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::sync::Arc;
 
@@ -73,7 +75,7 @@ async fn list_and_turn_are_listed_with_their_schemas_and_annotations() {
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
-    assert_eq!(names, ["forget", "list", "recall", "remember", "turn", "why"]);
+    assert_eq!(names, ["answer", "dismiss", "escalations", "forget", "list", "recall", "remember", "turn", "why"]);
     let tool = |name: &str| tools.iter().find(|t| t.name == name).unwrap();
 
     let list = tool("list");
@@ -96,6 +98,100 @@ async fn list_and_turn_are_listed_with_their_schemas_and_annotations() {
     assert_ne!(turn.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true), "turn writes");
     let output = Value::Object((*turn.output_schema.clone().expect("turn declares its output")).clone());
     assert!(output["anyOf"][0]["properties"]["recall"]["properties"]["memories"].is_object(), "{output}");
+    assert!(output["anyOf"][0]["properties"]["recall"]["properties"]["plan"].is_object(), "{output}");
+    assert!(output["anyOf"][0]["properties"]["recall"]["properties"]["escalation"].is_object(), "{output}");
+
+    let escalations = tool("escalations");
+    let input = Value::Object((*escalations.input_schema).clone());
+    assert!(input["properties"]["open_only"].is_object(), "{input}");
+    let a = escalations.annotations.as_ref().expect("escalations is annotated");
+    assert_eq!((a.read_only_hint, a.open_world_hint), (Some(true), Some(false)));
+    for (name, required) in [("answer", json!(["id", "text"])), ("dismiss", json!(["id"]))] {
+        let t = tool(name);
+        let input = Value::Object((*t.input_schema).clone());
+        assert_eq!(input["required"], required, "{name}: {input}");
+        assert!(input["properties"]["by"].is_object() && input["properties"]["namespace"].is_object(), "{input}");
+        let a = t.annotations.as_ref().unwrap_or_else(|| panic!("{name} is annotated"));
+        assert_eq!(a.read_only_hint, Some(false), "{name} writes");
+        assert!(t.output_schema.is_some(), "{name} declares its output");
+    }
+    assert_eq!(tool("dismiss").annotations.as_ref().unwrap().destructive_hint, Some(true));
+    client.cancel().await.unwrap();
+}
+
+/// A turn escalates (memory holds no approver); the model reads the escalation's id, lists it,
+/// records the user's answer (the value alone) with `answer`; the same turn then acts on the
+/// human's value, planned and checked. Mistakes are tool errors; a dismissal records nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_escalation_is_answered_through_the_tools_and_the_same_turn_then_acts() {
+    let d = tempfile::tempdir().unwrap();
+    let client = connect(d.path()).await;
+    ok(&client, "remember", json!({"text": "[SEM] Northwind Labs | owner | Ben", "source": "crm"})).await;
+    let ask = json!({"text": "Who signs off purchase orders at Northwind Labs?", "about": "Northwind Labs | approver"});
+
+    let (text, t) = ok(&client, "turn", ask.clone()).await;
+    assert_eq!(t["recall"]["decision"]["decision"], "escalate", "{t}");
+    assert_eq!(t["recall"]["escalation"]["id"], "e1", "{t}");
+    assert!(t["recall"]["plan"].is_null(), "{t}");
+    assert!(text.contains("e1"), "the text names the escalation: {text}");
+
+    let (text, v) = ok(&client, "escalations", json!({})).await;
+    let open = v["escalations"].as_array().unwrap();
+    assert_eq!(open.len(), 1, "{v}");
+    assert_eq!((open[0]["id"].as_str(), open[0]["status"].as_str()), (Some("e1"), Some("open")));
+    let pack = open[0]["pack"].as_array().unwrap();
+    assert!(!pack.is_empty() && pack.iter().all(|m| m.as_str().is_some_and(|m| m.starts_with('m'))), "short ids: {v}");
+    assert!(text.contains("e1 open") && text.contains("answer {id: \"e1\""), "{text}");
+
+    for (tool, args, says) in [
+        ("answer", json!({"id": "m1", "text": "Carla"}), "not an escalation id"),
+        ("answer", json!({"id": 0, "text": "Carla"}), "not an escalation id"),
+        ("answer", json!({"id": "e9", "text": "Carla"}), "no escalation e9"),
+        ("answer", json!({"id": "e1", "text": "  "}), "answer text must not be empty"),
+        ("answer", json!({"id": "e1", "text": "Carla", "by": "a|b"}), "no line break or '|'"),
+        ("dismiss", json!({"id": "x"}), "not an escalation id"),
+    ] {
+        tool_error(&client, tool, args, says).await;
+    }
+
+    // The user's answer, the value alone, as the operator (by defaults to "user"); the id as a number.
+    let (text, a) = ok(&client, "answer", json!({"id": 1, "text": "Carla"})).await;
+    assert_eq!(a["escalation"]["status"], "answered", "{a}");
+    assert_eq!(a["escalation"]["answer"]["by"], "human:user", "{a}");
+    assert_eq!(a["escalation"]["answer"]["recorded"], "[SEM] Northwind Labs | approver | Carla", "{a}");
+    assert_eq!(a["remembered"]["turn"]["source"], "human:user", "{a}");
+    assert!(text.contains("answered by human:user") && text.contains("acts on it"), "{text}");
+    tool_error(&client, "answer", json!({"id": "e1", "text": "Dana"}), "already answered by human:user").await;
+    let (_, v) = ok(&client, "escalations", json!({})).await;
+    assert_eq!(v["escalations"], json!([]), "{v}");
+
+    // The same turn acts on the human's value.
+    let (_, t) = ok(&client, "turn", ask).await;
+    let recall = &t["recall"];
+    assert_eq!(recall["decision"]["decision"], "act", "{t}");
+    assert_eq!(recall["decision"]["act_on"][0]["value"], "Carla", "{t}");
+    assert_eq!(recall["plan"]["faithful"], true, "{t}");
+    let id = recall["decision"]["act_on"][0]["memory"].clone();
+    let (_, w) = ok(&client, "why", json!({"id": id})).await;
+    assert_eq!(w["memory"]["sources"], json!(["human:user"]), "{w}");
+
+    // Dismissed: nothing recorded; listed with `open_only: false`.
+    let (_, t) = ok(&client, "turn", json!({"text": "Who buys for Contoso?", "about": "Contoso | buyer"})).await;
+    assert_eq!(t["recall"]["escalation"]["id"], "e2", "{t}");
+    let (_, before) = ok(&client, "list", json!({"include_tombstoned": true, "limit": 100})).await;
+    let (text, e) = ok(&client, "dismiss", json!({"id": "e2", "by": "ben"})).await;
+    assert_eq!((e["status"].as_str(), e["dismissal"]["by"].as_str()), (Some("dismissed"), Some("human:ben")), "{e}");
+    assert!(text.contains("nothing was recorded"), "{text}");
+    let (_, after) = ok(&client, "list", json!({"include_tombstoned": true, "limit": 100})).await;
+    assert_eq!(before, after, "a dismissal records nothing");
+    tool_error(&client, "dismiss", json!({"id": "e2"}), "dismissed by human:ben").await;
+    let (_, v) = ok(&client, "escalations", json!({"open_only": false})).await;
+    let statuses: Vec<&str> =
+        v["escalations"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["answered", "dismissed"], "{v}");
+    // Another namespace is refused, as on every tool.
+    assert!(call(&client, "escalations", json!({"namespace": "bob"})).await.is_err());
+    assert!(call(&client, "answer", json!({"id": "e1", "text": "x", "namespace": "bob"})).await.is_err());
     client.cancel().await.unwrap();
 }
 

@@ -88,7 +88,7 @@ pub struct RecallRequest {
 #[serde(untagged)]
 pub enum RecallResult {
     /// `detail = "compact"` (default): what an agent reads.
-    Compact(mnemo_agent::AgentRecall),
+    Compact(Box<mnemo_agent::AgentRecall>),
     /// `detail = "full"`.
     Full(RecallResponse),
 }
@@ -125,16 +125,94 @@ pub struct TurnRequest {
     /// Token budget (default from config).
     #[serde(default)]
     pub budget: Option<usize>,
+    /// `compact` (default): what the message wrote, then the recall as an agent reads it (the
+    /// packed memories as prompt-ready lines within the budget, the decision, the checked plan
+    /// on ACT or the escalation on ESCALATE: `TurnView`). `full`: the whole agent turn (the
+    /// pack with its trace, the assessment, the verdict, the plan, the escalation:
+    /// `TurnResponse`).
+    #[serde(default)]
+    #[schema(example = "compact")]
+    pub detail: Option<String>,
 }
 
-/// An agent turn.
+/// An agent turn as answered: what an agent reads by default, the whole turn with
+/// `detail = "full"`.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum TurnResult {
+    /// `detail = "compact"` (default).
+    Compact(Box<TurnView>),
+    /// `detail = "full"`.
+    Full(TurnResponse),
+}
+
+/// An agent turn as an agent reads it (`detail = "compact"`, the default): what the message
+/// wrote, and the recall's compact view — with the checked plan on ACT, or on ESCALATE the
+/// escalation recorded (its id is what `POST …/escalations/{id}/answer` takes).
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct TurnView {
+    /// The authenticated principal the message is recorded under.
+    pub principal: String,
+    /// What remembering the message did: `status`, `turn`, `outcomes`, `notes`, `model`.
+    #[schema(value_type = crate::schema::RememberReport)]
+    pub remembered: serde_json::Value,
+    /// The recall, as `recall`'s compact result, with `plan` (ACT) or `escalation` (ESCALATE).
+    pub recall: mnemo_agent::AgentRecall,
+}
+
+/// A full agent turn (`detail = "full"`).
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct TurnResponse {
     /// The authenticated principal the message is recorded under.
     pub principal: String,
-    /// `remembered`, `pack`, `assessment`, `action`, `verdict`.
+    /// `remembered`, `pack`, `assessment`, `action`, `verdict`, and `plan` (ACT) or
+    /// `escalation` (ESCALATE).
     #[schema(value_type = crate::schema::AgentTurn)]
     pub turn: serde_json::Value,
+}
+
+/// Query of `GET /v1/namespaces/{ns}/escalations`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct EscalationsQuery {
+    /// Only the escalations waiting for a human (default false: every escalation, answered and
+    /// dismissed ones too).
+    #[serde(default)]
+    #[param(required = false)]
+    pub open: bool,
+}
+
+/// The escalations of a namespace, oldest first.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct EscalationList {
+    /// The escalations (`e1`, `e2`, …).
+    #[schema(value_type = Vec<crate::schema::Escalation>)]
+    pub escalations: Vec<serde_json::Value>,
+}
+
+/// `POST /v1/namespaces/{ns}/escalations/{id}/answer`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerRequest {
+    /// The human's answer. To an escalation about a claim, the value alone ("Carla") or a
+    /// short sentence stating it ("the approver is Carla") is recorded as the claim
+    /// (`[SEM] entity | attribute | value`); tagged lines are recorded as written; anything
+    /// else as prose.
+    pub text: String,
+    /// Who answers: a name, recorded as the principal `human:NAME` (default: the token's
+    /// principal).
+    #[serde(default)]
+    pub by: Option<String>,
+}
+
+/// `POST /v1/namespaces/{ns}/escalations/{id}/dismiss` (the body may be left out).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DismissRequest {
+    /// Who dismisses it: a name, recorded as `human:NAME` (default: the token's principal).
+    #[serde(default)]
+    pub by: Option<String>,
 }
 
 /// `POST /v1/namespaces/{ns}/forget`.

@@ -1,5 +1,6 @@
 //! Mnemo's HTTP JSON API: remember (a turn), recall (budget, trace, assessment), forget, why,
-//! the agent turn (recall → assess → decision), list/export/restore of a namespace's memories,
+//! the agent turn (remember → recall → assess → plan and check, or escalate), the escalations a
+//! human answers or dismisses (list, get, answer, dismiss), list/export/restore of a namespace's memories,
 //! a backup of the whole store (`POST /v1/backup`), `/health`, `/ready` and `/openapi.json`
 //! (generated from the request and response types).
 //!
@@ -71,6 +72,9 @@ pub struct AppState {
     pub settings: Arc<ServeSettings>,
     /// Set once shutdown begins (`/ready` answers 503).
     pub shutting_down: Arc<AtomicBool>,
+    /// Held from an escalation's look-up to its answer or dismissal, so that of two requests
+    /// closing the same escalation the second is told it is closed (409).
+    pub closing: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The OpenAPI document.
@@ -78,14 +82,20 @@ pub struct AppState {
 #[openapi(
     info(title = "Mnemo HTTP API", description = "Long-term memory for AI agents that audits what it recalls."),
     paths(routes::remember, routes::recall, routes::turn, routes::forget, routes::why, routes::list,
-        routes::export, routes::restore, routes::backup, routes::health, routes::ready),
+        routes::export, routes::restore, routes::escalations, routes::escalation, routes::answer, routes::dismiss,
+        routes::backup, routes::health, routes::ready),
     components(schemas(api::RememberRequest, api::RememberResponse, api::About, api::AboutArg, api::RecallRequest,
         api::RecallResponse, api::RecallResult, mnemo_agent::AgentRecall, mnemo_agent::agent_view::RecallLine,
-        mnemo_agent::agent_view::RecallDecision, mnemo_agent::agent_view::ActOnValue, api::TurnRequest,
+        mnemo_agent::agent_view::RecallDecision, mnemo_agent::agent_view::ActOnValue,
+        mnemo_agent::agent_view::PlanView, mnemo_agent::agent_view::PlanUseView,
+        mnemo_agent::agent_view::EscalationView, api::TurnRequest, api::TurnResult, api::TurnView,
         api::TurnResponse, api::ForgetRequest, api::WhyResponse, api::ListResponse, api::RestoreResponse,
+        api::EscalationList, api::AnswerRequest, api::DismissRequest,
         api::Health, api::BackupFile, error::ErrorBody, error::ErrorDetail, schema::RememberReport, schema::Pack,
-        schema::Assessment, schema::Verdict, schema::AgentTurn, schema::WhyReport, schema::Memory,
-        schema::MemoryRecord)),
+        schema::Assessment, schema::Verdict, schema::AgentTurn, schema::CheckedPlan, schema::TurnEscalation,
+        schema::WhyReport, schema::Memory, schema::MemoryRecord, schema::Escalation, schema::EscalationClaim,
+        schema::EscalationAnswer, schema::EscalationDismissal, schema::Delivery, schema::WeakMemory,
+        schema::AnsweredEscalation)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;
@@ -115,6 +125,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/namespaces/{ns}/memories/{id}", get(routes::why))
         .route("/v1/namespaces/{ns}/memories/{id}/restore", post(routes::restore))
         .route("/v1/namespaces/{ns}/export", get(routes::export))
+        .route("/v1/namespaces/{ns}/escalations", get(routes::escalations))
+        .route("/v1/namespaces/{ns}/escalations/{id}", get(routes::escalation))
+        .route("/v1/namespaces/{ns}/escalations/{id}/answer", post(routes::answer))
+        .route("/v1/namespaces/{ns}/escalations/{id}/dismiss", post(routes::dismiss))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::auth));
     // Over the whole store: a token that reaches every namespace.
     let store = Router::new()
@@ -140,8 +154,12 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let state =
-        AppState { rt: rt.clone(), settings: Arc::new(settings), shutting_down: Arc::new(AtomicBool::new(false)) };
+    let state = AppState {
+        rt: rt.clone(),
+        settings: Arc::new(settings),
+        shutting_down: Arc::new(AtomicBool::new(false)),
+        closing: Default::default(),
+    };
     let flag = state.shutting_down.clone();
     let app = router(state);
     axum::serve(listener, app)

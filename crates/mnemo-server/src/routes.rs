@@ -12,6 +12,8 @@ use axum::{Extension, Json};
 
 use mnemo_agent::agent_view::UnknownDetail;
 use mnemo_agent::door::{RecallAnswer, RecallInput, RememberInput, TurnInput};
+use mnemo_agent::escalation::{BadEscalationId, Escalation, EscalationId};
+use mnemo_agent::Detail;
 use mnemo_core::{ForgetCommand, IdRef, MemoryId, Namespace};
 
 use crate::api::*;
@@ -44,14 +46,47 @@ where
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         match Json::<T>::from_request(req, state).await {
             Ok(Json(v)) => Ok(ApiJson(v)),
-            Err(r) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                code::PAYLOAD_TOO_LARGE,
-                "the request body is larger than this server accepts (serve.max_body_bytes)",
-            )),
-            Err(r) => Err(ApiError::new(r.status(), code::BAD_REQUEST, r.body_text())),
+            Err(r) => Err(json_rejection(r)),
         }
     }
+}
+
+/// An optional JSON body: none when the body is empty (with or without a `Content-Type`:
+/// generated clients send `application/json` with no body), else as [`ApiJson`] (so a body
+/// not sent as `application/json` is 415, never ignored).
+impl<S, T> axum::extract::OptionalFromRequest<S> for ApiJson<T>
+where
+    Json<T>: FromRequest<S, Rejection = JsonRejection>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, Self::Rejection> {
+        let (parts, body) = req.into_parts();
+        let bytes = axum::body::Bytes::from_request(Request::from_parts(parts.clone(), body), state).await.map_err(
+            |r| match r.status() {
+                StatusCode::PAYLOAD_TOO_LARGE => json_rejection(JsonRejection::BytesRejection(r)),
+                _ => ApiError::new(r.status(), code::BAD_REQUEST, r.body_text()),
+            },
+        )?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let req = Request::from_parts(parts, axum::body::Body::from(bytes));
+        <ApiJson<T> as FromRequest<S>>::from_request(req, state).await.map(Some)
+    }
+}
+
+/// A body the JSON extractor refused, as a structured error.
+fn json_rejection(r: JsonRejection) -> ApiError {
+    if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            code::PAYLOAD_TOO_LARGE,
+            "the request body is larger than this server accepts (serve.max_body_bytes)",
+        );
+    }
+    ApiError::new(r.status(), code::BAD_REQUEST, r.body_text())
 }
 
 /// The grant of the request's bearer token, if it carries a known one.
@@ -235,13 +270,7 @@ pub async fn recall(
         mode: req.mode.as_deref().map(str::parse).transpose()?,
         about: req.about,
         raw: req.raw,
-        detail: req
-            .detail
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(|e: UnknownDetail| invalid(e.to_string()))?
-            .unwrap_or_default(),
+        detail: detail(req.detail.as_deref())?,
     };
     // Written as the tenant reads it (short ids) here: the declared body is RecallResult.
     Ok(Json(match st.rt.recall_input(&c.namespace, &input).await? {
@@ -258,12 +287,23 @@ pub async fn recall(
     }))
 }
 
-/// An agent turn: remember the message, recall, assess, decide.
+/// `detail` as a door takes it: `compact` (the default) or `full`; anything else is refused
+/// naming both.
+fn detail(given: Option<&str>) -> Result<Detail, ApiError> {
+    Ok(given.map(str::parse).transpose().map_err(|e: UnknownDetail| invalid(e.to_string()))?.unwrap_or_default())
+}
+
+/// An agent turn: remember the message, recall, assess, then on ACT plan and check the plan
+/// against the pack, or on ESCALATE record the escalation a human answers. The answer is what
+/// an agent reads unless the body asks for `"detail": "full"`.
 #[utoipa::path(post, path = "/v1/namespaces/{ns}/turn", tag = "agent",
     params(("ns" = String, Path, description = "namespace")),
     request_body = TurnRequest,
-    responses((status = 200, description = "what the message wrote, the recall, its assessment and the decision", body = TurnResponse),
-        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+    responses((status = 200, body = TurnResult,
+            description = "detail compact (default): TurnView, what the message wrote and the recall as an agent \
+                reads it, with the checked plan (ACT) or the escalation and its id (ESCALATE); detail full: \
+                TurnResponse, the whole turn"),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused (an empty text, an unknown detail), or above a limit (too_many_items)", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
         (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
@@ -275,10 +315,22 @@ pub async fn turn(
     State(st): State<AppState>,
     Extension(c): Extension<Caller>,
     ApiJson(req): ApiJson<TurnRequest>,
-) -> Result<Json<TurnResponse>, ApiError> {
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let detail = detail(req.detail.as_deref())?;
     let input = TurnInput { source: c.principal.clone(), text: req.text, about: req.about, budget: req.budget };
     let t = st.rt.turn_input(&c.namespace, &input).await?;
-    Ok(Json(TurnResponse { principal: c.principal, turn: to_value(&t)? }))
+    // Written as the tenant reads it (short ids): the declared body is TurnResult.
+    Ok(Json(match detail {
+        Detail::Compact => {
+            let view = st.rt.turn_view(&t);
+            to_value(&TurnView {
+                principal: c.principal,
+                remembered: to_value(&view.remembered)?,
+                recall: view.recall,
+            })?
+        }
+        Detail::Full => to_value(&TurnResponse { principal: c.principal, turn: to_value(&t)? })?,
+    }))
 }
 
 /// Forget exactly what a command designates.
@@ -494,6 +546,139 @@ pub async fn backup(State(st): State<AppState>, Extension(c): Extension<StoreCal
         r.headers_mut().insert(name, value);
     }
     Ok(r)
+}
+
+/// The escalation a path names (`e3`, or `3`).
+fn escalation_in_path(p: Result<Path<(String, String)>, PathRejection>) -> Result<EscalationId, ApiError> {
+    let Path((_, id)) = p.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    id.parse().map_err(|e: BadEscalationId| invalid(e.to_string()))
+}
+
+/// The name an answer or a dismissal is given by: the body's `by`, else the token's principal
+/// (the runtime records it as `human:NAME`, and refuses a name it cannot record).
+fn by_or_principal(by: Option<String>, c: &Caller) -> String {
+    by.unwrap_or_else(|| c.principal.clone())
+}
+
+/// 409 for an escalation a human already answered or dismissed, checked under the server's
+/// one lock on closing escalations (so that of two requests racing, the second is told so).
+fn conflict_if_closed(e: &Escalation, verb: &str) -> Result<(), ApiError> {
+    let why = match (&e.answer, &e.dismissal) {
+        _ if e.is_open() => return Ok(()),
+        (Some(a), _) => format!(
+            "escalation {} was already answered by {} at {} (recorded as turn {}): it cannot be {verb} again; if \
+             the answer was wrong, tell memory the right value in a new turn",
+            e.id, a.by, a.at, a.turn
+        ),
+        (_, Some(d)) => format!(
+            "escalation {} was dismissed by {} at {}: it cannot be {verb}; a new turn on the task escalates anew",
+            e.id, d.by, d.at
+        ),
+        _ => format!("escalation {} is {}: it cannot be {verb}", e.id, e.status),
+    };
+    Err(ApiError::new(StatusCode::CONFLICT, code::CONFLICT, why))
+}
+
+/// The escalations of the namespace, oldest first: what the agent asked a human, and what
+/// became of each (open, answered, dismissed).
+#[utoipa::path(get, path = "/v1/namespaces/{ns}/escalations", tag = "escalations",
+    params(("ns" = String, Path, description = "namespace"), EscalationsQuery),
+    responses((status = 200, description = "the escalations, oldest first", body = EscalationList),
+        (status = 400, description = "bad_request or invalid_input: a malformed parameter (open is true or false)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 500, description = "internal: the ledger of escalations could not be read", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn escalations(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    q: Result<Query<EscalationsQuery>, QueryRejection>,
+) -> Result<Json<EscalationList>, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let all = st.rt.escalations(&c.namespace, q.open).await?;
+    Ok(Json(EscalationList { escalations: all.iter().map(to_value).collect::<Result<_, _>>()? }))
+}
+
+/// One escalation: the task, why, the pack's memories, where it was sent, its answer or
+/// dismissal.
+#[utoipa::path(get, path = "/v1/namespaces/{ns}/escalations/{id}", tag = "escalations",
+    params(("ns" = String, Path, description = "namespace"), ("id" = String, Path, description = "escalation id: e3 as a turn and the list show it")),
+    responses((status = 200, description = "the escalation", body = crate::schema::Escalation),
+        (status = 400, description = "invalid_input: not an escalation id (e3)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 404, description = "not_found: no such escalation in this namespace", body = ErrorBody),
+        (status = 500, description = "internal: the ledger of escalations could not be read", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn escalation(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    p: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let id = escalation_in_path(p)?;
+    Ok(Json(to_value(&st.rt.escalation(&c.namespace, id).await?)?))
+}
+
+/// Answer an open escalation as a human: the answer is recorded as a turn from `human:NAME`
+/// (extracted like any turn; a value alone or a short sentence stating it becomes the claim),
+/// the escalation is closed, and the same task then acts on the answer.
+#[utoipa::path(post, path = "/v1/namespaces/{ns}/escalations/{id}/answer", tag = "escalations",
+    params(("ns" = String, Path, description = "namespace"), ("id" = String, Path, description = "escalation id: e3")),
+    request_body = AnswerRequest,
+    responses((status = 200, description = "the escalation, answered; what recording the answer did; notes", body = crate::schema::AnsweredEscalation),
+        (status = 400, description = "bad_request or invalid_input: not an escalation id, an empty text, a name (by) that cannot be recorded", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 404, description = "not_found: no such escalation in this namespace", body = ErrorBody),
+        (status = 409, description = "conflict: the escalation was already answered or dismissed", body = ErrorBody),
+        (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
+        (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
+        (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
+        (status = 500, description = "internal", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn answer(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    p: Result<Path<(String, String)>, PathRejection>,
+    ApiJson(req): ApiJson<AnswerRequest>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let id = escalation_in_path(p)?;
+    let by = by_or_principal(req.by, &c);
+    let _one = st.closing.lock().await;
+    conflict_if_closed(&st.rt.escalation(&c.namespace, id).await?, "answered")?;
+    let done = st.rt.answer_escalation(&c.namespace, id, &req.text, &by).await?;
+    Ok(Json(to_value(&done)?))
+}
+
+/// Dismiss an open escalation as a human: it is closed and nothing is recorded in memory (a new
+/// turn on the task escalates anew). The body may be left out (or be `null`).
+#[utoipa::path(post, path = "/v1/namespaces/{ns}/escalations/{id}/dismiss", tag = "escalations",
+    params(("ns" = String, Path, description = "namespace"), ("id" = String, Path, description = "escalation id: e3")),
+    request_body = Option<DismissRequest>,
+    responses((status = 200, description = "the escalation, dismissed", body = crate::schema::Escalation),
+        (status = 400, description = "bad_request or invalid_input: not an escalation id, a name (by) that cannot be recorded", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 404, description = "not_found: no such escalation in this namespace", body = ErrorBody),
+        (status = 409, description = "conflict: the escalation was already answered or dismissed", body = ErrorBody),
+        (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
+        (status = 415, description = "bad_request: a body not sent as application/json", body = ErrorBody),
+        (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown or mistyped field)", body = ErrorBody),
+        (status = 500, description = "internal", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn dismiss(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    p: Result<Path<(String, String)>, PathRejection>,
+    // No body, `null`, or `{"by": …}`.
+    req: Option<ApiJson<Option<DismissRequest>>>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let id = escalation_in_path(p)?;
+    let by = by_or_principal(req.and_then(|ApiJson(r)| r).and_then(|r| r.by), &c);
+    let _one = st.closing.lock().await;
+    conflict_if_closed(&st.rt.escalation(&c.namespace, id).await?, "dismissed")?;
+    let e = st.rt.dismiss_escalation(&c.namespace, id, &by).await?;
+    Ok(Json(to_value(&e)?))
 }
 
 /// Liveness: the process answers.

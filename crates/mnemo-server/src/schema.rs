@@ -549,6 +549,207 @@ pub struct AgentTurn {
     pub action: String,
     /// The decision, the value(s) to act on, the weak memories.
     pub verdict: Verdict,
+    /// ESCALATE: the escalation recorded (or the open one on the same task, reused) and where
+    /// it was sent. Absent on ACT, and when recording is off.
+    #[serde(default)]
+    pub escalation: Option<TurnEscalation>,
+    /// ACT (or a plan refused, which escalates): the model's plan from the assessed pack and
+    /// the faithfulness check it passed or failed. Absent on ESCALATE before planning.
+    #[serde(default)]
+    pub plan: Option<CheckedPlan>,
+}
+
+/// A memory a plan uses, and the value it takes from it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PlanUse {
+    /// The memory (`m42`).
+    pub memory: String,
+    /// The value the plan states for the memory's claim (absent: it uses the content).
+    #[serde(default)]
+    pub value: Option<String>,
+}
+
+/// A plan, and the model that made it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Plan {
+    /// The answer to the task.
+    pub answer: String,
+    /// The steps to take, in order.
+    pub steps: Vec<String>,
+    /// The memories it uses, with their values.
+    pub uses: Vec<PlanUse>,
+    /// Who planned.
+    pub model: ModelInfo,
+}
+
+/// A plan and what the faithfulness check found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CheckedPlan {
+    /// The plan as the model answered it.
+    pub plan: Plan,
+    /// It uses only what the pack holds, with the pack's values.
+    pub faithful: bool,
+    /// Why it was refused (empty when faithful).
+    pub refused: Vec<String>,
+}
+
+/// The last delivery of an escalation to one sink.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Delivery {
+    /// The sink (`webhook https://host/path`, `jsonl /path/file.jsonl`, or its `name`).
+    pub sink: String,
+    /// Whether the sink has it.
+    pub delivered: bool,
+    /// Attempts made in all.
+    pub attempts: u64,
+    /// When the last round ended (milliseconds since the Unix epoch).
+    pub at: i64,
+    /// The last HTTP status a webhook answered. Absent otherwise.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// Why it was not delivered. Absent when delivered.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// What an escalating turn did about its escalation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TurnEscalation {
+    /// The escalation (`e3`); absent when it could not be recorded (`note` says why).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// An open escalation on the same task was reused instead of opening another.
+    pub reused: bool,
+    /// The deliveries this turn made.
+    pub deliveries: Vec<Delivery>,
+    /// What happened, in words.
+    pub note: String,
+}
+
+/// The task an escalation was raised for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Task {
+    /// The query (the agent turn's message).
+    pub query: String,
+    /// `[entity, attribute]` the task named; null when it named none.
+    #[schema(min_items = 2, max_items = 2)]
+    pub about: Option<Vec<String>>,
+}
+
+/// The claim an escalation is about.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EscalationClaim {
+    /// Entity.
+    pub entity: String,
+    /// Attribute.
+    pub attribute: String,
+}
+
+/// open | answered | dismissed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EscalationStatus {
+    /// Waiting for a human.
+    Open,
+    /// A human answered; the answer was recorded as a turn.
+    Answered,
+    /// A human dismissed it; nothing was recorded.
+    Dismissed,
+}
+
+/// How a human's answer was turned into the turn recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerForm {
+    /// The value of the escalation's claim, alone or in a sentence stating it: recorded as
+    /// `[SEM] entity | attribute | value`.
+    Value,
+    /// Tagged lines: recorded as written.
+    Tagged,
+    /// Prose: recorded as written, after a line naming what it answers.
+    Prose,
+}
+
+/// A human's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EscalationAnswer {
+    /// The answer as the human wrote it.
+    pub text: String,
+    /// Who answered: the principal the turn was recorded from (`human:NAME`).
+    pub by: String,
+    /// When (milliseconds since the Unix epoch).
+    pub at: i64,
+    /// The turn it was recorded as (`t17`).
+    pub turn: String,
+    /// How it was read.
+    pub form: AnswerForm,
+    /// The value recorded for the claim (form `value`). Absent otherwise.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// The text of the turn recorded.
+    pub recorded: String,
+}
+
+/// A dismissal.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EscalationDismissal {
+    /// Who dismissed it (`human:NAME`).
+    pub by: String,
+    /// When (milliseconds since the Unix epoch).
+    pub at: i64,
+}
+
+/// An escalation: what the agent asked a human, why, of which memories, and what became of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Escalation {
+    /// Its id in its namespace (`e3`).
+    #[schema(example = "e3")]
+    pub id: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// The task that escalated.
+    pub task: Task,
+    /// The claim it is about, when known. Absent otherwise.
+    #[serde(default)]
+    pub claim: Option<EscalationClaim>,
+    /// Why the agent escalated.
+    pub reasons: Vec<String>,
+    /// Pack trust.
+    pub trust: f64,
+    /// The threshold it missed.
+    pub threshold: f64,
+    /// The memories of the assessed pack (`m42`).
+    pub pack: Vec<String>,
+    /// The load-bearing memories below the threshold, and why.
+    pub weak: Vec<WeakMemory>,
+    /// When it was opened (milliseconds since the Unix epoch).
+    pub created_at: i64,
+    /// How many agent turns raised it.
+    pub raised: u64,
+    /// When a turn last raised it (milliseconds since the Unix epoch).
+    pub last_raised_at: i64,
+    /// open | answered | dismissed.
+    pub status: EscalationStatus,
+    /// The answer, once answered. Absent otherwise.
+    #[serde(default)]
+    pub answer: Option<EscalationAnswer>,
+    /// The dismissal, once dismissed. Absent otherwise.
+    #[serde(default)]
+    pub dismissal: Option<EscalationDismissal>,
+    /// The last delivery to each configured sink.
+    pub deliveries: Vec<Delivery>,
+}
+
+/// An answered escalation: the record, and the turn its answer was recorded as.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AnsweredEscalation {
+    /// The escalation, now answered.
+    pub escalation: Escalation,
+    /// What recording the answer did; null when it was recorded but not extracted (`notes`
+    /// says so).
+    pub remembered: Option<RememberReport>,
+    /// What to know: an answer kept as prose, a turn not extracted, an answer found recorded.
+    pub notes: Vec<String>,
 }
 
 /// One event of a memory's history.

@@ -253,6 +253,10 @@ async fn the_openapi_document_lists_the_paths() {
         "/v1/namespaces/{ns}/memories/{id}",
         "/v1/namespaces/{ns}/memories/{id}/restore",
         "/v1/namespaces/{ns}/export",
+        "/v1/namespaces/{ns}/escalations",
+        "/v1/namespaces/{ns}/escalations/{id}",
+        "/v1/namespaces/{ns}/escalations/{id}/answer",
+        "/v1/namespaces/{ns}/escalations/{id}/dismiss",
         "/v1/backup",
         "/health",
         "/ready",
@@ -427,12 +431,187 @@ async fn an_agent_turn_remembers_under_the_principal_then_decides() {
         )
         .await;
     assert_eq!(st, 200, "{v}");
+    // What an agent reads by default: what the message wrote, then the recall's compact view
+    // with the checked plan.
     assert_eq!(v["principal"], "ops");
-    assert_eq!(v["turn"]["remembered"]["turn"]["source"], "ops");
-    assert_eq!(v["turn"]["verdict"]["decision"], "act", "two principals agree: {v}");
-    assert_eq!(v["turn"]["verdict"]["act_on"][0]["value"], "Ben", "{v}");
+    assert_eq!(v["remembered"]["turn"]["source"], "ops", "{v}");
+    assert_eq!(v["recall"]["decision"]["decision"], "act", "two principals agree: {v}");
+    assert_eq!(v["recall"]["decision"]["act_on"][0]["value"], "Ben", "{v}");
+    assert_eq!(v["recall"]["plan"]["faithful"], true, "{v}");
+    assert!(v["recall"]["plan"]["uses"][0]["memory"].as_str().unwrap().starts_with('m'), "{v}");
+    assert!(v.get("turn").is_none() && !v.to_string().contains("\"trace\""), "compact: {v}");
+    // The whole turn on request.
+    let (st, v) = s
+        .call(
+            "POST",
+            "/v1/namespaces/a/turn",
+            Some(OPS),
+            Some(json!({"text": "who owns Acme?", "about": "Acme | owner", "detail": "full"})),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["turn"]["verdict"]["decision"], "act", "{v}");
+    assert!(v["turn"]["pack"]["trace"].is_array() && v["turn"]["plan"]["plan"]["answer"].is_string(), "{v}");
+    let (st, v) =
+        s.call("POST", "/v1/namespaces/a/turn", Some(OPS), Some(json!({"text": "hi", "detail": "verbose"}))).await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("compact"), "{v}");
     let (st, v) = s.call("POST", "/v1/namespaces/a/turn", Some(OTHER), Some(json!({"message": "hi"}))).await;
     assert_eq!((st, code(&v)), (403, "forbidden"));
+    s.stop().await;
+}
+
+const APPROVER_Q: &str = "Who signs off purchase orders at Northwind Labs?";
+
+/// An agent turn that escalates records an escalation a human answers over HTTP; the same turn
+/// then acts on the human's value. The namespace wall holds; unknown ids are 404, bad ones 400,
+/// a closed escalation 409; a dismissal records nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_escalation_answered_over_http_and_the_same_turn_then_acts_on_it() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start(d.path(), None).await;
+    s.remember("a", CRM, "[SEM] Northwind Labs | owner | Ben", None).await;
+    let ask = json!({"text": APPROVER_Q, "about": "Northwind Labs | approver", "budget": 256});
+    let turn = |token| s.call("POST", "/v1/namespaces/a/turn", Some(token), Some(ask.clone()));
+
+    // Memory holds no approver: ESCALATE, and the compact answer names the escalation.
+    let (st, v) = turn(OPS).await;
+    assert_eq!(st, 200, "{v}");
+    let recall = &v["recall"];
+    assert_eq!(recall["decision"]["decision"], "escalate", "{v}");
+    assert_eq!(
+        (recall["escalation"]["id"].as_str(), recall["escalation"]["reused"].as_bool()),
+        (Some("e1"), Some(false))
+    );
+    assert!(recall["plan"].is_null(), "no plan on ESCALATE: {v}");
+    // Again: the open one is reused.
+    let (_, v) = turn(OPS).await;
+    assert_eq!(
+        (v["recall"]["escalation"]["id"].as_str(), v["recall"]["escalation"]["reused"].as_bool()),
+        (Some("e1"), Some(true))
+    );
+
+    let (st, v) = s.call("GET", "/v1/namespaces/a/escalations?open=true", Some(OPS), None).await;
+    assert_eq!(st, 200, "{v}");
+    let open = v["escalations"].as_array().unwrap();
+    assert_eq!(open.len(), 1, "{v}");
+    assert_eq!(
+        (open[0]["id"].as_str(), open[0]["status"].as_str(), open[0]["raised"].as_u64()),
+        (Some("e1"), Some("open"), Some(2))
+    );
+    assert_eq!(open[0]["claim"], json!({"entity": "Northwind Labs", "attribute": "approver"}));
+    assert!(open[0]["pack"].as_array().unwrap().iter().all(|m| m.as_str().unwrap().starts_with('m')), "{v}");
+    let (st, one) = s.call("GET", "/v1/namespaces/a/escalations/e1", Some(OPS), None).await;
+    assert_eq!((st, &one), (200, &open[0]));
+    let (st, same) = s.call("GET", "/v1/namespaces/a/escalations/1", Some(OPS), None).await;
+    assert_eq!((st, &same), (200, &one), "a bare number names it too");
+
+    // The wall: another token is refused the namespace; in its own, e1 is unknown.
+    for path in ["/v1/namespaces/a/escalations", "/v1/namespaces/a/escalations/e1"] {
+        let (st, v) = s.call("GET", path, Some(OTHER), None).await;
+        assert_eq!((st, code(&v)), (403, "forbidden"), "{path}: {v}");
+    }
+    let (st, v) =
+        s.call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(OTHER), Some(json!({"text": "Mallory"}))).await;
+    assert_eq!((st, code(&v)), (403, "forbidden"), "{v}");
+    let (st, v) = s.call("GET", "/v1/namespaces/b/escalations", Some(OTHER), None).await;
+    assert_eq!((st, &v["escalations"]), (200, &json!([])), "{v}");
+    let (st, v) = s.call("GET", "/v1/namespaces/b/escalations/e1", Some(OTHER), None).await;
+    assert_eq!((st, code(&v)), (404, "not_found"), "{v}");
+    let (st, v) =
+        s.call("POST", "/v1/namespaces/b/escalations/e1/answer", Some(OTHER), Some(json!({"text": "Mallory"}))).await;
+    assert_eq!((st, code(&v)), (404, "not_found"), "{v}");
+
+    // Mistakes: unknown 404, not an id 400, an empty text 400; nothing recorded.
+    let (st, v) = s.call("GET", "/v1/namespaces/a/escalations/e9", Some(OPS), None).await;
+    assert_eq!((st, code(&v)), (404, "not_found"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("holds e1 only"), "{v}");
+    for bad in ["m1", "x", "e0"] {
+        let (st, v) = s.call("GET", &format!("/v1/namespaces/a/escalations/{bad}"), Some(OPS), None).await;
+        assert_eq!((st, code(&v)), (400, "invalid_input"), "{bad}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains("not an escalation id"), "{v}");
+    }
+    let (st, v) =
+        s.call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(OPS), Some(json!({"text": "  "}))).await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    let (st, v) = s
+        .call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(OPS), Some(json!({"text": "Carla", "by": ""})))
+        .await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    let (st, v) =
+        s.call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(OPS), Some(json!({"answer": "Carla"}))).await;
+    assert_eq!((st, code(&v)), (422, "bad_request"), "{v}");
+
+    // The answer, the value alone, by the token's principal: memory from human:ops.
+    let (st, a) =
+        s.call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(OPS), Some(json!({"text": "Carla"}))).await;
+    assert_eq!(st, 200, "{a}");
+    assert_eq!(a["escalation"]["status"], "answered", "{a}");
+    assert_eq!(a["escalation"]["answer"]["by"], "human:ops", "{a}");
+    assert_eq!(a["escalation"]["answer"]["form"], "value", "{a}");
+    assert_eq!(a["escalation"]["answer"]["recorded"], "[SEM] Northwind Labs | approver | Carla", "{a}");
+    assert_eq!(a["remembered"]["turn"]["source"], "human:ops", "{a}");
+    assert!(a["escalation"]["answer"]["turn"].as_str().unwrap().starts_with('t'), "{a}");
+
+    // Closed: answering or dismissing it again is a conflict, said so.
+    let (st, v) = s
+        .call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(CRM), Some(json!({"text": "Dana", "by": "dana"})))
+        .await;
+    assert_eq!((st, code(&v)), (409, "conflict"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("already answered by human:ops"), "{v}");
+    let (st, v) = s.call("POST", "/v1/namespaces/a/escalations/e1/dismiss", Some(OPS), None).await;
+    assert_eq!((st, code(&v)), (409, "conflict"), "{v}");
+    // No body as generated clients send it (JSON content type, empty) is no body; a body not
+    // sent as JSON is refused, never ignored.
+    let post = |content_type: &'static str, body: &'static str| {
+        s.client
+            .post(format!("{}/v1/namespaces/a/escalations/e1/dismiss", s.base))
+            .bearer_auth(OPS)
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+    };
+    assert_eq!(post("application/json", "").await.unwrap().status().as_u16(), 409);
+    assert_eq!(post("text/plain", "by=carla").await.unwrap().status().as_u16(), 415);
+    assert_eq!(post("application/json", "{\"by\": 3}").await.unwrap().status().as_u16(), 422);
+    let (_, v) = s.call("GET", "/v1/namespaces/a/escalations?open=true", Some(OPS), None).await;
+    assert_eq!(v["escalations"], json!([]), "{v}");
+
+    // The same turn now acts on the human's value, planned and checked.
+    let (st, v) = turn(OPS).await;
+    assert_eq!(st, 200, "{v}");
+    let recall = &v["recall"];
+    assert_eq!(recall["decision"]["decision"], "act", "{v}");
+    let on = &recall["decision"]["act_on"][0];
+    assert_eq!(on["value"], "Carla", "{v}");
+    assert_eq!(recall["plan"]["faithful"], true, "{v}");
+    assert!(recall["plan"]["uses"].as_array().unwrap().iter().any(|u| u["memory"] == on["memory"]), "{v}");
+    assert!(recall["escalation"].is_null(), "{v}");
+    let (_, why) =
+        s.call("GET", &format!("/v1/namespaces/a/memories/{}", on["memory"].as_str().unwrap()), Some(OPS), None).await;
+    assert_eq!(why["why"]["memory"]["sources"], json!(["human:ops"]), "{why}");
+
+    // Dismissed (no body, or a name): closed, nothing recorded.
+    let other = json!({"text": "Who buys for Contoso?", "about": "Contoso | buyer"});
+    let (_, v) = s.call("POST", "/v1/namespaces/a/turn", Some(OPS), Some(other)).await;
+    assert_eq!(v["recall"]["escalation"]["id"], "e2", "{v}");
+    let (_, before) = s.call("GET", "/v1/namespaces/a/memories?include_tombstoned=true", Some(OPS), None).await;
+    let (st, e) = s.call("POST", "/v1/namespaces/a/escalations/e2/dismiss", Some(OPS), Some(Value::Null)).await;
+    assert_eq!(st, 200, "{e}");
+    assert_eq!((e["status"].as_str(), e["dismissal"]["by"].as_str()), (Some("dismissed"), Some("human:ops")), "{e}");
+    let (_, after) = s.call("GET", "/v1/namespaces/a/memories?include_tombstoned=true", Some(OPS), None).await;
+    assert_eq!(before, after, "a dismissal records nothing");
+    let (st, v) = s
+        .call("POST", "/v1/namespaces/a/escalations/e2/answer", Some(OPS), Some(json!({"text": "x", "by": "carla"})))
+        .await;
+    assert_eq!((st, code(&v)), (409, "conflict"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("e2 was dismissed by human:ops"), "{v}");
+    let (_, all) = s.call("GET", "/v1/namespaces/a/escalations", Some(OPS), None).await;
+    let statuses: Vec<&str> =
+        all["escalations"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["answered", "dismissed"], "{all}");
+    let (st, v) = s.call("GET", "/v1/namespaces/a/escalations?open=maybe", Some(OPS), None).await;
+    assert_eq!((st, code(&v)), (400, "bad_request"), "{v}");
     s.stop().await;
 }
 
@@ -558,7 +737,14 @@ fn the_document_declares_query_parameters_typed_bodies_and_error_statuses() {
             untyped_or_required_null(&body["schema"], &format!("{at} 200"), &mut found);
         }
     }
-    assert_eq!(operations, 11, "every route is in the document");
+    assert_eq!(operations, 15, "every route is in the document");
+    for path in ["/v1/namespaces/{ns}/escalations/{id}/answer", "/v1/namespaces/{ns}/escalations/{id}/dismiss"] {
+        assert!(doc["paths"][path]["post"]["responses"]["409"].is_object(), "{path}: a closed escalation is 409");
+    }
+    let dismiss = &doc["paths"]["/v1/namespaces/{ns}/escalations/{id}/dismiss"]["post"];
+    assert_ne!(dismiss["requestBody"]["required"], json!(true), "dismiss takes no body: {dismiss}");
+    let open = params("/v1/namespaces/{ns}/escalations", "get");
+    assert!(open.contains(&("open".into(), "query".into(), false)), "{open:?}");
     for (name, s) in doc["components"]["schemas"].as_object().unwrap() {
         untyped_or_required_null(s, name, &mut found);
     }
@@ -576,12 +762,26 @@ fn the_document_declares_query_parameters_typed_bodies_and_error_statuses() {
         "RememberReport",
         "ListResponse",
         "ErrorBody",
+        "TurnView",
+        "TurnResponse",
+        "PlanView",
+        "EscalationView",
+        "CheckedPlan",
+        "TurnEscalation",
+        "Escalation",
+        "AnsweredEscalation",
+        "EscalationList",
     ] {
         assert!(schemas[name]["properties"].is_object(), "{name} is not a typed schema");
     }
     let full = &schemas["RecallResponse"];
     assert_eq!(full["required"], json!(["pack"]), "assessment, verdict and action are null when raw");
     assert!(nullable(&full["properties"]["assessment"]) && nullable(&full["properties"]["verdict"]));
+    let recall = &schemas["AgentRecall"]["properties"];
+    assert!(recall["plan"].is_object() && recall["escalation"].is_object(), "the compact view's plan: {recall}");
+    let turn = &schemas["AgentTurn"]["properties"];
+    assert!(turn["plan"].is_object() && turn["escalation"].is_object(), "{turn}");
+    assert!(schemas["TurnResult"]["oneOf"].as_array().is_some_and(|o| o.len() == 2), "{}", schemas["TurnResult"]);
 }
 
 /// Whether the document declares `status` for `method template`.
@@ -683,8 +883,92 @@ async fn every_route_answers_what_the_document_types() {
     )
     .await;
     assert_eq!(st, 200, "{v}");
+    typed::<TurnView>(&v);
+    typed::<schema::RememberReport>(&v["remembered"]);
+    assert!(v["recall"]["plan"].is_object(), "ACT carries the checked plan: {v}");
+    let turn = |body: Value| call("POST", format!("{ns}/turn"), "/v1/namespaces/a/turn".into(), Some(OPS), Some(body));
+    let (st, v) = turn(json!({"text": "who owns Acme?", "about": "Acme | owner", "detail": "full"})).await;
+    assert_eq!(st, 200, "{v}");
     typed::<TurnResponse>(&v);
     typed::<schema::AgentTurn>(&v["turn"]);
+    assert!(v["turn"]["plan"].is_object(), "{v}");
+    // An escalating turn: the escalation typed in both views.
+    let approver = json!({"text": "Who approves orders at Acme?", "about": "Acme | approver"});
+    let (_, v) = turn(approver.clone()).await;
+    typed::<TurnView>(&v);
+    assert_eq!(v["recall"]["escalation"]["id"], "e1", "{v}");
+    let mut full = approver;
+    full["detail"] = json!("full");
+    let (_, v) = turn(full).await;
+    typed::<TurnResponse>(&v);
+    typed::<schema::AgentTurn>(&v["turn"]);
+    assert_eq!(v["turn"]["escalation"]["id"], "e1", "{v}");
+    let (st, _) = turn(json!({"text": "x", "detail": "huge"})).await;
+    assert_eq!(st, 400);
+
+    // Escalations: listed, read, answered; a second one dismissed.
+    let (st, v) =
+        call("GET", format!("{ns}/escalations"), "/v1/namespaces/a/escalations?open=true".into(), Some(OPS), None)
+            .await;
+    assert_eq!(st, 200, "{v}");
+    typed::<EscalationList>(&v);
+    for e in v["escalations"].as_array().unwrap() {
+        typed::<schema::Escalation>(e);
+    }
+    let escalation = |id: &str, token| {
+        call("GET", format!("{ns}/escalations/{{id}}"), format!("/v1/namespaces/a/escalations/{id}"), token, None)
+    };
+    let (st, v) = escalation("e1", Some(OPS)).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<schema::Escalation>(&v);
+    let answer = |id: &str, body: Value| {
+        call(
+            "POST",
+            format!("{ns}/escalations/{{id}}/answer"),
+            format!("/v1/namespaces/a/escalations/{id}/answer"),
+            Some(OPS),
+            Some(body),
+        )
+    };
+    let (st, v) = answer("e1", json!({"text": "Dana", "by": "dana"})).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<schema::AnsweredEscalation>(&v);
+    typed::<schema::Escalation>(&v["escalation"]);
+    let (_, v) = turn(json!({"text": "Who buys for Acme?", "about": "Acme | buyer"})).await;
+    assert_eq!(v["recall"]["escalation"]["id"], "e2", "{v}");
+    let dismiss = |id: &str, body: Option<Value>| {
+        call(
+            "POST",
+            format!("{ns}/escalations/{{id}}/dismiss"),
+            format!("/v1/namespaces/a/escalations/{id}/dismiss"),
+            Some(OPS),
+            body,
+        )
+    };
+    let (st, v) = dismiss("e2", Some(json!({"by": "dana"}))).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<schema::Escalation>(&v);
+    let (st, v) =
+        call("GET", format!("{ns}/escalations"), "/v1/namespaces/a/escalations".into(), Some(OPS), None).await;
+    assert_eq!(st, 200, "{v}");
+    for e in v["escalations"].as_array().unwrap() {
+        typed::<schema::Escalation>(e);
+    }
+    assert_eq!(v["escalations"].as_array().unwrap().len(), 2, "{v}");
+    // Their errors, each declared.
+    assert_eq!(escalation("e9", Some(OPS)).await.0, 404);
+    assert_eq!(escalation("m1", Some(OPS)).await.0, 400);
+    assert_eq!(escalation("e1", Some(OTHER)).await.0, 403);
+    assert_eq!(escalation("e1", None).await.0, 401);
+    assert_eq!(answer("e1", json!({"text": "Eve"})).await.0, 409);
+    assert_eq!(answer("e9", json!({"text": "Eve"})).await.0, 404);
+    assert_eq!(answer("e1", json!({"txt": "Eve"})).await.0, 422);
+    assert_eq!(dismiss("e2", None).await.0, 409);
+    assert_eq!(dismiss("e2", Some(json!({"who": "x"}))).await.0, 422);
+    assert_eq!(
+        call("GET", format!("{ns}/escalations"), "/v1/namespaces/a/escalations?open=2".into(), Some(OPS), None).await.0,
+        400
+    );
 
     let (st, v) = call(
         "POST",
@@ -871,7 +1155,7 @@ async fn the_doors_take_the_same_fields() {
         let body = json!({field: "who owns Acme?", "about": "Acme | owner"});
         let (st, v) = s.call("POST", "/v1/namespaces/a/turn", Some(OPS), Some(body)).await;
         assert_eq!(st, 200, "{field}: {v}");
-        assert_eq!(v["turn"]["verdict"]["decision"], "act", "{v}");
+        assert_eq!(v["recall"]["decision"]["decision"], "act", "{v}");
     }
     let (st, v) =
         s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(json!({"query": "x", "about": "Acme"}))).await;
