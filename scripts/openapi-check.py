@@ -329,9 +329,9 @@ def run(base, token, ns, doc, admin_token):
     c.check_error("GET escalation by a memory's id", "get", f"{v1}/escalations/{{id}}",
                   escalation.sync_detailed(ns, "m1", client=client), 400)
     c.check_error("POST answer to an answered escalation", "post", f"{v1}/escalations/{{id}}/answer",
-                  answer.sync_detailed(ns, esc, client=client, body=AnswerRequest(text="Dana", by="dana")), 409)
+                  answer.sync_detailed(ns, esc, client=client, body=AnswerRequest(text="Dana")), 409)
     c.check_error("POST dismiss of a dismissed escalation", "post", f"{v1}/escalations/{{id}}/dismiss",
-                  dismiss.sync_detailed(ns, other, client=client, body=DismissRequest(by="dana")), 409)
+                  dismiss.sync_detailed(ns, other, client=client, body=DismissRequest()), 409)
     c.check_error("GET escalations without a token", "get", f"{v1}/escalations",
                   escalations.sync_detailed(ns, client=anonymous), 401)
 

@@ -231,7 +231,10 @@ impl AgentRecall {
             id: e.id.map(|i| i.to_string()),
             reused: e.reused,
             note: match e.id {
-                Some(id) => format!("{} A human answers it with: mnemo answer {id} \"…\" --by NAME", e.note),
+                Some(id) => format!(
+                    "{} A human answers it: `mnemo answer {id}`, HTTP POST escalations/{id}/answer, or the MCP tool answer.",
+                    e.note
+                ),
                 None => e.note.clone(),
             },
         });
@@ -311,7 +314,9 @@ impl AgentRecall {
         }
         if let Some(e) = &self.escalation {
             match &e.id {
-                Some(id) => head.push_str(&format!("Escalation {id}: a human answers it (mnemo answer {id} \"…\").\n")),
+                Some(id) => {
+                    head.push_str(&format!("Escalation {id}: ask a human; their answer to {id} becomes memory.\n"))
+                }
                 None => head.push_str(&format!("Escalation not recorded: {}\n", one_line(&e.note))),
             }
         }
@@ -512,7 +517,7 @@ mod tests {
             escalation: Some(EscalationView { id: Some("e3".into()), reused: false, note: "sent".into() }),
         };
         let text = view.render(&counter);
-        assert!(text.contains("Escalation e3: a human answers it"), "{text}");
+        assert!(text.contains("Escalation e3: ask a human"), "{text}");
         let (head, lines) = text.split_at(text.find("- Item 1").expect("the line is shown"));
         assert!(counter.count(head) <= RENDER_OVERHEAD_TOKENS, "{}", counter.count(head));
         assert!(

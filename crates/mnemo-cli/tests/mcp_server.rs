@@ -66,6 +66,14 @@ async fn an_mcp_client_lists_the_tools_remembers_recalls_and_meets_the_namespace
     let d = tempfile::tempdir().unwrap();
     let (transport, stderr) =
         TokioChildProcess::builder(mnemo_mcp_command(d.path(), "alice")).stderr(Stdio::piped()).spawn().unwrap();
+    // Read the server's stderr as it comes: a full pipe would block the server.
+    let log_task = tokio::spawn(async move {
+        let mut log = String::new();
+        if let Some(mut e) = stderr {
+            let _ = tokio::io::AsyncReadExt::read_to_string(&mut e, &mut log).await;
+        }
+        log
+    });
     let client = ().serve(transport).await.unwrap();
     assert_eq!(client.peer_info().unwrap().server_info.as_ref().unwrap().name, "mnemo");
 
@@ -143,8 +151,7 @@ async fn an_mcp_client_lists_the_tools_remembers_recalls_and_meets_the_namespace
     assert_eq!(w["memory"]["status"]["status"], "tombstoned", "{w}");
 
     client.cancel().await.unwrap();
-    let mut log = String::new();
-    tokio::io::AsyncReadExt::read_to_string(&mut stderr.unwrap(), &mut log).await.unwrap();
+    let log = log_task.await.unwrap();
     assert!(log.contains("MCP server on stdio"), "logs go to stderr: {log}");
 }
 
@@ -173,6 +180,13 @@ fn stdout_carries_only_protocol_messages() {
     ];
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
+    // Read the server's stderr as it comes (-vvv logs a lot): a full pipe would block it.
+    let mut stderr = child.stderr.take().unwrap();
+    let log_thread = std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = stderr.read_to_string(&mut err);
+        err
+    });
     // Send one request at a time and wait for its answer, so the server is never cut short.
     let mut out = Vec::new();
     let mut seen = String::new();
@@ -192,8 +206,7 @@ fn stdout_carries_only_protocol_messages() {
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).unwrap();
     let status = child.wait().unwrap();
-    let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let err = log_thread.join().unwrap();
     assert!(status.success(), "{err}");
     let all = seen + &rest;
     let mut ids = Vec::new();

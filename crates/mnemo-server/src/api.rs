@@ -200,8 +200,9 @@ pub struct AnswerRequest {
     /// (`[SEM] entity | attribute | value`); tagged lines are recorded as written; anything
     /// else as prose.
     pub text: String,
-    /// Who answers: a name, recorded as the principal `human:NAME` (default: the token's
-    /// principal).
+    /// Who answers: over HTTP always the token's principal, recorded as `human:PRINCIPAL` (a
+    /// human's answer is memory with the highest standing); `by` may be left out or name that
+    /// principal, any other name is 403.
     #[serde(default)]
     pub by: Option<String>,
 }
@@ -210,7 +211,8 @@ pub struct AnswerRequest {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DismissRequest {
-    /// Who dismisses it: a name, recorded as `human:NAME` (default: the token's principal).
+    /// Who dismisses it: the token's principal (`by` may be left out or name it; any other
+    /// name is 403).
     #[serde(default)]
     pub by: Option<String>,
 }

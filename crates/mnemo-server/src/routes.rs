@@ -554,10 +554,25 @@ fn escalation_in_path(p: Result<Path<(String, String)>, PathRejection>) -> Resul
     id.parse().map_err(|e: BadEscalationId| invalid(e.to_string()))
 }
 
-/// The name an answer or a dismissal is given by: the body's `by`, else the token's principal
-/// (the runtime records it as `human:NAME`, and refuses a name it cannot record).
-fn by_or_principal(by: Option<String>, c: &Caller) -> String {
-    by.unwrap_or_else(|| c.principal.clone())
+/// The name an answer or a dismissal is given by: the token's principal. A human's answer is
+/// memory with the highest standing, so over HTTP it is the authenticated principal's word
+/// (`human:PRINCIPAL`); `by` may only name that principal, never someone else.
+fn by_or_principal(by: Option<String>, c: &Caller) -> Result<String, ApiError> {
+    match by.as_deref().map(str::trim) {
+        None | Some("") => Ok(c.principal.clone()),
+        Some(b) if b == c.principal || b.strip_prefix("human:") == Some(c.principal.as_str()) => {
+            Ok(c.principal.clone())
+        }
+        Some(b) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            code::FORBIDDEN,
+            format!(
+                "an answer over HTTP is the word of the token's principal \"{}\"; `by` = {b:?} names someone else \
+                 (leave it out, or name the principal)",
+                c.principal
+            ),
+        )),
+    }
 }
 
 /// 409 for an escalation a human already answered or dismissed, checked under the server's
@@ -628,7 +643,7 @@ pub async fn escalation(
     responses((status = 200, description = "the escalation, answered; what recording the answer did; notes", body = crate::schema::AnsweredEscalation),
         (status = 400, description = "bad_request or invalid_input: not an escalation id, an empty text, a name (by) that cannot be recorded", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace, or `by` names someone other than the token's principal", body = ErrorBody),
         (status = 404, description = "not_found: no such escalation in this namespace", body = ErrorBody),
         (status = 409, description = "conflict: the escalation was already answered or dismissed", body = ErrorBody),
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
@@ -643,7 +658,7 @@ pub async fn answer(
     ApiJson(req): ApiJson<AnswerRequest>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = escalation_in_path(p)?;
-    let by = by_or_principal(req.by, &c);
+    let by = by_or_principal(req.by, &c)?;
     let _one = st.closing.lock().await;
     conflict_if_closed(&st.rt.escalation(&c.namespace, id).await?, "answered")?;
     let done = st.rt.answer_escalation(&c.namespace, id, &req.text, &by).await?;
@@ -658,7 +673,7 @@ pub async fn answer(
     responses((status = 200, description = "the escalation, dismissed", body = crate::schema::Escalation),
         (status = 400, description = "bad_request or invalid_input: not an escalation id, a name (by) that cannot be recorded", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace, or `by` names someone other than the token's principal", body = ErrorBody),
         (status = 404, description = "not_found: no such escalation in this namespace", body = ErrorBody),
         (status = 409, description = "conflict: the escalation was already answered or dismissed", body = ErrorBody),
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
@@ -674,7 +689,7 @@ pub async fn dismiss(
     req: Option<ApiJson<Option<DismissRequest>>>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = escalation_in_path(p)?;
-    let by = by_or_principal(req.and_then(|ApiJson(r)| r).and_then(|r| r.by), &c);
+    let by = by_or_principal(req.and_then(|ApiJson(r)| r).and_then(|r| r.by), &c)?;
     let _one = st.closing.lock().await;
     conflict_if_closed(&st.rt.escalation(&c.namespace, id).await?, "dismissed")?;
     let e = st.rt.dismiss_escalation(&c.namespace, id, &by).await?;

@@ -535,9 +535,10 @@ async fn an_escalation_answered_over_http_and_the_same_turn_then_acts_on_it() {
         s.call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(OPS), Some(json!({"text": "  "}))).await;
     assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
     let (st, v) = s
-        .call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(OPS), Some(json!({"text": "Carla", "by": ""})))
+        .call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(OPS), Some(json!({"text": "Carla", "by": "ceo"})))
         .await;
-    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    assert_eq!((st, code(&v)), (403, "forbidden"), "an answer is the token principal's word, never another's: {v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("names someone else"), "{v}");
     let (st, v) =
         s.call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(OPS), Some(json!({"answer": "Carla"}))).await;
     assert_eq!((st, code(&v)), (422, "bad_request"), "{v}");
@@ -554,9 +555,8 @@ async fn an_escalation_answered_over_http_and_the_same_turn_then_acts_on_it() {
     assert!(a["escalation"]["answer"]["turn"].as_str().unwrap().starts_with('t'), "{a}");
 
     // Closed: answering or dismissing it again is a conflict, said so.
-    let (st, v) = s
-        .call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(CRM), Some(json!({"text": "Dana", "by": "dana"})))
-        .await;
+    let (st, v) =
+        s.call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(CRM), Some(json!({"text": "Dana"}))).await;
     assert_eq!((st, code(&v)), (409, "conflict"), "{v}");
     assert!(v["error"]["message"].as_str().unwrap().contains("already answered by human:ops"), "{v}");
     let (st, v) = s.call("POST", "/v1/namespaces/a/escalations/e1/dismiss", Some(OPS), None).await;
@@ -602,7 +602,7 @@ async fn an_escalation_answered_over_http_and_the_same_turn_then_acts_on_it() {
     let (_, after) = s.call("GET", "/v1/namespaces/a/memories?include_tombstoned=true", Some(OPS), None).await;
     assert_eq!(before, after, "a dismissal records nothing");
     let (st, v) = s
-        .call("POST", "/v1/namespaces/a/escalations/e2/answer", Some(OPS), Some(json!({"text": "x", "by": "carla"})))
+        .call("POST", "/v1/namespaces/a/escalations/e2/answer", Some(OPS), Some(json!({"text": "x", "by": "ops"})))
         .await;
     assert_eq!((st, code(&v)), (409, "conflict"), "{v}");
     assert!(v["error"]["message"].as_str().unwrap().contains("e2 was dismissed by human:ops"), "{v}");
@@ -930,7 +930,7 @@ async fn every_route_answers_what_the_document_types() {
             Some(body),
         )
     };
-    let (st, v) = answer("e1", json!({"text": "Dana", "by": "dana"})).await;
+    let (st, v) = answer("e1", json!({"text": "Dana", "by": "ops"})).await;
     assert_eq!(st, 200, "{v}");
     typed::<schema::AnsweredEscalation>(&v);
     typed::<schema::Escalation>(&v["escalation"]);
@@ -945,7 +945,7 @@ async fn every_route_answers_what_the_document_types() {
             body,
         )
     };
-    let (st, v) = dismiss("e2", Some(json!({"by": "dana"}))).await;
+    let (st, v) = dismiss("e2", Some(json!({"by": "human:ops"}))).await;
     assert_eq!(st, 200, "{v}");
     typed::<schema::Escalation>(&v);
     let (st, v) =
