@@ -26,6 +26,7 @@ fn probe(about: Option<(&str, &str)>, expect: Option<&str>, in_pack: &[&str], ab
         in_pack: in_pack.iter().map(|s| s.to_string()).collect(),
         absent: absent.iter().map(|s| s.to_string()).collect(),
         decision: None,
+        plan_uses: None,
     }
 }
 
