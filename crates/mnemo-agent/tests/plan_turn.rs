@@ -96,3 +96,54 @@ async fn a_plan_stating_the_stale_value_is_refused_and_escalates() {
     assert_eq!(planned, 1, "one plan call");
     mock.stop();
 }
+
+/// The fake path: the check itself, on a real offline turn, refuses a plan stating the stale
+/// value (whatever model wrote it), a plan citing the tombstoned memory, and one that leaves
+/// out the task's claim; the refusal turns the decision into ESCALATE.
+#[tokio::test]
+async fn the_check_refuses_the_stale_value_the_stale_memory_and_a_plan_beside_the_point() {
+    use mnemo_agent::plan_check::{check, escalate_if_refused, lines_of};
+    use mnemo_core::plan::{Plan, PlanUse};
+    let d = tempfile::tempdir().unwrap();
+    let rt = runtime(d.path(), &offline()).await;
+    let ns = Namespace::default();
+    rt.remember(&ns, "buyer", b"[SEM] IC-MC-44 from S-208 | lead time | 21 days\n[SEM] S-208 | city | Lyon")
+        .await
+        .unwrap();
+    let task = Task { query: TASK.into(), about: about() };
+    let t = rt.turn(&ns, &task, &RecallOptions::default()).await.unwrap();
+    assert_eq!(t.verdict.decision, "act");
+    let s = &t.assessment.substitutions[0];
+    let lines = lines_of(&t.assessment);
+    let city = lines.iter().find(|l| l.content.contains("Lyon")).unwrap().id;
+    let plan = |answer: &str, uses: Vec<PlanUse>| Plan {
+        answer: answer.into(),
+        steps: vec![],
+        uses,
+        model: ModelInfo { client: ClientKind::Fake, model: "test".into() },
+    };
+    let cases = [
+        (
+            plan("It arrives in 21 days.", vec![PlanUse { memory: s.fresh, value: Some("21 days".into()) }]),
+            "the pack holds \"35 days\"",
+        ),
+        (
+            plan("Lead time 21 days.", vec![PlanUse { memory: s.stale, value: Some("21 days".into()) }]),
+            "which the pack does not hold; it is stale",
+        ),
+        (
+            plan("Ship to Lyon.", vec![PlanUse { memory: city, value: Some("Lyon".into()) }]),
+            "the claim the task is about",
+        ),
+    ];
+    for (p, why) in cases {
+        let checked = check(p, &task, &lines, &t.assessment, &t.verdict);
+        assert!(!checked.faithful && checked.refused.iter().any(|r| r.contains(why)), "{why}: {checked:?}");
+        let (mut a, mut v) = (t.assessment.clone(), t.verdict.clone());
+        escalate_if_refused(&checked, &mut a, &mut v);
+        assert_eq!(v.decision, "escalate");
+        assert!(v.reasons.iter().all(|r| r.starts_with("plan refused: ")), "{:?}", v.reasons);
+    }
+    let good = plan("It arrives in 35 days.", vec![PlanUse { memory: s.fresh, value: Some("35 days".into()) }]);
+    assert!(check(good, &task, &lines, &t.assessment, &t.verdict).faithful);
+}
