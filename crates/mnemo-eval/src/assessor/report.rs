@@ -176,6 +176,13 @@ impl AssessorOutcome {
                     s.wrong_value_action.cell()
                 );
             }
+            let planned = r.outcomes.iter().filter(|o| o.plan_faithful.is_some()).count();
+            let faithful = r.outcomes.iter().filter(|o| o.plan_faithful == Some(true)).count();
+            let _ = writeln!(
+                out,
+                "\nPlans on ACT (the offline planner, checked as the agent checks before acting): {faithful} of {planned} faithful = {}",
+                crate::metrics::Rate::new(faithful, planned, 1.0).cell()
+            );
             let _ = writeln!(
                 out,
                 "\nBand where decisive unsafe-acceptance and over-abstention are both at their best: **{}**\n",

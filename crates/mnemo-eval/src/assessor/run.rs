@@ -43,6 +43,9 @@ pub struct CaseOutcome {
     pub threshold: f64,
     /// Why it escalated, if it did.
     pub reasons: Vec<String>,
+    /// On ACT: the offline planner's plan from the assessed pack passed the agent's
+    /// faithfulness check (None: not planned, the case escalated).
+    pub plan_faithful: Option<bool>,
 }
 
 impl CaseOutcome {
@@ -221,6 +224,15 @@ pub async fn run_case(case: &Case, config: &Config) -> Result<CaseOutcome> {
         Decision::Act => (true, vec![]),
         Decision::Escalate { reasons } => (false, reasons.clone()),
     };
+    // The full agent turn plans on ACT: the offline planner (what the fake model answers) from
+    // the assessed pack, then the check the agent runs before acting.
+    let plan_faithful = acted.then(|| {
+        let lines = mnemo_agent::plan_check::lines_of(&assessment);
+        let verdict = mnemo_agent::verdict::verdict(&task, &assessment);
+        let plan = mnemo_core::plan::deterministic(&task, &lines)
+            .by(mnemo_core::ModelInfo { client: mnemo_core::ClientKind::Fake, model: "deterministic".into() });
+        mnemo_agent::plan_check::check(plan, &task, &lines, &assessment, &verdict).faithful
+    });
     Ok(CaseOutcome {
         name: case.name.clone(),
         domain: case.domain.clone(),
@@ -234,6 +246,7 @@ pub async fn run_case(case: &Case, config: &Config) -> Result<CaseOutcome> {
         acted,
         threshold: assessment.threshold,
         reasons,
+        plan_faithful,
     })
 }
 
