@@ -14,6 +14,7 @@ import os
 import sys
 import time
 
+import mcp.types as mcp_types
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -293,8 +294,90 @@ async def run(binary, work, overhead, version):
                     "answer m1": await tool_error(session, "answer", {"id": "m1", "text": "x"},
                                                   "not an escalation id"),
                 }
+        figures["elicitation"] = await asked_in_the_client(binary, work, log)
     figures["seconds"] = round(time.monotonic() - started, 2)
     return figures
+
+
+async def asked_in_the_client(binary, work, log):
+    """A client that supports elicitation (an `elicitation_callback`): a turn that escalates
+    asks the user in the client; a decline leaves the escalation open, an answer is recorded
+    from human:user and the same turn acts on it. A fresh server and data directory."""
+    replies = ["decline", "Ines"]
+    questions = []
+
+    async def human(context, params):
+        check(getattr(params, "mode", "form") == "form", f"a form, not {params}")
+        questions.append({"message": params.message,
+                          "requested_schema": dict(params.requested_schema)})
+        reply = replies.pop(0)
+        if reply == "decline":
+            return mcp_types.ElicitResult(action="decline")
+        return mcp_types.ElicitResult(action="accept", content={"answer": reply})
+
+    params = StdioServerParameters(
+        command=binary,
+        args=["--data-dir", os.path.join(work, "data-elicitation"), "--namespace", NAMESPACE, "mcp"],
+        env={"RUST_LOG": "warn"},
+    )
+    async with stdio_client(params, errlog=log) as (read, write):
+        async with ClientSession(read, write, elicitation_callback=human) as session:
+            await session.initialize()
+            await call(session, "remember", {"text": "[SEM] Contoso | owner | Ben"})
+            ask = {"text": "Who signs off purchase orders at Contoso?", "about": "Contoso | approver", "budget": 256}
+
+            # Declined: the escalating result, the escalation still open.
+            r = await call(session, "turn", ask)
+            t = r.structured_content
+            check(len(questions) == 1, f"the escalating turn asked {len(questions)} questions")
+            asked = t.get("elicitation") or {}
+            check(asked.get("outcome") == "declined" and t["recall"]["decision"]["decision"] == "escalate",
+                  f"declined: {asked} {t['recall']['decision']}")
+            esc = asked["escalation"]
+            check(t["recall"]["escalation"]["id"] == esc and "declined" in text_of(r), f"declined:\n{text_of(r)}")
+            declined_line = text_of(r).splitlines()[1]
+            listed = (await call(session, "escalations", {})).structured_content["escalations"]
+            check([e["id"] for e in listed] == [esc], f"open after a decline: {listed}")
+
+            # Answered in the client: recorded from human:user, the same turn acts on it.
+            r = await call(session, "turn", ask)
+            t = r.structured_content
+            check(len(questions) == 2, f"{len(questions)} questions")
+            message, schema = questions[1]["message"], questions[1]["requested_schema"]
+            for says in [esc, ask["text"], "Contoso | approver", "Why: "]:
+                check(says in message, f"the question does not say {says!r}:\n{message}")
+            check(schema.get("required") == ["answer"] and list(schema["properties"]) == ["answer"],
+                  f"the form: {schema}")
+            asked = t.get("elicitation") or {}
+            check(asked.get("outcome") == "answered" and asked.get("by") == "human:user" and asked["escalation"] == esc,
+                  f"answered: {asked}")
+            decision = t["recall"]["decision"]
+            check(decision["decision"] == "act" and decision["act_on"][0]["value"] == "Ines",
+                  f"the turn after the answer in the client: {t['recall']}")
+            plan = t["recall"].get("plan") or {}
+            check(plan.get("faithful") is True, f"no checked plan: {t['recall']}")
+            text = text_of(r)
+            check(f"answered escalation {esc}" in text.splitlines()[1], f"the text does not say so:\n{text}")
+            w = (await call(session, "why", {"id": decision["act_on"][0]["memory"]})).structured_content
+            check(w["memory"]["sources"] == ["human:user"], f"why: {w['memory']}")
+            listed = (await call(session, "escalations", {"open_only": False})).structured_content["escalations"]
+            check([(e["id"], e["status"]) for e in listed] == [(esc, "answered")], f"escalations: {listed}")
+            return {
+                "client_capability": "elicitation (form), through ClientSession(elicitation_callback=...)",
+                "id": esc,
+                "question": message,
+                "requested_schema": schema,
+                "declined": "escalate, still open",
+                "declined_line": declined_line,
+                "answer": "Ines",
+                "answered_text": text,
+                "recorded_turn": asked.get("turn"),
+                "then": decision["decision"],
+                "act_on": decision["act_on"][0]["value"],
+                "plan": plan.get("answer"),
+                "source": w["memory"]["sources"][0],
+                "text_tokens": count_tokens(t["recall"]["token_counter"], text),
+            }
 
 
 def first_leaf(e):

@@ -71,7 +71,7 @@ fn outcomes(n: usize) -> String {
 }
 
 /// `s` on one line, at most `max` characters (ending in "…" when cut).
-fn clip(s: &str, max: usize) -> String {
+pub fn clip(s: &str, max: usize) -> String {
     let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one.chars().count() <= max {
         return one;

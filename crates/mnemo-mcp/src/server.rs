@@ -2,6 +2,15 @@
 //! answers (`escalations`, `answer`, `dismiss`) as MCP tools over stdio, bound to one namespace.
 //! stdout carries protocol messages only; logs go to stderr.
 //!
+//! When a `turn` or an assessed `recall` escalates and the client declared the elicitation
+//! capability (form mode), the human is asked in the client itself (MCP elicitation): a form
+//! naming the escalation, the task, the claim and the reasons, with one field, `answer`. An
+//! answer is recorded as the escalation's answer from `human:user` (as the `answer` tool does)
+//! and the same turn or recall runs again on it; a decline, a cancel, no answer within the
+//! timeout ([`ELICITATION_TIMEOUT`], `MNEMO_MCP_ELICITATION_TIMEOUT_SECS`) or a failed request
+//! leave the escalation open and return the escalating result. A client without the capability
+//! sees no difference.
+//!
 //! A mistake a model can fix by calling again (a bad `about`, `raw` with `about`, an unknown
 //! `detail`, an empty text, an id that names no memory, a page size out of range) comes back as
 //! a tool error (`isError`) whose text says what to change: the model reads tool results, not
@@ -12,25 +21,77 @@
 //! refused with an `invalid_params` protocol error (a namespace is a hard partition, and one
 //! MCP server speaks for one).
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig};
-use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ElicitRequestParams, ElicitationAction, ElicitationSchema, Implementation,
+    JsonObject, PrimitiveSchemaDefinition, ServerCapabilities, ServerConfig, StringSchema,
+};
+use rmcp::service::{ElicitationMode, RequestContext, ServiceError};
+use rmcp::{tool, tool_handler, tool_router, ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use mnemo_agent::escalation::{AnswerForm, AnsweredEscalation, Escalation, EscalationId, EscalationStatus};
 use mnemo_agent::memories::{MemoryPage, MemoryRecord};
-use mnemo_agent::{
-    AgentError, AgentRecall, AgentTurn, Detail, RecallAnswer, RecallInput, RememberInput, Runtime, TurnInput,
-};
-use mnemo_core::{ClaimKey, CoreError, ForgetCommand, IdRef, ListPage, MemoryId, Namespace, Status};
+use mnemo_agent::turn_view::clip;
+use mnemo_agent::{AgentError, AgentRecall, Detail, RecallAnswer, RecallInput, RememberInput, Runtime, TurnInput};
+use mnemo_core::engine::RecallOptions;
+use mnemo_core::{ClaimKey, CoreError, ForgetCommand, IdRef, ListPage, MemoryId, Namespace, Status, Task};
 
 use crate::error::McpError;
 
 /// The principal an MCP client speaks for: the operator who started the server.
 pub const OPERATOR: &str = mnemo_agent::door::OPERATOR;
+
+/// How long the human is given to answer an escalation asked in the client (MCP elicitation)
+/// before the turn returns with the escalation still open: 10 minutes.
+pub const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The environment variable that sets [`ELICITATION_TIMEOUT`] for `mnemo mcp`, in seconds;
+/// `0` never asks in the client.
+pub const ELICITATION_TIMEOUT_ENV: &str = "MNEMO_MCP_ELICITATION_TIMEOUT_SECS";
+
+/// What asking the human in the client came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AskOutcome {
+    /// They answered: the answer is recorded and the escalation closed.
+    Answered,
+    /// They declined: the escalation stays open.
+    Declined,
+    /// They closed the question without a choice: the escalation stays open.
+    Cancelled,
+    /// They accepted with an empty answer: nothing recorded, the escalation stays open.
+    Empty,
+    /// No answer within the timeout: the escalation stays open.
+    TimedOut,
+    /// The question could not be asked, or the answer not recorded: the escalation stays open.
+    Failed,
+}
+
+/// The human asked in the client about an escalation (the `elicitation` field of a `turn`'s or
+/// `recall`'s structured result; absent when nobody was asked).
+#[derive(Clone, Debug, Serialize)]
+pub struct Asked {
+    /// The escalation asked about (`e3`).
+    pub escalation: EscalationId,
+    /// answered | declined | cancelled | empty | timed_out | failed.
+    pub outcome: AskOutcome,
+    /// What the human typed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// The principal the answer is recorded from (`human:user`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The turn the answer is recorded as.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<String>,
+    /// What happened, in words (the line the text shows).
+    pub note: String,
+}
 
 /// `remember`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -252,13 +313,27 @@ pub struct MnemoMcp {
     rt: Arc<Runtime>,
     ns: Namespace,
     with_vectors: bool,
+    elicitation_timeout: Option<Duration>,
     tool_router: ToolRouter<Self>,
 }
 
 impl MnemoMcp {
     /// A server for `ns` over `rt`.
     pub fn new(rt: Arc<Runtime>, ns: Namespace) -> Self {
-        MnemoMcp { rt, ns, with_vectors: false, tool_router: Self::tool_router() }
+        MnemoMcp {
+            rt,
+            ns,
+            with_vectors: false,
+            elicitation_timeout: Some(ELICITATION_TIMEOUT),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// How long a human asked in the client has to answer (default [`ELICITATION_TIMEOUT`]);
+    /// None never asks in the client (an escalation is then answered with the `answer` tool).
+    pub fn with_elicitation_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.elicitation_timeout = timeout.filter(|t| !t.is_zero());
+        self
     }
 
     /// Keep embedding vectors in tool results (left out by default: nobody reads them).
@@ -329,22 +404,6 @@ impl MnemoMcp {
         Ok(r)
     }
 
-    /// A compact recall: the rendering is the text the model reads, the view its structure.
-    fn compact(&self, view: &AgentRecall) -> Result<CallToolResult, ErrorData> {
-        let mut r = CallToolResult::structured(self.json(view)?);
-        r.content = vec![ContentBlock::text(self.rt.render_recall(view))];
-        Ok(r)
-    }
-
-    /// A compact turn: one line of what the text wrote, then the recall's rendering; the
-    /// structure holds the remember report and the recall's view.
-    fn compact_turn(&self, t: &AgentTurn) -> Result<CallToolResult, ErrorData> {
-        let view = self.rt.turn_view(t);
-        let mut r = CallToolResult::structured(self.json(&view)?);
-        r.content = vec![ContentBlock::text(self.rt.render_turn(&view))];
-        Ok(r)
-    }
-
     /// Save the index after a call; the store holds the truth already, so a failure is a
     /// warning (the next start rebuilds the index from the store).
     async fn flush(&self) {
@@ -358,6 +417,179 @@ impl MnemoMcp {
     fn source(&self, label: Option<&str>) -> (String, Option<String>) {
         mnemo_agent::door::operator_source(label, &self.rt.config().declared_sources())
     }
+
+    /// Ask the human in the client about the open escalation `id` (when the client declared
+    /// form elicitation and asking is on; None otherwise): on an answer, it is recorded as the
+    /// escalation's answer from `human:user`. Never longer than the timeout; never an error
+    /// (what went wrong is the outcome, and the escalation stays open).
+    async fn ask_human(&self, peer: &Peer<RoleServer>, ns: &Namespace, id: EscalationId) -> Option<Asked> {
+        let timeout = self.elicitation_timeout?;
+        if !peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+            return None;
+        }
+        let e = match self.rt.escalation(ns, id).await {
+            Ok(e) if e.is_open() => e,
+            Ok(_) => return None,
+            Err(err) => {
+                tracing::warn!("escalation {id} could not be read to ask in the client: {err}");
+                return None;
+            }
+        };
+        let stays_open = |outcome: AskOutcome, note: String| Asked {
+            escalation: id,
+            outcome,
+            answer: None,
+            by: None,
+            turn: None,
+            note: format!("{note}; it stays open (the tool answer records their answer later)."),
+        };
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: question(&e),
+            requested_schema: answer_schema(&e),
+        };
+        tracing::info!(escalation = %id, "asking the human in the client (elicitation)");
+        let reply = match peer.create_elicitation_with_timeout(params, Some(timeout)).await {
+            Ok(reply) => reply,
+            Err(ServiceError::Timeout { timeout }) => {
+                return Some(stays_open(
+                    AskOutcome::TimedOut,
+                    format!("Asked in the client: no answer to escalation {id} within {} s", timeout.as_secs()),
+                ))
+            }
+            Err(err) => {
+                tracing::warn!(escalation = %id, "asking in the client failed: {err}");
+                return Some(stays_open(
+                    AskOutcome::Failed,
+                    format!("Escalation {id} could not be asked in the client ({})", clip(&err.to_string(), 160)),
+                ));
+            }
+        };
+        let answer = match reply.action {
+            ElicitationAction::Accept => match reply.content.as_ref().and_then(|c| c.get("answer")) {
+                Some(serde_json::Value::String(s)) => s.trim().to_string(),
+                Some(v) if !v.is_null() => v.to_string(),
+                _ => String::new(),
+            },
+            ElicitationAction::Decline => {
+                return Some(stays_open(
+                    AskOutcome::Declined,
+                    format!("Asked in the client: the human declined to answer escalation {id}"),
+                ))
+            }
+            _ => {
+                return Some(stays_open(
+                    AskOutcome::Cancelled,
+                    format!("Asked in the client: the human closed the question on escalation {id} without answering"),
+                ))
+            }
+        };
+        if answer.is_empty() {
+            return Some(stays_open(
+                AskOutcome::Empty,
+                format!("Asked in the client: escalation {id} came back with an empty answer, so nothing was recorded"),
+            ));
+        }
+        let done = match self.rt.answer_escalation(ns, id, &answer, OPERATOR).await {
+            Ok(done) => done,
+            Err(err) => {
+                let mut asked = stays_open(
+                    AskOutcome::Failed,
+                    format!(
+                        "Asked in the client: the human answered escalation {id} with {:?}, but it could not be \
+                         recorded ({})",
+                        clip(&answer, 80),
+                        clip(&err.to_string(), 160)
+                    ),
+                );
+                asked.answer = Some(answer);
+                return Some(asked);
+            }
+        };
+        let (by, turn) = match &done.escalation.answer {
+            Some(a) => (a.by.clone(), a.turn.to_string()),
+            None => (format!("human:{OPERATOR}"), "?".to_string()),
+        };
+        let mut note = format!(
+            "Asked in the client: {by} answered escalation {id} with {:?} (recorded as turn {turn}); the same task \
+             ran again on it.",
+            clip(&answer, 80)
+        );
+        for n in done.notes.iter().take(1) {
+            note.push_str(&format!(" Note: {}", clip(n, 200)));
+        }
+        Some(Asked {
+            escalation: id,
+            outcome: AskOutcome::Answered,
+            answer: Some(answer),
+            by: Some(by),
+            turn: Some(turn),
+            note,
+        })
+    }
+
+    /// A result with the human's reply in the client: the view (or full result) with an
+    /// `elicitation` field, and its text (None: the JSON, as for a full result) with the line
+    /// saying what the human did after the first `after` lines.
+    fn asked_result<T: serde::Serialize>(
+        &self,
+        v: &T,
+        text: Option<String>,
+        asked: Option<&Asked>,
+        after: usize,
+    ) -> Result<CallToolResult, ErrorData> {
+        let mut value = self.json(v)?;
+        if let (Some(a), serde_json::Value::Object(m)) = (asked, &mut value) {
+            m.insert("elicitation".into(), self.json(a)?);
+        }
+        let text = match (text, asked) {
+            (None, _) => value.to_string(),
+            (Some(t), None) => t,
+            (Some(t), Some(a)) => {
+                let mut lines: Vec<&str> = t.split_inclusive('\n').collect();
+                let line = format!("{}\n", a.note);
+                lines.insert(after.min(lines.len()), &line);
+                lines.concat()
+            }
+        };
+        let mut r = CallToolResult::structured(value);
+        r.content = vec![ContentBlock::text(text)];
+        Ok(r)
+    }
+}
+
+/// The question an escalation asks the human in the client: the task, the claim, the reasons,
+/// and what becomes of the answer.
+fn question(e: &Escalation) -> String {
+    let mut q = format!(
+        "Mnemo cannot act on this without you (escalation {}, namespace {}).\nTask: {:?}\n",
+        e.id,
+        e.namespace.as_str(),
+        clip(&e.task.query, 300)
+    );
+    if let Some(c) = &e.claim {
+        q.push_str(&format!("About: {} | {}\n", c.entity, c.attribute));
+    }
+    for r in e.reasons.iter().take(3) {
+        q.push_str(&format!("Why: {}\n", clip(r, 240)));
+    }
+    q.push_str(&format!(
+        "Your answer is remembered as your word (human:{OPERATOR}) and the task runs again on it; the value alone \
+         is enough. Decline to leave it open."
+    ));
+    q
+}
+
+/// The form of an escalation's question: one required string, `answer`.
+fn answer_schema(e: &Escalation) -> ElicitationSchema {
+    let description = match &e.claim {
+        Some(c) => format!("The value of {} | {} (e.g. a name), or a sentence", c.entity, c.attribute),
+        None => "Your answer, as you would say it".to_string(),
+    };
+    let answer = StringSchema::new().title("Answer").description(description).min_length(1);
+    let properties =
+        std::collections::BTreeMap::from([("answer".to_string(), PrimitiveSchemaDefinition::String(answer))]);
+    ElicitationSchema::new(properties).with_required(vec!["answer".to_string()])
 }
 
 #[tool_router]
@@ -393,15 +625,21 @@ impl MnemoMcp {
                        ACT or ESCALATE. The result is the packed memories as prompt-ready lines (content, kind, \
                        id, trust, why it is believed), within the budget plus a small fixed overhead, and the \
                        decision with the value(s) to act on or why to escalate. `detail: \"full\"` gives the \
-                       whole trace and provenance instead (large).",
+                       whole trace and provenance instead (large). On ESCALATE, a client that supports \
+                       elicitation asks the user first.",
         output_schema = recall_output_schema(),
         // Recall answers from memory and changes nothing the caller asked to change: what it
         // writes is the memory's own bookkeeping (when it was last recalled, a stale value a
-        // system of record corrected). A client may call it without asking the user. Not
-        // closed-world: it asks the configured systems of record.
+        // system of record corrected), and on ESCALATE the answer a human chose to give in the
+        // client's own form (elicitation), which is theirs, not the caller's. A client may call
+        // it without asking the user. Not closed-world: it asks the configured systems of record.
         annotations(read_only_hint = true)
     )]
-    async fn recall(&self, Parameters(p): Parameters<RecallParams>) -> Result<CallToolResult, ErrorData> {
+    async fn recall(
+        &self,
+        Parameters(p): Parameters<RecallParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
         let ns = self.namespace(p.namespace.as_deref())?;
         let about = match p.about.as_deref().map(str::parse::<ClaimKey>).transpose() {
             Ok(a) => a,
@@ -419,9 +657,28 @@ impl MnemoMcp {
         // its maximum (the pack's notes say so), as over HTTP.
         let budget = p.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
         let input = RecallInput { query: p.query, budget, mode, about, raw: p.raw.unwrap_or(false), detail };
-        let r = match self.rt.recall_input(ns, &input).await {
-            Ok(RecallAnswer::Compact(view)) => self.compact(&view),
-            Ok(RecallAnswer::Full(turn)) => self.result(&turn),
+        let mut answer = self.rt.recall_input(ns, &input).await;
+        let escalation = match &answer {
+            Ok(RecallAnswer::Compact(view)) => {
+                view.escalation.as_ref().and_then(|e| e.id.as_deref()).and_then(|id| id.parse().ok())
+            }
+            Ok(RecallAnswer::Full(turn)) => turn.escalation.as_ref().and_then(|e| e.id),
+            _ => None,
+        };
+        let asked = match escalation {
+            Some(id) => self.ask_human(&ctx.peer, ns, id).await,
+            None => None,
+        };
+        if asked.as_ref().is_some_and(|a| a.outcome == AskOutcome::Answered) {
+            // The same recall on the human's answer.
+            answer = self.rt.recall_input(ns, &input).await;
+        }
+        let r = match answer {
+            Ok(RecallAnswer::Compact(view)) => {
+                let text = self.rt.render_recall(&view);
+                self.asked_result(&view, Some(text), asked.as_ref(), 0)
+            }
+            Ok(RecallAnswer::Full(turn)) => self.asked_result(&turn, None, asked.as_ref(), 0),
             Ok(RecallAnswer::FullRaw(pack)) => self.result(&pack),
             Err(e) => Ok(Self::failed("recall", e)),
         };
@@ -512,10 +769,15 @@ impl MnemoMcp {
                        re-check verifiable claims, grade the pack and decide ACT or ESCALATE (as `recall` does, \
                        with `text` as the query). The result is one line of what the text wrote to memory, then \
                        the recall's prompt-ready lines and decision. `detail: \"full\"` gives the whole turn \
-                       (large).",
+                       (large). On ESCALATE, a client that supports elicitation asks the user first; their \
+                       answer is recorded and the turn runs again on it.",
         output_schema = turn_output_schema()
     )]
-    async fn turn(&self, Parameters(p): Parameters<TurnParams>) -> Result<CallToolResult, ErrorData> {
+    async fn turn(
+        &self,
+        Parameters(p): Parameters<TurnParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
         let ns = self.namespace(p.namespace.as_deref())?;
         let about = match p.about.as_deref().map(str::parse::<ClaimKey>).transpose() {
             Ok(a) => a,
@@ -528,15 +790,38 @@ impl MnemoMcp {
         let (source, note) = self.source(p.source.as_deref());
         // A budget too large for the machine is clamped by the engine, as for `recall`.
         let budget = p.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
+        // The task and options `turn_input` runs the turn with, to run it again after an answer.
+        let task = Task { query: p.text.clone(), about: about.clone().map(ClaimKey::into_pair) };
+        let opts = RecallOptions { budget, ..RecallOptions::default() };
         let input = TurnInput { source, text: p.text, about, budget };
         let r = match self.rt.turn_input(ns, &input).await {
             Ok(mut t) => {
                 if let Some(r) = t.remembered.as_mut() {
                     r.notes.extend(note);
                 }
+                let asked = match t.escalation.as_ref().and_then(|e| e.id) {
+                    Some(id) => self.ask_human(&ctx.peer, ns, id).await,
+                    None => None,
+                };
+                if asked.as_ref().is_some_and(|a| a.outcome == AskOutcome::Answered) {
+                    // The same turn on the human's answer, without remembering the text again.
+                    match self.rt.turn(ns, &task, &opts).await {
+                        Ok(mut again) => {
+                            self.rt.plan_turn(ns, &task, &mut again).await;
+                            again.remembered = t.remembered.take();
+                            t = again;
+                        }
+                        Err(e) => tracing::warn!("the turn could not run again on the human's answer: {e}"),
+                    }
+                }
                 match detail {
-                    Detail::Full => self.result(&t),
-                    Detail::Compact => self.compact_turn(&t),
+                    Detail::Full => self.asked_result(&t, None, asked.as_ref(), 0),
+                    Detail::Compact => {
+                        let view = self.rt.turn_view(&t);
+                        let text = self.rt.render_turn(&view);
+                        // After the remembered line.
+                        self.asked_result(&view, Some(text), asked.as_ref(), 1)
+                    }
                 }
             }
             // What the door rules refuse (an empty text) the model can correct.
@@ -634,7 +919,9 @@ impl ServerHandler for MnemoMcp {
                  `recall` before acting on a remembered fact and follow its decision (ESCALATE means ask a \
                  human); `turn` does both for one message; `forget` on request; `why` explains a memory; \
                  `list` pages through what is remembered. An ESCALATE records an escalation (e3): ask the user, \
-                 then record their answer with `answer` (or `dismiss` it); `escalations` lists the open ones.",
+                 then record their answer with `answer` (or `dismiss` it); `escalations` lists the open ones. \
+                 A client that supports elicitation is asked for the user's answer itself (the result says \
+                 what they did).",
                 self.ns.as_str()
             ))
     }
@@ -700,7 +987,8 @@ fn turn_output_schema() -> std::sync::Arc<JsonObject> {
                 "description": "the remember report: status, turn, outcomes, notes, model",
                 "required": ["status", "outcomes"]
             },
-            "recall": recall
+            "recall": recall,
+            "elicitation": elicitation_schema()
         }
     });
     let full = serde_json::json!({
@@ -709,6 +997,24 @@ fn turn_output_schema() -> std::sync::Arc<JsonObject> {
         "required": ["remembered", "pack", "assessment", "action", "verdict"]
     });
     any_of_schema(vec![compact, full], defs)
+}
+
+/// The `elicitation` field of `turn` and `recall`: the human asked in the client (present only
+/// when they were).
+fn elicitation_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "description": "the user asked in the client (elicitation) about the escalation",
+        "required": ["escalation", "outcome", "note"],
+        "properties": {
+            "escalation": {"type": "string"},
+            "outcome": {"enum": ["answered", "declined", "cancelled", "empty", "timed_out", "failed"]},
+            "answer": {"type": "string"},
+            "by": {"type": "string"},
+            "turn": {"type": "string"},
+            "note": {"type": "string"}
+        }
+    })
 }
 
 /// `list`'s structured result: the page (memories without their vectors, and `next_after`).
@@ -885,22 +1191,14 @@ fn plural(n: usize, noun: &str) -> String {
     }
 }
 
-/// `s` on one line, at most `max` characters (ending in "…" when cut).
-fn clip(s: &str, max: usize) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= max {
-        return one;
-    }
-    let mut cut: String = one.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
 /// `recall`'s structured result: the compact view by default, the full result (an agent turn,
 /// or for `raw` a pack) with `detail: "full"`. MCP clients check structuredContent against the
 /// declared schema, so both shapes are declared.
 fn recall_output_schema() -> std::sync::Arc<JsonObject> {
-    let (compact, defs) = agent_recall_schema();
+    let (mut compact, defs) = agent_recall_schema();
+    if let Some(serde_json::Value::Object(props)) = compact.get_mut("properties") {
+        props.insert("elicitation".into(), elicitation_schema());
+    }
     let full_turn = serde_json::json!({
         "type": "object",
         "description": "detail = \"full\": the agent turn (pack with its trace, assessment, action, verdict)",
@@ -916,7 +1214,9 @@ fn recall_output_schema() -> std::sync::Arc<JsonObject> {
 
 /// Serve `rt` for `ns` over stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(rt: Arc<Runtime>, ns: Namespace, with_vectors: bool) -> Result<(), McpError> {
-    let server = MnemoMcp::new(rt.clone(), ns.clone()).with_vectors(with_vectors);
+    let server = MnemoMcp::new(rt.clone(), ns.clone())
+        .with_vectors(with_vectors)
+        .with_elicitation_timeout(Some(elicitation_timeout_from_env()));
     tracing::info!(namespace = ns.as_str(), "MCP server on stdio");
     let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| McpError::Start(Box::new(e)))?;
     let reason = running.waiting().await.map_err(McpError::Join)?;
@@ -925,4 +1225,24 @@ pub async fn serve_stdio(rt: Arc<Runtime>, ns: Namespace, with_vectors: bool) ->
         tracing::warn!("the index could not be saved ({e}); the next start rebuilds it from the store");
     }
     Ok(())
+}
+
+/// The elicitation timeout `mnemo mcp` uses: [`ELICITATION_TIMEOUT_ENV`] in seconds (0: never
+/// ask in the client), else [`ELICITATION_TIMEOUT`]; a value that is no number is warned about
+/// and ignored.
+fn elicitation_timeout_from_env() -> Duration {
+    match std::env::var(ELICITATION_TIMEOUT_ENV) {
+        Err(_) => ELICITATION_TIMEOUT,
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(secs) => Duration::from_secs(secs),
+            Err(_) => {
+                tracing::warn!(
+                    "{ELICITATION_TIMEOUT_ENV}={v:?} is not a number of seconds: asking in the client times out after \
+                     {} s",
+                    ELICITATION_TIMEOUT.as_secs()
+                );
+                ELICITATION_TIMEOUT
+            }
+        },
+    }
 }
