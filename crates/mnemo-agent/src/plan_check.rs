@@ -1,6 +1,6 @@
 //! The plan step of an agent turn, and the faithfulness check it must pass before the agent
 //! acts: a plan may only use memories of the pack the assessor let through, with the values
-//! the pack holds after grounding. A plan that cites a memory the pack does not hold (a
+//! the pack holds after grounding (a claim's value, or words a memory without a claim says). A plan that cites a memory the pack does not hold (a
 //! tombstoned or unknown one), states another value for a claim than the pack's (the stale 21
 //! days after the ERP said 35), or leaves out the claim the task is about, is refused: the turn
 //! escalates with the reason.
@@ -61,9 +61,11 @@ pub fn check(plan: Plan, task: &Task, lines: &[PlanLine], a: &Assessment, verdic
                 "the plan states {} | {} = {v:?}; the pack holds {:?} (memory {})",
                 c.entity, c.attribute, c.value, line.id
             )),
-            (Some(v), None) => {
-                refused.push(format!("the plan states the value {v:?} for memory {}, which holds no claim", line.id))
-            }
+            // A memory without a claim holds its words: a value quoted from them is the pack's.
+            (Some(v), None) if !contains_value(&norm_value(&line.content), &norm_value(v)) => refused.push(format!(
+                "the plan states the value {v:?} for memory {}, which holds no claim and does not say it",
+                line.id
+            )),
             _ => {}
         }
     }

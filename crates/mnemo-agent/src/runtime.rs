@@ -205,17 +205,7 @@ impl Runtime {
                 config.section_dir("reasoner"),
             ))
         } else {
-            registry::build_reasoner(
-                &k,
-                &ReasonerContext {
-                    section: Section {
-                        settings: &s,
-                        origin: &o,
-                        data_dir,
-                        config_dir: &config.section_dir("reasoner"),
-                    },
-                },
-            )?
+            build_reasoner(config, data_dir)?
         };
         let mut grounders: Vec<Arc<dyn Grounder>> = Vec::new();
         for (k, s, o) in config.grounders()? {
@@ -506,6 +496,18 @@ impl Runtime {
         self.plan_turn(ns, &task, &mut turn).await;
         Ok(turn)
     }
+}
+
+/// The reasoner `config` names (`[reasoner]` with `[llm]`), built now: for callers that need
+/// the model seam without a runtime (e.g. `mnemo eval-assessor --plan-with-model`).
+pub fn build_reasoner(config: &Config, data_dir: &Path) -> Result<Arc<dyn Reasoner>, AgentError> {
+    let (k, s, o) = config.plugin_with_llm("reasoner")?;
+    Ok(registry::build_reasoner(
+        &k,
+        &ReasonerContext {
+            section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("reasoner") },
+        },
+    )?)
 }
 
 /// The value the planner would use for `(entity, attribute)`: the highest-ranked memory in the

@@ -522,6 +522,11 @@ pub struct EvalAssessorArgs {
     /// Write an SVG plot of both rates against the threshold to FILE.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Plan each case the agent acts on with the configured reasoner (the model seam: fake,
+    /// live, MNEMO_RECORD / MNEMO_REPLAY) and report how many plans pass the check; default:
+    /// the offline planner, no model call.
+    #[arg(long)]
+    pub plan_with_model: bool,
 }
 
 /// `mnemo migrate`.

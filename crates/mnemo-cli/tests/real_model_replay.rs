@@ -122,3 +122,42 @@ fn a_recording_replays_into_a_fresh_data_directory_as_it_was_recorded() {
     };
     assert_eq!(strip(&replay()), strip(recorded["rows"].as_array().unwrap()));
 }
+
+const PLANS: &str = "bench/cassettes/real-qwen-plans";
+
+/// The plan step as the real model answered it: every assessor case the agent acts on, planned
+/// by Qwen2.5-Coder-1.5B from the assessed pack, replayed from the committed cassette and checked
+/// as the agent checks before acting. The figure must be the one recorded (report.json), every
+/// plan must come from the cassette, and a refused plan must name why.
+#[test]
+fn the_real_models_plans_replay_and_are_checked() {
+    let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .current_dir(repo())
+        .env("MNEMO_REPLAY", repo().join(PLANS))
+        .env_remove("MNEMO_RECORD")
+        .env_remove("MNEMO_LLM_BASE_URL")
+        .args([
+            "-q",
+            "--config",
+            "eval/real-model/local-qwen.toml",
+            "eval-assessor",
+            "--plan-with-model",
+            "--json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let now: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join(PLANS).join("report.json")).unwrap()).unwrap();
+    let plans =
+        |v: &Value| v["rows"].as_array().unwrap().iter().find(|r| r["metric"] == "plan_faithfulness").cloned().unwrap();
+    let (now, recorded) = (plans(&now), plans(&recorded));
+    assert_eq!(now["planned_by"], serde_json::json!(["replay:qwen2.5-coder-1.5b-instruct"]), "{now}");
+    assert!(now["n"].as_u64().unwrap() > 30, "the acted cases are planned: {now}");
+    assert_eq!((&now["k"], &now["n"]), (&recorded["k"], &recorded["n"]), "replayed {now} vs recorded {recorded}");
+    for r in now["refused"].as_array().unwrap() {
+        assert!(!r["why"].as_array().unwrap().is_empty(), "a refusal says why: {r}");
+    }
+}

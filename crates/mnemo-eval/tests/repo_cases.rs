@@ -42,6 +42,7 @@ async fn repo_cases_are_safe_and_not_over_cautious() {
         configs: vec![],
         json: Some(json.clone()),
         plot: Some(svg.clone()),
+        plan_with_model: false,
     };
     let out = run_assessor_eval(&args, provenance()).await.unwrap();
     let r = &out.results[0];

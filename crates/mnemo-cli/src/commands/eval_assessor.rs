@@ -13,12 +13,21 @@ pub async fn run(cli: &Cli, args: &EvalAssessorArgs) -> Result<ExitCode> {
         configs: cli.config.clone(),
         json: args.json.clone(),
         plot: args.plot.clone(),
+        plan_with_model: args.plan_with_model,
     };
     let configs = mnemo_eval::load_configs(&cli.config)?;
     let hash =
         mnemo_report::fnv1a_hex(configs.iter().map(|(i, _)| i.hash.as_str()).collect::<Vec<_>>().join(",").as_bytes());
-    // The assessor makes no model call: grounding and provenance are rules in code.
-    let provenance = run_provenance("rules", "none", "none", &hash);
+    // The assessor makes no model call: grounding and provenance are rules in code. Planning
+    // with the model is the reasoner's seam, and the provenance says which client answered.
+    let provenance = match (args.plan_with_model, configs.first()) {
+        (true, Some((_, config))) => {
+            let r = mnemo_agent::runtime::build_reasoner(config, &std::env::temp_dir())?;
+            let m = r.model_info();
+            run_provenance(m.client.as_str(), &m.model, "none", &hash)
+        }
+        _ => run_provenance("rules", "none", "none", &hash),
+    };
     let outcome = mnemo_eval::assessor::run_assessor_eval(&eval_args, provenance).await?;
     if args.json.as_deref() == Some(std::path::Path::new("-")) {
         out!("{}", outcome.json_string());

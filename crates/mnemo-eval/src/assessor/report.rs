@@ -24,6 +24,9 @@ pub struct AssessorEvalArgs {
     pub json: Option<PathBuf>,
     /// Write the SVG plot here.
     pub plot: Option<PathBuf>,
+    /// Plan each ACT case with the configured reasoner (the model seam) instead of the offline
+    /// planner.
+    pub plan_with_model: bool,
 }
 
 /// One config's results.
@@ -60,9 +63,19 @@ pub async fn run_assessor_eval(args: &AssessorEvalArgs, provenance: RunProvenanc
     let configs = crate::load_configs(&args.configs)?;
     let mut results = Vec::new();
     for (info, config) in configs {
+        let planner = match args.plan_with_model {
+            true => {
+                let dir = std::env::temp_dir();
+                Some(
+                    mnemo_agent::runtime::build_reasoner(&config, &dir)
+                        .map_err(|e| EvalError::Config(e.to_string()))?,
+                )
+            }
+            false => None,
+        };
         let mut outcomes = Vec::new();
         for c in &cases {
-            outcomes.push(run_case(c, &config).await?);
+            outcomes.push(run_case(c, &config, planner.as_deref()).await?);
         }
         check_sweepable(&outcomes)?;
         let threshold = outcomes.first().map_or(0.55, |o| o.threshold);
@@ -112,6 +125,25 @@ impl AssessorOutcome {
                     rows.push(row(r, s, m, rate, true));
                 }
             }
+        }
+        for r in &self.results {
+            let planned = r.outcomes.iter().filter(|o| o.plan_faithful.is_some()).count();
+            let faithful = r.outcomes.iter().filter(|o| o.plan_faithful == Some(true)).count();
+            let rate = Rate::new(faithful, planned, 1.0);
+            let mut by: Vec<&str> = r.outcomes.iter().filter_map(|o| o.plan_model.as_deref()).collect();
+            by.sort_unstable();
+            by.dedup();
+            let refused: Vec<Value> = r
+                .outcomes
+                .iter()
+                .filter(|o| o.plan_faithful == Some(false))
+                .map(|o| json!({"case": o.name, "why": o.plan_refused}))
+                .collect();
+            rows.push(json!({
+                "config": r.info.name, "metric": "plan_faithfulness", "value": rate.value, "k": rate.k, "n": rate.n,
+                "lo": rate.lo, "hi": rate.hi, "split": "acted", "threshold": null, "default_threshold": true,
+                "planned_by": by, "refused": refused,
+            }));
         }
         for r in &self.results {
             let ranges: Vec<[f64; 2]> = r.band.iter().map(|(a, b)| [*a, *b]).collect();
@@ -178,11 +210,18 @@ impl AssessorOutcome {
             }
             let planned = r.outcomes.iter().filter(|o| o.plan_faithful.is_some()).count();
             let faithful = r.outcomes.iter().filter(|o| o.plan_faithful == Some(true)).count();
+            let mut by: Vec<&str> = r.outcomes.iter().filter_map(|o| o.plan_model.as_deref()).collect();
+            by.sort_unstable();
+            by.dedup();
             let _ = writeln!(
                 out,
-                "\nPlans on ACT (the offline planner, checked as the agent checks before acting): {faithful} of {planned} faithful = {}",
+                "\nPlans on ACT (by {}, checked as the agent checks before acting): {faithful} of {planned} faithful = {}",
+                if by.is_empty() { "nobody".to_string() } else { by.join(", ") },
                 crate::metrics::Rate::new(faithful, planned, 1.0).cell()
             );
+            for o in r.outcomes.iter().filter(|o| o.plan_faithful == Some(false)) {
+                let _ = writeln!(out, "- plan refused on {}: {}", o.name, o.plan_refused.join("; "));
+            }
             let _ = writeln!(
                 out,
                 "\nBand where decisive unsafe-acceptance and over-abstention are both at their best: **{}**\n",

@@ -46,6 +46,10 @@ pub struct CaseOutcome {
     /// On ACT: the offline planner's plan from the assessed pack passed the agent's
     /// faithfulness check (None: not planned, the case escalated).
     pub plan_faithful: Option<bool>,
+    /// Who planned (`client:model` as echoed), when planned.
+    pub plan_model: Option<String>,
+    /// Why the plan was refused (or the plan step failed).
+    pub plan_refused: Vec<String>,
 }
 
 impl CaseOutcome {
@@ -201,7 +205,7 @@ fn assessor(config: &Config, grounders: Vec<Arc<dyn Grounder>>) -> Result<Arc<dy
 }
 
 /// Assess one case under `config`.
-pub async fn run_case(case: &Case, config: &Config) -> Result<CaseOutcome> {
+pub async fn run_case(case: &Case, config: &Config, planner: Option<&dyn mnemo_core::Reasoner>) -> Result<CaseOutcome> {
     let fail = |e: String| EvalError::Run { scenario: case.name.clone(), config: config.name(), message: e };
     let a = assessor(config, grounders_of(case))?;
     let (e, at) = &case.probe;
@@ -226,13 +230,28 @@ pub async fn run_case(case: &Case, config: &Config) -> Result<CaseOutcome> {
     };
     // The full agent turn plans on ACT: the offline planner (what the fake model answers) from
     // the assessed pack, then the check the agent runs before acting.
-    let plan_faithful = acted.then(|| {
+    let (mut plan_faithful, mut plan_model, mut plan_refused) = (None, None, Vec::new());
+    if acted {
         let lines = mnemo_agent::plan_check::lines_of(&assessment);
         let verdict = mnemo_agent::verdict::verdict(&task, &assessment);
-        let plan = mnemo_core::plan::deterministic(&task, &lines)
-            .by(mnemo_core::ModelInfo { client: mnemo_core::ClientKind::Fake, model: "deterministic".into() });
-        mnemo_agent::plan_check::check(plan, &task, &lines, &assessment, &verdict).faithful
-    });
+        let plan = match planner {
+            Some(r) => r.plan(&task, &lines).await,
+            None => Ok(mnemo_core::plan::deterministic(&task, &lines)
+                .by(mnemo_core::ModelInfo { client: mnemo_core::ClientKind::Fake, model: "offline planner".into() })),
+        };
+        match plan {
+            Ok(plan) => {
+                plan_model = Some(format!("{}:{}", plan.model.client.as_str(), plan.model.model));
+                let checked = mnemo_agent::plan_check::check(plan, &task, &lines, &assessment, &verdict);
+                plan_faithful = Some(checked.faithful);
+                plan_refused = checked.refused;
+            }
+            Err(e) => {
+                plan_faithful = Some(false);
+                plan_refused = vec![format!("the plan step failed: {e}")];
+            }
+        }
+    }
     Ok(CaseOutcome {
         name: case.name.clone(),
         domain: case.domain.clone(),
@@ -247,6 +266,8 @@ pub async fn run_case(case: &Case, config: &Config) -> Result<CaseOutcome> {
         threshold: assessment.threshold,
         reasons,
         plan_faithful,
+        plan_model,
+        plan_refused,
     })
 }
 
