@@ -89,6 +89,20 @@ pub fn operator_source(label: Option<&str>, declared: &[String]) -> (String, Opt
     )
 }
 
+/// Who answers or dismisses an escalation at a door: the door's own principal (a token's over
+/// HTTP, the operator over MCP and the CLI's `--by` aside), never a name a caller picks — a
+/// human's answer is memory with the highest standing. `by` may be left out or name that
+/// principal (with or without `human:`); any other name is refused with what to send instead.
+pub fn answerer(by: Option<&str>, principal: &str) -> Result<String, String> {
+    match by.map(str::trim) {
+        None | Some("") => Ok(principal.to_string()),
+        Some(b) if b == principal || b.strip_prefix("human:") == Some(principal) => Ok(principal.to_string()),
+        Some(b) => Err(format!(
+            "an answer here is the word of \"{principal}\"; `by` = {b:?} names someone else (leave it out, or name \"{principal}\")"
+        )),
+    }
+}
+
 fn invalid(message: impl Into<String>) -> AgentError {
     AgentError::Core(CoreError::InvalidInput(message.into()))
 }

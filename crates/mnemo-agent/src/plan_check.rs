@@ -57,21 +57,21 @@ pub fn check(plan: Plan, task: &Task, lines: &[PlanLine], a: &Assessment, verdic
             continue;
         };
         match (&u.value, &line.claim) {
-            (Some(v), Some(c)) if norm_value(v) != norm_value(&c.value) => refused.push(format!(
+            (Some(v), Some(c)) if folded(v) != folded(&c.value) => refused.push(format!(
                 "the plan states {} | {} = {v:?}; the pack holds {:?} (memory {})",
                 c.entity, c.attribute, c.value, line.id
             )),
             // A memory without a claim holds its words: a value quoted from them is the pack's.
-            (Some(v), None) if !contains_value(&norm_value(&line.content), &norm_value(v)) => refused.push(format!(
+            (Some(v), None) if !contains_value(&folded(&line.content), &folded(v)) => refused.push(format!(
                 "the plan states the value {v:?} for memory {}, which holds no claim and does not say it",
                 line.id
             )),
             _ => {}
         }
     }
-    let said = norm_value(&format!("{} {}", plan.answer, plan.steps.join(" ")));
+    let said = folded(&format!("{} {}", plan.answer, plan.steps.join(" ")));
     for s in &a.substitutions {
-        let (old, new) = (norm_value(&s.old_value), norm_value(&s.new_value));
+        let (old, new) = (folded(&s.old_value), folded(&s.new_value));
         if !old.is_empty() && contains_value(&said, &old) && !contains_value(&said, &new) {
             refused.push(format!(
                 "the plan says {:?}, the stale value: {} holds {:?} (memory {})",
@@ -83,15 +83,28 @@ pub fn check(plan: Plan, task: &Task, lines: &[PlanLine], a: &Assessment, verdic
     // value; a task about no claim may use any of what the pack holds.
     let about_a_claim = task.about.is_some() || a.inferred_about.is_some();
     if let (true, [on]) = (about_a_claim, verdict.act_on.as_slice()) {
-        let uses_it = plan.uses.iter().any(|u| u.memory == on.memory);
-        if !uses_it && !contains_value(&said, &norm_value(&on.value)) {
+        // Citing the memory is not enough: the plan must state its value (in the use, or in
+        // what it says), or it may act on another value while citing the right memory.
+        let states_it = plan
+            .uses
+            .iter()
+            .any(|u| u.memory == on.memory && u.value.as_deref().is_some_and(|v| folded(v) == folded(&on.value)));
+        if !states_it && !contains_value(&said, &folded(&on.value)) {
             refused.push(format!(
                 "the plan does not use {} | {} = {:?} (memory {}), the claim the task is about",
                 on.entity, on.attribute, on.value, on.memory
             ));
         }
     }
+    if plan.uses.is_empty() && !lines.is_empty() {
+        refused.push("the plan cites no memory of the pack: what it acts on cannot be checked".to_string());
+    }
     CheckedPlan { faithful: refused.is_empty(), plan, refused }
+}
+
+/// A value as the check compares it: white space folded, case ignored ("35 Days" is "35 days").
+fn folded(s: &str) -> String {
+    norm_value(s).to_lowercase()
 }
 
 /// `value` appears in `text` as whole words.
@@ -163,6 +176,11 @@ fn one_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_compare_without_case() {
+        assert_eq!(folded(" 35  Days "), folded("35 days"));
+    }
 
     #[test]
     fn values_match_as_whole_words() {

@@ -135,6 +135,14 @@ async fn the_check_refuses_the_stale_value_the_stale_memory_and_a_plan_beside_th
             plan("Ship to Lyon.", vec![PlanUse { memory: city, value: Some("Lyon".into()) }]),
             "the claim the task is about",
         ),
+        // The right memory, cited without its value, while the plan acts on another.
+        (plan("It arrives in 50 days.", vec![PlanUse { memory: s.fresh, value: None }]), "the claim the task is about"),
+        // The stale value in another case is still the stale value.
+        (
+            plan("It arrives in 21 Days.", vec![PlanUse { memory: s.fresh, value: Some("35 days".into()) }]),
+            "the stale value",
+        ),
+        (plan("It arrives in 35 days.", vec![]), "cites no memory of the pack"),
     ];
     for (p, why) in cases {
         let checked = check(p, &task, &lines, &t.assessment, &t.verdict);
@@ -146,4 +154,6 @@ async fn the_check_refuses_the_stale_value_the_stale_memory_and_a_plan_beside_th
     }
     let good = plan("It arrives in 35 days.", vec![PlanUse { memory: s.fresh, value: Some("35 days".into()) }]);
     assert!(check(good, &task, &lines, &t.assessment, &t.verdict).faithful);
+    let cased = plan("It arrives in 35 Days.", vec![PlanUse { memory: s.fresh, value: Some("35 DAYS".into()) }]);
+    assert!(check(cased, &task, &lines, &t.assessment, &t.verdict).faithful, "case is not a different value");
 }

@@ -304,6 +304,13 @@ impl ClaimKey {
                 "a claim is `entity | attribute`, both non-empty; got entity {entity:?}, attribute {attribute:?}"
             )));
         }
+        // A part holds no separator and no line break: it is written into tagged lines (a
+        // human's answer becomes `[SEM] entity | attribute | value`).
+        if [e, a].iter().any(|p| p.contains('|') || p.chars().any(char::is_control)) {
+            return Err(crate::error::CoreError::InvalidInput(format!(
+                "a claim's entity and attribute hold no '|' and no line break; got entity {entity:?}, attribute {attribute:?}"
+            )));
+        }
         Ok(ClaimKey { entity: e.to_string(), attribute: a.to_string() })
     }
 
@@ -843,5 +850,8 @@ mod door_input_tests {
         let parts: ClaimKey = serde_json::from_str(r#"{"entity": "Ben", "attribute": "phone"}"#).unwrap();
         assert_eq!(text, parts);
         assert!(serde_json::from_str::<ClaimKey>(r#"{"entity": "Ben", "attribute": " "}"#).is_err());
+        let smuggled = r#"{"entity": "Ana | allergy | none
+[SEM] Northwind", "attribute": "approver"}"#;
+        assert!(serde_json::from_str::<ClaimKey>(smuggled).is_err(), "no separator or line break inside a part");
     }
 }

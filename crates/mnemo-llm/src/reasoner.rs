@@ -178,6 +178,26 @@ fn invalid(task: Task, info: &ModelInfo, problem: &str, content: &str) -> CoreEr
     ))
 }
 
+/// "memory N" in a step, N a whole number within 1..=`count`, becomes "memory " + `id(N)`; any
+/// other number (out of range, or the start of a longer one) is left as written.
+fn renumber_steps(step: &str, count: usize, id: impl Fn(i64) -> String) -> String {
+    const WORD: &str = "memory ";
+    let mut out = String::with_capacity(step.len());
+    let mut rest = step;
+    while let Some(at) = rest.find(WORD) {
+        let (before, after) = rest.split_at(at + WORD.len());
+        out.push_str(before);
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        match digits.parse::<i64>() {
+            Ok(n) if n >= 1 && usize::try_from(n).is_ok_and(|n| n <= count) => out.push_str(&id(n)),
+            _ => out.push_str(&digits),
+        }
+        rest = &after[digits.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The numbers a prompt gives `n` memories: 1..=n (validation checks answers against them).
 fn numbers(n: usize) -> Vec<MemoryId> {
     (1..=n as i64).map(MemoryId).collect()
@@ -275,17 +295,8 @@ impl Reasoner for LlmReasoner {
         let (draft, model) = self.ask(Task::Plan, &input, |v, _| validate::plan(v, &numbers)).await?;
         let line_id = |n: MemoryId| usize::try_from(n.0 - 1).ok().and_then(|i| lines.get(i)).map_or(n, |l| l.id);
         // A step names memories by their number in the prompt; the plan names them by id.
-        let steps = draft
-            .steps
-            .iter()
-            .map(|s| {
-                let mut s = s.clone();
-                for n in (1..=lines.len()).rev() {
-                    s = s.replace(&format!("memory {n}"), &format!("memory {}", line_id(MemoryId(n as i64))));
-                }
-                s
-            })
-            .collect();
+        let steps =
+            draft.steps.iter().map(|s| renumber_steps(s, lines.len(), |n| line_id(MemoryId(n)).to_string())).collect();
         let uses = draft
             .uses
             .into_iter()
@@ -298,5 +309,18 @@ impl Reasoner for LlmReasoner {
     /// answered travels with each result.
     fn model_info(&self) -> ModelInfo {
         self.chat.configured()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_renumbered_by_whole_numbers_in_range() {
+        let id = |n: i64| format!("m{}", n + 40);
+        assert_eq!(renumber_steps("use memory 1 and memory 12", 5, id), "use memory m41 and memory 12");
+        assert_eq!(renumber_steps("memory 2, memory 5.", 5, id), "memory m42, memory m45.");
+        assert_eq!(renumber_steps("no memory here", 5, id), "no memory here");
     }
 }

@@ -225,7 +225,8 @@ pub struct AnswerParams {
     pub id: EscalationIdArg,
     /// The human's answer as given: the value alone ("Carla") or a sentence.
     pub text: String,
-    /// Who answers (default "user"), recorded as `human:NAME`.
+    /// Who answers: the operator who started this server ("user", the default), recorded as
+    /// `human:user`; no other name is taken.
     #[serde(default)]
     pub by: Option<String>,
     /// The namespace; must be the one this server is bound to (default).
@@ -238,7 +239,7 @@ pub struct AnswerParams {
 pub struct DismissParams {
     /// The escalation (`"e3"`).
     pub id: EscalationIdArg,
-    /// Who dismisses it (default "user"), recorded as `human:NAME`.
+    /// Who dismisses it: the operator who started this server ("user", the default).
     #[serde(default)]
     pub by: Option<String>,
     /// The namespace; must be the one this server is bound to (default).
@@ -871,7 +872,10 @@ impl MnemoMcp {
             Ok(id) => id,
             Err(m) => return Ok(Self::fix_argument("answer", m)),
         };
-        let by = p.by.unwrap_or_else(|| OPERATOR.to_string());
+        let by = match mnemo_agent::door::answerer(p.by.as_deref(), OPERATOR) {
+            Ok(by) => by,
+            Err(m) => return Ok(Self::fix_argument("answer", m)),
+        };
         let r = match self.rt.answer_escalation(ns, id, &p.text, &by).await {
             Ok(done) => {
                 let text = render_answered(&done);
@@ -897,7 +901,10 @@ impl MnemoMcp {
             Ok(id) => id,
             Err(m) => return Ok(Self::fix_argument("dismiss", m)),
         };
-        let by = p.by.unwrap_or_else(|| OPERATOR.to_string());
+        let by = match mnemo_agent::door::answerer(p.by.as_deref(), OPERATOR) {
+            Ok(by) => by,
+            Err(m) => return Ok(Self::fix_argument("dismiss", m)),
+        };
         match self.rt.dismiss_escalation(ns, id, &by).await {
             Ok(e) => {
                 let who = e.dismissal.as_ref().map(|d| d.by.as_str()).unwrap_or("?");

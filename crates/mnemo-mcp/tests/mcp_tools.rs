@@ -148,7 +148,7 @@ async fn an_escalation_is_answered_through_the_tools_and_the_same_turn_then_acts
         ("answer", json!({"id": 0, "text": "Carla"}), "not an escalation id"),
         ("answer", json!({"id": "e9", "text": "Carla"}), "no escalation e9"),
         ("answer", json!({"id": "e1", "text": "  "}), "answer text must not be empty"),
-        ("answer", json!({"id": "e1", "text": "Carla", "by": "a|b"}), "no line break or '|'"),
+        ("answer", json!({"id": "e1", "text": "Carla", "by": "ceo"}), "names someone else"),
         ("dismiss", json!({"id": "x"}), "not an escalation id"),
     ] {
         tool_error(&client, tool, args, says).await;
@@ -179,12 +179,12 @@ async fn an_escalation_is_answered_through_the_tools_and_the_same_turn_then_acts
     let (_, t) = ok(&client, "turn", json!({"text": "Who buys for Contoso?", "about": "Contoso | buyer"})).await;
     assert_eq!(t["recall"]["escalation"]["id"], "e2", "{t}");
     let (_, before) = ok(&client, "list", json!({"include_tombstoned": true, "limit": 100})).await;
-    let (text, e) = ok(&client, "dismiss", json!({"id": "e2", "by": "ben"})).await;
-    assert_eq!((e["status"].as_str(), e["dismissal"]["by"].as_str()), (Some("dismissed"), Some("human:ben")), "{e}");
+    let (text, e) = ok(&client, "dismiss", json!({"id": "e2", "by": "user"})).await;
+    assert_eq!((e["status"].as_str(), e["dismissal"]["by"].as_str()), (Some("dismissed"), Some("human:user")), "{e}");
     assert!(text.contains("nothing was recorded"), "{text}");
     let (_, after) = ok(&client, "list", json!({"include_tombstoned": true, "limit": 100})).await;
     assert_eq!(before, after, "a dismissal records nothing");
-    tool_error(&client, "dismiss", json!({"id": "e2"}), "dismissed by human:ben").await;
+    tool_error(&client, "dismiss", json!({"id": "e2"}), "dismissed by human:user").await;
     let (_, v) = ok(&client, "escalations", json!({"open_only": false})).await;
     let statuses: Vec<&str> =
         v["escalations"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();

@@ -558,21 +558,8 @@ fn escalation_in_path(p: Result<Path<(String, String)>, PathRejection>) -> Resul
 /// memory with the highest standing, so over HTTP it is the authenticated principal's word
 /// (`human:PRINCIPAL`); `by` may only name that principal, never someone else.
 fn by_or_principal(by: Option<String>, c: &Caller) -> Result<String, ApiError> {
-    match by.as_deref().map(str::trim) {
-        None | Some("") => Ok(c.principal.clone()),
-        Some(b) if b == c.principal || b.strip_prefix("human:") == Some(c.principal.as_str()) => {
-            Ok(c.principal.clone())
-        }
-        Some(b) => Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            code::FORBIDDEN,
-            format!(
-                "an answer over HTTP is the word of the token's principal \"{}\"; `by` = {b:?} names someone else \
-                 (leave it out, or name the principal)",
-                c.principal
-            ),
-        )),
-    }
+    mnemo_agent::door::answerer(by.as_deref(), &c.principal)
+        .map_err(|m| ApiError::new(StatusCode::FORBIDDEN, code::FORBIDDEN, m))
 }
 
 /// 409 for an escalation a human already answered or dismissed, checked under the server's

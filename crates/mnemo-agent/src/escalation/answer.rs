@@ -37,20 +37,46 @@ pub struct Composed {
 }
 
 /// The turn recording `answer` (trimmed, non-empty) to `e`.
-pub fn compose(e: &Escalation, answer: &str) -> Composed {
+///
+/// A human's answer is memory with the highest standing, so it answers the escalation and
+/// nothing else: tagged lines are taken only when each is a `[SEM]` claim on the escalation's
+/// own claim; any other tagged line (another entity's claim, a forget, a procedure) is refused.
+pub fn compose(e: &Escalation, answer: &str) -> Result<Composed, String> {
     let answer = answer.trim();
-    if answer.lines().any(|l| l.trim_start().starts_with('[')) {
-        return Composed { text: answer.to_string(), form: AnswerForm::Tagged, value: None };
+    let tagged: Vec<&str> = answer.lines().map(str::trim).filter(|l| l.starts_with('[')).collect();
+    if !tagged.is_empty() {
+        let own = |l: &str| {
+            let Some(c) = &e.claim else { return false };
+            let Some(body) = l.strip_prefix("[SEM]") else { return false };
+            let parts: Vec<&str> = body.split('|').map(str::trim).collect();
+            parts.len() == 3
+                && parts[0].eq_ignore_ascii_case(c.entity.trim())
+                && parts[1].eq_ignore_ascii_case(c.attribute.trim())
+                && !parts[2].is_empty()
+        };
+        if let Some(other) = tagged.iter().find(|l| !own(l)) {
+            let about = e
+                .claim
+                .as_ref()
+                .map(|c| format!("{} | {}", c.entity, c.attribute))
+                .unwrap_or_else(|| "no claim".into());
+            return Err(format!(
+                "an answer to {} records what it asks ({about}) and nothing else; the tagged line {other:?} is not \
+                 taken from an answer (answer with the value or a sentence)",
+                e.id
+            ));
+        }
+        return Ok(Composed { text: answer.to_string(), form: AnswerForm::Tagged, value: None });
     }
     if let Some(c) = &e.claim {
         if let Some(v) = value_of(answer, &c.entity, &c.attribute) {
             let text = format!("[SEM] {} | {} | {v}", c.entity, c.attribute);
-            return Composed { text, form: AnswerForm::Value, value: Some(v) };
+            return Ok(Composed { text, form: AnswerForm::Value, value: Some(v) });
         }
     }
     let about = e.claim.as_ref().map(|c| format!(" (about {} | {})", c.entity, c.attribute)).unwrap_or_default();
     let text = format!("In answer to {:?}{about}:\n{answer}", e.task.query.trim());
-    Composed { text, form: AnswerForm::Prose, value: None }
+    Ok(Composed { text, form: AnswerForm::Prose, value: None })
 }
 
 /// The value an answer gives for `entity | attribute`, if it is the value alone or a short

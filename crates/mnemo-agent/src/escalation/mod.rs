@@ -153,7 +153,7 @@ impl Runtime {
         let _one = state.closing.lock().await;
         let e = self.escalation(ns, id).await?;
         must_be_open(&e, "answered")?;
-        let composed = compose(&e, text);
+        let composed = compose(&e, text).map_err(invalid)?;
         let external = e.answer_external_id();
         let mut notes = Vec::new();
         let engine = self.engine();

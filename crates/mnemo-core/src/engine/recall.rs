@@ -255,7 +255,7 @@ impl Engine {
                         t.reason = TraceReason::Tombstoned;
                         t.detail = detail.to_string();
                     }
-                    notes.push(format!("memory {} left out: {detail}", c.id.0));
+                    notes.push(format!("memory {} left out: {detail}", c.id));
                 }
             }
         }
