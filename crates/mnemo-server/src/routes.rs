@@ -28,6 +28,8 @@ pub struct Caller {
     pub principal: String,
     /// The namespace of the path.
     pub namespace: Namespace,
+    /// The token may answer and dismiss escalations (`answers = true`).
+    pub answers: bool,
 }
 
 /// Default page size of `list`.
@@ -141,7 +143,7 @@ pub async fn auth(
         )
         .into_response();
     }
-    req.extensions_mut().insert(Caller { principal: grant.principal.clone(), namespace });
+    req.extensions_mut().insert(Caller { principal: grant.principal.clone(), namespace, answers: grant.answers });
     next.run(req).await
 }
 
@@ -558,6 +560,17 @@ fn escalation_in_path(p: Result<Path<(String, String)>, PathRejection>) -> Resul
 /// memory with the highest standing, so over HTTP it is the authenticated principal's word
 /// (`human:PRINCIPAL`); `by` may only name that principal, never someone else.
 fn by_or_principal(by: Option<String>, c: &Caller) -> Result<String, ApiError> {
+    if !c.answers {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            code::FORBIDDEN,
+            format!(
+                "the token of {} may not answer or dismiss escalations: an answer is a human's word, which memory \
+                 trusts most (give a person's token `answers = true` in [[serve.tokens]])",
+                c.principal
+            ),
+        ));
+    }
     mnemo_agent::door::answerer(by.as_deref(), &c.principal)
         .map_err(|m| ApiError::new(StatusCode::FORBIDDEN, code::FORBIDDEN, m))
 }
@@ -630,7 +643,7 @@ pub async fn escalation(
     responses((status = 200, description = "the escalation, answered; what recording the answer did; notes", body = crate::schema::AnsweredEscalation),
         (status = 400, description = "bad_request or invalid_input: not an escalation id, an empty text, a name (by) that cannot be recorded", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "forbidden: the token does not reach this namespace, or `by` names someone other than the token's principal", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace, may not answer escalations (answers = true), or `by` names someone other than the token's principal", body = ErrorBody),
         (status = 404, description = "not_found: no such escalation in this namespace", body = ErrorBody),
         (status = 409, description = "conflict: the escalation was already answered or dismissed", body = ErrorBody),
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
@@ -660,7 +673,7 @@ pub async fn answer(
     responses((status = 200, description = "the escalation, dismissed", body = crate::schema::Escalation),
         (status = 400, description = "bad_request or invalid_input: not an escalation id, a name (by) that cannot be recorded", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "forbidden: the token does not reach this namespace, or `by` names someone other than the token's principal", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace, may not answer escalations (answers = true), or `by` names someone other than the token's principal", body = ErrorBody),
         (status = 404, description = "not_found: no such escalation in this namespace", body = ErrorBody),
         (status = 409, description = "conflict: the escalation was already answered or dismissed", body = ErrorBody),
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),

@@ -10,6 +10,7 @@
 //! principal = "ops-bot"        # the authenticated source its turns are recorded under
 //! token_env = "MNEMO_TOKEN_OPS" # the NAME of the variable holding the token (or token = "…")
 //! namespaces = ["ops", "shared"] # "*" reaches every namespace
+//! answers = false              # may answer or dismiss escalations (a human's word: default false)
 //! ```
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -40,6 +41,8 @@ struct RawToken {
     token: Option<String>,
     token_env: Option<String>,
     namespaces: Vec<String>,
+    #[serde(default)]
+    answers: bool,
 }
 
 /// One bearer token: who it authenticates and which namespaces it reaches.
@@ -51,6 +54,9 @@ pub struct TokenGrant {
     digest: [u8; 32],
     /// The namespaces it reaches; `*` reaches all.
     pub namespaces: Vec<String>,
+    /// It may answer and dismiss escalations: its word is recorded as a human's
+    /// (`human:PRINCIPAL`), which the assessor trusts most, so an agent's own token must not.
+    pub answers: bool,
 }
 
 impl TokenGrant {
@@ -60,7 +66,13 @@ impl TokenGrant {
             principal: principal.to_string(),
             digest: digest(token),
             namespaces: namespaces.iter().map(|s| s.to_string()).collect(),
+            answers: false,
         }
+    }
+    /// The same grant, allowed to answer and dismiss escalations (a human's token).
+    pub fn answering(mut self) -> Self {
+        self.answers = true;
+        self
     }
     /// Whether it reaches `namespace`.
     pub fn reaches(&self, namespace: &str) -> bool {
@@ -152,6 +164,7 @@ impl ServeSettings {
                 principal: t.principal.trim().to_string(),
                 digest: digest(token.trim()),
                 namespaces: t.namespaces.clone(),
+                answers: t.answers,
             };
             if tokens.iter().any(|g: &TokenGrant| g.digest == grant.digest) {
                 return Err(bad(format!("{at}: the same token is given twice")));

@@ -33,9 +33,9 @@ impl Server {
         let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
         let rt = Runtime::build(&Config::embedded_default().unwrap(), dir, clock, grounders).await.unwrap();
         let mut settings = ServeSettings::with_tokens(vec![
-            TokenGrant::new("ops", OPS, &["a", "ctl"]),
+            TokenGrant::new("ops", OPS, &["a", "ctl"]).answering(),
             TokenGrant::new("crm", CRM, &["a", "ctl"]),
-            TokenGrant::new("other", OTHER, &["b"]),
+            TokenGrant::new("other", OTHER, &["b"]).answering(),
             TokenGrant::new("admin", ADMIN, &["*"]),
         ]);
         if let Some(m) = max_body {
@@ -556,7 +556,7 @@ async fn an_escalation_answered_over_http_and_the_same_turn_then_acts_on_it() {
 
     // Closed: answering or dismissing it again is a conflict, said so.
     let (st, v) =
-        s.call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(CRM), Some(json!({"text": "Dana"}))).await;
+        s.call("POST", "/v1/namespaces/a/escalations/e1/answer", Some(OPS), Some(json!({"text": "Dana"}))).await;
     assert_eq!((st, code(&v)), (409, "conflict"), "{v}");
     assert!(v["error"]["message"].as_str().unwrap().contains("already answered by human:ops"), "{v}");
     let (st, v) = s.call("POST", "/v1/namespaces/a/escalations/e1/dismiss", Some(OPS), None).await;
@@ -1176,5 +1176,28 @@ async fn the_doors_take_the_same_fields() {
     assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
     let (st, v) = s.call("POST", "/v1/namespaces/a/turn", Some(OPS), Some(json!({"text": "  "}))).await;
     assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    s.stop().await;
+}
+
+/// Answering an escalation is a human's word, which memory trusts most: a token without
+/// `answers = true` (an agent's own token) may open escalations but neither answer nor dismiss them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn only_a_token_allowed_to_answer_answers_escalations() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start(d.path(), None).await;
+    let turn = json!({"text": "Who approves orders for Contoso?", "about": "Contoso | approver"});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/turn", Some(CRM), Some(turn)).await;
+    assert_eq!(st, 200, "{v}");
+    let id = v["recall"]["escalation"]["id"].as_str().unwrap().to_string();
+    for (verb, body) in [("answer", json!({"text": "Carla"})), ("dismiss", json!({}))] {
+        let path = format!("/v1/namespaces/a/escalations/{id}/{verb}");
+        let (st, v) = s.call("POST", &path, Some(CRM), Some(body)).await;
+        assert_eq!((st, code(&v)), (403, "forbidden"), "{verb}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains("answers = true"), "{v}");
+    }
+    let (st, v) = s
+        .call("POST", &format!("/v1/namespaces/a/escalations/{id}/answer"), Some(OPS), Some(json!({"text": "Carla"})))
+        .await;
+    assert_eq!(st, 200, "a person's token answers: {v}");
     s.stop().await;
 }
