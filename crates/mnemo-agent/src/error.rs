@@ -56,6 +56,10 @@ pub enum AgentError {
         /// When.
         at: mnemo_core::Timestamp,
     },
+    /// An escalation already answered or dismissed, asked to be answered or dismissed again
+    /// (HTTP 409): the message says who closed it and when.
+    #[error("{0}")]
+    EscalationClosed(String),
     /// A turn was recorded but not extracted, and the ledger that lists such turns for
     /// `mnemo reextract` could not be written either (a full disk): said, never silent.
     #[error(

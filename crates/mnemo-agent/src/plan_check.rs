@@ -122,7 +122,11 @@ pub fn escalate_if_refused(checked: &CheckedPlan, a: &mut Assessment, verdict: &
     if checked.faithful {
         return;
     }
-    let reasons: Vec<String> = checked.refused.iter().map(|r| format!("plan refused: {r}")).collect();
+    escalate(checked.refused.iter().map(|r| format!("plan refused: {r}")).collect(), a, verdict);
+}
+
+/// The decision becomes ESCALATE for `reasons`, in the assessment and the verdict alike.
+fn escalate(reasons: Vec<String>, a: &mut Assessment, verdict: &mut Verdict) {
     a.decision = Decision::Escalate { reasons: reasons.clone() };
     verdict.decision = "escalate".into();
     verdict.act_on.clear();
@@ -142,10 +146,7 @@ impl crate::runtime::Runtime {
             Ok(plan) => check(plan, task, &lines, &turn.assessment, &turn.verdict),
             Err(e) => {
                 let reason = format!("the plan step failed ({e}); nothing was checked, so nothing is acted on");
-                turn.assessment.decision = Decision::Escalate { reasons: vec![reason.clone()] };
-                turn.verdict.decision = "escalate".into();
-                turn.verdict.act_on.clear();
-                turn.verdict.reasons = vec![reason];
+                escalate(vec![reason], &mut turn.assessment, &mut turn.verdict);
                 turn.action = crate::runtime::action_text(task, &turn.assessment);
                 turn.escalation = self.raise_escalation(ns, task, &turn.assessment, &turn.verdict).await;
                 return;

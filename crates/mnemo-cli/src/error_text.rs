@@ -60,6 +60,8 @@ fn kind_of(cause: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
             AgentError::Core(c) => core_kind(c),
             AgentError::UnlistedTurn { .. } => "unextracted",
             AgentError::IdempotencyConflict { .. } => "conflict",
+            // Said as a refused input at the command line, as before it had a kind of its own.
+            AgentError::EscalationClosed(_) => "invalid_input",
         });
     }
     if let Some(e) = cause.downcast_ref::<CoreError>() {

@@ -82,7 +82,7 @@ impl From<AgentError> for ApiError {
     fn from(e: AgentError) -> Self {
         match e {
             AgentError::Core(c) => c.into(),
-            conflict @ AgentError::IdempotencyConflict { .. } => {
+            conflict @ (AgentError::IdempotencyConflict { .. } | AgentError::EscalationClosed(_)) => {
                 ApiError::new(StatusCode::CONFLICT, code::CONFLICT, conflict.to_string())
             }
             other => {

@@ -72,9 +72,6 @@ pub struct AppState {
     pub settings: Arc<ServeSettings>,
     /// Set once shutdown begins (`/ready` answers 503).
     pub shutting_down: Arc<AtomicBool>,
-    /// Held from an escalation's look-up to its answer or dismissal, so that of two requests
-    /// closing the same escalation the second is told it is closed (409).
-    pub closing: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The OpenAPI document.
@@ -154,12 +151,8 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let state = AppState {
-        rt: rt.clone(),
-        settings: Arc::new(settings),
-        shutting_down: Arc::new(AtomicBool::new(false)),
-        closing: Default::default(),
-    };
+    let state =
+        AppState { rt: rt.clone(), settings: Arc::new(settings), shutting_down: Arc::new(AtomicBool::new(false)) };
     let flag = state.shutting_down.clone();
     let app = router(state);
     axum::serve(listener, app)

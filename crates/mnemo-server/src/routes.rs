@@ -12,7 +12,7 @@ use axum::{Extension, Json};
 
 use mnemo_agent::agent_view::UnknownDetail;
 use mnemo_agent::door::{RecallAnswer, RecallInput, RememberInput, TurnInput};
-use mnemo_agent::escalation::{BadEscalationId, Escalation, EscalationId};
+use mnemo_agent::escalation::{BadEscalationId, EscalationId};
 use mnemo_agent::Detail;
 use mnemo_core::{ForgetCommand, IdRef, MemoryId, Namespace};
 
@@ -575,25 +575,6 @@ fn by_or_principal(by: Option<String>, c: &Caller) -> Result<String, ApiError> {
         .map_err(|m| ApiError::new(StatusCode::FORBIDDEN, code::FORBIDDEN, m))
 }
 
-/// 409 for an escalation a human already answered or dismissed, checked under the server's
-/// one lock on closing escalations (so that of two requests racing, the second is told so).
-fn conflict_if_closed(e: &Escalation, verb: &str) -> Result<(), ApiError> {
-    let why = match (&e.answer, &e.dismissal) {
-        _ if e.is_open() => return Ok(()),
-        (Some(a), _) => format!(
-            "escalation {} was already answered by {} at {} (recorded as turn {}): it cannot be {verb} again; if \
-             the answer was wrong, tell memory the right value in a new turn",
-            e.id, a.by, a.at, a.turn
-        ),
-        (_, Some(d)) => format!(
-            "escalation {} was dismissed by {} at {}: it cannot be {verb}; a new turn on the task escalates anew",
-            e.id, d.by, d.at
-        ),
-        _ => format!("escalation {} is {}: it cannot be {verb}", e.id, e.status),
-    };
-    Err(ApiError::new(StatusCode::CONFLICT, code::CONFLICT, why))
-}
-
 /// The escalations of the namespace, oldest first: what the agent asked a human, and what
 /// became of each (open, answered, dismissed).
 #[utoipa::path(get, path = "/v1/namespaces/{ns}/escalations", tag = "escalations",
@@ -659,8 +640,6 @@ pub async fn answer(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = escalation_in_path(p)?;
     let by = by_or_principal(req.by, &c)?;
-    let _one = st.closing.lock().await;
-    conflict_if_closed(&st.rt.escalation(&c.namespace, id).await?, "answered")?;
     let done = st.rt.answer_escalation(&c.namespace, id, &req.text, &by).await?;
     Ok(Json(to_value(&done)?))
 }
@@ -690,8 +669,6 @@ pub async fn dismiss(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = escalation_in_path(p)?;
     let by = by_or_principal(req.and_then(|ApiJson(r)| r).and_then(|r| r.by), &c)?;
-    let _one = st.closing.lock().await;
-    conflict_if_closed(&st.rt.escalation(&c.namespace, id).await?, "dismissed")?;
     let e = st.rt.dismiss_escalation(&c.namespace, id, &by).await?;
     Ok(Json(to_value(&e)?))
 }

@@ -106,16 +106,16 @@ fn invalid(message: impl Into<String>) -> AgentError {
 fn must_be_open(e: &Escalation, verb: &str) -> Result<(), AgentError> {
     match (&e.answer, &e.dismissal) {
         _ if e.is_open() => Ok(()),
-        (Some(a), _) => Err(invalid(format!(
+        (Some(a), _) => Err(AgentError::EscalationClosed(format!(
             "escalation {} was already answered by {} at {} (recorded as turn {}): it cannot be {verb} again; \
              if the answer was wrong, tell memory the right value in a new turn",
             e.id, a.by, a.at, a.turn
         ))),
-        (_, Some(d)) => Err(invalid(format!(
+        (_, Some(d)) => Err(AgentError::EscalationClosed(format!(
             "escalation {} was dismissed by {} at {}: it cannot be {verb}; a new turn on the task escalates anew",
             e.id, d.by, d.at
         ))),
-        _ => Err(invalid(format!("escalation {} is {}: it cannot be {verb}", e.id, e.status))),
+        _ => Err(AgentError::EscalationClosed(format!("escalation {} is {}: it cannot be {verb}", e.id, e.status))),
     }
 }
 
