@@ -146,6 +146,11 @@ pub struct AgentRecall {
     /// ESCALATE: the escalation recorded, and how a human answers it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<EscalationView>,
+    /// The prompt-ready text of this view ([`AgentRecall::render`]): what an agent puts in its
+    /// prompt, the same at every door. Filled by the doors whose answer is JSON alone (HTTP,
+    /// Python); absent where the text travels beside the JSON (MCP's text content, the CLI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// A plan as an agent reads it.
@@ -280,6 +285,7 @@ impl AgentRecall {
             notes: pack.notes.clone(),
             plan: None,
             escalation: None,
+            text: None,
         }
     }
 
@@ -515,6 +521,7 @@ mod tests {
             notes: vec!["a note".into()],
             plan: None,
             escalation: Some(EscalationView { id: Some("e3".into()), reused: false, note: "sent".into() }),
+            text: None,
         };
         let text = view.render(&counter);
         assert!(text.contains("Escalation e3: ask a human"), "{text}");

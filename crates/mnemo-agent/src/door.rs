@@ -1,11 +1,13 @@
 //! The door rules, once: what `remember`, `recall` and the agent `turn` take, checked here. The
 //! CLI, HTTP and MCP translate their transport into these inputs (field names are the same at
-//! every door: `text`, `source`, `idempotency_key`; `query`, `budget`, `mode`, `about`, `raw`,
-//! `detail`) and the answers back; none of them holds a rule of its own.
+//! every door: `text`, `source`, `idempotency_key`, `at`; `query`, `budget`, `mode`, `about`,
+//! `raw`, `detail`) and the answers back; none of them holds a rule of its own. A stated time
+//! is parsed by [`parse_time`] at every door; a conversation is remembered message by message
+//! by [`Runtime::remember_messages`].
 use serde::{Deserialize, Serialize};
 
 use mnemo_core::engine::{RecallOptions, RememberReport};
-use mnemo_core::{ClaimKey, CoreError, Namespace, Pack, SearchMode, Task};
+use mnemo_core::{ClaimKey, CoreError, Namespace, Pack, SearchMode, Task, Timestamp};
 
 use crate::agent_view::{AgentRecall, Detail};
 use crate::error::AgentError;
@@ -21,6 +23,53 @@ pub struct RememberInput {
     pub text: String,
     /// Makes the write idempotent in its namespace (see [`Runtime::remember_idempotent`]).
     pub idempotency_key: Option<String>,
+    /// When it was said (None: now, by the runtime's clock). At most [`FUTURE_SLACK_MS`] after
+    /// the clock, and never before the namespace's last turn (time only moves forward).
+    pub at: Option<Timestamp>,
+}
+
+/// One message of a conversation, as chat APIs give them: remembered as its own turn
+/// ([`Runtime::remember_messages`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who said it: `user` (the door's own source), or another role (`assistant`, `system`,
+    /// `tool`), which counts as a source by the local door rule ([`operator_source`]).
+    pub role: String,
+    /// What was said.
+    pub content: String,
+    /// When it was said (None: the call's `at`, else now).
+    #[serde(default)]
+    pub timestamp: Option<Timestamp>,
+}
+
+/// How far a stated time may run ahead of the runtime's clock: a day. Time only moves forward
+/// in a namespace, so a turn far in the future would refuse every later one.
+pub const FUTURE_SLACK_MS: i64 = 24 * 3600 * 1000;
+
+/// A time a caller wrote that is neither a date nor an RFC 3339 time; the message says what
+/// is expected (a door puts the field's name before it: `--at`, `at`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{given:?} {what}; expected YYYY-MM-DD (midnight UTC, e.g. 2026-05-01) or RFC 3339 (e.g. 2026-05-01T09:00:00Z)"
+)]
+pub struct BadTime {
+    /// The text as given.
+    pub given: String,
+    /// What is wrong with it.
+    pub what: &'static str,
+}
+
+/// A time as every door takes it: RFC 3339, or a date alone (`2026-05-01` is that day's
+/// midnight UTC).
+pub fn parse_time(t: &str) -> Result<Timestamp, BadTime> {
+    let s = t.trim();
+    let is_date = s.len() == 10
+        && s.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
+    let full = if is_date { format!("{s}T00:00:00Z") } else { s.to_string() };
+    Timestamp::parse_rfc3339(&full).map_err(|_| BadTime {
+        given: t.to_string(),
+        what: if is_date { "is not a calendar date" } else { "is neither a date nor an RFC 3339 time" },
+    })
 }
 
 /// Recall (and, unless `raw`, ground, grade and decide).
@@ -107,6 +156,13 @@ fn invalid(message: impl Into<String>) -> AgentError {
     AgentError::Core(CoreError::InvalidInput(message.into()))
 }
 
+/// A chat role: one word (letters, digits, `_`, `-`, `.`, `:`), at most 64 bytes.
+fn is_role(role: &str) -> bool {
+    role.len() <= 64
+        && role.starts_with(|c: char| c.is_ascii_alphabetic())
+        && role.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+}
+
 fn non_empty(field: &str, text: &str) -> Result<(), AgentError> {
     if text.trim().is_empty() {
         return Err(invalid(format!("{field} must not be empty")));
@@ -120,13 +176,109 @@ impl Runtime {
     /// write of the same key).
     pub async fn remember_input(&self, ns: &Namespace, input: &RememberInput) -> Result<RememberReport, AgentError> {
         non_empty("text", &input.text)?;
+        if let Some(at) = input.at {
+            self.not_too_far_ahead("at", at)?;
+        }
         match input.idempotency_key.as_deref() {
-            None => self.remember_turn(ns, &input.source, &input.text, None).await,
+            None => self.remember_turn_at(ns, &input.source, &input.text, None, input.at).await,
             Some(key) => {
                 let _once = self.idempotency_lock().lock().await;
-                self.remember_idempotent(ns, &input.source, &input.text, Some(key)).await
+                self.remember_idempotent_at(ns, &input.source, &input.text, Some(key), input.at).await
             }
         }
+    }
+
+    /// Remember a conversation in `ns`: each message its own turn, in order. A message's time is
+    /// its `timestamp`, else `at`, else now; role `user` is said by `source_of_user` (the
+    /// door's own source), any other role counts as [`operator_source`] says (a declared label
+    /// as itself, else the operator, with a note on that message's report). Everything is
+    /// checked before the first turn is written: an empty list, an empty content, a role that
+    /// is not one word, a stated time more than a day after the clock, or times that go
+    /// backwards are refused naming the message. With an idempotency key, message `i` is
+    /// written under `"{key}#{i}"`: a retry of a call that failed half-way writes only what is
+    /// missing. A failure while writing (a model error) returns it; the messages before it
+    /// stay written.
+    pub async fn remember_messages(
+        &self,
+        ns: &Namespace,
+        source_of_user: &str,
+        messages: &[ChatMessage],
+        idempotency_key: Option<&str>,
+        at: Option<Timestamp>,
+    ) -> Result<Vec<RememberReport>, AgentError> {
+        if messages.is_empty() {
+            return Err(invalid("messages must not be empty: send at least one {role, content}"));
+        }
+        let key = match idempotency_key.map(str::trim) {
+            Some("") => return Err(invalid("the idempotency key must not be empty")),
+            k => k,
+        };
+        if let Some(at) = at {
+            self.not_too_far_ahead("at", at)?;
+        }
+        let declared = self.config().declared_sources();
+        let now = self.engine().now();
+        let mut planned = Vec::with_capacity(messages.len());
+        let mut last: Option<(usize, Timestamp)> = None;
+        for (i, m) in messages.iter().enumerate() {
+            let role = m.role.trim();
+            if !is_role(role) {
+                return Err(invalid(format!(
+                    "message {i}: role {:?} is not a role: one word such as user, assistant, system or tool",
+                    m.role
+                )));
+            }
+            if m.content.trim().is_empty() {
+                return Err(invalid(format!("message {i}: content must not be empty")));
+            }
+            if let Some(t) = m.timestamp {
+                self.not_too_far_ahead(&format!("message {i}: timestamp"), t)?;
+            }
+            let stated = m.timestamp.or(at);
+            let when = stated.unwrap_or(now);
+            if let Some((j, before)) = last.filter(|(_, before)| when < *before) {
+                return Err(invalid(format!(
+                    "message {i} is at {when}, before message {j} at {before}: messages are remembered in order, \
+                     and time only moves forward in a namespace"
+                )));
+            }
+            last = Some((i, when));
+            let (source, note) = if role.eq_ignore_ascii_case(OPERATOR) {
+                (source_of_user.to_string(), None)
+            } else {
+                operator_source(Some(role), &declared)
+            };
+            planned.push((source, note, stated));
+        }
+        let _once = match key {
+            Some(_) => Some(self.idempotency_lock().lock().await),
+            None => None,
+        };
+        let mut reports = Vec::with_capacity(messages.len());
+        for (i, (m, (source, note, stated))) in messages.iter().zip(planned).enumerate() {
+            let mut r = match key {
+                Some(k) => {
+                    let k = format!("{k}#{i}");
+                    self.remember_idempotent_at(ns, &source, &m.content, Some(&k), stated).await?
+                }
+                None => self.remember_turn_at(ns, &source, &m.content, None, stated).await?,
+            };
+            r.notes.extend(note);
+            reports.push(r);
+        }
+        Ok(reports)
+    }
+
+    /// A stated time at most [`FUTURE_SLACK_MS`] after the runtime's clock.
+    fn not_too_far_ahead(&self, what: &str, at: Timestamp) -> Result<(), AgentError> {
+        let now = self.engine().now();
+        if at.millis() > now.millis().saturating_add(FUTURE_SLACK_MS) {
+            return Err(invalid(format!(
+                "{what} {at} is more than a day after the clock ({now}); time only moves forward in a namespace, \
+                 so a turn that far ahead would refuse every later one"
+            )));
+        }
+        Ok(())
     }
 
     /// Recall `input` in `ns`.
@@ -174,9 +326,157 @@ mod tests {
     }
 
     #[test]
+    fn a_time_is_a_date_alone_or_rfc_3339() {
+        let d = parse_time("2026-05-01").unwrap();
+        assert_eq!(d, Timestamp::parse_rfc3339("2026-05-01T00:00:00Z").unwrap());
+        assert_eq!(
+            parse_time(" 2026-05-01T09:30:00+02:00 ").unwrap().millis() - d.millis(),
+            7 * 3_600_000 + 30 * 60_000
+        );
+        for bad in ["2026-02-30", "2026-13-01", "01-05-2026", "yesterday", "2026-5-1", ""] {
+            let e = parse_time(bad).unwrap_err().to_string();
+            assert!(e.contains("YYYY-MM-DD") && e.contains(&format!("{bad:?}")), "{bad}: {e}");
+        }
+        assert_eq!(parse_time("2026-02-30").unwrap_err().what, "is not a calendar date");
+    }
+
+    #[test]
+    fn a_role_is_one_word() {
+        for ok in ["user", "assistant", "tool", "function_call", "gpt-4o", "ns:agent"] {
+            assert!(is_role(ok), "{ok}");
+        }
+        for bad in ["", "two words", "a|b", "line\nbreak", "1st", &"x".repeat(65)] {
+            assert!(!is_role(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn an_empty_text_is_refused_naming_the_field() {
         let e = non_empty("text", " \n").unwrap_err().to_string();
         assert!(e.contains("text must not be empty"), "{e}");
         assert!(non_empty("text", "hi").is_ok());
+    }
+
+    mod with_a_runtime {
+        // The built-in kinds the embedded default names (the library links none).
+        use mnemo_llm as _;
+        use mnemo_store as _;
+        use mnemo_tools as _;
+
+        use super::super::*;
+        use crate::{Config, Runtime};
+        use mnemo_core::time::DAY_MS;
+        use mnemo_core::{ListPage, SimClock};
+        use std::sync::Arc;
+
+        const NOW: &str = "2026-07-01T09:00:00Z";
+
+        async fn runtime(dir: &std::path::Path) -> Runtime {
+            let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339(NOW).unwrap()));
+            Runtime::build(&Config::embedded_default().unwrap(), dir, clock, vec![]).await.unwrap()
+        }
+
+        fn ns() -> Namespace {
+            Namespace::new("t").unwrap()
+        }
+
+        fn input(text: &str, key: Option<&str>, at: Option<&str>) -> RememberInput {
+            RememberInput {
+                source: "user".into(),
+                text: text.into(),
+                idempotency_key: key.map(String::from),
+                at: at.map(|t| parse_time(t).unwrap()),
+            }
+        }
+
+        async fn memories(rt: &Runtime) -> usize {
+            let page = ListPage { after: None, limit: 100, include_tombstoned: true };
+            rt.engine().list_memories(&ns(), &page).await.unwrap().len()
+        }
+
+        #[tokio::test]
+        async fn a_turn_is_recorded_at_its_stated_time_and_not_far_ahead() {
+            let d = tempfile::tempdir().unwrap();
+            let rt = runtime(d.path()).await;
+            let r = rt.remember_input(&ns(), &input("[SEM] Ben | phone | 1", None, Some("2026-05-01"))).await.unwrap();
+            assert_eq!(r.turn.at, parse_time("2026-05-01").unwrap());
+            let m = r.outcomes[0].memory.unwrap();
+            let w = rt.engine().why(&ns(), m).await.unwrap();
+            assert_eq!(w.memory.created_at, r.turn.at, "what a turn derives takes its time");
+            // Before the last turn: time only moves forward.
+            let e = rt.remember_input(&ns(), &input("[SEM] Ben | phone | 2", None, Some("2026-04-01"))).await;
+            assert!(e.unwrap_err().to_string().contains("time only moves forward"));
+            // More than a day after the clock: refused, naming the time and the clock.
+            let ahead = Timestamp::parse_rfc3339(NOW).unwrap().plus_millis(DAY_MS + 1000);
+            let mut far = input("[SEM] Ben | phone | 3", None, None);
+            far.at = Some(ahead);
+            let e = rt.remember_input(&ns(), &far).await.unwrap_err();
+            assert_eq!(e.kind(), crate::error::ErrorKind::InvalidInput);
+            let msg = e.to_string();
+            assert!(msg.contains(&ahead.to_string()) && msg.contains(NOW) && msg.contains("more than a day"), "{msg}");
+            // Within the day: fine; with a key, a retry answers the first turn.
+            let soon = input("[SEM] Ben | phone | 4", Some("k1"), Some("2026-07-02T08:00:00Z"));
+            let first = rt.remember_input(&ns(), &soon).await.unwrap();
+            assert_eq!(first.turn.at, parse_time("2026-07-02T08:00:00Z").unwrap());
+            let again = rt.remember_input(&ns(), &soon).await.unwrap();
+            assert_eq!(again.status, mnemo_core::engine::TurnStatus::AlreadyRecorded);
+            assert_eq!(again.turn.id, first.turn.id);
+        }
+
+        #[tokio::test]
+        async fn messages_are_turns_in_order_each_at_its_time_and_by_its_role() {
+            let d = tempfile::tempdir().unwrap();
+            let rt = runtime(d.path()).await;
+            let msg = |role: &str, content: &str, t: Option<&str>| ChatMessage {
+                role: role.into(),
+                content: content.into(),
+                timestamp: t.map(|t| parse_time(t).unwrap()),
+            };
+            let at = parse_time("2026-06-30").ok();
+            let messages = vec![
+                msg("user", "[SEM] Northwind Labs | owner | Ben", Some("2026-06-01T10:00:00Z")),
+                msg("assistant", "[EPI] Told the user Ben owns Northwind Labs", None),
+            ];
+            let r = rt.remember_messages(&ns(), "erp", &messages, Some("conv-1"), at).await.unwrap();
+            assert_eq!(r.len(), 2);
+            assert_eq!(r[0].turn.at, parse_time("2026-06-01T10:00:00Z").unwrap());
+            assert_eq!(r[0].turn.source, "erp");
+            assert_eq!(r[1].turn.at, at.unwrap(), "no timestamp: the call's at");
+            assert_eq!(r[1].turn.source, "user", "an undeclared role is the operator's word");
+            assert!(r[1].notes.iter().any(|n| n.contains("\"assistant\" is not declared")), "{:?}", r[1].notes);
+            assert_eq!(r[1].turn.external_id.as_deref(), Some("idempotency:conv-1#1"));
+            // A retry writes nothing again.
+            let again = rt.remember_messages(&ns(), "erp", &messages, Some("conv-1"), at).await.unwrap();
+            assert!(again.iter().all(|r| r.status == mnemo_core::engine::TurnStatus::AlreadyRecorded));
+            assert_eq!(again[1].turn.id, r[1].turn.id);
+        }
+
+        #[tokio::test]
+        async fn a_bad_message_is_refused_before_anything_is_written() {
+            let d = tempfile::tempdir().unwrap();
+            let rt = runtime(d.path()).await;
+            let ok = ChatMessage { role: "user".into(), content: "[SEM] Ana | phone | 1".into(), timestamp: None };
+            let with = |f: &dyn Fn(&mut ChatMessage)| {
+                let mut m = ok.clone();
+                f(&mut m);
+                vec![ok.clone(), m]
+            };
+            let err = |messages: Vec<ChatMessage>| {
+                let rt = &rt;
+                async move { rt.remember_messages(&ns(), "user", &messages, None, None).await.unwrap_err().to_string() }
+            };
+            assert!(err(vec![]).await.contains("messages must not be empty"));
+            let e = err(with(&|m| m.content = "  ".into())).await;
+            assert!(e.contains("message 1: content must not be empty"), "{e}");
+            let e = err(with(&|m| m.role = "the boss".into())).await;
+            assert!(e.contains("message 1: role \"the boss\""), "{e}");
+            let e = err(with(&|m| m.timestamp = parse_time("2026-01-01").ok())).await;
+            assert!(e.contains("message 1 is at 2026-01-01T00:00:00Z, before message 0"), "{e}");
+            let e = err(with(&|m| m.timestamp = parse_time("2026-07-03").ok())).await;
+            assert!(e.contains("message 1: timestamp 2026-07-03T00:00:00Z is more than a day after the clock"), "{e}");
+            let e = rt.remember_messages(&ns(), "user", std::slice::from_ref(&ok), Some(" "), None).await.unwrap_err();
+            assert!(e.to_string().contains("idempotency key must not be empty"), "{e}");
+            assert_eq!(memories(&rt).await, 0, "nothing was written");
+        }
     }
 }

@@ -75,3 +75,145 @@ pub enum AgentError {
         ledger: Box<AgentError>,
     },
 }
+
+/// What kind of failure an [`AgentError`] is, for a caller that branches on it (an embedded
+/// door's exception class, a script): the same few kinds whatever the backend. Its name is
+/// the snake_case form (`invalid_input`, `not_found`, …), in JSON and in `Display`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The caller's input is refused (it names what is wrong): fix it and send it again.
+    InvalidInput,
+    /// No such memory, turn, escalation (in this namespace).
+    NotFound,
+    /// The call contradicts what is recorded: an idempotency key used with another text, an
+    /// escalation already closed.
+    Conflict,
+    /// Another writer holds the data directory, the store or the index: retrying later may work.
+    Busy,
+    /// The store or index cannot be written here: reads still work.
+    ReadOnly,
+    /// The model endpoint asked to slow down: back off and retry.
+    RateLimited,
+    /// A model call failed (the endpoint, its answer, the embedder).
+    Model,
+    /// The turn is recorded but nothing was derived from it (`reextract` retries it).
+    Unextracted,
+    /// A configuration file, setting, kind or plugin library is wrong.
+    Config,
+    /// What was asked is not something this backend or model does.
+    Unsupported,
+    /// Anything else: a damaged or full store, a failed grounder, an I/O error.
+    Internal,
+}
+
+impl ErrorKind {
+    /// The snake_case name (as serialised).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Busy => "busy",
+            ErrorKind::ReadOnly => "read_only",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::Model => "model",
+            ErrorKind::Unextracted => "unextracted",
+            ErrorKind::Config => "config",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl AgentError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AgentError::Config { .. } | AgentError::Plugin(_) => ErrorKind::Config,
+            AgentError::Io { error, .. } if error.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
+                ErrorKind::ReadOnly
+            }
+            AgentError::Io { .. } => ErrorKind::Internal,
+            AgentError::LockTimeout { .. } => ErrorKind::Busy,
+            AgentError::Core(c) => core_kind(c),
+            AgentError::IdempotencyConflict { .. } | AgentError::EscalationClosed(_) => ErrorKind::Conflict,
+            AgentError::UnlistedTurn { .. } => ErrorKind::Unextracted,
+        }
+    }
+}
+
+/// The kind of a core error (see [`AgentError::kind`]).
+pub fn core_kind(e: &mnemo_core::CoreError) -> ErrorKind {
+    use mnemo_core::{CoreError, IndexErrorKind, ModelErrorKind, StoreErrorKind};
+    match e {
+        CoreError::InvalidInput(_) | CoreError::InvalidUtf8 { .. } => ErrorKind::InvalidInput,
+        CoreError::Config(_) | CoreError::UnknownKind { .. } => ErrorKind::Config,
+        CoreError::NotFound(_) => ErrorKind::NotFound,
+        CoreError::StoreFailure { kind: StoreErrorKind::Busy, .. }
+        | CoreError::IndexFailure { kind: IndexErrorKind::Busy, .. } => ErrorKind::Busy,
+        CoreError::StoreFailure { kind: StoreErrorKind::ReadOnly, .. }
+        | CoreError::IndexFailure { kind: IndexErrorKind::ReadOnly, .. } => ErrorKind::ReadOnly,
+        CoreError::ModelFailure { kind, .. } => match *kind {
+            ModelErrorKind::RateLimited => ErrorKind::RateLimited,
+            ModelErrorKind::Config => ErrorKind::Config,
+            ModelErrorKind::Unsupported => ErrorKind::Unsupported,
+            _ => ErrorKind::Model,
+        },
+        CoreError::Embedder(_) | CoreError::Reasoner(_) => ErrorKind::Model,
+        CoreError::Unextracted { .. } => ErrorKind::Unextracted,
+        CoreError::Store(_)
+        | CoreError::StoreFailure { .. }
+        | CoreError::IndexFailure { .. }
+        | CoreError::Grounder(_)
+        | CoreError::Assessor(_) => ErrorKind::Internal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mnemo_core::{CoreError, FailureMessage, ModelErrorKind, ModelRole, StoreErrorKind, TurnId};
+
+    #[test]
+    fn every_main_variant_has_its_kind() {
+        let core = |c: CoreError| AgentError::Core(c).kind();
+        assert_eq!(core(CoreError::InvalidInput("x".into())), ErrorKind::InvalidInput);
+        assert_eq!(core(CoreError::NotFound("m9".into())), ErrorKind::NotFound);
+        assert_eq!(core(CoreError::Config("x".into())), ErrorKind::Config);
+        assert_eq!(core(CoreError::store(StoreErrorKind::Busy, FailureMessage("locked".into()))), ErrorKind::Busy);
+        assert_eq!(core(CoreError::store(StoreErrorKind::ReadOnly, FailureMessage("ro".into()))), ErrorKind::ReadOnly);
+        assert_eq!(core(CoreError::store(StoreErrorKind::Damaged, FailureMessage("bad".into()))), ErrorKind::Internal);
+        let model = |k| core(CoreError::model(ModelRole::Reasoner, k, FailureMessage("429".into())));
+        assert_eq!(model(ModelErrorKind::RateLimited), ErrorKind::RateLimited);
+        assert_eq!(model(ModelErrorKind::Unavailable), ErrorKind::Model);
+        assert_eq!(model(ModelErrorKind::Config), ErrorKind::Config);
+        assert_eq!(core(CoreError::Reasoner("bad JSON".into())), ErrorKind::Model);
+        let unextracted = CoreError::Unextracted { turn: TurnId(3), error: Box::new(CoreError::Reasoner("x".into())) };
+        assert_eq!(core(unextracted), ErrorKind::Unextracted);
+        let at = mnemo_core::Timestamp(0);
+        let conflict = AgentError::IdempotencyConflict { key: "k".into(), turn: TurnId(1), at };
+        assert_eq!(conflict.kind(), ErrorKind::Conflict);
+        assert_eq!(AgentError::EscalationClosed("answered".into()).kind(), ErrorKind::Conflict);
+        let lock = AgentError::LockTimeout {
+            path: "d/lock".into(),
+            holder: "pid 1".into(),
+            waited: std::time::Duration::from_secs(0),
+        };
+        assert_eq!(lock.kind(), ErrorKind::Busy);
+        assert_eq!(AgentError::Config { file: "f".into(), message: "m".into() }.kind(), ErrorKind::Config);
+    }
+
+    #[test]
+    fn kinds_are_named_in_snake_case() {
+        assert_eq!(ErrorKind::InvalidInput.to_string(), "invalid_input");
+        assert_eq!(serde_json::to_string(&ErrorKind::RateLimited).unwrap(), "\"rate_limited\"");
+        assert_eq!(serde_json::to_string(&ErrorKind::ReadOnly).unwrap(), "\"read_only\"");
+    }
+}

@@ -26,6 +26,7 @@ pub mod runtime;
 pub mod turn_view;
 pub mod unextracted;
 pub mod verdict;
+pub mod why_view;
 
 pub use agent_view::{AgentRecall, Detail};
 pub use config::Config;

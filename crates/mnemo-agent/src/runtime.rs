@@ -326,7 +326,20 @@ impl Runtime {
         text: &str,
         external_id: Option<String>,
     ) -> Result<RememberReport, AgentError> {
-        match self.engine.remember_turn(ns, source, text, external_id).await {
+        self.remember_turn_at(ns, source, text, external_id, None).await
+    }
+
+    /// [`Runtime::remember_turn`] said at `at` (None: the clock's time; see
+    /// [`Engine::remember_turn_at`]). A door checks a stated time first (`door`).
+    pub async fn remember_turn_at(
+        &self,
+        ns: &Namespace,
+        source: &str,
+        text: &str,
+        external_id: Option<String>,
+        at: Option<Timestamp>,
+    ) -> Result<RememberReport, AgentError> {
+        match self.engine.remember_turn_at(ns, source, text, external_id, at).await {
             Ok(r) => Ok(r),
             Err(CoreError::Unextracted { turn, error }) => {
                 let entry =
@@ -355,8 +368,21 @@ impl Runtime {
         text: &str,
         key: Option<&str>,
     ) -> Result<RememberReport, AgentError> {
+        self.remember_idempotent_at(ns, source, text, key, None).await
+    }
+
+    /// [`Runtime::remember_idempotent`] said at `at` (None: the clock's time). A replay of the
+    /// key answers the turn first recorded, whatever time it states.
+    pub async fn remember_idempotent_at(
+        &self,
+        ns: &Namespace,
+        source: &str,
+        text: &str,
+        key: Option<&str>,
+        at: Option<Timestamp>,
+    ) -> Result<RememberReport, AgentError> {
         let Some(key) = key.map(str::trim) else {
-            return self.remember_turn(ns, source, text, None).await;
+            return self.remember_turn_at(ns, source, text, None, at).await;
         };
         if key.is_empty() {
             return Err(mnemo_core::CoreError::InvalidInput("the idempotency key must not be empty".into()).into());
@@ -366,7 +392,7 @@ impl Runtime {
         match engine.turn_by_external_id(ns, &external).await? {
             Some(turn) if turn.text == text => Ok(RememberReport::already_recorded(turn, engine.reasoner_model())),
             Some(turn) => Err(AgentError::IdempotencyConflict { key: key.to_string(), turn: turn.id, at: turn.at }),
-            None => self.remember_turn(ns, source, text, Some(external)).await,
+            None => self.remember_turn_at(ns, source, text, Some(external), at).await,
         }
     }
 
@@ -477,6 +503,13 @@ impl Runtime {
     /// counter).
     pub fn render_recall(&self, view: &crate::agent_view::AgentRecall) -> String {
         view.render(self.engine.token_counter())
+    }
+
+    /// `view` with its prompt-ready text filled in: the answer of a door whose answer is JSON
+    /// alone (HTTP, Python), so that no client renders it again.
+    pub fn with_text(&self, mut view: crate::agent_view::AgentRecall) -> crate::agent_view::AgentRecall {
+        view.text = Some(self.render_recall(&view));
+        view
     }
 
     /// The full agent turn: remember the message (said by `source`), then `turn`, then on ACT

@@ -9,8 +9,9 @@ use mnemo_core::{Clock, Namespace, SimClock, SystemClock, Timestamp};
 use crate::cli::Cli;
 use crate::error_text::invalid;
 
-/// How far `--at` may run ahead of the real clock without `--allow-future`.
-const FUTURE_SLACK_MS: i64 = 24 * 3600 * 1000;
+/// How far `--at` may run ahead of the real clock without `--allow-future` (the door's rule
+/// for a stated time).
+const FUTURE_SLACK_MS: i64 = mnemo_agent::door::FUTURE_SLACK_MS;
 
 /// The clock: simulated with `--at`, else the real one.
 pub fn clock(cli: &Cli) -> Result<Arc<dyn Clock>> {
@@ -32,16 +33,7 @@ pub fn clock(cli: &Cli) -> Result<Arc<dyn Clock>> {
 
 /// `--at`: RFC 3339, or a date alone (`2026-05-01` is that day's midnight UTC).
 pub fn parse_at(t: &str) -> Result<Timestamp> {
-    let s = t.trim();
-    let is_date = s.len() == 10
-        && s.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
-    let full = if is_date { format!("{s}T00:00:00Z") } else { s.to_string() };
-    Timestamp::parse_rfc3339(&full).map_err(|_| {
-        let what = if is_date { "is not a calendar date" } else { "is neither a date nor an RFC 3339 time" };
-        invalid(format!(
-            "--at {t:?} {what}; expected YYYY-MM-DD (midnight UTC, e.g. 2026-05-01) or RFC 3339 (e.g. 2026-05-01T09:00:00Z)"
-        ))
-    })
+    mnemo_agent::door::parse_time(t).map_err(|e| invalid(format!("--at {e}")))
 }
 
 /// The namespace.

@@ -150,36 +150,7 @@ pub fn agent_turn(t: &AgentTurn) {
     out!("  {}", t.action);
 }
 
-/// A memory's history.
+/// A memory's history (the one rendering every door shows).
 pub fn why(w: &WhyReport) {
-    let m = &w.memory;
-    out!("memory {} [{}] in {}: {}", m.id, m.kind, m.namespace, m.content);
-    match &m.status {
-        Status::Active => out!("  status: active"),
-        Status::Tombstoned { reason, at, superseded_by } => {
-            out!("  status: TOMBSTONED at {at}");
-            out!("  reason: {reason}");
-            if let Some(s) = superseded_by {
-                let by = w.superseded_by.as_ref().map(|m| m.content.as_str()).unwrap_or("?");
-                out!("  superseded by memory {s}: {by}");
-            }
-        }
-    }
-    out!(
-        "  importance {:.2}, reinforcements {}, sources [{}], created {}, last confirmed {}",
-        m.importance,
-        m.reinforcements,
-        m.sources.join(", "),
-        m.created_at,
-        m.last_confirmed_at
-    );
-    out!("  extracted by {} / {}", m.provenance.client.as_str(), m.provenance.model);
-    out!("  history:");
-    for e in &w.events {
-        let turn = e.turn.map(|t| format!(" (turn {t})")).unwrap_or_default();
-        out!("    {}  {:<11}{} {}", e.at, e.event, turn, e.detail);
-    }
-    for t in &w.turns {
-        out!("  turn {} at {} by {}: {}", t.id, t.at, t.source, clip(&t.text, 80));
-    }
+    out!("{}", mnemo_agent::why_view::render_why(w).trim_end_matches('\n'));
 }

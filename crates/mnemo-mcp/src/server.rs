@@ -107,6 +107,11 @@ pub struct RememberParams {
     /// (status already_recorded); the same key with another text is refused.
     #[serde(default)]
     pub idempotency_key: Option<String>,
+    /// When it was said (default: now): RFC 3339 (`2026-05-01T09:00:00Z`) or a date alone
+    /// (`2026-05-01`, midnight UTC). At most a day ahead of the clock, and never before the
+    /// namespace's last turn: send a past conversation's turns oldest first.
+    #[serde(default)]
+    pub at: Option<String>,
     /// The namespace; must be the one this server is bound to (default).
     #[serde(default)]
     pub namespace: Option<String>,
@@ -606,8 +611,12 @@ impl MnemoMcp {
         if p.text.trim().is_empty() {
             return Ok(Self::fix_argument("remember", "text must not be empty: send the turn to remember"));
         }
+        let at = match p.at.as_deref().map(mnemo_agent::door::parse_time).transpose() {
+            Ok(at) => at,
+            Err(e) => return Ok(Self::fix_argument("remember", format!("at {e}"))),
+        };
         let (source, note) = self.source(p.source.as_deref());
-        let input = RememberInput { source, text: p.text, idempotency_key: p.idempotency_key };
+        let input = RememberInput { source, text: p.text, idempotency_key: p.idempotency_key, at };
         let r = match self.rt.remember_input(ns, &input).await {
             Ok(mut r) => {
                 r.notes.extend(note);

@@ -19,6 +19,13 @@ pub struct RememberRequest {
     /// nothing again and answers the turn first recorded.
     #[serde(default)]
     pub idempotency_key: Option<String>,
+    /// When it was said (default: now): RFC 3339, or a date alone (`2026-05-01`, midnight
+    /// UTC). What the turn writes takes this time. At most a day after the server's clock, and
+    /// never before the namespace's last turn (time only moves forward): importing a
+    /// conversation means sending its turns oldest first.
+    #[serde(default)]
+    #[schema(example = "2026-05-01T09:00:00Z")]
+    pub at: Option<String>,
 }
 
 /// What a remember (or forget) wrote.
@@ -158,6 +165,9 @@ pub struct TurnView {
     pub remembered: serde_json::Value,
     /// The recall, as `recall`'s compact result, with `plan` (ACT) or `escalation` (ESCALATE).
     pub recall: mnemo_agent::AgentRecall,
+    /// The prompt-ready text of the turn: one line of what the message wrote, then the
+    /// recall's text (as MCP's `turn` shows it).
+    pub text: String,
 }
 
 /// A full agent turn (`detail = "full"`).
@@ -231,6 +241,8 @@ pub struct WhyResponse {
     /// `memory`, `events`, `turns`, `superseded_by`.
     #[schema(value_type = crate::schema::WhyReport)]
     pub why: serde_json::Value,
+    /// The history as people read it (as `mnemo why` prints it).
+    pub text: String,
 }
 
 /// Query of `GET /v1/namespaces/{ns}/memories`.

@@ -203,7 +203,7 @@ fn invalid(message: impl Into<String>) -> ApiError {
     params(("ns" = String, Path, description = "namespace")),
     request_body = RememberRequest,
     responses((status = 200, description = "what the turn wrote", body = RememberResponse),
-        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused (an `at` that is not a time, more than a day after the server's clock, or before the namespace's last turn), or above a limit (too_many_items)", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
         (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
         (status = 409, description = "conflict: the idempotency key was used before with another text", body = ErrorBody),
@@ -223,7 +223,9 @@ pub async fn remember(
             c.principal, c.principal
         )
     });
-    let input = RememberInput { source: c.principal.clone(), text: req.text, idempotency_key: req.idempotency_key };
+    let at =
+        req.at.as_deref().map(mnemo_agent::door::parse_time).transpose().map_err(|e| invalid(format!("at {e}")))?;
+    let input = RememberInput { source: c.principal.clone(), text: req.text, idempotency_key: req.idempotency_key, at };
     let mut report = st.rt.remember_input(&c.namespace, &input).await?;
     report.notes.extend(label_note);
     Ok(Json(RememberResponse { principal: c.principal, report: to_value(&report)? }))
@@ -276,7 +278,7 @@ pub async fn recall(
     };
     // Written as the tenant reads it (short ids) here: the declared body is RecallResult.
     Ok(Json(match st.rt.recall_input(&c.namespace, &input).await? {
-        RecallAnswer::Compact(view) => to_value(&view)?,
+        RecallAnswer::Compact(view) => to_value(&st.rt.with_text(*view))?,
         RecallAnswer::FullRaw(pack) => {
             to_value(&RecallResponse { pack: to_value(&pack)?, assessment: None, verdict: None, action: None })?
         }
@@ -328,6 +330,7 @@ pub async fn turn(
             to_value(&TurnView {
                 principal: c.principal,
                 remembered: to_value(&view.remembered)?,
+                text: st.rt.render_turn(&view),
                 recall: view.recall,
             })?
         }
@@ -376,7 +379,7 @@ pub async fn why(
 ) -> Result<Json<WhyResponse>, ApiError> {
     let id = memory_in_path(&st, &c, p).await?;
     let w = st.rt.why(&c.namespace, id).await?;
-    Ok(Json(WhyResponse { why: to_value(&w)? }))
+    Ok(Json(WhyResponse { why: to_value(&w)?, text: mnemo_agent::why_view::render_why(&w) }))
 }
 
 /// One page of the namespace's memories, by id.

@@ -237,6 +237,38 @@ async fn forget_why_restore_list_and_export() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_remember_at_a_stated_time_is_recorded_then_and_a_bad_time_is_400() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start(d.path(), None).await;
+    let body = json!({"text": "[SEM] Acme | owner | Ben", "at": "2026-05-01T09:30:00Z"});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/remember", Some(OPS), Some(body)).await;
+    assert_eq!(st, 200, "{v}");
+    let at = |t: &str| Timestamp::parse_rfc3339(t).unwrap().millis();
+    assert_eq!(v["report"]["turn"]["at"], at("2026-05-01T09:30:00Z"), "{v}");
+    let (_, why) = s.call("GET", "/v1/namespaces/a/memories/m1", Some(OPS), None).await;
+    assert_eq!(why["why"]["memory"]["created_at"], at("2026-05-01T09:30:00Z"), "{why}");
+    // A date alone is that day's midnight UTC.
+    let body = json!({"text": "[SEM] Acme | city | Oslo", "at": "2026-05-02"});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/remember", Some(OPS), Some(body)).await;
+    assert_eq!((st, v["report"]["turn"]["at"].as_i64()), (200, Some(at("2026-05-02T00:00:00Z"))), "{v}");
+    // Not a time: 400 invalid_input naming it, and nothing written.
+    let body = json!({"text": "[SEM] Acme | owner | Carla", "at": "yesterday"});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/remember", Some(OPS), Some(body)).await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("at \"yesterday\"") && msg.contains("YYYY-MM-DD"), "{msg}");
+    // Far ahead of the server's clock: refused naming the time and the clock.
+    let body = json!({"text": "[SEM] Acme | owner | Carla", "at": "2027-01-01"});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/remember", Some(OPS), Some(body)).await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("2027-01-01T00:00:00Z") && msg.contains("2026-07-01T09:00:00Z"), "{msg}");
+    let (_, v) = s.call("GET", "/v1/namespaces/a/memories?include_tombstoned=true", Some(OPS), None).await;
+    assert_eq!(v["memories"].as_array().unwrap().len(), 2, "{v}");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_openapi_document_lists_the_paths() {
     let d = tempfile::tempdir().unwrap();
     let s = Server::start(d.path(), None).await;

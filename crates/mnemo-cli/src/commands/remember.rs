@@ -15,7 +15,8 @@ pub async fn run(rt: &Runtime, ns: &Namespace, a: &RememberArgs, bytes: &[u8]) -
     let (source, note) = operator_source(Some(&a.source), &rt.config().declared_sources());
     let text = std::str::from_utf8(bytes)
         .map_err(|e| mnemo_core::CoreError::InvalidUtf8 { valid_up_to: e.valid_up_to(), detail: e.to_string() })?;
-    let input = RememberInput { source, text: text.to_string(), idempotency_key: a.idempotency_key.clone() };
+    // `--at` is the clock itself here (a simulated one): the turn is said now by that clock.
+    let input = RememberInput { source, text: text.to_string(), idempotency_key: a.idempotency_key.clone(), at: None };
     let mut r = rt.remember_input(ns, &input).await?;
     r.notes.extend(note);
     Ok(r)

@@ -27,6 +27,11 @@ impl Engine {
         self.store.all_memories(ns).await
     }
 
+    /// The namespaces that hold memories or turns (an embedded door's operator sees them all).
+    pub async fn namespaces(&self) -> Result<Vec<Namespace>> {
+        self.store.namespaces().await
+    }
+
     /// One page of a namespace's memories by id (see `ListPage`).
     pub async fn list_memories(&self, ns: &Namespace, page: &ListPage) -> Result<Vec<Memory>> {
         self.store.list_memories(ns, page).await

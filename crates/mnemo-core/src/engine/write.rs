@@ -11,6 +11,7 @@ use crate::error::{CoreError, Result};
 use crate::model::*;
 use crate::relevance::{content_terms, cosine, QueryTerms, RelevanceEvidence};
 use crate::text::norm_name;
+use crate::time::Timestamp;
 use crate::traits::{Candidate, ExtractedItem, Extraction, ModelInfo, Reconciled, SearchMode, SearchQuery, Verdict};
 
 /// Largest turn accepted, in bytes.
@@ -111,17 +112,32 @@ impl Engine {
         self.remember_turn(ns, source, text, None).await
     }
 
-    /// Remember a turn with an external id (e.g. a benchmark's dialogue id).
-    ///
-    /// The raw turn is recorded first (durable before anything is derived); then extraction,
-    /// embedding and reconciliation plan every item in turn order, and the plan is applied as
-    /// one atomic batch. A failure anywhere leaves the recorded turn and no derived change.
+    /// Remember a turn with an external id (e.g. a benchmark's dialogue id), at the clock's
+    /// time ([`Engine::remember_turn_at`] with no stated time).
     pub async fn remember_turn(
         &self,
         ns: &Namespace,
         source: &str,
         text: &str,
         external_id: Option<String>,
+    ) -> Result<RememberReport> {
+        self.remember_turn_at(ns, source, text, external_id, None).await
+    }
+
+    /// Remember a turn with an external id, said at `at` (None: the clock's time). A stated
+    /// time keeps the rule that time only moves forward in a namespace: one before the
+    /// namespace's last turn is refused. What is derived from the turn takes its time.
+    ///
+    /// The raw turn is recorded first (durable before anything is derived); then extraction,
+    /// embedding and reconciliation plan every item in turn order, and the plan is applied as
+    /// one atomic batch. A failure anywhere leaves the recorded turn and no derived change.
+    pub async fn remember_turn_at(
+        &self,
+        ns: &Namespace,
+        source: &str,
+        text: &str,
+        external_id: Option<String>,
+        at: Option<Timestamp>,
     ) -> Result<RememberReport> {
         if text.trim().is_empty() {
             return Err(CoreError::InvalidInput("turn text is empty".into()));
@@ -134,7 +150,7 @@ impl Engine {
         }
         let source = if source.trim().is_empty() { "user" } else { source.trim() };
         let _write = self.write_guard(ns).await?;
-        let turn = self.record(ns, source, text, external_id).await?;
+        let turn = self.record_at(ns, source, text, external_id, at).await?;
         self.extract_and_apply(ns, turn).await
     }
 
@@ -165,7 +181,7 @@ impl Engine {
         self.extract_and_apply(ns, turn.clone()).await
     }
 
-    /// Record a raw turn durably (the caller holds the write guard); time only moves forward.
+    /// Record a raw turn durably at the clock's time (the caller holds the write guard).
     pub(crate) async fn record(
         &self,
         ns: &Namespace,
@@ -173,7 +189,20 @@ impl Engine {
         text: &str,
         external_id: Option<String>,
     ) -> Result<Turn> {
-        let now = self.clock.now();
+        self.record_at(ns, source, text, external_id, None).await
+    }
+
+    /// Record a raw turn durably at `at` (None: the clock's time; the caller holds the write
+    /// guard); time only moves forward.
+    pub(crate) async fn record_at(
+        &self,
+        ns: &Namespace,
+        source: &str,
+        text: &str,
+        external_id: Option<String>,
+        at: Option<Timestamp>,
+    ) -> Result<Turn> {
+        let now = at.unwrap_or_else(|| self.clock.now());
         if let Some(last) = self.store.latest_turn_at(ns).await? {
             if now < last {
                 return Err(CoreError::InvalidInput(format!(

@@ -1,0 +1,307 @@
+"""The one Python API over both doors.
+
+:class:`Api` holds every method an agent calls (``remember``, ``recall``, ``turn``, ``forget``,
+``why``, ``list``, ``export``, ``escalations``, ``answer``, ``dismiss``) and reads the answers
+into the typed objects of :mod:`mnemo.types`. It knows no transport: a door subclass
+(:class:`mnemo.Memory`, the engine in-process; :class:`mnemo.Client`, the HTTP server)
+implements the ``_…`` primitives, each returning the JSON the door answered. The rules (what
+an id, a budget, a claim key may be) are the engine's, applied behind both doors, so the
+same call is accepted or refused the same way at both.
+
+:class:`AsyncApi` is the same API for ``asyncio``: each call runs the blocking one on a
+worker thread (``asyncio.to_thread``); the engine releases the GIL while it works, so the
+event loop keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+from .errors import InvalidInputError
+from .types import Claim, Escalation, MemoryRecord, Page, Recall, RememberResult, TurnResult, Why
+
+Message = Mapping[str, Any]
+"""A chat message: ``{"role": "user" | "assistant" | …, "content": str, "timestamp"?: datetime | str}``."""
+
+About = Union[str, Sequence[str], Claim, None]
+"""What a task is about: ``"Northwind Labs | owner"``, ``("Northwind Labs", "owner")`` or a Claim."""
+
+PAGE = 100
+
+
+def time_arg(t: Union[datetime, str, None], what: str = "timestamp") -> Optional[str]:
+    """A time as the engine takes it: RFC 3339 text (a ``YYYY-MM-DD`` date is midnight UTC).
+    A naive ``datetime`` is refused: its zone would be a guess."""
+    if t is None:
+        return None
+    if isinstance(t, datetime):
+        if t.tzinfo is None or t.utcoffset() is None:
+            raise InvalidInputError(
+                f"{what} {t.isoformat()} has no time zone; pass an aware datetime, e.g. datetime.now(timezone.utc)"
+            )
+        return t.isoformat()
+    if isinstance(t, str):
+        return t
+    raise InvalidInputError(f"{what} must be a datetime or RFC 3339 text, got {type(t).__name__}")
+
+
+def about_arg(about: About) -> Optional[str]:
+    """``entity | attribute`` text from the forms :data:`About` allows."""
+    if about is None:
+        return None
+    if isinstance(about, Claim):
+        return f"{about.entity} | {about.attribute}"
+    if isinstance(about, str):
+        return about
+    parts = list(about)
+    if len(parts) != 2 or not all(isinstance(p, str) for p in parts):
+        raise InvalidInputError(f"about must be 'entity | attribute' or (entity, attribute), got {about!r}")
+    return f"{parts[0]} | {parts[1]}"
+
+
+def messages_arg(messages: Iterable[Message]) -> list[dict]:
+    """Chat messages checked for shape; each becomes one turn, in order."""
+    out = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping):
+            raise InvalidInputError(f"message {i} is a {type(m).__name__}; a message is {{'role': …, 'content': …}}")
+        role, content = m.get("role"), m.get("content")
+        if not isinstance(role, str) or not role.strip():
+            raise InvalidInputError(f"message {i} has no role (user, assistant, system or tool)")
+        if not isinstance(content, str):
+            raise InvalidInputError(f"message {i} has no text content")
+        msg = {"role": role, "content": content}
+        ts = time_arg(m.get("timestamp"), f"message {i}'s timestamp")
+        if ts is not None:
+            msg["timestamp"] = ts
+        out.append(msg)
+    if not out:
+        raise InvalidInputError("messages is empty: send at least one message to remember")
+    return out
+
+
+class Api:
+    """Mnemo's memory API (see :class:`mnemo.Memory` and :class:`mnemo.Client`)."""
+
+    namespace: str
+
+    # -- the primitives a door implements: each returns the door's JSON -----------------
+    def _remember(self, ns: str, text: str, source: Optional[str], key: Optional[str], at: Optional[str]) -> Any:
+        raise NotImplementedError
+
+    def _remember_messages(
+        self, ns: str, messages: list[dict], source: Optional[str], key: Optional[str], at: Optional[str]
+    ) -> list:
+        raise NotImplementedError
+
+    def _recall(self, ns: str, query: str, budget: Optional[int], mode: Optional[str], about: Optional[str], raw: bool) -> Any:
+        raise NotImplementedError
+
+    def _turn(self, ns: str, text: str, budget: Optional[int], about: Optional[str]) -> Any:
+        raise NotImplementedError
+
+    def _forget(self, ns: str, command: str) -> Any:
+        raise NotImplementedError
+
+    def _why(self, ns: str, id: str) -> Any:
+        raise NotImplementedError
+
+    def _page(self, ns: str, after: Optional[str], limit: int, include_tombstoned: bool) -> Any:
+        raise NotImplementedError
+
+    def _export(self, ns: str, include_tombstoned: bool) -> list:
+        raise NotImplementedError
+
+    def _escalations(self, ns: str, open_only: bool) -> Any:
+        raise NotImplementedError
+
+    def _answer(self, ns: str, id: str, value: str) -> Any:
+        raise NotImplementedError
+
+    def _dismiss(self, ns: str, id: str) -> Any:
+        raise NotImplementedError
+
+    # -- the API -------------------------------------------------------------------------
+    def _ns(self, namespace: Optional[str]) -> str:
+        return self.namespace if namespace is None else namespace
+
+    def remember(
+        self,
+        what: Union[str, Iterable[Message]],
+        *,
+        source: Optional[str] = None,
+        timestamp: Union[datetime, str, None] = None,
+        idempotency_key: Optional[str] = None,
+        namespace: Optional[str] = None,
+    ) -> Any:
+        """Remember a turn: text (tagged lines such as ``[SEM] Northwind Labs | owner | Ben``
+        for the offline model, or prose), or chat messages ``[{"role", "content",
+        "timestamp"?}]``, each its own turn in order.
+
+        A newer value for a fact supersedes the old one, which is tombstoned with the reason,
+        never deleted. ``timestamp`` dates the turn (time only moves forward in a namespace;
+        at most a day ahead of the clock); ``idempotency_key`` makes a retry safe. Returns a
+        :class:`RememberResult`, or a list of them for messages.
+        """
+        ns = self._ns(namespace)
+        at = time_arg(timestamp)
+        if isinstance(what, str):
+            return RememberResult.of(self._remember(ns, what, source, idempotency_key, at))
+        if isinstance(what, (bytes, bytearray)):
+            raise InvalidInputError("remember takes text (str) or chat messages, not bytes: decode it first")
+        msgs = messages_arg(what)
+        return [RememberResult.of(r) for r in self._remember_messages(ns, msgs, source, idempotency_key, at)]
+
+    def recall(
+        self,
+        query: str,
+        *,
+        budget: Optional[int] = None,
+        mode: Optional[str] = None,
+        about: About = None,
+        raw: bool = False,
+        namespace: Optional[str] = None,
+    ) -> Recall:
+        """Recall memories for ``query`` into a token ``budget``, re-check verifiable claims
+        against the systems of record, grade the pack and decide ``act`` or ``escalate``.
+
+        ``mode``: ``hybrid`` (default), ``lexical`` or ``dense``. ``about``: the claim the task
+        is about (``"entity | attribute"``). ``raw``: plain retrieval, no grade and no decision.
+        """
+        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
+            raise InvalidInputError(f"budget must be a whole number of tokens ≥ 0, got {budget!r}")
+        return Recall.of(self._recall(self._ns(namespace), query, budget, mode, about_arg(about), bool(raw)))
+
+    def turn(
+        self,
+        text: str,
+        *,
+        budget: Optional[int] = None,
+        about: About = None,
+        namespace: Optional[str] = None,
+    ) -> TurnResult:
+        """An agent turn: remember ``text``, recall with it as the query, assess, and on ACT plan
+        from the pack (the plan checked against it), on ESCALATE record an escalation a human
+        answers."""
+        return TurnResult.of(self._turn(self._ns(namespace), text, budget, about_arg(about)))
+
+    def forget(self, command: str, *, namespace: Optional[str] = None) -> RememberResult:
+        """Forget exactly what ``command`` designates (``"entity | attribute"`` or free text): the
+        memories are tombstoned with the command as the reason, never deleted."""
+        return RememberResult.of(self._forget(self._ns(namespace), command))
+
+    def why(self, id: str, *, namespace: Optional[str] = None) -> Why:
+        """A memory's history: the turns it came from, what reinforced it, and if it was
+        forgotten, why, when and what superseded it. ``str()`` of it is the explanation."""
+        return Why.of(self._why(self._ns(namespace), str(id)))
+
+    def page(
+        self,
+        *,
+        after: Optional[str] = None,
+        limit: int = 20,
+        include_tombstoned: bool = False,
+        namespace: Optional[str] = None,
+    ) -> Page:
+        """One page of memories by id; ``next_after`` of a page is ``after`` of the next."""
+        return Page.of(self._page(self._ns(namespace), after, limit, include_tombstoned))
+
+    def list(
+        self,
+        *,
+        all: bool = False,
+        limit: Optional[int] = None,
+        after: Optional[str] = None,
+        namespace: Optional[str] = None,
+    ) -> list[MemoryRecord]:
+        """The namespace's memories by id: active ones, or with ``all=True`` tombstoned ones too
+        (as ``mnemo list --all``). Every memory unless ``limit`` (then one page from ``after``)."""
+        ns = self._ns(namespace)
+        if limit is not None:
+            return self.page(after=after, limit=limit, include_tombstoned=all, namespace=ns).memories
+        out: list[MemoryRecord] = []
+        cursor = after
+        while True:
+            p = self.page(after=cursor, limit=PAGE, include_tombstoned=all, namespace=ns)
+            out.extend(p.memories)
+            if not p.next_after:
+                return out
+            cursor = p.next_after
+
+    def export(self, *, all: bool = False, namespace: Optional[str] = None) -> list[dict]:
+        """Every memory of the namespace as the export's JSON records (``all=True``: tombstoned
+        ones too)."""
+        return self._export(self._ns(namespace), all)
+
+    def escalations(self, *, all: bool = False, namespace: Optional[str] = None) -> list[Escalation]:
+        """The namespace's open escalations (``all=True``: answered and dismissed ones too)."""
+        body = self._escalations(self._ns(namespace), not all)
+        items = body.get("escalations", []) if isinstance(body, dict) else body
+        return [Escalation.of(e) for e in items]
+
+    def answer(self, id: str, value: str, *, namespace: Optional[str] = None) -> dict:
+        """A human's answer to an escalation: recorded as their word on the escalation's claim,
+        which memory then trusts most."""
+        return self._answer(self._ns(namespace), str(id), value)
+
+    def dismiss(self, id: str, *, namespace: Optional[str] = None) -> dict:
+        """Close an escalation without an answer: nothing is recorded in memory."""
+        return self._dismiss(self._ns(namespace), str(id))
+
+
+class AsyncApi:
+    """The same API for ``asyncio``: every method is a coroutine running the blocking call on
+    a worker thread, so the event loop is never blocked."""
+
+    def __init__(self, sync: Api) -> None:
+        self._sync = sync
+
+    @property
+    def namespace(self) -> str:
+        return self._sync.namespace
+
+    async def remember(self, what: Union[str, Iterable[Message]], **kw: Any) -> Any:
+        if not isinstance(what, str):
+            what = list(what)  # read here, not on the worker thread
+        return await asyncio.to_thread(self._sync.remember, what, **kw)
+
+    async def recall(self, query: str, **kw: Any) -> Recall:
+        return await asyncio.to_thread(self._sync.recall, query, **kw)
+
+    async def turn(self, text: str, **kw: Any) -> TurnResult:
+        return await asyncio.to_thread(self._sync.turn, text, **kw)
+
+    async def forget(self, command: str, **kw: Any) -> RememberResult:
+        return await asyncio.to_thread(self._sync.forget, command, **kw)
+
+    async def why(self, id: str, **kw: Any) -> Why:
+        return await asyncio.to_thread(self._sync.why, id, **kw)
+
+    async def page(self, **kw: Any) -> Page:
+        return await asyncio.to_thread(self._sync.page, **kw)
+
+    async def list(self, **kw: Any) -> list[MemoryRecord]:
+        return await asyncio.to_thread(self._sync.list, **kw)
+
+    async def export(self, **kw: Any) -> list[dict]:
+        return await asyncio.to_thread(self._sync.export, **kw)
+
+    async def escalations(self, **kw: Any) -> list[Escalation]:
+        return await asyncio.to_thread(self._sync.escalations, **kw)
+
+    async def answer(self, id: str, value: str, **kw: Any) -> dict:
+        return await asyncio.to_thread(self._sync.answer, id, value, **kw)
+
+    async def dismiss(self, id: str, **kw: Any) -> dict:
+        return await asyncio.to_thread(self._sync.dismiss, id, **kw)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._sync.close)  # type: ignore[attr-defined]
+
+    async def __aenter__(self) -> "AsyncApi":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()

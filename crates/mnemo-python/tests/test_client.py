@@ -1,0 +1,66 @@
+"""The HTTP client: the same quick start with only the constructor changed, the same errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemo import Client, ConnectionFailedError, InvalidInputError, NotFoundError, UnauthorizedError
+from quickstart import quickstart
+
+
+def test_quickstart_against_the_server(server):
+    why = quickstart(Client(server.url, token=server.token, namespace="me"))
+    assert "TOMBSTONED" in why and "superseded" in why and "Carla" in why
+
+
+def test_same_answers_as_in_process(server, tmp_path):
+    from mnemo import Memory
+
+    c = Client(server.url, token=server.token, namespace="me")
+    with Memory(tmp_path / "local", namespace="me") as m:
+        for door in (c, m):
+            door.remember("[SEM] Northwind Labs | owner | Ben")
+            door.remember("[SEM] Northwind Labs | owner | Carla")
+        a = c.recall("who owns Northwind Labs", about="Northwind Labs | owner")
+        b = m.recall("who owns Northwind Labs", about="Northwind Labs | owner")
+        assert (a.decision, [x.value for x in a.act_on], [x.id for x in a.memories]) == (
+            b.decision,
+            [x.value for x in b.act_on],
+            [x.id for x in b.memories],
+        )
+        assert [(x.id, x.status) for x in c.list(all=True)] == [(x.id, x.status) for x in m.list(all=True)]
+
+
+def test_errors_map_to_the_same_kinds(server):
+    c = Client(server.url, token=server.token, namespace="me")
+    with pytest.raises(NotFoundError):
+        c.why("m999")
+    with pytest.raises(InvalidInputError, match="mode"):
+        c.recall("x", mode="telepathy")
+    with pytest.raises(UnauthorizedError):
+        Client(server.url, token="wrong", namespace="me").recall("x")
+    with pytest.raises(UnauthorizedError):
+        Client(server.url, token=server.token, namespace="not-mine").recall("x")
+    with pytest.raises(ConnectionFailedError, match="127.0.0.1:9"):
+        Client("http://127.0.0.1:9", token="x", timeout=2).recall("x")
+
+
+def test_messages_and_timestamps(server):
+    c = Client(server.url, token=server.token, namespace="me")
+    rs = c.remember(
+        [
+            {"role": "user", "content": "[SEM] Northwind Labs | owner | Ben", "timestamp": "2026-01-05T09:00:00Z"},
+            {"role": "user", "content": "[SEM] Northwind Labs | owner | Carla", "timestamp": "2026-01-06"},
+        ]
+    )
+    assert [r.turn.at.isoformat() for r in rs] == ["2026-01-05T09:00:00+00:00", "2026-01-06T00:00:00+00:00"]
+
+
+def test_turn_escalation_answer(server):
+    c = Client(server.url, token=server.token, namespace="me")
+    t = c.turn("what is the lead time of IC-MC-44", about="IC-MC-44 | lead time")
+    assert t.decision == "escalate"
+    e = c.escalations()[0]
+    c.answer(e.id, "21 days")
+    assert c.recall("lead time of IC-MC-44", about="IC-MC-44 | lead time").act_on[0].value == "21 days"
+    assert c.health()["status"]
