@@ -123,7 +123,10 @@ export interface ExportOptions extends CallOptions {
 }
 
 export interface EscalationsOptions extends CallOptions {
-  /** Only the escalations waiting for a human. */
+  /**
+   * Only the escalations waiting for a human (default `true`, as the Python client; the
+   * server's own default is every escalation). `false`: answered and dismissed ones too.
+   */
   openOnly?: boolean;
 }
 
@@ -167,19 +170,29 @@ export class MnemoError extends Error {
   /** The HTTP status; 0 when there was no HTTP answer. */
   readonly status: number;
   /**
-   * The server's stable code (`invalid_input`, `not_found`, `conflict`, …), or the client's own:
-   * `network` (no answer), `timeout`, `invalid_response` (an answer that is not the JSON expected).
+   * The server's stable code (`invalid_input`, `not_found`, `conflict`, `rate_limited`, `busy`,
+   * `read_only`, `model_failure`, …), or the client's own: `network` (no answer), `timeout`,
+   * `invalid_response` (an answer that is not the JSON expected).
    */
   readonly code: string;
   /** The URL called. */
   readonly url: string;
+  /** The server's `Retry-After`, in seconds (`rate_limited`, `busy`, `read_only`); else undefined. */
+  readonly retryAfter: number | undefined;
 
-  constructor(message: string, status: number, code: string, url: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    status: number,
+    code: string,
+    url: string,
+    options?: { cause?: unknown; retryAfter?: number },
+  ) {
     super(message, options);
     this.name = new.target.name;
     this.status = status;
     this.code = code;
     this.url = url;
+    this.retryAfter = options?.retryAfter;
   }
 }
 
@@ -194,12 +207,22 @@ export class UnauthorizedError extends MnemoError {}
 export class NotFoundError extends MnemoError {}
 /** 409: an idempotency key reused with another text, or an escalation already closed. */
 export class ConflictError extends MnemoError {}
-/** 429: too many requests. */
+/** 429 rate_limited: the model endpoint asked to slow down; `retryAfter` says when to try again. */
 export class RateLimitedError extends MnemoError {}
-/** 503: the server is shutting down or busy; try again later. */
+/** 503 busy (another writer holds the store or the index) or shutting_down: try again later (`retryAfter`). */
 export class BusyError extends MnemoError {}
-/** Any other 5xx (internal, unextracted, unsupported). */
+/** 503 read_only: the server's store or index cannot be written; reads still work. */
+export class ReadOnlyError extends MnemoError {}
+/** Any other 5xx (internal); the classes below are kinds of it. */
 export class ServerError extends MnemoError {}
+/** 500 unextracted: the turn is recorded but nothing was derived from it (`mnemo reextract` retries it). */
+export class UnextractedError extends ServerError {}
+/** 500 config: the server's configuration is wrong (a setting, a kind, a plugin, a model client). */
+export class ConfigError extends ServerError {}
+/** 501 unsupported: the server's store or model does not do what was asked. */
+export class UnsupportedError extends ServerError {}
+/** 502 model_failure: a model call failed (the endpoint, its answer, the embedder). */
+export class ModelError extends ServerError {}
 /** No answer from the server (status 0, code `network` or `timeout`), or a 2xx answer that is not its JSON (code `invalid_response`). */
 export class ConnectionFailedError extends MnemoError {}
 
@@ -216,8 +239,11 @@ const BY_CODE: Record<string, typeof MnemoError> = {
   rate_limited: RateLimitedError,
   busy: BusyError,
   shutting_down: BusyError,
-  unextracted: ServerError,
-  unsupported: ServerError,
+  read_only: ReadOnlyError,
+  unextracted: UnextractedError,
+  config: ConfigError,
+  unsupported: UnsupportedError,
+  model_failure: ModelError,
   internal: ServerError,
 };
 
@@ -276,9 +302,26 @@ function checkMessages(input: unknown, url: string): Message[] {
   return input as Message[];
 }
 
-function when(at: string | Date | number | undefined): string | undefined {
+/** `Retry-After` in seconds (the HTTP-date form is not Mnemo's); undefined when absent or not a number. */
+function retryAfter(res: Response): number | undefined {
+  const v = res.headers.get("retry-after")?.trim();
+  if (v === undefined || !/^\d+$/.test(v)) return undefined;
+  return Number(v);
+}
+
+/**
+ * A time as sent: RFC 3339 text as given; a Date or epoch milliseconds as ISO 8601. An invalid
+ * Date, a number that is not a time, or another type is refused before anything is sent.
+ */
+function when(at: unknown, field: string, url: string): string | undefined {
   if (at === undefined || typeof at === "string") return at;
-  return (at instanceof Date ? at : new Date(at)).toISOString();
+  const refuse = (why: string) => new InvalidInputError(`${field} ${why}`, 0, "invalid_input", url);
+  if (!(at instanceof Date || typeof at === "number")) {
+    throw refuse("must be RFC 3339 text, a Date or epoch milliseconds");
+  }
+  const d = at instanceof Date ? at : new Date(at);
+  if (Number.isNaN(d.getTime())) throw refuse(`is not a valid time (${String(at)})`);
+  return d.toISOString();
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -322,10 +365,11 @@ export class MnemoClient {
     if (typeof input === "string") {
       return this.#json<RememberResponse>("POST", this.#ns(call, "remember"), {
         ...call,
-        body: { text: input, source, idempotency_key: idempotencyKey, at: when(at) },
+        body: { text: input, source, idempotency_key: idempotencyKey, at: when(at, "at", this.url) },
       });
     }
     const messages = checkMessages(input, this.url);
+    when(at, "at", this.url); // refused before the first message is sent
     const reports: RememberResponse[] = [];
     for (const [i, m] of messages.entries()) {
       reports.push(
@@ -336,7 +380,7 @@ export class MnemoClient {
             // As every door does: the user's words are the caller's; any other role says its own.
             source: m.role === "user" ? source : m.role,
             idempotency_key: idempotencyKey === undefined ? undefined : `${idempotencyKey}#${i}`,
-            at: when(m.timestamp ?? at),
+            at: when(m.timestamp ?? at, m.timestamp === undefined ? "at" : `message ${i}'s timestamp`, this.url),
           },
         }),
       );
@@ -431,10 +475,14 @@ export class MnemoClient {
     return this.#json("POST", this.#ns(options, "memories", id, "restore"), options);
   }
 
-  /** The escalations of the namespace, oldest first (`openOnly`: those waiting for a human). */
+  /**
+   * The escalations of the namespace waiting for a human, oldest first; `openOnly: false`:
+   * every escalation, answered and dismissed ones too. (`open` is always sent: the server's
+   * default is every escalation, this client's, as the Python client's, the open ones.)
+   */
   escalations(options: EscalationsOptions = {}): Promise<EscalationList> {
-    const { openOnly, ...call } = options;
-    return this.#json("GET", this.#ns(call, "escalations"), { ...call, query: { open: openOnly || undefined } });
+    const { openOnly = true, ...call } = options;
+    return this.#json("GET", this.#ns(call, "escalations"), { ...call, query: { open: openOnly } });
   }
 
   /** One escalation (`e3`). */
@@ -522,13 +570,14 @@ export class MnemoClient {
       }
       if (isErrorBody(parsed)) {
         const Class = errorClass(res.status, parsed.error.code);
-        throw new Class(parsed.error.message, res.status, parsed.error.code, url);
+        throw new Class(parsed.error.message, res.status, parsed.error.code, url, { retryAfter: retryAfter(res) });
       }
       throw new (errorClass(res.status))(
         `${method} ${url}: HTTP ${res.status} without Mnemo's error document${text ? `: ${snippet(text)}` : ""}`,
         res.status,
         "invalid_response",
         url,
+        { retryAfter: retryAfter(res) },
       );
     }
     return { res, url };

@@ -536,9 +536,11 @@ export interface components {
         /** @description What went wrong. */
         ErrorDetail: {
             /**
-             * @description A stable code (see the API docs): unauthorized, forbidden, payload_too_large,
-             *     bad_request, invalid_input, too_many_items, not_found, method_not_allowed, conflict,
-             *     unextracted, unsupported, shutting_down, internal.
+             * @description A stable code (see the API docs): unauthorized (401), forbidden (403),
+             *     payload_too_large (413), bad_request (400, 415, 422), invalid_input (400),
+             *     too_many_items (400), not_found (404), method_not_allowed (405), conflict (409),
+             *     rate_limited (429), unextracted (500), config (500), unsupported (501), model_failure
+             *     (502), busy (503), read_only (503), shutting_down (503), internal (500).
              */
             code: string;
             /** @description A human-readable message. */
@@ -1385,7 +1387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description shutting_down: the server is shutting down */
+            /** @description shutting_down: the server is shutting down; or busy (another writer holds the store) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1694,8 +1696,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description internal */
+            /** @description internal, config (the server's configuration), or unextracted (the turn is recorded but was not extracted; `mnemo reextract` retries it) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1804,8 +1815,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description internal */
+            /** @description internal, or config (the server's configuration) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1866,7 +1886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description internal, or unextracted (the turn is recorded but was not extracted) */
+            /** @description internal, or config (the server's configuration) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1956,8 +1976,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description internal, or unextracted (the turn is recorded but was not extracted) */
+            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, or config (the server's configuration) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description model_failure: a model call failed (the endpoint, its answer, the embedder) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2022,7 +2069,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description internal, or unextracted (the turn is recorded but was not extracted) */
+            /** @description internal, or config (the server's configuration) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2092,7 +2139,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description internal, or unextracted (the turn is recorded but was not extracted) */
+            /** @description internal, or config (the server's configuration) */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2162,8 +2209,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description internal, or unextracted (the turn is recorded but was not extracted) */
+            /** @description internal, or config (the server's configuration) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2252,8 +2308,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description internal, or unextracted (the turn is recorded but was not extracted) */
+            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, or config (the server's configuration) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description model_failure: a model call failed (the endpoint, its answer, the embedder) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2351,8 +2434,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description internal, or unextracted (the turn is recorded but was not extracted) */
+            /** @description internal, config (the server's configuration), or unextracted (the turn is recorded but was not extracted; `mnemo reextract` retries it) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2441,8 +2533,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description internal, or unextracted (the turn is recorded but was not extracted) */
+            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, config (the server's configuration), or unextracted (the turn is recorded but was not extracted; `mnemo reextract` retries it) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description model_failure: a model call failed (the endpoint, its answer, the embedder) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

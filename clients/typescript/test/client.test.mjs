@@ -9,14 +9,21 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import {
+  BusyError,
+  ConfigError,
   ConflictError,
   ConnectionFailedError,
   InvalidInputError,
   MnemoClient,
   MnemoError,
+  ModelError,
   NotFoundError,
+  RateLimitedError,
+  ReadOnlyError,
   ServerError,
   UnauthorizedError,
+  UnextractedError,
+  UnsupportedError,
 } from "../dist/index.js";
 import { REGENERATE, typesFor } from "../scripts/generate.mjs";
 import { NAMESPACES, PACKAGE_DIR, canonicalDocument, committedDocument, startServer } from "../scripts/serve.mjs";
@@ -265,6 +272,58 @@ test("remember messages with timestamps: each turn is recorded at its message's 
   );
   assert.equal(e.status, 400);
   assert.equal(e.code, "invalid_input");
+
+  // A time that is not one is refused before anything is sent, as the client's own error.
+  const before = (await mnemo.list({ all: true, includeTombstoned: true, namespace: OTHER_NS })).length;
+  for (const at of [new Date("not a time"), Number.NaN, Number.POSITIVE_INFINITY, { when: "now" }]) {
+    const refused = await rejection(() => mnemo.remember("[SEM] Fabrikam | site | Rome", { namespace: OTHER_NS, at }), InvalidInputError);
+    assert.equal(refused.status, 0);
+    assert.equal(refused.code, "invalid_input");
+    assert.match(refused.message, /^at /);
+  }
+  const refused = await rejection(
+    () => mnemo.remember([{ role: "user", content: "[SEM] Fabrikam | site | Rome" }], { namespace: OTHER_NS, at: new Date(Number.NaN) }),
+    InvalidInputError,
+  );
+  assert.match(refused.message, /at is not a valid time/);
+  assert.equal((await mnemo.list({ all: true, includeTombstoned: true, namespace: OTHER_NS })).length, before, "nothing was sent");
+});
+
+test("errors of the server's kinds: each code as its class, with Retry-After", async () => {
+  // A stand-in answering each of the server's error documents (statuses and codes as
+  // crates/mnemo-server/src/error.rs answers them).
+  const answers = [
+    [429, "rate_limited", "5", RateLimitedError],
+    [503, "busy", "1", BusyError],
+    [503, "read_only", "30", ReadOnlyError],
+    [503, "shutting_down", undefined, BusyError],
+    [502, "model_failure", undefined, ModelError],
+    [500, "config", undefined, ConfigError],
+    [501, "unsupported", undefined, UnsupportedError],
+    [500, "unextracted", undefined, UnextractedError],
+    [500, "internal", undefined, ServerError],
+  ];
+  let next;
+  const stub = createServer((_, res) => {
+    const [status, code, after] = next;
+    const headers = { "content-type": "application/json", ...(after ? { "retry-after": after } : {}) };
+    res.writeHead(status, headers).end(JSON.stringify({ error: { code, message: `${code} said` } }));
+  });
+  await new Promise((ok) => stub.listen(0, "127.0.0.1", ok));
+  try {
+    const c = new MnemoClient({ url: `http://127.0.0.1:${stub.address().port}`, token: "x", namespace: "n" });
+    for (const answer of answers) {
+      next = answer;
+      const [status, code, after, Class] = answer;
+      const e = await rejection(() => c.recall("q"), Class);
+      assert.deepEqual([e.status, e.code, e.message, e.retryAfter], [status, code, `${code} said`, after && Number(after)]);
+      if ([ModelError, ConfigError, UnsupportedError, UnextractedError].includes(Class)) {
+        assert.ok(e instanceof ServerError, `${Class.name} is a ServerError`);
+      }
+    }
+  } finally {
+    await new Promise((ok) => stub.close(ok));
+  }
 });
 
 test("a per-call namespace reaches that namespace only", async () => {
@@ -347,6 +406,10 @@ test("turn acts on a known claim and escalates on an unknown one", async () => {
   assert.equal(acts.recall.decision?.decision, "act");
   assert.equal(acts.recall.decision.act_on[0].value, "Carla");
   assert.equal(acts.recall.plan?.faithful, true);
+  // The turn's text, and the recall's own text as recall answers it.
+  assert.equal(typeof acts.recall.text, "string");
+  assert.match(acts.recall.text, /Carla/);
+  assert.ok(acts.text.endsWith(acts.recall.text), acts.text);
 
   const full = await mnemo.turn("who owns Northwind Labs?", { about: "Northwind Labs | owner", detail: "full" });
   assert.equal(full.turn.verdict.decision, "act");
@@ -387,12 +450,14 @@ test("escalations: listed, read, answered (then the task acts), dismissed", asyn
   assert.equal(dismissed.dismissal?.by, "human:ts-client");
 
   assert.deepEqual(
-    (await mnemo.escalations()).escalations.map((x) => [x.id, x.status]),
+    (await mnemo.escalations({ openOnly: false })).escalations.map((x) => [x.id, x.status]),
     [
       [ids.escalation, "answered"],
       [otherId, "dismissed"],
     ],
   );
+  // By default the open ones only, as the Python client: none is left.
+  assert.deepEqual((await mnemo.escalations()).escalations, []);
   assert.deepEqual((await mnemo.escalations({ openOnly: true })).escalations, []);
   const e = await rejection(() => mnemo.dismiss(otherId), ConflictError);
   assert.equal(e.code, "conflict");

@@ -2,6 +2,10 @@
 // the overloads answer the generated schema's types, and wrong options do not compile.
 import {
   MnemoClient,
+  MnemoError,
+  ModelError,
+  ReadOnlyError,
+  ServerError,
   type AgentRecall,
   type ListResponse,
   type MemoryRecord,
@@ -40,6 +44,16 @@ export async function signatures(mnemo: MnemoClient): Promise<void> {
   const all = await mnemo.list({ all: true, includeTombstoned: true });
   assertType<Equal<typeof all, MemoryRecord[]>>();
 
+  const open = await mnemo.escalations();
+  assertType<Equal<typeof open, components["schemas"]["EscalationList"]>>();
+  await mnemo.escalations({ openOnly: false });
+  const e: MnemoError = new ReadOnlyError("m", 503, "read_only", "u", { retryAfter: 30 });
+  assertType<Equal<typeof e.retryAfter, number | undefined>>();
+  const model: ServerError = new ModelError("m", 502, "model_failure", "u");
+  void model;
+
+  // @ts-expect-error openOnly is a boolean
+  await mnemo.escalations({ openOnly: "yes" });
   // @ts-expect-error a mode is lexical, bm25, dense, vector or hybrid
   await mnemo.recall("q", { mode: "fuzzy" });
   // @ts-expect-error detail is compact or full

@@ -189,7 +189,8 @@ impl Runtime {
     }
 
     /// Remember a conversation in `ns`: each message its own turn, in order. A message's time is
-    /// its `timestamp`, else `at`, else now; role `user` is said by `source_of_user` (the
+    /// its `timestamp`, else `at`, else now (the clock's time when the call began, the same for
+    /// every such message: the order checked is the order written); role `user` is said by `source_of_user` (the
     /// door's own source), any other role counts as [`operator_source`] says (a declared label
     /// as itself, else the operator, with a note on that message's report). Everything is
     /// checked before the first turn is written: an empty list, an empty content, a role that
@@ -234,8 +235,9 @@ impl Runtime {
             if let Some(t) = m.timestamp {
                 self.not_too_far_ahead(&format!("message {i}: timestamp"), t)?;
             }
-            let stated = m.timestamp.or(at);
-            let when = stated.unwrap_or(now);
+            // A message without a stated time is written at this one `now`, not at the clock's
+            // time when its turn comes: what is checked here is what is written.
+            let when = m.timestamp.or(at).unwrap_or(now);
             if let Some((j, before)) = last.filter(|(_, before)| when < *before) {
                 return Err(invalid(format!(
                     "message {i} is at {when}, before message {j} at {before}: messages are remembered in order, \
@@ -248,20 +250,20 @@ impl Runtime {
             } else {
                 operator_source(Some(role), &declared)
             };
-            planned.push((source, note, stated));
+            planned.push((source, note, when));
         }
         let _once = match key {
             Some(_) => Some(self.idempotency_lock().lock().await),
             None => None,
         };
         let mut reports = Vec::with_capacity(messages.len());
-        for (i, (m, (source, note, stated))) in messages.iter().zip(planned).enumerate() {
+        for (i, (m, (source, note, when))) in messages.iter().zip(planned).enumerate() {
             let mut r = match key {
                 Some(k) => {
                     let k = format!("{k}#{i}");
-                    self.remember_idempotent_at(ns, &source, &m.content, Some(&k), stated).await?
+                    self.remember_idempotent_at(ns, &source, &m.content, Some(&k), Some(when)).await?
                 }
-                None => self.remember_turn_at(ns, &source, &m.content, None, stated).await?,
+                None => self.remember_turn_at(ns, &source, &m.content, None, Some(when)).await?,
             };
             r.notes.extend(note);
             reports.push(r);
@@ -449,6 +451,38 @@ mod tests {
             let again = rt.remember_messages(&ns(), "erp", &messages, Some("conv-1"), at).await.unwrap();
             assert!(again.iter().all(|r| r.status == mnemo_core::engine::TurnStatus::AlreadyRecorded));
             assert_eq!(again[1].turn.id, r[1].turn.id);
+        }
+
+        /// A message without a stated time is written at the time the order was checked with,
+        /// however far the clock moves before its turn is written: a later message stated just
+        /// after that time is not refused half-way through the conversation.
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_message_without_a_time_is_written_at_the_time_it_was_checked_at() {
+            let d = tempfile::tempdir().unwrap();
+            let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339(NOW).unwrap()));
+            let rt =
+                Runtime::build(&Config::embedded_default().unwrap(), d.path(), clock.clone(), vec![]).await.unwrap();
+            let checked = Timestamp::parse_rfc3339(NOW).unwrap();
+            let stated = checked.plus_millis(1000);
+            let messages = vec![
+                ChatMessage { role: "user".into(), content: "[SEM] Ana | phone | 1".into(), timestamp: None },
+                ChatMessage { role: "user".into(), content: "[SEM] Ana | phone | 2".into(), timestamp: Some(stated) },
+            ];
+            // The call checks its messages, then waits for the idempotency lock (held here);
+            // meanwhile the clock moves past message 1's stated time.
+            let held = rt.idempotency_lock().lock().await;
+            let ns = ns();
+            let mut call = std::pin::pin!(rt.remember_messages(&ns, "user", &messages, Some("conv"), None));
+            tokio::select! {
+                biased;
+                r = &mut call => panic!("the call did not wait for the idempotency lock: {r:?}"),
+                () = std::future::ready(()) => {}
+            }
+            clock.advance(60_000);
+            drop(held);
+            let r = call.await.unwrap();
+            assert_eq!(r.iter().map(|r| r.turn.at).collect::<Vec<_>>(), vec![checked, stated]);
+            assert_eq!(memories(&rt).await, 2, "both messages were written");
         }
 
         #[tokio::test]

@@ -1,7 +1,8 @@
 //! `mnemo._native`: Mnemo's embedded engine for Python.
 //!
 //! A local door, like the command line: it opens a data directory with a config (the embedded
-//! default when none is named), takes the directory's write lock, and answers each call with
+//! default when none is named), takes the directory's write lock (a read-only Engine keeps
+//! none), and answers each call with
 //! the JSON the HTTP door answers for the same call (so the Python layer reads one format).
 //! The rules live in mnemo-agent (`door`): this crate only translates arguments and answers.
 //!
@@ -17,7 +18,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyLookupError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::{PyBool, PyDict, PyInt, PyTuple, PyType};
 use serde::Serialize;
 
 use mnemo_agent::door::{self, ChatMessage, RecallAnswer, RecallInput, RememberInput, TurnInput, OPERATOR};
@@ -278,11 +279,33 @@ struct EscalationList {
     escalations: Vec<serde_json::Value>,
 }
 
-/// A memory id as Python gives it: `"m42"`, `"42"`, or a number.
-#[derive(FromPyObject)]
+/// A memory id as Python gives it: `"m42"`, `"42"`, or a number. Anything else (a float, a
+/// list, a bool) is an `InvalidInputError` naming the argument and the type given.
 enum IdArg {
     Number(i64),
     Text(String),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for IdArg {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let refuse = |what: String| Failure::invalid(what).into_py(obj.py());
+        if obj.is_instance_of::<PyBool>() {
+            return Err(refuse("id must be a memory id such as \"m42\" or an int, got bool".to_string()));
+        }
+        if obj.is_instance_of::<PyInt>() {
+            return obj
+                .extract::<i64>()
+                .map(IdArg::Number)
+                .map_err(|_| refuse(format!("id {} is not a memory id", &*obj)));
+        }
+        if let Ok(t) = obj.extract::<String>() {
+            return Ok(IdArg::Text(t));
+        }
+        let given = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "another type".to_string());
+        Err(refuse(format!("id must be a memory id such as \"m42\" or an int, got {given}")))
+    }
 }
 
 impl IdArg {
@@ -391,8 +414,6 @@ async fn open(data_dir: &Path, files: &[PathBuf], live: bool, read_only: bool) -
     // A writer calls the model (extraction): a seam that cannot be honoured (live without its
     // key, live with MNEMO_OFFLINE=1) is refused before anything is written. A read-only
     // Engine never calls it, and opens anyway.
-    let (reasoner, access) =
-        if read_only { (ReasonerBuild::OnFirstCall, Access::Read) } else { (ReasonerBuild::AtBuild, Access::Write) };
     let model = match seam(&config) {
         Ok(s) => s.describe(),
         Err(e) if read_only => {
@@ -400,9 +421,16 @@ async fn open(data_dir: &Path, files: &[PathBuf], live: bool, read_only: bool) -
         }
         Err(e) => return Err(e),
     };
-    let rt = Runtime::build_for(&config, data_dir, Arc::new(SystemClock), Vec::new(), &|_, _| {}, reasoner, access)
-        .await
-        .map_err(|e| Failure::from(e).context(format_args!("opening Mnemo in {}", data_dir.display())))?;
+    // A read-only Engine never keeps the data directory's lock (it may stay open for long, and
+    // a writer, `mnemo serve`, must be able to start beside it): `Runtime::build_reader`.
+    let clock = Arc::new(SystemClock);
+    let rt = if read_only {
+        Runtime::build_reader(&config, data_dir, clock, Vec::new()).await
+    } else {
+        Runtime::build_for(&config, data_dir, clock, Vec::new(), &|_, _| {}, ReasonerBuild::AtBuild, Access::Write)
+            .await
+    }
+    .map_err(|e| Failure::from(e).context(format_args!("opening Mnemo in {}", data_dir.display())))?;
     if let Some(why) = &rt.startup_sync().rebuilt_because {
         tracing::info!(memories = rt.startup_sync().upserted, "the index was rebuilt from the store: {why}");
     }
@@ -433,8 +461,10 @@ fn init_logs() {
 /// deterministic model). `live=True` is `mnemo --live` (`[llm] client = "live"`): asking for
 /// it without its key is a `ConfigError`. It holds the data directory's write lock until
 /// `close()`, as `mnemo` does (a second writer waits `MNEMO_LOCK_TIMEOUT_SECS`, default 30 s,
-/// then gets `BusyError`). `read_only=True` reads beside a writer that holds the lock (a
-/// running `mnemo serve`) and refuses every write with `ReadOnlyError`.
+/// then gets `BusyError`). `read_only=True` never keeps the lock: it reads beside a writer
+/// that holds it (a running `mnemo serve`), a writer can start beside it at any time, and it
+/// refuses every write with `ReadOnlyError` (with no writer present, opening first creates the
+/// store of a new directory and catches its index up, holding the lock only for that).
 ///
 /// Each call answers the JSON text the HTTP API answers for the same call, and releases the
 /// GIL while it works: calls from several threads run at once.
@@ -444,8 +474,9 @@ pub struct Engine {
     /// engine's blocking work (SQLite, the index) uses `block_in_place`, which needs a
     /// multi-threaded runtime, and background writes (recall's access times) run on the
     /// workers. Each Python thread drives its own call with `block_on` (the GIL released), so
-    /// calls from several threads run at once rather than queueing behind one lock.
-    tokio: tokio::runtime::Runtime,
+    /// calls from several threads run at once rather than queueing behind one lock. None only
+    /// while the Engine is dropped (`Drop` takes it, to shut it down where blocking is allowed).
+    tokio: Option<tokio::runtime::Runtime>,
     /// The runtime; None once closed.
     open: RwLock<Option<Arc<Runtime>>>,
     namespace: Namespace,
@@ -474,7 +505,11 @@ impl Engine {
     {
         py.detach(|| {
             let rt = self.runtime()?;
-            self.tokio.block_on(f(rt))
+            let tokio = self.tokio.as_ref().ok_or_else(|| Failure {
+                kind: None,
+                message: format!("this Engine is closed (data directory {}): open a new one", self.data_dir),
+            })?;
+            tokio.block_on(f(rt))
         })
         .map_err(|e| e.into_py(py))
     }
@@ -506,8 +541,9 @@ impl Engine {
         }
     }
 
-    /// Close: wait for the calls in flight, save the index, release the lock.
-    fn shut(&self) {
+    /// Close on `tokio`: wait for the calls in flight, save the index, release the lock. Called
+    /// where blocking is allowed ([`outside_async`]).
+    fn shut(&self, tokio: &tokio::runtime::Runtime) {
         let taken = self.open.write().unwrap_or_else(PoisonError::into_inner).take();
         let Some(mut rt) = taken else { return };
         let rt = loop {
@@ -519,15 +555,49 @@ impl Engine {
                 }
             }
         };
-        self.tokio.block_on(Self::flush(&rt));
-        let _in_runtime = self.tokio.enter();
+        tokio.block_on(Self::flush(&rt));
+        let _in_runtime = tokio.enter();
         drop(rt);
     }
 }
 
+/// Runs `f` where blocking on a runtime is allowed: on this thread, unless it is inside a tokio
+/// runtime (an async caller, another runtime's worker), where `block_on` and dropping a runtime
+/// panic; then on a thread of its own. A panic of `f` is returned, never raised here.
+fn outside_async<T: Send>(f: impl FnOnce() -> T + Send) -> std::thread::Result<T> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    }
+    std::thread::scope(|s| s.spawn(f).join())
+}
+
 impl Drop for Engine {
+    /// Python drops an Engine with the GIL held (its last reference gone, or the garbage
+    /// collector): the GIL is let go while the index is saved and the runtime shut down, so
+    /// other Python threads run meanwhile; nothing here blocks on a runtime from inside an async
+    /// context, and nothing panics (a failure is logged: the next open catches the index up
+    /// from the store).
     fn drop(&mut self) {
-        self.shut();
+        let Some(tokio) = self.tokio.take() else { return };
+        let this = &*self;
+        let teardown = move || {
+            let done = outside_async(move || {
+                this.shut(&tokio);
+                drop(tokio);
+            });
+            if done.is_err() {
+                tracing::error!(
+                    data_dir = %this.data_dir,
+                    "closing the Engine failed (a panic); the next open catches the index up from the store"
+                );
+            }
+        };
+        let mut pending = Some(teardown);
+        // At interpreter shutdown Python cannot be attached to: the teardown then runs as it is.
+        let _ = Python::try_attach(|py| py.detach(|| pending.take().map(|f| f())));
+        if let Some(f) = pending.take() {
+            f();
+        }
     }
 }
 
@@ -554,7 +624,7 @@ impl Engine {
                 .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))?;
             let opened = tokio.block_on(open(&data_dir, &files, live, read_only))?;
             Ok(Engine {
-                tokio,
+                tokio: Some(tokio),
                 open: RwLock::new(Some(Arc::new(opened.rt))),
                 namespace,
                 data_dir: data_dir.display().to_string(),
@@ -719,7 +789,7 @@ impl Engine {
                     tenant(&TurnView {
                         principal: source,
                         remembered: tenant(&view.remembered)?,
-                        recall: view.recall,
+                        recall: rt.with_text(view.recall),
                         text,
                     })?
                 }
@@ -872,7 +942,13 @@ impl Engine {
     /// Close: wait for calls in flight, save the index and release the data directory's lock.
     /// Any later call raises `MnemoError` ("closed"); closing again does nothing.
     fn close(&self, py: Python<'_>) {
-        py.detach(|| self.shut());
+        py.detach(|| {
+            if let Some(tokio) = &self.tokio {
+                if let Err(panic) = outside_async(|| self.shut(tokio)) {
+                    std::panic::resume_unwind(panic);
+                }
+            }
+        });
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

@@ -56,6 +56,18 @@ def test_messages_and_timestamps(server):
     assert [r.turn.at.isoformat() for r in rs] == ["2026-01-05T09:00:00+00:00", "2026-01-06T00:00:00+00:00"]
 
 
+def test_messages_refused_before_the_first_post(server):
+    c = Client(server.url, token=server.token, namespace="me")
+    with pytest.raises(InvalidInputError, match="before message 0"):
+        c.remember(
+            [
+                {"role": "user", "content": "[SEM] a | b | 1", "timestamp": "2026-01-06"},
+                {"role": "user", "content": "[SEM] a | b | 2", "timestamp": "2026-01-05"},
+            ]
+        )
+    assert c.list(all=True) == []
+
+
 def test_turn_escalation_answer(server):
     c = Client(server.url, token=server.token, namespace="me")
     t = c.turn("what is the lead time of IC-MC-44", about="IC-MC-44 | lead time")

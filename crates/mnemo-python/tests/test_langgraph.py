@@ -10,6 +10,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, InvalidNamespaceError
 
+import mnemo
 from mnemo import Client, Memory, UnsupportedError
 from mnemo.langgraph import MnemoStore
 
@@ -54,12 +55,55 @@ def test_keys_are_exact(store):
         store.put(ns, "x|y", {"n": 3})
 
 
+def test_delete_takes_only_the_exact_key(store):
+    ns = ("users", "u1")
+    store.put(ns, "pref", {"n": 1})
+    store.delete(ns, "PREF")  # another key: memory would match it without case
+    assert store.get(ns, "pref").value == {"n": 1}
+    store.delete(ns, "pref")
+    assert store.get(ns, "pref") is None
+
+
+def test_search_sees_every_item_not_one_budget(store, mem):
+    ns = ("cats",)
+    for i in range(60):
+        store.put(ns, f"cat-{i}", {"about": f"cats and their habits number {i}", "i": i})
+    hits = store.search(ns, query="cats habits", limit=100)
+    assert len(hits) == 60 and len({h.key for h in hits}) == 60
+    assert all(h.score is not None for h in hits[:10])
+    assert [h.key for h in store.search(ns, query="cats habits", limit=5, offset=55)] == [h.key for h in hits[55:]]
+    assert [h.value["i"] for h in store.search(ns, filter={"i": {"$gte": 58}}, limit=100)] == [59, 58]
+    assert store.search(ns, filter={"i": {"$gt": "a"}}) == []  # unordered across types: no match, no error
+
+
+def test_nested_filters_match_a_subset(store):
+    store.put(("docs",), "a", {"meta": {"lang": "en", "year": 2024}})
+    store.put(("docs",), "b", {"meta": {"lang": "fr", "year": 2024}})
+    assert [h.key for h in store.search(("docs",), filter={"meta": {"lang": "en"}})] == ["a"]
+
+
+def test_a_value_memory_did_not_store_as_given_is_an_error(mem):
+    class Garbling:
+        """A door whose model rewrites values (as a careless live model might)."""
+
+        namespace = mem.namespace
+
+        def __getattr__(self, name):
+            return getattr(mem, name)
+
+        def remember(self, text, **kw):
+            return mem.remember(text.replace('"dark"', '"light"'), **kw)
+
+    with pytest.raises(mnemo.MnemoError, match="did not store item 'prefs' as given"):
+        MnemoStore(Garbling()).put(("users", "u1"), "prefs", {"theme": "dark"})
+
+
 def test_search_by_query_filter_and_prefix(store):
     store.put(("users", "u1"), "food", {"likes": "ramen noodles", "spicy": True, "n": 3})
     store.put(("users", "u1"), "sport", {"likes": "climbing", "spicy": False, "n": 1})
     store.put(("users", "u2"), "food", {"likes": "sushi", "spicy": False, "n": 2})
     hits = store.search(("users", "u1"), query="ramen")
-    assert hits and hits[0].key == "food" and hits[0].score == 1.0
+    assert [h.key for h in hits] == ["food", "sport"] and hits[0].score == 1.0
     below = store.search(("users",))
     assert {(h.namespace, h.key) for h in below} == {(("users", "u1"), "food"), (("users", "u1"), "sport"), (("users", "u2"), "food")}
     assert {h.key for h in store.search(("users",), filter={"spicy": False})} == {"sport", "food"}
@@ -99,6 +143,12 @@ def test_over_http(server):
     assert [h.key for h in store.search(("users", "u1"), query="theme dark")] == ["prefs"]
     with pytest.raises(UnsupportedError):
         store.list_namespaces()
+    with pytest.raises(UnsupportedError):
+        store.search(())
+    declared = MnemoStore(Client(server.url, server.token), namespaces=["users.u1", "users.u2"])
+    declared.put(("users", "u2"), "prefs", {"theme": "light"})
+    assert declared.list_namespaces(prefix=("users",)) == [("users", "u1"), ("users", "u2")]
+    assert {h.value["theme"] for h in declared.search(("users",))} == {"dark", "light"}
 
 
 class State(TypedDict):

@@ -82,12 +82,13 @@ def test_a_naive_timestamp_is_refused(m):
 
 
 def test_list_pages_and_all(m):
-    for i in range(25):
-        m.remember(f"[SEM] Part P-{i} | bin | B{i}")
+    # More memories than one page of list() (100), so its page loop runs.
+    m.remember("\n".join(f"[SEM] Part P-{i} | bin | B{i}" for i in range(130)))
     m.forget("Part P-3 | bin")
     active = m.list()
     everything = m.list(all=True)
-    assert len(active) == 24 and len(everything) == 25
+    assert len(active) == 129 and len(everything) == 130
+    assert len({x.id for x in everything}) == 130
     assert [x for x in everything if not x.active][0].reason
     page = m.page(limit=10)
     assert len(page.memories) == 10 and page.next_after == page.memories[-1].id
@@ -151,5 +152,62 @@ def test_namespaces(m):
 def test_closed_memory_refuses(tmp_path):
     mem = Memory(tmp_path / "d")
     mem.close()
-    with pytest.raises(mnemo.MnemoError):
+    with pytest.raises(mnemo.MnemoError, match="closed"):
         mem.recall("anything")
+
+
+def test_messages_are_checked_before_anything_is_written(m):
+    bad = [
+        {"role": "user", "content": "[SEM] a | b | 1", "timestamp": "2026-01-06"},
+        {"role": "user", "content": "[SEM] a | b | 2", "timestamp": "2026-01-05"},
+    ]
+    with pytest.raises(InvalidInputError, match="before message 0"):
+        m.remember(bad)
+    with pytest.raises(InvalidInputError, match="role"):
+        m.remember([{"role": "two words", "content": "x"}])
+    assert m.list(all=True) == []
+
+
+def test_a_memory_opened_before_fork_is_refused_in_the_child(m):
+    import os
+
+    m.remember("[SEM] a | b | c")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's engine must not be used
+        try:
+            m.recall("a")
+            os.write(w, b"used")
+        except mnemo.MnemoError as e:
+            os.write(w, b"refused" if "os.fork" in str(e) else b"other")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(r, 16) == b"refused"
+    assert m.recall("a b").memories  # the parent's engine still works
+
+
+def test_a_reader_leaves_the_directory_to_a_writer(tmp_path, monkeypatch):
+    monkeypatch.setenv("MNEMO_LOCK_TIMEOUT_SECS", "0")
+    with Memory(tmp_path / "d", namespace="me") as w:
+        w.remember("[SEM] Northwind Labs | owner | Ben")
+    reader = Memory(tmp_path / "d", namespace="me", read_only=True)
+    with pytest.raises(mnemo.ReadOnlyError):
+        reader.remember("[SEM] a | b | c")
+    with Memory(tmp_path / "d", namespace="me") as w:  # not refused as busy: the reader holds no lock
+        w.remember("[SEM] Northwind Labs | owner | Carla")
+    r = reader.recall("who owns Northwind Labs", about="Northwind Labs | owner")
+    assert [a.value for a in r.act_on] == ["Carla"]
+    reader.close()
+
+
+def test_a_wrong_id_type_is_invalid_input(m):
+    for bad in (1.5, [1], True):
+        with pytest.raises(InvalidInputError, match="memory id"):
+            m.why(bad)
+
+
+def test_a_turn_carries_its_texts(m):
+    m.remember("[SEM] IC-MC-44 | lead time | 21 days")
+    t = m.turn("what is the lead time of IC-MC-44", about="IC-MC-44 | lead time")
+    assert t.recall.text.startswith("Mnemo recall:") and t.recall.text.strip() in t.text
+    assert t.text.startswith("Remembered: turn t2")

@@ -41,8 +41,11 @@ def test_a_tool_loop(tools):
 
 def test_bad_calls_come_back_as_text(tools):
     assert tools.call("teleport", {}).startswith("error: no tool")
-    assert tools.call("recall", "{not json").startswith("error: the arguments are not JSON")
+    assert tools.call("recall", "{not json").startswith("error: the arguments are not a JSON object")
     assert tools.call("recall", {}).startswith("error: recall needs the argument 'query'")
+    assert tools.call("remember", {"text": None}) == "error: text must be text, got NoneType"
+    assert tools.call("recall", "[1, 2]").startswith("error: the arguments must be a JSON object")
+    assert tools.call("recall", [1, 2]).startswith("error: the arguments are not a JSON object")
     assert "mode" not in tools.call("recall", {"query": "x", "budget": -5}) and tools.call(
         "recall", {"query": "x", "budget": -5}
     ).startswith("error:")
@@ -71,3 +74,48 @@ def test_the_example_agent_runs(tmp_path, monkeypatch, capsys):
     runpy.run_path(str(example), run_name="__main__")
     out = capsys.readouterr().out
     assert "ACT" in out and "Carla" in out and "escalat" in out.lower()
+
+
+def test_an_openai_agents_run_calls_the_tools(tools):
+    """A real `Runner.run` of the OpenAI Agents SDK with Mnemo's tools. Offline, so the model is
+    a scripted `agents.models.interface.Model`: it asks for `remember` twice, then `recall`,
+    then answers with what recall returned; the SDK runs the tools between the turns."""
+    from agents import Agent, Runner, set_tracing_disabled
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    set_tracing_disabled(True)
+    script = [
+        ("remember", {"text": "[SEM] Northwind Labs | owner | Ben"}),
+        ("remember", {"text": "[SEM] Northwind Labs | owner | Carla"}),
+        ("recall", {"query": "who owns Northwind Labs", "about": "Northwind Labs | owner"}),
+    ]
+
+    class Scripted(Model):
+        def __init__(self) -> None:
+            self.outputs: list[str] = []
+
+        async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
+                               tracing, **kwargs):
+            items = input if isinstance(input, list) else []
+            self.outputs = [str(i.get("output")) for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
+            step = len(self.outputs)
+            if step < len(script):
+                name, args = script[step]
+                out = [ResponseFunctionToolCall(type="function_call", call_id=f"call_{step}", name=name,
+                                                arguments=json.dumps(args), id=f"fc_{step}", status="completed")]
+            else:
+                text = ResponseOutputText(type="output_text", text=self.outputs[-1], annotations=[])
+                out = [ResponseOutputMessage(type="message", id="msg", role="assistant", status="completed", content=[text])]
+            return ModelResponse(output=out, usage=Usage(), response_id=None)
+
+        def stream_response(self, *args, **kwargs):
+            raise NotImplementedError("the scripted model does not stream")
+
+    model = Scripted()
+    agent = Agent(name="assistant", instructions="Use memory.", tools=tools.for_openai_agents(), model=model)
+    result = asyncio.run(Runner.run(agent, "Who owns Northwind Labs?"))
+    assert len(model.outputs) == 3 and "replacing m1" in model.outputs[1]
+    assert "ACT" in result.final_output and "Carla" in result.final_output and "Ben" not in result.final_output

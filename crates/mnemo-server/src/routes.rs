@@ -210,7 +210,8 @@ fn invalid(message: impl Into<String>) -> ApiError {
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
         (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
         (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
-        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
+        (status = 500, description = "internal, config (the server's configuration), or unextracted (the turn is recorded but was not extracted; `mnemo reextract` retries it)", body = ErrorBody),
+        (status = 503, description = "busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn remember(
     State(st): State<AppState>,
@@ -260,7 +261,10 @@ fn check_query(st: &AppState, query: &str) -> Result<(), ApiError> {
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
         (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
         (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
-        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
+        (status = 500, description = "internal, or config (the server's configuration)", body = ErrorBody),
+        (status = 429, description = "rate_limited: the model endpoint asked to slow down; Retry-After says when to try again", body = ErrorBody),
+        (status = 502, description = "model_failure: a model call failed (the endpoint, its answer, the embedder)", body = ErrorBody),
+        (status = 503, description = "busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn recall(
     State(st): State<AppState>,
@@ -313,7 +317,10 @@ fn detail(given: Option<&str>) -> Result<Detail, ApiError> {
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
         (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
         (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
-        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
+        (status = 500, description = "internal, config (the server's configuration), or unextracted (the turn is recorded but was not extracted; `mnemo reextract` retries it)", body = ErrorBody),
+        (status = 429, description = "rate_limited: the model endpoint asked to slow down; Retry-After says when to try again", body = ErrorBody),
+        (status = 502, description = "model_failure: a model call failed (the endpoint, its answer, the embedder)", body = ErrorBody),
+        (status = 503, description = "busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn turn(
     State(st): State<AppState>,
@@ -331,7 +338,7 @@ pub async fn turn(
                 principal: c.principal,
                 remembered: to_value(&view.remembered)?,
                 text: st.rt.render_turn(&view),
-                recall: view.recall,
+                recall: st.rt.with_text(view.recall),
             })?
         }
         Detail::Full => to_value(&TurnResponse { principal: c.principal, turn: to_value(&t)? })?,
@@ -349,7 +356,10 @@ pub async fn turn(
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
         (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
         (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
-        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
+        (status = 500, description = "internal, or config (the server's configuration)", body = ErrorBody),
+        (status = 429, description = "rate_limited: the model endpoint asked to slow down; Retry-After says when to try again", body = ErrorBody),
+        (status = 502, description = "model_failure: a model call failed (the endpoint, its answer, the embedder)", body = ErrorBody),
+        (status = 503, description = "busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn forget(
     State(st): State<AppState>,
@@ -370,7 +380,7 @@ pub async fn forget(
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
         (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
         (status = 404, description = "not_found: no such memory in this namespace", body = ErrorBody),
-        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
+        (status = 500, description = "internal, or config (the server's configuration)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn why(
     State(st): State<AppState>,
@@ -389,7 +399,7 @@ pub async fn why(
         (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
         (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
-        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
+        (status = 500, description = "internal, or config (the server's configuration)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -420,7 +430,7 @@ pub async fn list(
         (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
         (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
-        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
+        (status = 500, description = "internal, or config (the server's configuration)", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn export(
     State(st): State<AppState>,
@@ -447,7 +457,8 @@ pub async fn export(
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
         (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
         (status = 404, description = "not_found: no such memory in this namespace", body = ErrorBody),
-        (status = 500, description = "internal, or unextracted (the turn is recorded but was not extracted)", body = ErrorBody)),
+        (status = 500, description = "internal, or config (the server's configuration)", body = ErrorBody),
+        (status = 503, description = "busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn restore(
     State(st): State<AppState>,
@@ -633,7 +644,8 @@ pub async fn escalation(
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
         (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
         (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
-        (status = 500, description = "internal", body = ErrorBody)),
+        (status = 500, description = "internal, config (the server's configuration), or unextracted (the turn is recorded but was not extracted; `mnemo reextract` retries it)", body = ErrorBody),
+        (status = 503, description = "busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn answer(
     State(st): State<AppState>,
@@ -661,7 +673,8 @@ pub async fn answer(
         (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
         (status = 415, description = "bad_request: a body not sent as application/json", body = ErrorBody),
         (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown or mistyped field)", body = ErrorBody),
-        (status = 500, description = "internal", body = ErrorBody)),
+        (status = 500, description = "internal, or config (the server's configuration)", body = ErrorBody),
+        (status = 503, description = "busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn dismiss(
     State(st): State<AppState>,
@@ -687,7 +700,7 @@ pub async fn health() -> Json<Health> {
 #[utoipa::path(get, path = "/ready", tag = "service",
     responses((status = 200, description = "ready, with the store's revision", body = Health),
         (status = 500, description = "internal: the store does not answer", body = ErrorBody),
-        (status = 503, description = "shutting_down: the server is shutting down", body = ErrorBody)))]
+        (status = 503, description = "shutting_down: the server is shutting down; or busy (another writer holds the store)", body = ErrorBody)))]
 pub async fn ready(State(st): State<AppState>) -> Result<Json<Health>, ApiError> {
     if st.shutting_down.load(Ordering::SeqCst) {
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code::SHUTTING_DOWN, "the server is shutting down"));

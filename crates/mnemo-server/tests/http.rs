@@ -30,8 +30,12 @@ impl Server {
 
     /// With these systems of record besides the config's.
     async fn start_with(dir: &std::path::Path, max_body: Option<usize>, grounders: Vec<Arc<dyn Grounder>>) -> Server {
-        let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
-        let rt = Runtime::build(&Config::embedded_default().unwrap(), dir, clock, grounders).await.unwrap();
+        let rt = Runtime::build(&Config::embedded_default().unwrap(), dir, clock(), grounders).await.unwrap();
+        Self::serve(rt, max_body).await
+    }
+
+    /// Serving this runtime.
+    async fn serve(rt: Runtime, max_body: Option<usize>) -> Server {
         let mut settings = ServeSettings::with_tokens(vec![
             TokenGrant::new("ops", OPS, &["a", "ctl"]).answering(),
             TokenGrant::new("crm", CRM, &["a", "ctl"]),
@@ -93,6 +97,10 @@ impl Server {
         self.signal_stop();
         self.done.await.unwrap().unwrap();
     }
+}
+
+fn clock() -> Arc<SimClock> {
+    Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()))
 }
 
 fn code(v: &Value) -> &str {
@@ -472,6 +480,10 @@ async fn an_agent_turn_remembers_under_the_principal_then_decides() {
     assert_eq!(v["recall"]["plan"]["faithful"], true, "{v}");
     assert!(v["recall"]["plan"]["uses"][0]["memory"].as_str().unwrap().starts_with('m'), "{v}");
     assert!(v.get("turn").is_none() && !v.to_string().contains("\"trace\""), "compact: {v}");
+    // The turn's text, and the nested recall's own text as `recall` answers it.
+    let turn_text = v["text"].as_str().unwrap_or_else(|| panic!("the turn's text: {v}"));
+    let recall_text = v["recall"]["text"].as_str().unwrap_or_else(|| panic!("the recall's text: {v}"));
+    assert!(recall_text.contains("Ben") && turn_text.contains(recall_text), "{v}");
     // The whole turn on request.
     let (st, v) = s
         .call(
@@ -1232,4 +1244,99 @@ async fn only_a_token_allowed_to_answer_answers_escalations() {
         .await;
     assert_eq!(st, 200, "a person's token answers: {v}");
     s.stop().await;
+}
+
+/// POST `body` to `path` as OPS: the status, the body and the `Retry-After` header (seconds).
+async fn post_with_retry_after(s: &Server, path: &str, body: Value) -> (u16, Value, Option<u64>) {
+    let r = s.client.post(format!("{}{path}", s.base)).bearer_auth(OPS).json(&body).send().await.unwrap();
+    let status = r.status().as_u16();
+    let after = r.headers().get("retry-after").map(|v| v.to_str().unwrap().parse::<u64>().unwrap());
+    (status, r.json().await.unwrap(), after)
+}
+
+const MOCK_KEY_VAR: &str = "MNEMO_SERVER_MOCK_TEST_KEY";
+
+/// The embedded default with the live model client (chat and embeddings) on the mock at `base`,
+/// never retrying. The variables that would change the seam are cleared (only this test sets
+/// them, to the same values).
+fn live_config(base: &str) -> Config {
+    std::env::set_var(MOCK_KEY_VAR, "mock-key");
+    for v in ["MNEMO_OFFLINE", "MNEMO_REPLAY", "MNEMO_RECORD", "MNEMO_LLM_BASE_URL"] {
+        std::env::remove_var(v);
+    }
+    let text = format!(
+        "[embedder]\nkind = \"llm\"\n\n[llm]\nclient = \"live\"\nbase_url = \"{base}\"\napi_key_env = \"{MOCK_KEY_VAR}\"\n\
+         embedding_dims = 64\nbackoff_base_ms = 1\nmax_retries = 0\n"
+    );
+    Config::embedded_default().unwrap().with_overrides(&text.parse().unwrap(), "test").unwrap()
+}
+
+/// A model that fails is the model's failure (502 model_failure), one that asks to slow down is
+/// 429 rate_limited with Retry-After, both declared; the server is not at fault (never 500).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failing_model_is_502_and_a_rate_limited_one_429_with_retry_after() {
+    use mnemo_llm::mock::{Fault, MockServer};
+    let mock = MockServer::start().await.unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let rt = Runtime::build(&live_config(&mock.base_url()), d.path(), clock(), vec![]).await.unwrap();
+    let s = Server::serve(rt, None).await;
+    let (_, doc) = s.call("GET", "/openapi.json", None, None).await;
+    s.remember("a", OPS, "[SEM] Acme | owner | Ben", None).await;
+    let recall = "/v1/namespaces/a/recall";
+    let (st, v, _) = post_with_retry_after(&s, recall, json!({"query": "who owns Acme"})).await;
+    assert_eq!(st, 200, "the mock answers: {v}");
+
+    mock.set_always(Some(Fault::Status(429, Some(7))));
+    let (st, v, after) = post_with_retry_after(&s, recall, json!({"query": "who owns Acme?"})).await;
+    assert_eq!((st, code(&v)), (429, "rate_limited"), "{v}");
+    assert!(after.is_some_and(|a| a >= 1), "a rate-limited answer says when to retry");
+    assert!(v["error"]["message"].as_str().unwrap().contains("429"), "{v}");
+    for (method, template) in [("post", "recall"), ("post", "turn"), ("post", "forget")] {
+        let path = format!("/v1/namespaces/{{ns}}/{template}");
+        assert!(doc["paths"][&path][method]["responses"]["429"].is_object(), "{path} declares 429");
+        assert!(doc["paths"][&path][method]["responses"]["502"].is_object(), "{path} declares 502");
+    }
+
+    mock.set_always(Some(Fault::Status(500, None)));
+    let (st, v, after) = post_with_retry_after(&s, recall, json!({"query": "who is Acme's owner"})).await;
+    assert_eq!((st, code(&v)), (502, "model_failure"), "{v}");
+    assert_eq!(after, None);
+    let (st, v, _) =
+        post_with_retry_after(&s, "/v1/namespaces/a/turn", json!({"text": "who owns Acme", "about": "Acme | owner"}))
+            .await;
+    // A turn's message is recorded first: its failed extraction is the turn's, listed for
+    // `mnemo reextract`.
+    assert_eq!((st, code(&v)), (500, "unextracted"), "{v}");
+
+    mock.set_always(None);
+    let (st, v, _) = post_with_retry_after(&s, recall, json!({"query": "Acme owner"})).await;
+    assert_eq!(st, 200, "the model answers again: {v}");
+    s.stop().await;
+}
+
+/// A server whose store cannot be written (here: opened read-only beside another holder of the
+/// data directory's lock) answers writes 503 read_only with Retry-After, and still reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_read_only_store_answers_writes_503_read_only_with_retry_after() {
+    let d = tempfile::tempdir().unwrap();
+    let config = Config::embedded_default().unwrap();
+    let writer = Runtime::build(&config, d.path(), clock(), vec![]).await.unwrap();
+    writer.remember(&Namespace::new("a").unwrap(), "ops", b"[SEM] Acme | owner | Ben").await.unwrap();
+    writer.engine().flush_index().await.unwrap();
+    let reader = Runtime::build_reader(&config, d.path(), clock(), vec![]).await.unwrap();
+    let s = Server::serve(reader, None).await;
+    let (st, v, after) =
+        post_with_retry_after(&s, "/v1/namespaces/a/remember", json!({"text": "[SEM] Acme | owner | Carl"})).await;
+    assert_eq!((st, code(&v)), (503, "read_only"), "{v}");
+    assert!(after.is_some_and(|a| a >= 1), "a read-only answer says when to retry");
+    let (_, doc) = s.call("GET", "/openapi.json", None, None).await;
+    for template in ["remember", "recall", "turn", "forget"] {
+        let path = format!("/v1/namespaces/{{ns}}/{template}");
+        assert!(doc["paths"][&path]["post"]["responses"]["503"].is_object(), "{path} declares 503");
+    }
+    let (st, v) = s.call("GET", "/v1/namespaces/a/memories", Some(OPS), None).await;
+    assert_eq!(st, 200, "reads still work: {v}");
+    assert_eq!(v["memories"][0]["content"], "Acme | owner | Ben", "{v}");
+    s.stop().await;
+    drop(writer);
 }

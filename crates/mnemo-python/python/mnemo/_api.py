@@ -16,6 +16,7 @@ event loop keeps running.
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
@@ -61,20 +62,53 @@ def about_arg(about: About) -> Optional[str]:
     return f"{parts[0]} | {parts[1]}"
 
 
+_ROLE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,63}$")
+
+
+def _instant(text: str) -> Optional[datetime]:
+    """RFC 3339 text or a bare date as an aware datetime; None when Python cannot read it (the
+    engine then names what is wrong)."""
+    t = text.strip()
+    if re.fullmatch(r"\d{4}-\d\d-\d\d", t):
+        t += "T00:00:00+00:00"
+    try:
+        d = datetime.fromisoformat(t.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return d if d.tzinfo is not None else None
+
+
 def messages_arg(messages: Iterable[Message]) -> list[dict]:
-    """Chat messages checked for shape; each becomes one turn, in order."""
+    """Chat messages checked before anything is written, as the engine checks them: each
+    becomes one turn, in order, so a list the engine would refuse is refused here too, at both
+    doors (over HTTP the messages are sent one by one and a refusal half-way would leave a part
+    written)."""
     out = []
+    last: Optional[tuple[int, datetime]] = None
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             raise InvalidInputError(f"message {i} is a {type(m).__name__}; a message is {{'role': …, 'content': …}}")
         role, content = m.get("role"), m.get("content")
-        if not isinstance(role, str) or not role.strip():
-            raise InvalidInputError(f"message {i} has no role (user, assistant, system or tool)")
-        if not isinstance(content, str):
-            raise InvalidInputError(f"message {i} has no text content")
-        msg = {"role": role, "content": content}
+        if not isinstance(role, str) or not _ROLE.match(role.strip()):
+            raise InvalidInputError(
+                f"message {i}: role {role!r} is not a role: one word such as user, assistant, system or tool"
+            )
+        if not isinstance(content, str) or not content.strip():
+            raise InvalidInputError(f"message {i}: content must be non-empty text")
+        msg = {"role": role.strip(), "content": content}
         ts = time_arg(m.get("timestamp"), f"message {i}'s timestamp")
         if ts is not None:
+            when = _instant(ts)
+            if when is None:
+                raise InvalidInputError(
+                    f"message {i}: timestamp {ts!r} is neither a date (YYYY-MM-DD) nor an RFC 3339 time"
+                )
+            if last is not None and when < last[1]:
+                raise InvalidInputError(
+                    f"message {i} is at {ts}, before message {last[0]}: messages are remembered in order, and time "
+                    "only moves forward in a namespace"
+                )
+            last = (i, when)
             msg["timestamp"] = ts
         out.append(msg)
     if not out:
@@ -195,6 +229,8 @@ class Api:
     def why(self, id: str, *, namespace: Optional[str] = None) -> Why:
         """A memory's history: the turns it came from, what reinforced it, and if it was
         forgotten, why, when and what superseded it. ``str()`` of it is the explanation."""
+        if isinstance(id, bool) or not isinstance(id, (str, int)):
+            raise InvalidInputError(f'id must be a memory id such as "m42" or an int, got {type(id).__name__}')
         return Why.of(self._why(self._ns(namespace), str(id)))
 
     def page(

@@ -1,7 +1,8 @@
 """Mnemo's embedded engine, compiled from Rust (crates/mnemo-python/src/lib.rs).
 
 A local door, like the ``mnemo`` command line: an :class:`Engine` opens a data directory with a
-config (the embedded default when none is named) and holds its write lock until closed. Each
+config (the embedded default when none is named) and holds its write lock until closed (a
+``read_only`` Engine holds none). Each
 call answers the JSON text the HTTP API answers for the same call (``mnemo.types`` reads it),
 and releases the GIL while the engine works, so threads and ``asyncio.to_thread`` run beside
 it. Errors are the exception classes below, chosen by the Rust error's kind; the message is
@@ -69,8 +70,11 @@ class Engine:
     ``live=True`` is ``mnemo --live``: asking for the live client without its key is a
     :class:`ConfigError`. The Engine holds the data directory's write lock until
     :meth:`close`: a second writer waits ``MNEMO_LOCK_TIMEOUT_SECS`` (default 30 s), then gets
-    :class:`BusyError`. ``read_only=True`` reads beside a writer that holds the lock (a running
-    ``mnemo serve``) and refuses every write with :class:`ReadOnlyError`.
+    :class:`BusyError`. ``read_only=True`` never keeps the lock: it reads beside a writer that
+    holds it (a running ``mnemo serve``), a writer can start beside it at any time, and it
+    refuses every write with :class:`ReadOnlyError` (with no writer present, opening first
+    creates the store of a new directory and catches its index up, holding the lock only for
+    that).
 
     Sources follow the local door's rule: a ``source`` declared in config (``[sources]
     declared``) counts as itself; any other label counts as the operator, ``"user"``, and the
@@ -169,8 +173,9 @@ class Engine:
         assess, then on ACT plan from the pack (the plan checked against it), on ESCALATE record
         an escalation a human answers.
 
-        Returns the JSON of ``POST turn``: ``{"principal", "remembered", "recall"}``, or with
-        ``detail="full"`` ``{"principal", "turn"}``."""
+        Returns the JSON of ``POST turn``: ``{"principal", "remembered", "recall", "text"}``
+        (``text`` the turn's prompt-ready text; ``recall`` carries its own ``text`` too, as
+        ``recall`` answers it), or with ``detail="full"`` ``{"principal", "turn"}``."""
     def forget(self, command: str, *, namespace: Optional[str] = None) -> str:
         """Forget exactly what ``command`` designates: ``"entity | attribute"``, or free text
         the model resolves. Memories are tombstoned with the command as the reason, never
@@ -180,7 +185,8 @@ class Engine:
     def why(self, id: _Id, *, namespace: Optional[str] = None) -> str:
         """A memory's history: the turns it came from, what reinforced it, and if tombstoned
         why, when and what superseded it. ``id``: ``"m42"``, ``"42"`` or a stored number (a
-        turn id is an :class:`InvalidInputError`, an unknown one a :class:`NotFoundError`).
+        turn id, or an id of another type such as a float, is an :class:`InvalidInputError`,
+        an unknown one a :class:`NotFoundError`).
 
         Returns the JSON of ``GET memories/{id}``: ``{"why": {"memory", "events", "turns",
         "superseded_by"}}``."""

@@ -15,12 +15,15 @@ from typing import Any, Optional
 from ._api import Api, AsyncApi
 from .errors import (
     BusyError,
+    ConfigError,
     ConflictError,
     ConnectionFailedError,
     InvalidInputError,
     MnemoError,
+    ModelError,
     NotFoundError,
     RateLimitedError,
+    ReadOnlyError,
     UnauthorizedError,
     UnextractedError,
     UnsupportedError,
@@ -39,10 +42,25 @@ _BY_CODE = {
     "unsupported": UnsupportedError,
     "shutting_down": BusyError,
     "busy": BusyError,
+    "read_only": ReadOnlyError,
     "rate_limited": RateLimitedError,
+    "model_failure": ModelError,
+    "config": ConfigError,
 }
 _BY_STATUS = {400: InvalidInputError, 401: UnauthorizedError, 403: UnauthorizedError, 404: NotFoundError,
-              409: ConflictError, 422: InvalidInputError, 429: RateLimitedError, 503: BusyError}
+              409: ConflictError, 422: InvalidInputError, 429: RateLimitedError, 501: UnsupportedError,
+              502: ModelError, 503: BusyError}
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Mnemo's API never redirects: a redirect is answered as the error it is, so the bearer
+    token is never sent on to another address."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 class Client(Api):
@@ -78,7 +96,7 @@ class Client(Api):
             headers["content-type"] = "application/json"
         req = urllib.request.Request(url, data=data, headers=headers, method=method)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with _OPENER.open(req, timeout=self.timeout) as resp:
                 text = resp.read().decode()
         except urllib.error.HTTPError as e:
             raise _error(e, url) from None
@@ -110,7 +128,7 @@ class Client(Api):
         # engine applies in-process. A non-user message is said by its role.
         out = []
         for i, m in enumerate(messages):
-            label = source if m["role"] == "user" else m["role"]
+            label = source if m["role"].lower() == "user" else m["role"]
             k = None if key is None else f"{key}#{i}"
             out.append(self._remember(ns, m["content"], label, k, m.get("timestamp", at)))
         return out
@@ -186,6 +204,9 @@ def _error(e: "urllib.error.HTTPError", url: str) -> MnemoError:
     err = cls(message or f"HTTP {e.code} from {url}")
     err.status = e.code  # type: ignore[attr-defined]
     err.code = code  # type: ignore[attr-defined]
+    retry = e.headers.get("retry-after") if e.headers else None
+    # Seconds to wait before trying again (busy, read-only, rate-limited), when the server says.
+    err.retry_after = float(retry) if retry and retry.strip().isdigit() else None  # type: ignore[attr-defined]
     return err
 
 

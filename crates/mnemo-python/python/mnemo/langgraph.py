@@ -13,26 +13,33 @@ How items map onto memory:
 
 - A LangGraph namespace ``("users", "42")`` is the Mnemo namespace ``users.42`` (labels of
   letters, digits, ``_``, ``:`` and ``-``; LangGraph itself forbids ``.`` in a label).
-- ``put(ns, key, value)`` remembers the fact ``key | item | <value as JSON>``: a second
+- ``put(ns, key, value)`` remembers the fact ``key | langgraph item | <value as JSON>``: a second
   ``put`` of the same key supersedes the first, which is tombstoned with the reason and the
   time, never deleted — ``Memory.why`` shows an item's whole history. ``delete`` (``put`` of
-  ``None``) forgets ``key | item`` precisely.
-- ``get`` reads the active memory of the key; ``search`` with a ``query`` is Mnemo's recall
-  (hybrid retrieval, rank order; ``score`` is 1 for the first hit down to 1/n for the last,
-  not a similarity), without a ``query`` every item, newest first; ``filter`` matches values
-  by equality or ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``.
+  ``None``) forgets ``key | langgraph item`` precisely, and only that key.
+- A ``put`` reads back what memory stored and raises :class:`mnemo.MnemoError` if it is not the
+  value given (a live model extracts the line: it must keep the JSON as written).
+- ``get`` reads the active memory of the key. ``search`` filters first (``filter`` matches
+  values by equality, a nested dict as a subset, or ``$eq``, ``$ne``, ``$gt``, ``$gte``,
+  ``$lt``, ``$lte``), then with a ``query`` ranks every matching item by Mnemo's recall (hybrid
+  retrieval; ``score`` is 1 for the first hit down to 1/n for the last, a rank, not a
+  similarity), items recall did not rank after them with ``score`` None; without a ``query``,
+  newest first. ``offset`` and ``limit`` apply last.
 - Keys compare exactly, but memory compares fact names without case or repeated spaces: a
   ``put`` of ``"Pref"`` while ``"pref"`` is stored is refused (ValueError) rather than
   replacing it. A key holds no ``|`` and no line break.
 - ``list_namespaces`` and a ``search`` below a prefix need the store's list of namespaces:
-  :class:`mnemo.Memory` has it; over HTTP (:class:`mnemo.Client`) a token reaches one
-  namespace, so ``search`` takes the exact namespace and ``list_namespaces`` raises
+  :class:`mnemo.Memory` has it; over HTTP (:class:`mnemo.Client`) there is no such list, so
+  give the namespaces the token reaches (``MnemoStore(client, namespaces=["users.u1", …])``);
+  without them a search covers exactly the namespace named, and ``list_namespaces`` raises
   :class:`mnemo.UnsupportedError`.
 - TTLs are not supported (memory decays by salience instead); ``index`` is ignored (every
   memory is indexed).
 
-``get`` and ``search`` read the namespace's memories page by page: fine for the thousands of
-items an agent keeps per namespace, linear beyond.
+``get``, ``put`` and ``search`` read the namespace's memories page by page, the superseded
+versions of each item included: fine for the thousands of items (and versions) an agent keeps
+per namespace, linear beyond. Putting the value an item already holds reinforces its memory:
+``updated_at`` stays the time the value was first stored.
 """
 
 from __future__ import annotations
@@ -57,10 +64,12 @@ from langgraph.store.base import (
 )
 
 from ._api import Api
-from .errors import UnsupportedError
+from .errors import MnemoError, UnsupportedError
 from .types import MemoryRecord
 
-ATTRIBUTE = "item"
+ATTRIBUTE = "langgraph item"
+# A recall asked for every item of a namespace: above the engine's largest budget, which clamps it.
+EVERYTHING = 1_000_000
 _LABEL = re.compile(r"^[A-Za-z0-9_:\-]+$")
 
 
@@ -105,13 +114,26 @@ def _fold(name: str) -> str:
     return " ".join(name.split()).lower()
 
 
+def decode(rec: MemoryRecord) -> dict:
+    """The item value a memory holds; a value that is not the JSON object this store wrote is
+    an error naming the memory (never skipped: the item would silently vanish)."""
+    assert rec.claim is not None
+    try:
+        value = json.loads(rec.claim.value)
+    except ValueError as e:
+        raise MnemoError(f"memory {rec.id} ({rec.claim.entity} | {ATTRIBUTE}) does not hold JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise MnemoError(f"memory {rec.id} ({rec.claim.entity} | {ATTRIBUTE}) holds {type(value).__name__}, not an object")
+    return value
+
+
 class _Stored:
     """One item as memory holds it."""
 
     def __init__(self, rec: MemoryRecord, created: datetime) -> None:
         assert rec.claim is not None
         self.key = rec.claim.entity
-        self.value = json.loads(rec.claim.value)
+        self.value = decode(rec)
         self.created_at = created
         self.updated_at = rec.created_at or created
         self.memory = rec.id
@@ -133,32 +155,44 @@ def _items(records: list[MemoryRecord]) -> dict[str, _Stored]:
         first = r
         while first.id in supersedes and supersedes[first.id].claim and supersedes[first.id].claim.entity == c.entity:
             first = supersedes[first.id]
-        try:
-            out[c.entity] = _Stored(r, first.created_at or datetime.now(timezone.utc))
-        except ValueError:
-            continue  # a fact named "item" that is not one of this store's items
+        out[c.entity] = _Stored(r, first.created_at or datetime.now(timezone.utc))
     return out
 
 
-def _matches(value: dict, flt: Optional[dict]) -> bool:
+def _compare(have: Any, op: str, arg: Any) -> bool:
+    if op == "$eq":
+        return have == arg
+    if op == "$ne":
+        return have != arg
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (have, arg))
+    if not (numbers or (isinstance(have, str) and isinstance(arg, str))):
+        return False  # unordered across types, as a missing field
+    if op == "$gt":
+        return have > arg
+    if op == "$gte":
+        return have >= arg
+    if op == "$lt":
+        return have < arg
+    if op == "$lte":
+        return have <= arg
+    raise ValueError(f"filter operator {op!r} is not one of $eq, $ne, $gt, $gte, $lt, $lte")
+
+
+def _matches(value: Any, flt: Optional[dict]) -> bool:
+    """``value`` holds what ``flt`` asks: each key equal, a nested dict as a subset, or an
+    operator dict (``{"$gte": 3}``)."""
     if not flt:
         return True
+    if not isinstance(value, dict):
+        return False
     for k, want in flt.items():
         have = value.get(k)
         if isinstance(want, dict) and want and all(str(op).startswith("$") for op in want):
-            for op, arg in want.items():
-                ok = {
-                    "$eq": lambda: have == arg,
-                    "$ne": lambda: have != arg,
-                    "$gt": lambda: have is not None and have > arg,
-                    "$gte": lambda: have is not None and have >= arg,
-                    "$lt": lambda: have is not None and have < arg,
-                    "$lte": lambda: have is not None and have <= arg,
-                }.get(op)
-                if ok is None:
-                    raise ValueError(f"filter operator {op!r} is not one of $eq, $ne, $gt, $gte, $lt, $lte")
-                if not ok():
-                    return False
+            if not all(_compare(have, op, arg) for op, arg in want.items()):
+                return False
+        elif isinstance(want, dict):
+            if not _matches(have, want):
+                return False
         elif have != want:
             return False
     return True
@@ -166,12 +200,14 @@ def _matches(value: dict, flt: Optional[dict]) -> bool:
 
 class MnemoStore(BaseStore):
     """A LangGraph ``BaseStore`` over Mnemo (a :class:`mnemo.Memory` or :class:`mnemo.Client`).
-    See the module documentation for how items map onto memories."""
+    See the module documentation for how items map onto memories. ``namespaces``: over HTTP,
+    the Mnemo namespaces the token reaches (for prefix searches and ``list_namespaces``)."""
 
     supports_ttl = False
 
-    def __init__(self, memory: Api) -> None:
+    def __init__(self, memory: Api, *, namespaces: Optional[Iterable[str]] = None) -> None:
         self.memory = memory
+        self._declared = None if namespaces is None else sorted(set(namespaces))
 
     # -- LangGraph's one entry point --------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -193,12 +229,12 @@ class MnemoStore(BaseStore):
         raise ValueError(f"unknown store operation {type(op).__name__}")
 
     # -- operations -----------------------------------------------------------------------
-    def _records(self, ns: str) -> list[MemoryRecord]:
-        return self.memory.list(all=True, namespace=ns)
+    def _items_of(self, ns: str) -> dict[str, _Stored]:
+        return _items(self.memory.list(all=True, namespace=ns))
 
     def _get(self, op: GetOp) -> Optional[Item]:
         ns = namespace_of(op.namespace)
-        s = _items(self._records(ns)).get(op.key)
+        s = self._items_of(ns).get(op.key)
         if s is None:
             return None
         return Item(value=s.value, key=s.key, namespace=op.namespace, created_at=s.created_at, updated_at=s.updated_at)
@@ -206,41 +242,75 @@ class MnemoStore(BaseStore):
     def _put(self, op: PutOp) -> None:
         ns = namespace_of(op.namespace)
         check_key(op.key)
+        items = self._items_of(ns)
         if op.value is None:
-            self.memory.forget(f"{op.key} | {ATTRIBUTE}", namespace=ns)
+            # Memory's forget names facts without case: only the exact key is forgotten.
+            if op.key in items:
+                self.memory.forget(f"{op.key} | {ATTRIBUTE}", namespace=ns)
             return None
         text = encode(op.value)
-        others = [k for k in _items(self._records(ns)) if k != op.key and _fold(k) == _fold(op.key)]
+        others = [k for k in items if k != op.key and _fold(k) == _fold(op.key)]
         if others:
             raise ValueError(
                 f"item key {op.key!r} differs from the stored key {others[0]!r} only in case or spaces, and memory "
                 "names facts without either: delete the stored one first or use the same key"
             )
-        self.memory.remember(f"[SEM] {op.key} | {ATTRIBUTE} | {text}", namespace=ns)
+        r = self.memory.remember(f"[SEM] {op.key} | {ATTRIBUTE} | {text}", namespace=ns)
+        kept = [o.memory for o in r.outcomes if o.memory and o.kind in ("inserted", "superseded", "reinforced")]
+        stored = self.memory.why(kept[0], namespace=ns).memory if len(kept) == 1 else None
+        if (
+            stored is None
+            or stored.claim is None
+            or stored.claim.entity != op.key
+            or _fold(stored.claim.attribute) != ATTRIBUTE
+            or decode(stored) != json.loads(text)
+        ):
+            what = "; ".join(f"{o.kind} {o.memory or ''} {o.detail}".strip() for o in r.outcomes) or r.status
+            raise MnemoError(
+                f"memory did not store item {op.key!r} as given (extraction by {r.model.get('model', '?')}: {what}); "
+                "the store needs a model that keeps tagged lines as written"
+            )
         return None
 
-    def _namespaces_below(self, prefix: tuple[str, ...]) -> list[str]:
+    def _all_namespaces(self) -> Optional[list[str]]:
+        if self._declared is not None:
+            return self._declared
         lister = getattr(self.memory, "namespaces", None)
-        if lister is None:
-            return [namespace_of(prefix)]
+        return None if lister is None else sorted(lister())
+
+    def _namespaces_below(self, prefix: tuple[str, ...]) -> list[str]:
+        every = self._all_namespaces()
+        if not prefix:
+            if every is None:
+                raise UnsupportedError(
+                    "a search of every namespace needs their list: MnemoStore(client, namespaces=[…]) over HTTP"
+                )
+            return every
         want = namespace_of(prefix)
-        return sorted(n for n in lister() if n == want or n.startswith(want + "."))
+        if every is None:
+            return [want]
+        return [n for n in every if n == want or n.startswith(want + ".")]
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        found: list[tuple[str, _Stored, Optional[float]]] = []
+        ranked: list[tuple[str, _Stored, float]] = []
+        unranked: list[tuple[str, _Stored]] = []
         for ns in self._namespaces_below(op.namespace_prefix):
-            items = _items(self._records(ns))
-            if op.query:
-                recall = self.memory.recall(op.query, raw=True, namespace=ns)
-                by_memory = {s.memory: s for s in items.values()}
-                hits = [by_memory[line.id] for line in recall.memories if line.id in by_memory]
-                n = len(hits)
-                found.extend((ns, s, 1.0 - i / n if n else None) for i, s in enumerate(hits))
-            else:
-                found.extend((ns, s, None) for s in sorted(items.values(), key=lambda s: s.updated_at, reverse=True))
-        found = [f for f in found if _matches(f[1].value, op.filter)]
-        if op.query:
-            found.sort(key=lambda f: -(f[2] or 0.0))
+            items = [s for s in self._items_of(ns).values() if _matches(s.value, op.filter)]
+            if not items:
+                continue
+            if not op.query:
+                unranked.extend((ns, s) for s in items)
+                continue
+            recall = self.memory.recall(op.query, raw=True, budget=EVERYTHING, namespace=ns)
+            order = [line.id for line in recall.memories] + list(recall.left_out)
+            by_memory = {s.memory: s for s in items}
+            hits = [by_memory[i] for i in order if i in by_memory]
+            ranked.extend((ns, s, 1.0 - i / len(hits)) for i, s in enumerate(hits))
+            seen = {s.memory for s in hits}
+            unranked.extend((ns, s) for s in items if s.memory not in seen)
+        ranked.sort(key=lambda f: -f[2])
+        unranked.sort(key=lambda f: f[1].updated_at, reverse=True)
+        found = [(ns, s, score) for ns, s, score in ranked] + [(ns, s, None) for ns, s in unranked]
         page = found[op.offset : op.offset + op.limit]
         return [
             SearchItem(
@@ -255,12 +325,12 @@ class MnemoStore(BaseStore):
         ]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        lister = getattr(self.memory, "namespaces", None)
-        if lister is None:
+        every = self._all_namespaces()
+        if every is None:
             raise UnsupportedError(
-                "list_namespaces needs the store's namespaces; over HTTP a token reaches one namespace: use Memory"
+                "list_namespaces needs the namespaces' list: MnemoStore(client, namespaces=[…]) over HTTP, or Memory"
             )
-        paths = [path_of(n) for n in lister()]
+        paths = [path_of(n) for n in every]
         for cond in op.match_conditions or ():
             pat = tuple(cond.path)
             if cond.match_type == "prefix":

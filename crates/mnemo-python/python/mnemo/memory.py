@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from typing import Any, Optional, Sequence, Union
 
 from . import _native
@@ -23,6 +24,33 @@ def _lines(s: str) -> list[dict]:
     if s.startswith("["):
         return json.loads(s)
     return [json.loads(line) for line in s.splitlines() if line.strip()]
+
+
+# Memories open in this process. A child made by os.fork() inherits them without the engine's
+# threads: they are disowned there (never used, never dropped, since dropping saves the index
+# through threads the child does not have), and a call says to open a Memory in the child.
+_OPEN: "weakref.WeakSet[Memory]" = weakref.WeakSet()
+_DISOWNED: list = []
+
+
+class _Forked:
+    """What a Memory holds in a forked child instead of the parent's engine."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise _native.MnemoError(
+            "this Memory was opened before os.fork(); the engine belongs to the parent process: open a new "
+            "Memory in the child"
+        )
+
+
+def _after_fork_in_child() -> None:
+    for m in list(_OPEN):
+        _DISOWNED.append(m._engine)
+        m._engine = _Forked()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Memory(Api):
@@ -51,6 +79,7 @@ class Memory(Api):
         files = [os.fspath(c) for c in (config or [])]
         self._engine = _native.Engine(os.fspath(data_dir), namespace, files, live, read_only)
         self.namespace = namespace
+        _OPEN.add(self)
 
     # -- the door ------------------------------------------------------------------------
     def _remember(self, ns, text, source, key, at):  # type: ignore[no-untyped-def]
@@ -123,5 +152,15 @@ class AsyncMemory(AsyncApi):
     def __init__(self, data_dir: PathLike = "mnemo-data", **kw: Any) -> None:
         super().__init__(Memory(data_dir, **kw))
 
-    def namespaces(self) -> list[str]:
-        return self._sync.namespaces()  # type: ignore[attr-defined]
+    @property
+    def model(self) -> str:
+        return self._sync.model  # type: ignore[attr-defined]
+
+    @property
+    def data_dir(self) -> str:
+        return self._sync.data_dir  # type: ignore[attr-defined]
+
+    async def namespaces(self) -> list[str]:
+        import asyncio
+
+        return await asyncio.to_thread(self._sync.namespaces)  # type: ignore[attr-defined]

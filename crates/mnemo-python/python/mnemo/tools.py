@@ -95,6 +95,14 @@ def _remembered(r: RememberResult, verb: str) -> str:
     return f"{verb}: " + "; ".join(parts)
 
 
+def _text(args: dict, name: str) -> str:
+    """The text argument `name` (a KeyError when missing: the caller says which)."""
+    v = args[name]
+    if not isinstance(v, str):
+        raise ValueError(f"{name} must be text, got {type(v).__name__}")
+    return v
+
+
 class MemoryTools:
     """``remember``, ``recall`` and ``forget`` over one memory (embedded or HTTP)."""
 
@@ -119,26 +127,29 @@ class MemoryTools:
             return f"error: no tool {name!r}; the tools are remember, recall and forget"
         try:
             args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments or {})
-        except ValueError as e:
-            return f"error: the arguments are not JSON ({e}); send an object such as {{\"query\": \"…\"}}"
+        except (TypeError, ValueError) as e:
+            return f"error: the arguments are not a JSON object ({e}); send one such as {{\"query\": \"…\"}}"
         if not isinstance(args, dict):
             return "error: the arguments must be a JSON object"
         try:
             return run(args)
         except KeyError as e:
             return f"error: {name} needs the argument {e.args[0]!r}"
-        except MnemoError as e:
+        except (MnemoError, ValueError) as e:
             return f"error: {e}"
 
     def _remember(self, a: dict) -> str:
-        return _remembered(self.memory.remember(str(a["text"]), namespace=self.namespace), "remembered")
+        return _remembered(self.memory.remember(_text(a, "text"), namespace=self.namespace), "remembered")
 
     def _recall(self, a: dict) -> str:
-        r = self.memory.recall(str(a["query"]), about=a.get("about"), budget=a.get("budget"), namespace=self.namespace)
+        about = a.get("about")
+        if about is not None and not isinstance(about, str):
+            raise ValueError("about must be text such as 'Northwind Labs | owner'")
+        r = self.memory.recall(_text(a, "query"), about=about, budget=a.get("budget"), namespace=self.namespace)
         return r.text
 
     def _forget(self, a: dict) -> str:
-        return _remembered(self.memory.forget(str(a["command"]), namespace=self.namespace), "forgotten")
+        return _remembered(self.memory.forget(_text(a, "command"), namespace=self.namespace), "forgotten")
 
     def for_openai_agents(self) -> list[Any]:
         """The tools as OpenAI Agents SDK ``FunctionTool`` objects (needs ``openai-agents``)."""
