@@ -50,7 +50,9 @@ from mnemo_client.models import (
     Escalation,
     EscalationList,
     EscalationView,
+    ForgetPreview,
     ForgetRequest,
+    ForgetResponse,
     Health,
     ListResponse,
     MemoryRecord,
@@ -250,9 +252,16 @@ def run(base, token, ns, doc, admin_token):
                 escalations.sync_detailed(ns, client=client), EscalationList)
     assert [e.status.value for e in r.escalations] == ["answered", "dismissed"], r
 
+    r = c.check("POST forget (dry run)", "post", f"{v1}/forget",
+                forget.sync_detailed(ns, client=client,
+                                     body=ForgetRequest(command="We met Ben at the fair", dry_run=True)),
+                ForgetResponse)
+    assert isinstance(r.preview, ForgetPreview) and len(r.preview.forget) == 1, r
+    assert r.preview.forget[0].why.startswith("its own words match"), r
+    assert "nothing written" in r.text and not isinstance(r.report, RememberReport), r
     r = c.check("POST forget", "post", f"{v1}/forget",
                 forget.sync_detailed(ns, client=client, body=ForgetRequest(command="We met Ben at the fair")),
-                RememberResponse)
+                ForgetResponse)
     assert r.report.outcomes and r.report.outcomes[0].kind.value == "forgotten", r
 
     r = c.check("GET why (a superseded memory)", "get", f"{v1}/memories/{{id}}",

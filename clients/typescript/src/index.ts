@@ -21,6 +21,10 @@ type Schemas = components["schemas"];
 
 /** What a remember or a forget wrote: `{ principal, report }`. */
 export type RememberResponse = Schemas["RememberResponse"];
+/** What a forget did (`report`), or with `dryRun` would do (`preview`, `text`). */
+export type ForgetResponse = Schemas["ForgetResponse"];
+/** A dry run's answer: what a forget command would tombstone and keep, each with why. */
+export type ForgetPreview = Schemas["ForgetPreview"];
 /** The engine's report of a remember: status, turn, outcomes (with memory ids), notes, model. */
 export type RememberReport = Schemas["RememberReport"];
 /** A compact recall: the memories as prompt-ready lines and the decision (the default). */
@@ -63,6 +67,14 @@ export interface CallOptions {
   namespace?: string;
   /** Aborts the request (default: the client's `timeoutMs`, if any). */
   signal?: AbortSignal;
+}
+
+/** Options of `forget`. */
+export interface ForgetOptions extends CallOptions {
+  /** Write nothing: answer what the command would forget and keep, and why each matched. */
+  dryRun?: boolean;
+  /** Let a free-text command take pinned memories too (`entity | attribute` takes a pinned claim without it). */
+  includePinned?: boolean;
 }
 
 /** One message of a conversation, for `remember(messages)`. */
@@ -408,10 +420,15 @@ export class MnemoClient {
     return this.#json("POST", this.#ns(call, "turn"), { ...call, body });
   }
 
-  /** Forget exactly what a command designates: `entity | attribute`, or free text. */
-  forget(command: string, options: CallOptions = {}): Promise<RememberResponse> {
-    const body: Schemas["ForgetRequest"] = { command };
-    return this.#json("POST", this.#ns(options, "forget"), { ...options, body });
+  /**
+   * Forget exactly what a command designates: `entity | attribute`, or free text (only memories
+   * about it, never a pinned one unless `includePinned`). With `dryRun` nothing is written: the
+   * answer's `preview` (and `text`) says what would be forgotten and kept, and why.
+   */
+  forget(command: string, options: ForgetOptions = {}): Promise<ForgetResponse> {
+    const { dryRun, includePinned, ...call } = options;
+    const body: Schemas["ForgetRequest"] = { command, dry_run: dryRun, include_pinned: includePinned };
+    return this.#json("POST", this.#ns(call, "forget"), { ...call, body });
   }
 
   /** A memory's history (`m42`): where it came from, what reinforced it, why it was tombstoned. */

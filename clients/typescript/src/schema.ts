@@ -652,10 +652,57 @@ export interface components {
             /** @description An open escalation on the same task was reused. */
             reused: boolean;
         };
+        /** @description One memory a forget command matched, and why. */
+        ForgetMatch: {
+            /** @description Its content. */
+            content: string;
+            /** @description The memory (`m42`). */
+            id?: string | null;
+            /** @description Whether it is pinned. */
+            pinned: boolean;
+            /**
+             * @description Why it matched (`claim entity matches`, `claim entity and attribute match`, `its own
+             *     words match: …`), or for a kept one why it is kept (`pinned …`, `only mentioned inside a
+             *     web address: …`).
+             */
+            why: string;
+        };
+        /** @description What a forget command would tombstone and what it keeps, each with why (a dry run). */
+        ForgetPreview: {
+            /** @description `claim` (an exact `entity | attribute`) or `text` (free text). */
+            by: string;
+            /** @description The command as read (`entity | attribute`, or the text). */
+            command: string;
+            /** @description What the command would tombstone. */
+            forget: components["schemas"]["ForgetMatch"][];
+            /** @description Whether pinned memories may be taken by a free-text command. */
+            include_pinned: boolean;
+            /** @description What it matched and leaves active, with why (pinned, only mentioned). */
+            kept: components["schemas"]["ForgetMatch"][];
+        };
         /** @description `POST /v1/namespaces/{ns}/forget`. */
         ForgetRequest: {
             /** @description `entity | attribute`, or free text designating the memories. */
             command: string;
+            /**
+             * @description Write nothing (no turn, no tombstone): answer `preview`, what the command would
+             *     tombstone and keep, and why each matched.
+             */
+            dry_run?: boolean;
+            /**
+             * @description Let a free-text command take pinned memories too (an exact `entity | attribute` takes a
+             *     pinned claim without it).
+             */
+            include_pinned?: boolean;
+        };
+        /** @description What a forget did (`report`), or on a dry run would do (`preview`, `text`). */
+        ForgetResponse: {
+            preview?: null | components["schemas"]["ForgetPreview"];
+            /** @description The authenticated principal the command is recorded under. */
+            principal: string;
+            report?: null | components["schemas"]["RememberReport"];
+            /** @description A dry run: the preview as people read it (as `mnemo forget --dry-run` prints it). */
+            text?: string | null;
         };
         /** @description One lookup the assessor made. */
         GroundingLookup: {
@@ -1090,7 +1137,8 @@ export interface components {
         RememberRequest: {
             /**
              * @description When it was said (default: now): RFC 3339, or a date alone (`2026-05-01`, midnight
-             *     UTC). What the turn writes takes this time. At most a day after the server's clock, and
+             *     UTC). What the turn writes takes this time. At most `[time] max_future_skew_secs` (default
+             *     five minutes) after the server's clock, and
              *     never before the namespace's last turn (time only moves forward): importing a
              *     conversation means sending its turns oldest first.
              * @example 2026-05-01T09:00:00Z
@@ -1913,13 +1961,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description what the command tombstoned (the report of a remember) */
+            /** @description what the command tombstoned (`report`, the report of a remember), or with `dry_run` what it would tombstone and keep, and why (`preview`, `text`; nothing written) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RememberResponse"];
+                    "application/json": components["schemas"]["ForgetResponse"];
                 };
             };
             /** @description bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items) */
@@ -2371,7 +2419,7 @@ export interface operations {
                     "application/json": components["schemas"]["RememberResponse"];
                 };
             };
-            /** @description bad_request or invalid_input: malformed JSON or parameter, a value refused (an `at` that is not a time, more than a day after the server's clock, or before the namespace's last turn), or above a limit (too_many_items) */
+            /** @description bad_request or invalid_input: malformed JSON or parameter, a value refused (an `at` that is not a time, further ahead of the server's clock than [time] max_future_skew_secs (default 5 minutes), or before the namespace's last turn), or above a limit (too_many_items) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -464,10 +464,21 @@ test("escalations: listed, read, answered (then the task acts), dismissed", asyn
   await rejection(() => mnemo.escalation("e999"), NotFoundError);
 });
 
+test("forget with dryRun previews what it would take, and why, writing nothing", async () => {
+  const p = await mnemo.forget("Contoso | buyer", { dryRun: true });
+  assert.equal(p.report, undefined);
+  assert.deepEqual(
+    p.preview?.forget.map((m) => [m.id, m.why]),
+    [[ids.dana, "claim entity and attribute match"]],
+  );
+  assert.match(p.text ?? "", /nothing written/);
+  assert.ok((await mnemo.list({ all: true })).some((m) => m.id === ids.dana && m.status === "active"), "still active");
+});
+
 test("forget tombstones; restore brings it back as a new memory", async () => {
   const f = await mnemo.forget("Contoso | buyer");
   assert.deepEqual(
-    f.report.outcomes.map((o) => [o.kind, o.memory]),
+    f.report?.outcomes.map((o) => [o.kind, o.memory]),
     [["forgotten", ids.dana]],
   );
   assert.ok(!(await mnemo.list({ all: true })).some((m) => m.id === ids.dana));

@@ -7,6 +7,7 @@ import {
   ReadOnlyError,
   ServerError,
   type AgentRecall,
+  type ForgetResponse,
   type ListResponse,
   type MemoryRecord,
   type RecallResponse,
@@ -35,6 +36,9 @@ export async function signatures(mnemo: MnemoClient): Promise<void> {
   const many = await mnemo.remember([{ role: "user", content: "hi", timestamp: "2026-07-01T09:00:00Z" }]);
   assertType<Equal<typeof many, RememberResponse[]>>();
   assertType<Equal<Awaited<ReturnType<MnemoClient["turn"]>>, TurnView | TurnResponse>>();
+  const preview = await mnemo.forget("Ben", { dryRun: true, includePinned: false, namespace: "ops" });
+  assertType<Equal<typeof preview, ForgetResponse>>();
+  assertType<Equal<NonNullable<typeof preview.preview>, components["schemas"]["ForgetPreview"]>>();
   const view = await mnemo.turn("t");
   assertType<Equal<typeof view, TurnView>>();
   const turn = await mnemo.turn("t", { detail: "full" });

@@ -28,6 +28,10 @@ pub const SERVE: &str = "serve";
 /// Escalations (`[escalation] record`, `[[escalation.sinks]]`: where they are sent); see
 /// `crate::escalation::sinks`. A later file's `sinks` replace an earlier file's.
 pub const ESCALATION: &str = "escalation";
+/// Time (`[time] max_future_skew_secs`): how far a stated time may run ahead of the clock.
+pub const TIME: &str = "time";
+/// The default of `[time] max_future_skew_secs`: five minutes.
+pub const DEFAULT_MAX_FUTURE_SKEW_SECS: u64 = 300;
 
 /// A resolved configuration.
 #[derive(Clone, Debug)]
@@ -98,7 +102,7 @@ impl Config {
     fn merge_text(&mut self, text: &str, origin: &str, base: Option<&Path>) -> Result<(), AgentError> {
         let table: toml::Table = text.parse().map_err(|e: toml::de::Error| AgentError::Config {
             file: origin.to_string(),
-            message: e.to_string().trim_end().to_string(),
+            message: mnemo_core::text::toml_error(&e, Some(text)),
         })?;
         self.merge_table(table, origin, base)
     }
@@ -128,10 +132,12 @@ impl Config {
                 || key == SOURCES
                 || key == LLM
                 || key == SERVE
-                || key == ESCALATION;
+                || key == ESCALATION
+                || key == TIME;
             if !known {
                 return Err(err(format!(
-                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}, {PLUGINS}, {LLM}, {SERVE}, {ESCALATION}",
+                    "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}, {PLUGINS}, {LLM}, {SERVE}, {ESCALATION}, \
+                     {TIME}",
                     PLUGIN_SECTIONS.join(", "),
                     POLICY_SECTIONS.join(", ")
                 )));
@@ -154,6 +160,9 @@ impl Config {
             let new = value.as_table().ok_or_else(|| err(format!("`{key}` must be a table ([{key}])")))?.clone();
             if key == SOURCES {
                 declared_of(&new).map_err(err)?;
+            }
+            if key == TIME {
+                time_skew_of(&new).map_err(err)?;
             }
             if key == ESCALATION {
                 // Checked as written, so that a mistake names this file.
@@ -194,7 +203,7 @@ impl Config {
         }
         let p: EnginePolicy = t.try_into().map_err(|e: toml::de::Error| AgentError::Config {
             file: origin.to_string(),
-            message: format!("in [recall]/[decay]/[kinds]/[claims]: {}", e.to_string().trim_end()),
+            message: format!("in [recall]/[decay]/[kinds]/[claims]: {}", mnemo_core::text::toml_error(&e, None)),
         })?;
         p.validate().map_err(|e| AgentError::Config { file: origin.to_string(), message: e.to_string() })?;
         Ok(p)
@@ -247,6 +256,13 @@ impl Config {
         let origin = self.origins.get(ESCALATION).cloned().unwrap_or_else(|| "embedded default config".into());
         let table = self.table.get(ESCALATION).and_then(|v| v.as_table()).cloned().unwrap_or_default();
         crate::escalation::EscalationSettings::from_table(&table, &origin)
+    }
+
+    /// `[time] max_future_skew_secs`: how far a stated time (`at`, `--at`) may run ahead of the
+    /// clock (default five minutes); checked when the file was merged.
+    pub fn max_future_skew(&self) -> std::time::Duration {
+        let t = self.table.get(TIME).and_then(|v| v.as_table()).cloned().unwrap_or_default();
+        std::time::Duration::from_secs(time_skew_of(&t).unwrap_or(DEFAULT_MAX_FUTURE_SKEW_SECS))
     }
 
     /// The `[[grounders]]` entries: (kind, settings, origin).
@@ -351,6 +367,21 @@ fn declared_of(t: &toml::Table) -> Result<Vec<String>, String> {
         .collect()
 }
 
+/// `[time]`: only `max_future_skew_secs`, a whole number of seconds from 0 to a year.
+fn time_skew_of(t: &toml::Table) -> Result<u64, String> {
+    if let Some(k) = t.keys().find(|k| k.as_str() != "max_future_skew_secs") {
+        return Err(format!("[{TIME}]: unknown key `{k}`; known: max_future_skew_secs"));
+    }
+    match t.get("max_future_skew_secs") {
+        None => Ok(DEFAULT_MAX_FUTURE_SKEW_SECS),
+        Some(toml::Value::Integer(n)) if (0..=31_536_000).contains(n) => Ok(u64::try_from(*n).unwrap_or(0)),
+        Some(_) => Err(format!(
+            "[{TIME}] max_future_skew_secs must be a whole number of seconds from 0 to 31536000 (a year); default \
+             {DEFAULT_MAX_FUTURE_SKEW_SECS}"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,6 +426,20 @@ mod tests {
         assert!(e.contains("q.toml") && e.contains("quota"), "{e}");
         let p = write(d.path(), "n.toml", "[recall]\nbudget_tokens = -5\n");
         assert!(Config::load(&[p]).unwrap_err().to_string().contains("n.toml"));
+    }
+
+    /// `--config /etc/shadow` (or a config file naming a secret value where a number goes):
+    /// the error names the file, line and column, never the text.
+    #[test]
+    fn a_foreign_config_file_is_never_echoed() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "shadow", "root:*:20228:0:99999:7:::\n");
+        let e = Config::load(std::slice::from_ref(&p)).unwrap_err().to_string();
+        assert!(e.contains("shadow") && e.contains("line 1, column"), "{e}");
+        assert!(!e.contains("root") && !e.contains("20228"), "{e}");
+        let p = write(d.path(), "s.toml", "[recall]\nbudget_tokens = \"hunter2 is my password\"\n");
+        let e = Config::load(&[p]).unwrap_err().to_string();
+        assert!(e.contains("s.toml") && !e.contains("hunter2"), "{e}");
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! by [`Runtime::remember_messages`].
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::engine::{RecallOptions, RememberReport};
-use mnemo_core::{ClaimKey, CoreError, Namespace, Pack, SearchMode, Task, Timestamp};
+use mnemo_core::engine::{ForgetOptions, ForgetPreview, RecallOptions, RememberReport};
+use mnemo_core::{ClaimKey, CoreError, ForgetCommand, Namespace, Pack, SearchMode, Task, Timestamp};
 
 use crate::agent_view::{AgentRecall, Detail};
 use crate::error::AgentError;
@@ -23,8 +23,8 @@ pub struct RememberInput {
     pub text: String,
     /// Makes the write idempotent in its namespace (see [`Runtime::remember_idempotent`]).
     pub idempotency_key: Option<String>,
-    /// When it was said (None: now, by the runtime's clock). At most [`FUTURE_SLACK_MS`] after
-    /// the clock, and never before the namespace's last turn (time only moves forward).
+    /// When it was said (None: now, by the runtime's clock). At most the configured skew
+    /// (`[time] max_future_skew_secs`, default five minutes; see [`future_skew`]) after the clock, and never before the namespace's last turn (time only moves forward).
     pub at: Option<Timestamp>,
 }
 
@@ -42,9 +42,33 @@ pub struct ChatMessage {
     pub timestamp: Option<Timestamp>,
 }
 
-/// How far a stated time may run ahead of the runtime's clock: a day. Time only moves forward
-/// in a namespace, so a turn far in the future would refuse every later one.
-pub const FUTURE_SLACK_MS: i64 = 24 * 3600 * 1000;
+/// How far a stated time may run ahead of the clock: `[time] max_future_skew_secs` (default
+/// five minutes). Time only moves forward in a namespace, so a turn far in the future would
+/// refuse every later one. One rule for every door (HTTP, MCP, Python) and the CLI's `--at`.
+pub fn future_skew(config: &crate::Config) -> std::time::Duration {
+    config.max_future_skew()
+}
+
+/// Whether `at` runs further ahead of `now` than `skew`; if so, the refusal (naming the time,
+/// the clock and the fixes) with `what` (`at`, `--at`) in front and `fix` (the caller's own
+/// way round, e.g. `--allow-future`) said first.
+pub fn too_far_ahead(
+    what: &str,
+    at: Timestamp,
+    now: Timestamp,
+    skew: std::time::Duration,
+    fix: &str,
+) -> Option<String> {
+    let skew_ms = i64::try_from(skew.as_millis()).unwrap_or(i64::MAX);
+    (at.millis() > now.millis().saturating_add(skew_ms)).then(|| {
+        format!(
+            "{what} {at} is more than {}s ahead of the clock ({now}); time only moves forward in a namespace, so a \
+             turn that far ahead would refuse every later one until the clock catches up — {fix}raise [time] \
+             max_future_skew_secs if the clock is behind",
+            skew.as_secs()
+        )
+    })
+}
 
 /// A time a caller wrote that is neither a date nor an RFC 3339 time; the message says what
 /// is expected (a door puts the field's name before it: `--at`, `at`).
@@ -113,6 +137,32 @@ pub enum RecallAnswer {
     Full(Box<AgentTurn>),
     /// `detail = full` with `raw`: the pack with its trace.
     FullRaw(Box<Pack>),
+}
+
+/// Forget what a command designates, or (`dry_run`) say what it would forget.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForgetInput {
+    /// Who asks, as the door established it.
+    pub source: String,
+    /// The command, parsed by the door ([`ForgetCommand::parse_arg`]) so that a door says a
+    /// bad one in its own way.
+    pub command: ForgetCommand,
+    /// Write nothing (no turn, no tombstone): answer what the command would tombstone and
+    /// keep, and why each matched.
+    pub dry_run: bool,
+    /// Let a free-text command take pinned memories too (an exact `entity | attribute` takes a
+    /// pinned claim without it).
+    pub include_pinned: bool,
+}
+
+/// A forget as answered.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ForgetAnswer {
+    /// What the command did: the report of the turn that recorded it.
+    Forgotten(Box<RememberReport>),
+    /// A dry run: what it would tombstone and keep, and why.
+    Preview(ForgetPreview),
 }
 
 /// The principal a local door (the CLI, an MCP server on stdio) speaks for: the operator who
@@ -194,7 +244,7 @@ impl Runtime {
     /// door's own source), any other role counts as [`operator_source`] says (a declared label
     /// as itself, else the operator, with a note on that message's report). Everything is
     /// checked before the first turn is written: an empty list, an empty content, a role that
-    /// is not one word, a stated time more than a day after the clock, or times that go
+    /// is not one word, a stated time further ahead of the clock than the configured skew ([`future_skew`]), or times that go
     /// backwards are refused naming the message. With an idempotency key, message `i` is
     /// written under `"{key}#{i}"`: a retry of a call that failed half-way writes only what is
     /// missing. A failure while writing (a model error) returns it; the messages before it
@@ -271,20 +321,37 @@ impl Runtime {
         Ok(reports)
     }
 
-    /// A stated time at most [`FUTURE_SLACK_MS`] after the runtime's clock.
+    /// A stated time at most the configured skew ([`future_skew`]) after the runtime's clock.
     fn not_too_far_ahead(&self, what: &str, at: Timestamp) -> Result<(), AgentError> {
         let now = self.engine().now();
-        if at.millis() > now.millis().saturating_add(FUTURE_SLACK_MS) {
-            return Err(invalid(format!(
-                "{what} {at} is more than a day after the clock ({now}); time only moves forward in a namespace, \
-                 so a turn that far ahead would refuse every later one"
-            )));
+        match too_far_ahead(what, at, now, future_skew(self.config()), "state the time it was said, or ") {
+            Some(m) => Err(invalid(m)),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// A recall at a time (the runtime's clock) more than `tolerance` before the namespace's
+    /// last turn is refused, naming both times: it would see memories before they existed (and
+    /// as-of recall, what was known at a past time, is not supported yet). The doors allow the
+    /// configured skew ([`future_skew`]: a turn may be stated that far ahead of the clock, and
+    /// a recall right after it must still answer); a stated `--at` allows none. Recall never
+    /// moves an access time back either way (the store keeps the later one).
+    pub async fn check_recall_time(&self, ns: &Namespace, tolerance: std::time::Duration) -> Result<(), AgentError> {
+        let now = self.engine().now();
+        let tolerance_ms = i64::try_from(tolerance.as_millis()).unwrap_or(i64::MAX);
+        match self.engine().latest_turn_at(ns).await? {
+            Some(last) if now.millis().saturating_add(tolerance_ms) < last.millis() => Err(invalid(format!(
+                "a recall at {now} is before the last turn of namespace {ns} at {last}: it would see memories \
+                 before they existed, and as-of recall (what was known at a past time) is not supported yet — \
+                 recall without --at, or at {last} or later"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Recall `input` in `ns`.
     pub async fn recall_input(&self, ns: &Namespace, input: &RecallInput) -> Result<RecallAnswer, AgentError> {
+        self.check_recall_time(ns, future_skew(self.config())).await?;
         if input.raw && input.about.is_some() {
             return Err(invalid("`about` needs an assessed recall: drop `raw`, or drop `about` for plain retrieval"));
         }
@@ -302,6 +369,17 @@ impl Runtime {
             Detail::Compact => RecallAnswer::Compact(Box::new(self.recall_view(&turn))),
             Detail::Full => RecallAnswer::Full(Box::new(turn)),
         })
+    }
+
+    /// Forget `input` in `ns` (the engine's rule: [`mnemo_core::engine::ForgetPreview`]); a
+    /// dry run writes nothing.
+    pub async fn forget_input(&self, ns: &Namespace, input: &ForgetInput) -> Result<ForgetAnswer, AgentError> {
+        let opts = ForgetOptions { include_pinned: input.include_pinned };
+        if input.dry_run {
+            return Ok(ForgetAnswer::Preview(self.engine().forget_preview(ns, &input.command, opts).await?));
+        }
+        let r = self.engine().forget_with(ns, &input.source, &input.command, opts).await?;
+        Ok(ForgetAnswer::Forgotten(Box::new(r)))
     }
 
     /// The agent turn for `input` in `ns`.
@@ -408,21 +486,63 @@ mod tests {
             // Before the last turn: time only moves forward.
             let e = rt.remember_input(&ns(), &input("[SEM] Ben | phone | 2", None, Some("2026-04-01"))).await;
             assert!(e.unwrap_err().to_string().contains("time only moves forward"));
-            // More than a day after the clock: refused, naming the time and the clock.
-            let ahead = Timestamp::parse_rfc3339(NOW).unwrap().plus_millis(DAY_MS + 1000);
+            // More than the configured skew (default 5 min) after the clock: refused, naming the
+            // time, the clock and the fix; 23 hours ahead (once allowed) included.
+            for ms in [23 * 3600 * 1000, DAY_MS + 1000] {
+                let mut far = input("[SEM] Ben | phone | 3", None, None);
+                far.at = Some(Timestamp::parse_rfc3339(NOW).unwrap().plus_millis(ms));
+                assert!(rt.remember_input(&ns(), &far).await.is_err(), "{ms} ms ahead");
+            }
+            let ahead = Timestamp::parse_rfc3339(NOW).unwrap().plus_millis(5 * 60 * 1000 + 1000);
             let mut far = input("[SEM] Ben | phone | 3", None, None);
             far.at = Some(ahead);
             let e = rt.remember_input(&ns(), &far).await.unwrap_err();
             assert_eq!(e.kind(), crate::error::ErrorKind::InvalidInput);
             let msg = e.to_string();
-            assert!(msg.contains(&ahead.to_string()) && msg.contains(NOW) && msg.contains("more than a day"), "{msg}");
-            // Within the day: fine; with a key, a retry answers the first turn.
-            let soon = input("[SEM] Ben | phone | 4", Some("k1"), Some("2026-07-02T08:00:00Z"));
+            assert!(
+                msg.contains(&ahead.to_string()) && msg.contains(NOW) && msg.contains("more than 300s ahead"),
+                "{msg}"
+            );
+            assert!(msg.contains("max_future_skew_secs"), "{msg}");
+            // Within the skew: fine; with a key, a retry answers the first turn.
+            let soon = input("[SEM] Ben | phone | 4", Some("k1"), Some("2026-07-01T09:04:00Z"));
             let first = rt.remember_input(&ns(), &soon).await.unwrap();
-            assert_eq!(first.turn.at, parse_time("2026-07-02T08:00:00Z").unwrap());
+            assert_eq!(first.turn.at, parse_time("2026-07-01T09:04:00Z").unwrap());
             let again = rt.remember_input(&ns(), &soon).await.unwrap();
             assert_eq!(again.status, mnemo_core::engine::TurnStatus::AlreadyRecorded);
             assert_eq!(again.turn.id, first.turn.id);
+        }
+
+        /// `recall --at 1970-01-01` over memories of 2026: refused naming both times, and no
+        /// access time moves back; a recall at or after the last turn works.
+        #[tokio::test]
+        async fn a_recall_before_the_last_turn_is_refused() {
+            let d = tempfile::tempdir().unwrap();
+            let rt = runtime(d.path()).await;
+            let r = rt.remember_input(&ns(), &input("[SEM] Ben | phone | 555", None, None)).await.unwrap();
+            let m = r.outcomes[0].memory.unwrap();
+            // A turn stated within the skew ahead of the clock: a recall right after it answers
+            // at a door; at a stated time (`--at`, no tolerance) it is refused.
+            rt.remember_input(&ns(), &input("[SEM] Ann | phone | 777", None, Some("2026-07-01T09:04:00Z")))
+                .await
+                .unwrap();
+            let q = RecallInput { query: "Ben phone".into(), raw: true, ..RecallInput::default() };
+            rt.recall_input(&ns(), &q).await.unwrap();
+            assert!(rt.check_recall_time(&ns(), std::time::Duration::ZERO).await.is_err());
+            rt.engine().flush_index().await.unwrap();
+            let accessed = rt.engine().why(&ns(), m).await.unwrap().memory.last_accessed_at;
+            drop(rt);
+            let past = Arc::new(SimClock::new(parse_time("1970-01-01").unwrap()));
+            let rt = Runtime::build(&Config::embedded_default().unwrap(), d.path(), past, vec![]).await.unwrap();
+            for raw in [true, false] {
+                let e = rt.recall_input(&ns(), &RecallInput { raw, ..q.clone() }).await.unwrap_err();
+                assert_eq!(e.kind(), crate::error::ErrorKind::InvalidInput);
+                let e = e.to_string();
+                assert!(e.contains("1970-01-01T00:00:00Z") && e.contains("2026-07-01T09:04:00Z"), "{e}");
+                assert!(e.contains("as-of recall"), "{e}");
+            }
+            rt.engine().flush_index().await.unwrap();
+            assert_eq!(rt.engine().why(&ns(), m).await.unwrap().memory.last_accessed_at, accessed);
         }
 
         #[tokio::test]
@@ -507,7 +627,10 @@ mod tests {
             let e = err(with(&|m| m.timestamp = parse_time("2026-01-01").ok())).await;
             assert!(e.contains("message 1 is at 2026-01-01T00:00:00Z, before message 0"), "{e}");
             let e = err(with(&|m| m.timestamp = parse_time("2026-07-03").ok())).await;
-            assert!(e.contains("message 1: timestamp 2026-07-03T00:00:00Z is more than a day after the clock"), "{e}");
+            assert!(
+                e.contains("message 1: timestamp 2026-07-03T00:00:00Z is more than 300s ahead of the clock"),
+                "{e}"
+            );
             let e = rt.remember_messages(&ns(), "user", std::slice::from_ref(&ok), Some(" "), None).await.unwrap_err();
             assert!(e.to_string().contains("idempotency key must not be empty"), "{e}");
             assert_eq!(memories(&rt).await, 0, "nothing was written");

@@ -12,6 +12,7 @@ pub mod assess;
 mod blocking;
 pub mod config;
 pub mod door;
+pub mod env;
 pub mod error;
 pub mod escalation;
 mod index_embedder;
@@ -30,7 +31,7 @@ pub mod why_view;
 
 pub use agent_view::{AgentRecall, Detail};
 pub use config::Config;
-pub use door::{RecallAnswer, RecallInput, RememberInput, TurnInput};
+pub use door::{ForgetAnswer, ForgetInput, RecallAnswer, RecallInput, RememberInput, TurnInput};
 pub use error::AgentError;
 pub use escalation::{AnsweredEscalation, Escalation, EscalationId, EscalationStatus, TurnEscalation};
 pub use runtime::{Access, AgentTurn, ReasonerBuild, Runtime};

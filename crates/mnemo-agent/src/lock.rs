@@ -11,13 +11,13 @@ use crate::error::AgentError;
 /// How long to wait for another process's lock by default.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The wait bound: `MNEMO_LOCK_TIMEOUT_SECS` when set to a whole number, else the default.
-pub fn lock_timeout() -> Duration {
-    std::env::var("MNEMO_LOCK_TIMEOUT_SECS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(Duration::from_secs)
-        .unwrap_or(DEFAULT_LOCK_TIMEOUT)
+/// The variable that bounds the wait, in whole seconds.
+pub const LOCK_TIMEOUT_ENV: &str = "MNEMO_LOCK_TIMEOUT_SECS";
+
+/// The wait bound: `MNEMO_LOCK_TIMEOUT_SECS` (a whole number of seconds, 0 to one day), else
+/// the default when unset; any other value is an error naming it ([`crate::env::secs`]).
+pub fn lock_timeout() -> Result<Duration, AgentError> {
+    crate::env::secs(LOCK_TIMEOUT_ENV, DEFAULT_LOCK_TIMEOUT, crate::env::MAX_TIMEOUT_SECS)
 }
 
 /// Take the lock of `data_dir` (off the async executor), waiting at most `timeout`.

@@ -85,7 +85,7 @@ pub async fn lock_or_read_only(data_dir: &Path, reads_only: bool) -> Result<Opti
         );
         return Ok(None);
     }
-    let wait = if reads_only { std::time::Duration::ZERO } else { crate::lock::lock_timeout() };
+    let wait = if reads_only { std::time::Duration::ZERO } else { crate::lock::lock_timeout()? };
     match crate::lock::lock_data_dir(data_dir, wait).await {
         Ok(f) => Ok(Some(f)),
         Err(AgentError::LockTimeout { path, holder, .. }) if reads_only => {

@@ -26,8 +26,9 @@ pub struct Cli {
     /// (2026-07-01, midnight UTC).
     #[arg(long, global = true)]
     pub at: Option<String>,
-    /// Accept an `--at` more than a day ahead of the real clock (time only moves forward in a
-    /// namespace, so one far-future turn would block every later one).
+    /// Accept an `--at` further ahead of the real clock than `[time] max_future_skew_secs`
+    /// (default 5 minutes; time only moves forward in a namespace, so one far-future turn
+    /// would block every later one).
     #[arg(long, global = true)]
     pub allow_future: bool,
     /// Use the live model client ([llm] client = "live"): needs the API key variable named by
@@ -645,6 +646,14 @@ pub struct ForgetArgs {
     pub out: JsonFlag,
     /// `entity | attribute`, or free text designating the memories.
     pub command: String,
+    /// Write nothing: list what the command would tombstone and what it keeps, and why each
+    /// matched (no turn is recorded, nothing is tombstoned).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Let a free-text command take pinned memories too (an exact `entity | attribute` takes a
+    /// pinned claim without it).
+    #[arg(long)]
+    pub include_pinned: bool,
 }
 
 /// `mnemo why`.

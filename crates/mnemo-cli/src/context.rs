@@ -9,21 +9,23 @@ use mnemo_core::{Clock, Namespace, SimClock, SystemClock, Timestamp};
 use crate::cli::Cli;
 use crate::error_text::invalid;
 
-/// How far `--at` may run ahead of the real clock without `--allow-future` (the door's rule
-/// for a stated time).
-const FUTURE_SLACK_MS: i64 = mnemo_agent::door::FUTURE_SLACK_MS;
-
-/// The clock: simulated with `--at`, else the real one.
-pub fn clock(cli: &Cli) -> Result<Arc<dyn Clock>> {
+/// The clock: simulated with `--at`, else the real one. `--at` further ahead of the real clock
+/// than the configured skew (`[time] max_future_skew_secs`, default five minutes: the door's
+/// rule for a stated time) needs `--allow-future`.
+pub fn clock(cli: &Cli, config: &Config) -> Result<Arc<dyn Clock>> {
     Ok(match &cli.at {
         Some(t) => {
             let at = parse_at(t)?;
-            let now = SystemClock.now();
-            if at.millis() > now.millis().saturating_add(FUTURE_SLACK_MS) && !cli.allow_future {
-                return Err(invalid(format!(
-                    "--at {t} is more than a day after the real clock ({now}); time only moves forward in a \
-                     namespace, so a turn that far ahead would refuse every later one — pass --allow-future if you mean it"
-                )));
+            let skew = mnemo_agent::door::future_skew(config);
+            let ahead = mnemo_agent::door::too_far_ahead(
+                "--at",
+                at,
+                SystemClock.now(),
+                skew,
+                "pass --allow-future if you mean it, or ",
+            );
+            if let (Some(m), false) = (ahead, cli.allow_future) {
+                return Err(invalid(m));
             }
             Arc::new(SimClock::new(at))
         }

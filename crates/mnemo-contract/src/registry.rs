@@ -79,7 +79,7 @@ impl Section<'_> {
     /// origin and the key.
     pub fn settings<T: DeserializeOwned>(&self) -> Result<T> {
         toml::Table::try_into::<T>(self.settings.clone())
-            .map_err(|e| CoreError::Config(format!("{}: {}", self.origin, e.to_string().trim_end())))
+            .map_err(|e| CoreError::Config(format!("{}: {}", self.origin, crate::text::toml_error(&e, None))))
     }
     /// A path given in the config file: absolute as written, relative to that file's directory.
     pub fn config_path(&self, path: &str) -> Result<PathBuf> {

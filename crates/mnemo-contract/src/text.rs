@@ -75,8 +75,82 @@ pub fn guess_entities(text: &str) -> Vec<String> {
     out
 }
 
+/// A TOML error as where and what, never the text it read: `line L, column C: message` when
+/// `text` (the parsed input) is given and the error has a place, else the message alone. The
+/// toml crate's own rendering quotes the offending line, and serde's messages quote a wrong
+/// string value (`invalid type: string "…"`); a configuration path can point at any file
+/// (`/etc/shadow`), and the error is printed, logged and sent to clients.
+pub fn toml_error(e: &toml::de::Error, text: Option<&str>) -> String {
+    let message = redact_quoted_strings(e.message().trim_end());
+    match (e.span(), text) {
+        (Some(span), Some(text)) => {
+            let (line, column) = line_column(text, span.start);
+            format!("line {line}, column {column}: {message}")
+        }
+        _ => message,
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut at = offset.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    (line, column)
+}
+
+/// serde's `string "…"` (and `char '…'`) in a message, with the quoted text left out.
+fn redact_quoted_strings(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find("string \"") {
+        out.push_str(&rest[..i]);
+        out.push_str("a string");
+        let after = &rest[i + "string \"".len()..];
+        // the quoted text is Debug-escaped: it ends at the first quote not after a backslash
+        let mut end = after.len();
+        let mut escaped = false;
+        for (j, c) in after.char_indices() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '"' if !escaped => {
+                    end = j + 1;
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn toml_errors_name_the_place_never_the_text() {
+        let text = "# shadow\nroot:*:20228:0:99999:7:::\n";
+        let e = text.parse::<toml::Table>().unwrap_err();
+        let m = super::toml_error(&e, Some(text));
+        assert!(m.starts_with("line 2, column "), "{m}");
+        assert!(!m.contains("20228") && !m.contains("root"), "{m}");
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct N {
+            n: u64,
+        }
+        let t: toml::Table = "n = \"secret \\\" text\"".parse().unwrap();
+        let e = t.try_into::<N>().unwrap_err();
+        let m = super::toml_error(&e, None);
+        assert!(!m.contains("secret") && !m.contains("text\""), "{m}");
+        assert!(m.contains("a string"), "{m}");
+    }
+
     use super::*;
     #[test]
     fn entities_guess() {

@@ -54,7 +54,8 @@ pub trait Store: Send + Sync {
     async fn turns(&self, namespace: &Namespace) -> Result<Vec<Turn>>;
     /// The time of the namespace's most recent turn (by id), if any.
     async fn latest_turn_at(&self, namespace: &Namespace) -> Result<Option<Timestamp>>;
-    /// Mark memories as recalled at `at` (does not change `rev`).
+    /// Mark memories as recalled at `at` (does not change `rev`). An access time only moves
+    /// forward: a memory last accessed after `at` keeps its time.
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()>;
     /// Mark each memory as recalled at its own time (several recalls' accesses written at
     /// once; does not change `rev`). A store that can should do it in one transaction; the

@@ -93,7 +93,8 @@ impl Conversation {
     /// replaced fact is one an earlier turn states.
     pub fn load(file: &Path) -> Result<Conversation> {
         let text = std::fs::read_to_string(file).map_err(|e| bad(file, format!("cannot read: {e}")))?;
-        let mut c: Conversation = toml::from_str(&text).map_err(|e| bad(file, e.to_string()))?;
+        let mut c: Conversation =
+            toml::from_str(&text).map_err(|e| bad(file, mnemo_core::text::toml_error(&e, Some(&text))))?;
         c.file = file.to_path_buf();
         if c.turns.is_empty() {
             return Err(bad(file, "no [[turns]]".into()));

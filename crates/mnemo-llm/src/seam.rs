@@ -183,7 +183,7 @@ impl LlmSettings {
         let defaults = LlmSettings::for_profile(profile)?;
         let mut merged = toml::Table::try_from(&defaults).map_err(|e| bad(e.to_string()))?;
         merged.extend(t.iter().map(|(k, v)| (k.clone(), v.clone())));
-        merged.try_into().map_err(|e: toml::de::Error| bad(e.to_string()))
+        merged.try_into().map_err(|e: toml::de::Error| bad(mnemo_contract::text::toml_error(&e, None)))
     }
 
     /// Whether a missing API key is allowed (a local server needs none).

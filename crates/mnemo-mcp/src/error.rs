@@ -10,4 +10,7 @@ pub enum McpError {
     /// The service task ended abnormally.
     #[error("the MCP service task failed")]
     Join(#[source] tokio::task::JoinError),
+    /// A setting (an environment variable) is wrong; says which, the value and what is accepted.
+    #[error(transparent)]
+    Setting(mnemo_agent::error::AgentError),
 }

@@ -225,7 +225,7 @@ fn parse_as_of(text: &str) -> std::result::Result<Timestamp, String> {
     let t = text.trim();
     let full =
         if t.len() == 10 && t.as_bytes().get(4) == Some(&b'-') { format!("{t}T00:00:00Z") } else { t.to_string() };
-    Timestamp::parse_rfc3339(&full).map_err(|_| format!("as_of {t:?} is neither RFC 3339 nor YYYY-MM-DD"))
+    Timestamp::parse_rfc3339(&full).map_err(|_| "as_of is neither RFC 3339 nor YYYY-MM-DD".to_string())
 }
 
 #[derive(Deserialize)]

@@ -37,7 +37,10 @@ use serde::{Deserialize, Serialize};
 use mnemo_agent::escalation::{AnswerForm, AnsweredEscalation, Escalation, EscalationId, EscalationStatus};
 use mnemo_agent::memories::{MemoryPage, MemoryRecord};
 use mnemo_agent::turn_view::clip;
-use mnemo_agent::{AgentError, AgentRecall, Detail, RecallAnswer, RecallInput, RememberInput, Runtime, TurnInput};
+use mnemo_agent::{
+    AgentError, AgentRecall, Detail, ForgetAnswer, ForgetInput, RecallAnswer, RecallInput, RememberInput, Runtime,
+    TurnInput,
+};
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::{ClaimKey, CoreError, ForgetCommand, IdRef, ListPage, MemoryId, Namespace, Status, Task};
 
@@ -153,6 +156,13 @@ pub struct RecallParams {
 pub struct ForgetParams {
     /// What to forget: `entity | attribute`, or free text designating the memories.
     pub command: String,
+    /// Write nothing: answer what the command would forget and keep, and why each matched.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Let a free-text command take pinned memories too (an exact `entity | attribute` takes a
+    /// pinned claim without it).
+    #[serde(default)]
+    pub include_pinned: bool,
     /// The namespace; must be the one this server is bound to (default).
     #[serde(default)]
     pub namespace: Option<String>,
@@ -698,15 +708,31 @@ impl MnemoMcp {
 
     /// Forget.
     #[tool(description = "Forget exactly what a command designates (`entity | attribute`, or free text): the \
-                       memories are tombstoned with the command as the reason, never deleted.")]
+                       memories are tombstoned with the command as the reason, never deleted. Free text takes \
+                       only memories about it (a claim on it, or its own words; not a mention inside a URL, an \
+                       e-mail address, a path or code) and never a pinned one unless `include_pinned`. With \
+                       `dry_run` nothing is written: the answer lists what would be forgotten and kept, and \
+                       why; preview before forgetting by free text.")]
     async fn forget(&self, Parameters(p): Parameters<ForgetParams>) -> Result<CallToolResult, ErrorData> {
         let ns = self.namespace(p.namespace.as_deref())?;
-        let cmd = match ForgetCommand::parse_arg(&p.command) {
+        let command = match ForgetCommand::parse_arg(&p.command) {
             Ok(c) => c,
             Err(m) => return Ok(Self::fix_argument("forget", m)),
         };
-        let r = match self.rt.engine().forget(ns, OPERATOR, &cmd).await {
-            Ok(r) => self.result(&r),
+        let input =
+            ForgetInput { source: OPERATOR.to_string(), command, dry_run: p.dry_run, include_pinned: p.include_pinned };
+        let r = match self.rt.forget_input(ns, &input).await {
+            Ok(ForgetAnswer::Forgotten(r)) => self.result(&r),
+            Ok(ForgetAnswer::Preview(p)) => {
+                /// A dry run's answer, as `POST forget` gives it.
+                #[derive(serde::Serialize)]
+                struct Preview<'a> {
+                    dry_run: bool,
+                    preview: &'a mnemo_core::engine::ForgetPreview,
+                    text: String,
+                }
+                self.result(&Preview { dry_run: true, preview: &p, text: p.render() })
+            }
             Err(e) => Ok(Self::failed("forget", e)),
         };
         self.flush().await;
@@ -1232,7 +1258,7 @@ fn recall_output_schema() -> std::sync::Arc<JsonObject> {
 pub async fn serve_stdio(rt: Arc<Runtime>, ns: Namespace, with_vectors: bool) -> Result<(), McpError> {
     let server = MnemoMcp::new(rt.clone(), ns.clone())
         .with_vectors(with_vectors)
-        .with_elicitation_timeout(Some(elicitation_timeout_from_env()));
+        .with_elicitation_timeout(Some(elicitation_timeout_from_env()?));
     tracing::info!(namespace = ns.as_str(), "MCP server on stdio");
     let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| McpError::Start(Box::new(e)))?;
     let reason = running.waiting().await.map_err(McpError::Join)?;
@@ -1243,22 +1269,10 @@ pub async fn serve_stdio(rt: Arc<Runtime>, ns: Namespace, with_vectors: bool) ->
     Ok(())
 }
 
-/// The elicitation timeout `mnemo mcp` uses: [`ELICITATION_TIMEOUT_ENV`] in seconds (0: never
-/// ask in the client), else [`ELICITATION_TIMEOUT`]; a value that is no number is warned about
-/// and ignored.
-fn elicitation_timeout_from_env() -> Duration {
-    match std::env::var(ELICITATION_TIMEOUT_ENV) {
-        Err(_) => ELICITATION_TIMEOUT,
-        Ok(v) => match v.trim().parse::<u64>() {
-            Ok(secs) => Duration::from_secs(secs),
-            Err(_) => {
-                tracing::warn!(
-                    "{ELICITATION_TIMEOUT_ENV}={v:?} is not a number of seconds: asking in the client times out after \
-                     {} s",
-                    ELICITATION_TIMEOUT.as_secs()
-                );
-                ELICITATION_TIMEOUT
-            }
-        },
-    }
+/// The elicitation timeout `mnemo mcp` uses: [`ELICITATION_TIMEOUT_ENV`] in whole seconds (0:
+/// never ask in the client; at most a day), else [`ELICITATION_TIMEOUT`]; any other value is an
+/// error naming it, before the server starts.
+fn elicitation_timeout_from_env() -> Result<Duration, McpError> {
+    mnemo_agent::env::secs(ELICITATION_TIMEOUT_ENV, ELICITATION_TIMEOUT, mnemo_agent::env::MAX_TIMEOUT_SECS)
+        .map_err(McpError::Setting)
 }

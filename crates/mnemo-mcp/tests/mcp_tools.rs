@@ -300,3 +300,31 @@ async fn turn_remembers_what_was_said_and_answers_from_memory() {
     assert!(call(&client, "list", json!({"namespace": "bob"})).await.is_err());
     client.cancel().await.unwrap();
 }
+
+/// `forget` with `dry_run` previews what it would take and keep, and why, writing nothing; a
+/// free-text forget keeps the pinned memory and the one that only mentions the word in a URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forget_previews_with_dry_run_and_keeps_pinned_and_mentions() {
+    let d = tempfile::tempdir().unwrap();
+    let client = connect(d.path()).await;
+    let text = "[SEM] Northwind Labs | owner | Ben\n[PROC] Order parts at https://northwind.example/orders\n\
+                [SEM pin] Ben | role | buyer";
+    ok(&client, "remember", json!({"text": text})).await;
+    let (text, p) = ok(&client, "forget", json!({"command": "Northwind", "dry_run": true})).await;
+    assert_eq!(p["dry_run"], true, "{p}");
+    assert_eq!(p["preview"]["forget"][0]["id"], "m1", "{p}");
+    assert_eq!(p["preview"]["forget"].as_array().unwrap().len(), 1, "{p}");
+    assert_eq!(p["preview"]["kept"][0]["id"], "m2", "{p}");
+    assert!(text.contains("only mentioned inside a web address"), "{text}");
+    let (_, p) = ok(&client, "forget", json!({"command": "Ben", "dry_run": true})).await;
+    assert!(p["preview"]["kept"][0]["why"].as_str().unwrap().starts_with("pinned"), "{p}");
+    let (_, page) = ok(&client, "list", json!({})).await;
+    assert_eq!(page["memories"].as_array().unwrap().len(), 3, "a dry run writes nothing: {page}");
+
+    let (_, r) = ok(&client, "forget", json!({"command": "Ben"})).await;
+    assert_eq!(r["turn"]["id"], "t2", "{r}");
+    assert_eq!(r["outcomes"][0]["tombstoned"], json!(["m1"]), "{r}");
+    let (_, page) = ok(&client, "list", json!({})).await;
+    assert!(page.to_string().contains("Ben | role | buyer"), "the pinned memory stays: {page}");
+    client.cancel().await.unwrap();
+}

@@ -234,6 +234,14 @@ struct RememberResponse {
     report: serde_json::Value,
 }
 
+/// `POST forget` with `dry_run`.
+#[derive(Serialize)]
+struct ForgetPreviewResponse {
+    principal: String,
+    preview: serde_json::Value,
+    text: String,
+}
+
 /// `POST recall` with `detail = "full"`.
 #[derive(Serialize)]
 struct RecallResponse {
@@ -801,16 +809,37 @@ impl Engine {
 
     /// Forget exactly what `command` designates: `"entity | attribute"`, or free text the
     /// model resolves. The memories are tombstoned with the command as the reason, never
-    /// deleted. The JSON of `POST forget` (`principal`, `report`).
-    #[pyo3(signature = (command, *, namespace = None))]
-    fn forget(&self, py: Python<'_>, command: String, namespace: Option<String>) -> PyResult<String> {
-        let cmd = ForgetCommand::parse_arg(&command).map_err(|e| Failure::invalid(e).into_py(py))?;
+    /// deleted; free text takes only memories about it, and a pinned one only with
+    /// `include_pinned`. The JSON of `POST forget` (`principal`, `report`); with `dry_run`
+    /// nothing is written and the answer is `principal`, `preview`, `text`.
+    #[pyo3(signature = (command, *, namespace = None, dry_run = false, include_pinned = false))]
+    fn forget(
+        &self,
+        py: Python<'_>,
+        command: String,
+        namespace: Option<String>,
+        dry_run: bool,
+        include_pinned: bool,
+    ) -> PyResult<String> {
+        let command = ForgetCommand::parse_arg(&command).map_err(|e| Failure::invalid(e).into_py(py))?;
+        let input = door::ForgetInput { source: OPERATOR.to_string(), command, dry_run, include_pinned };
         self.run(py, move |rt| async move {
-            self.writable("forget")?;
+            if !dry_run {
+                self.writable("forget")?;
+            }
             let ns = self.ns(namespace.as_deref())?;
-            let r = rt.engine().forget(&ns, OPERATOR, &cmd).await?;
-            Self::flush(&rt).await;
-            json_text(&tenant(&RememberResponse { principal: OPERATOR.to_string(), report: tenant(&r)? })?)
+            let v = match rt.forget_input(&ns, &input).await? {
+                door::ForgetAnswer::Forgotten(r) => {
+                    Self::flush(&rt).await;
+                    tenant(&RememberResponse { principal: OPERATOR.to_string(), report: tenant(&r)? })?
+                }
+                door::ForgetAnswer::Preview(p) => tenant(&ForgetPreviewResponse {
+                    principal: OPERATOR.to_string(),
+                    preview: tenant(&p)?,
+                    text: p.render(),
+                })?,
+            };
+            json_text(&v)
         })
     }
 

@@ -31,6 +31,36 @@ def test_same_answers_as_in_process(server, tmp_path):
         assert [(x.id, x.status) for x in c.list(all=True)] == [(x.id, x.status) for x in m.list(all=True)]
 
 
+def test_forget_dry_run_same_as_in_process(server, tmp_path):
+    from mnemo import ForgetPreview, Memory
+
+    c = Client(server.url, token=server.token, namespace="me")
+    with Memory(tmp_path / "local", namespace="me") as m:
+        answers = []
+        for door in (c, m):
+            door.remember("[SEM] Northwind Labs | owner | Ben\n[PROC] Order parts at https://northwind.example/orders")
+            door.remember("[SEM pin] Ben | role | buyer")
+            p = door.forget("Northwind", dry_run=True)
+            assert isinstance(p, ForgetPreview)
+            q = door.forget("Ben", dry_run=True)
+            assert len(door.list()) == 3, "a dry run writes nothing"
+            f = door.forget("Ben")
+            answers.append(
+                (
+                    [(x.id, x.why) for x in p.forget],
+                    [(x.id, x.why) for x in p.kept],
+                    [(x.id, x.pinned) for x in q.kept],
+                    str(p),
+                    f.turn.id,
+                    f.outcomes[0].tombstoned,
+                )
+            )
+        assert answers[0] == answers[1]
+        assert answers[0][0] == [("m1", "claim entity matches")]
+        assert answers[0][1][0][1].startswith("only mentioned inside a web address")
+        assert answers[0][2] == [("m3", True)] and answers[0][4:] == ("t3", ["m1"])
+
+
 def test_errors_map_to_the_same_kinds(server):
     c = Client(server.url, token=server.token, namespace="me")
     with pytest.raises(NotFoundError):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import mnemo
-from mnemo import InvalidInputError, Memory, NotFoundError
+from mnemo import ForgetPreview, InvalidInputError, Memory, NotFoundError
 from quickstart import quickstart
 
 
@@ -101,6 +101,29 @@ def test_forget_and_why(m):
     assert f.outcomes and f.outcomes[0].kind == "forgotten"
     why = m.why(f.outcomes[0].memory or f.outcomes[0].tombstoned[0])
     assert why.memory.status == "tombstoned" and "forget" in (why.memory.reason or "").lower()
+
+
+def test_forget_dry_run_previews_and_writes_nothing(m):
+    m.remember(
+        "[SEM] Northwind Labs | owner | Ben\n[SEM] Northwind Labs | lead time | 21 days\n"
+        "[PROC] Order parts at https://northwind.example/orders every Monday\n[SEM pin] Ben | role | buyer"
+    )
+    p = m.forget("Northwind", dry_run=True)
+    assert isinstance(p, ForgetPreview)
+    assert [(x.content, x.why) for x in p.forget] == [
+        ("Northwind Labs | owner | Ben", "claim entity matches"),
+        ("Northwind Labs | lead time | 21 days", "claim entity matches"),
+    ]
+    assert [x.why for x in p.kept] == ["only mentioned inside a web address: https://northwind.example/orders"]
+    assert "nothing written" in str(p)
+    p = m.forget("Ben", dry_run=True)
+    assert p.ids == ["m1"] and p.kept[0].pinned and p.kept[0].why.startswith("pinned")
+    assert len(m.forget("Ben", dry_run=True, include_pinned=True).forget) == 2
+    assert len(m.list()) == 4, "a dry run writes nothing"
+    f = m.forget("Ben")
+    assert f.turn.id == "t2" and f.outcomes[0].tombstoned == ["m1"]
+    assert any("pinned" in n for n in f.notes)
+    assert "Ben | role | buyer" in [x.content for x in m.list()]
 
 
 def test_export(m):

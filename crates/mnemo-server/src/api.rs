@@ -20,7 +20,8 @@ pub struct RememberRequest {
     #[serde(default)]
     pub idempotency_key: Option<String>,
     /// When it was said (default: now): RFC 3339, or a date alone (`2026-05-01`, midnight
-    /// UTC). What the turn writes takes this time. At most a day after the server's clock, and
+    /// UTC). What the turn writes takes this time. At most `[time] max_future_skew_secs` (default
+    /// five minutes) after the server's clock, and
     /// never before the namespace's last turn (time only moves forward): importing a
     /// conversation means sending its turns oldest first.
     #[serde(default)]
@@ -233,6 +234,34 @@ pub struct DismissRequest {
 pub struct ForgetRequest {
     /// `entity | attribute`, or free text designating the memories.
     pub command: String,
+    /// Write nothing (no turn, no tombstone): answer `preview`, what the command would
+    /// tombstone and keep, and why each matched.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Let a free-text command take pinned memories too (an exact `entity | attribute` takes a
+    /// pinned claim without it).
+    #[serde(default)]
+    pub include_pinned: bool,
+}
+
+/// What a forget did (`report`), or on a dry run would do (`preview`, `text`).
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct ForgetResponse {
+    /// The authenticated principal the command is recorded under.
+    pub principal: String,
+    /// The report of the turn that recorded the command (`outcomes`: forgotten, with memory ids
+    /// and why each matched; `notes`: what was kept and why). Absent on a dry run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::schema::RememberReport>)]
+    pub report: Option<serde_json::Value>,
+    /// A dry run: what the command would tombstone and what it keeps, with why. Absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::schema::ForgetPreview>)]
+    pub preview: Option<serde_json::Value>,
+    /// A dry run: the preview as people read it (as `mnemo forget --dry-run` prints it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// A memory's history.

@@ -86,11 +86,11 @@ pub struct AppState {
         mnemo_agent::agent_view::RecallDecision, mnemo_agent::agent_view::ActOnValue,
         mnemo_agent::agent_view::PlanView, mnemo_agent::agent_view::PlanUseView,
         mnemo_agent::agent_view::EscalationView, api::TurnRequest, api::TurnResult, api::TurnView,
-        api::TurnResponse, api::ForgetRequest, api::WhyResponse, api::ListResponse, api::RestoreResponse,
+        api::TurnResponse, api::ForgetRequest, api::ForgetResponse, api::WhyResponse, api::ListResponse, api::RestoreResponse,
         api::EscalationList, api::AnswerRequest, api::DismissRequest,
         api::Health, api::BackupFile, error::ErrorBody, error::ErrorDetail, schema::RememberReport, schema::Pack,
         schema::Assessment, schema::Verdict, schema::AgentTurn, schema::CheckedPlan, schema::TurnEscalation,
-        schema::WhyReport, schema::Memory, schema::MemoryRecord, schema::Escalation, schema::EscalationClaim,
+        schema::ForgetPreview, schema::ForgetMatch, schema::WhyReport, schema::Memory, schema::MemoryRecord, schema::Escalation, schema::EscalationClaim,
         schema::EscalationAnswer, schema::EscalationDismissal, schema::Delivery, schema::WeakMemory,
         schema::AnsweredEscalation)),
     modifiers(&BearerAuth)

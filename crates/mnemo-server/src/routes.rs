@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 
 use mnemo_agent::agent_view::UnknownDetail;
-use mnemo_agent::door::{RecallAnswer, RecallInput, RememberInput, TurnInput};
+use mnemo_agent::door::{ForgetAnswer, ForgetInput, RecallAnswer, RecallInput, RememberInput, TurnInput};
 use mnemo_agent::escalation::{BadEscalationId, EscalationId};
 use mnemo_agent::Detail;
 use mnemo_core::{ForgetCommand, IdRef, MemoryId, Namespace};
@@ -203,7 +203,7 @@ fn invalid(message: impl Into<String>) -> ApiError {
     params(("ns" = String, Path, description = "namespace")),
     request_body = RememberRequest,
     responses((status = 200, description = "what the turn wrote", body = RememberResponse),
-        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused (an `at` that is not a time, more than a day after the server's clock, or before the namespace's last turn), or above a limit (too_many_items)", body = ErrorBody),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused (an `at` that is not a time, further ahead of the server's clock than [time] max_future_skew_secs (default 5 minutes), or before the namespace's last turn), or above a limit (too_many_items)", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
         (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
         (status = 409, description = "conflict: the idempotency key was used before with another text", body = ErrorBody),
@@ -349,7 +349,7 @@ pub async fn turn(
 #[utoipa::path(post, path = "/v1/namespaces/{ns}/forget", tag = "memory",
     params(("ns" = String, Path, description = "namespace")),
     request_body = ForgetRequest,
-    responses((status = 200, description = "what the command tombstoned (the report of a remember)", body = RememberResponse),
+    responses((status = 200, description = "what the command tombstoned (`report`, the report of a remember), or with `dry_run` what it would tombstone and keep, and why (`preview`, `text`; nothing written)", body = ForgetResponse),
         (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
         (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
@@ -365,11 +365,25 @@ pub async fn forget(
     State(st): State<AppState>,
     Extension(c): Extension<Caller>,
     ApiJson(req): ApiJson<ForgetRequest>,
-) -> Result<Json<RememberResponse>, ApiError> {
-    let cmd = ForgetCommand::parse_arg(&req.command)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, code::INVALID_INPUT, e))?;
-    let r = st.rt.engine().forget(&c.namespace, &c.principal, &cmd).await?;
-    Ok(Json(RememberResponse { principal: c.principal, report: to_value(&r)? }))
+) -> Result<Json<ForgetResponse>, ApiError> {
+    let input = ForgetInput {
+        source: c.principal.clone(),
+        command: ForgetCommand::parse_arg(&req.command)
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, code::INVALID_INPUT, e))?,
+        dry_run: req.dry_run,
+        include_pinned: req.include_pinned,
+    };
+    Ok(Json(match st.rt.forget_input(&c.namespace, &input).await? {
+        ForgetAnswer::Forgotten(r) => {
+            ForgetResponse { principal: c.principal, report: Some(to_value(&r)?), preview: None, text: None }
+        }
+        ForgetAnswer::Preview(p) => ForgetResponse {
+            principal: c.principal,
+            report: None,
+            text: Some(p.render()),
+            preview: Some(to_value(&p)?),
+        },
+    }))
 }
 
 /// A memory's history: created from which turn, reinforced by whom, tombstoned why.

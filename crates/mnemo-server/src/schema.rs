@@ -237,6 +237,36 @@ pub struct Outcome {
     pub detail: String,
 }
 
+/// One memory a forget command matched, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ForgetMatch {
+    /// The memory (`m42`).
+    pub id: Option<String>,
+    /// Its content.
+    pub content: String,
+    /// Whether it is pinned.
+    pub pinned: bool,
+    /// Why it matched (`claim entity matches`, `claim entity and attribute match`, `its own
+    /// words match: …`), or for a kept one why it is kept (`pinned …`, `only mentioned inside a
+    /// web address: …`).
+    pub why: String,
+}
+
+/// What a forget command would tombstone and what it keeps, each with why (a dry run).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ForgetPreview {
+    /// The command as read (`entity | attribute`, or the text).
+    pub command: String,
+    /// `claim` (an exact `entity | attribute`) or `text` (free text).
+    pub by: String,
+    /// Whether pinned memories may be taken by a free-text command.
+    pub include_pinned: bool,
+    /// What the command would tombstone.
+    pub forget: Vec<ForgetMatch>,
+    /// What it matched and leaves active, with why (pinned, only mentioned).
+    pub kept: Vec<ForgetMatch>,
+}
+
 /// What became of a turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

@@ -119,7 +119,7 @@ impl ServeSettings {
         let bad = |m: String| ServerError::Config { file: origin.to_string(), message: m };
         let raw: Raw = toml::Value::Table(table.clone())
             .try_into()
-            .map_err(|e: toml::de::Error| bad(format!("in [serve]: {}", e.to_string().trim_end())))?;
+            .map_err(|e: toml::de::Error| bad(format!("in [serve]: {}", mnemo_core::text::toml_error(&e, None))))?;
         let max_page = raw.max_page.unwrap_or(mnemo_agent::memories::MAX_PAGE);
         if max_page == 0 || max_page > mnemo_agent::memories::MAX_PAGE {
             return Err(bad(format!(

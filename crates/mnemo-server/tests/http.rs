@@ -193,6 +193,47 @@ async fn concurrent_writers_are_all_acknowledged_and_recallable() {
     Arc::into_inner(s).unwrap().stop().await;
 }
 
+/// `dry_run` previews what a forget would take and keep, and why, writing nothing; a free-text
+/// forget keeps a pinned memory and one that only mentions its word in a URL (issue 41).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn forget_dry_run_previews_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start(d.path(), None).await;
+    s.remember(
+        "a",
+        OPS,
+        "[SEM] Northwind Labs | owner | Ben\n[PROC] Order parts at https://northwind.example/orders\n[SEM pin] Ben | role | buyer",
+        None,
+    )
+    .await;
+    let (st, v) = s
+        .call("POST", "/v1/namespaces/a/forget", Some(OPS), Some(json!({"command": "Northwind", "dry_run": true})))
+        .await;
+    assert_eq!(st, 200, "{v}");
+    assert!(v.get("report").is_none(), "a dry run reports no turn: {v}");
+    assert_eq!(v["preview"]["forget"][0]["id"], "m1", "{v}");
+    assert_eq!(v["preview"]["forget"][0]["why"], "claim entity matches", "{v}");
+    assert_eq!(v["preview"]["forget"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["preview"]["kept"][0]["id"], "m2", "{v}");
+    assert!(v["text"].as_str().unwrap().contains("only mentioned inside a web address"), "{v}");
+    let (st, v) =
+        s.call("POST", "/v1/namespaces/a/forget", Some(OPS), Some(json!({"command": "Ben", "dry_run": true}))).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["preview"]["kept"][0]["id"], "m3", "the pinned memory is kept: {v}");
+    assert!(v["preview"]["kept"][0]["why"].as_str().unwrap().starts_with("pinned"), "{v}");
+    let body = json!({"command": "Ben", "dry_run": true, "include_pinned": true});
+    let (_, v) = s.call("POST", "/v1/namespaces/a/forget", Some(OPS), Some(body)).await;
+    assert_eq!(v["preview"]["forget"].as_array().unwrap().len(), 2, "{v}");
+    // Nothing written: every memory active, and the real forget's turn is the second.
+    let (_, v) = s.call("GET", "/v1/namespaces/a/memories", Some(OPS), None).await;
+    assert_eq!(v["memories"].as_array().unwrap().len(), 3, "{v}");
+    let (st, v) = s.call("POST", "/v1/namespaces/a/forget", Some(OPS), Some(json!({"command": "Ben"}))).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["report"]["turn"]["id"], "t2", "{v}");
+    assert_eq!(v["report"]["outcomes"][0]["tombstoned"], json!(["m1"]), "{v}");
+    assert!(v.get("preview").is_none(), "{v}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn forget_why_restore_list_and_export() {
     let d = tempfile::tempdir().unwrap();

@@ -10,12 +10,13 @@ pub(crate) fn key(entity: &str, attribute: &str) -> (String, String) {
     (norm_name(entity), norm_name(attribute))
 }
 
-/// `as_of` as a source writes it: RFC 3339, or a bare date `YYYY-MM-DD` (midnight UTC).
+/// `as_of` as a source writes it: RFC 3339, or a bare date `YYYY-MM-DD` (midnight UTC). The
+/// error says what was expected, not the text found (the source may be any file).
 pub(crate) fn parse_as_of(text: &str) -> std::result::Result<Timestamp, String> {
     let t = text.trim();
     let full =
         if t.len() == 10 && t.as_bytes().get(4) == Some(&b'-') { format!("{t}T00:00:00Z") } else { t.to_string() };
-    Timestamp::parse_rfc3339(&full).map_err(|_| format!("as_of {t:?} is neither RFC 3339 nor YYYY-MM-DD"))
+    Timestamp::parse_rfc3339(&full).map_err(|_| "as_of is neither RFC 3339 nor YYYY-MM-DD".to_string())
 }
 
 /// A `timeout_ms` setting: positive when given.

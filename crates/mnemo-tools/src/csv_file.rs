@@ -111,7 +111,9 @@ impl CsvGrounder {
     }
 }
 
-/// Parse CSV bytes into rows. Errors name the line.
+/// Parse CSV bytes into rows. Errors name the line and column and what was expected, never a
+/// cell's text: the file may be anything (a path can point at `/etc/shadow`), and an error is
+/// printed, logged and sent to clients.
 fn parse(bytes: &[u8], cols: &CsvColumns) -> std::result::Result<Rows, String> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut rd = csv::ReaderBuilder::new()
@@ -120,11 +122,16 @@ fn parse(bytes: &[u8], cols: &CsvColumns) -> std::result::Result<Rows, String> {
         .comment(Some(b'#'))
         .trim(csv::Trim::All)
         .from_reader(bytes);
-    let header = rd.headers().map_err(|e| format!("header: {e}"))?.clone();
+    let header = rd.headers().map_err(|e| format!("the header: {}", csv_error(&e)))?.clone();
+    let header_line = header.position().map(|p| p.line()).unwrap_or(1);
     let find = |name: &str| header.iter().position(|h| h.eq_ignore_ascii_case(name.trim()));
     let need = |name: &str, what: &str| {
         find(name).ok_or_else(|| {
-            format!("the header has no {what} column {name:?} (columns: {:?})", header.iter().collect::<Vec<_>>())
+            format!(
+                "line {header_line}: the header row has no {what} column named {name:?} ({} columns; expected a \
+                 header row naming the entity, attribute and value columns)",
+                header.len()
+            )
         })
     };
     let (ei, ai, vi) =
@@ -132,14 +139,16 @@ fn parse(bytes: &[u8], cols: &CsvColumns) -> std::result::Result<Rows, String> {
     let ti = find(&cols.as_of);
     let mut rows = Rows::new();
     for rec in rd.records() {
-        let rec = rec.map_err(|e| e.to_string())?;
+        let rec = rec.map_err(|e| csv_error(&e))?;
         let line = rec.position().map(|p| p.line()).unwrap_or(0);
         let field = |i: usize, what: &str| {
-            rec.get(i).filter(|v| !v.is_empty()).ok_or_else(|| format!("line {line}: no {what}"))
+            rec.get(i)
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| format!("line {line}, column {}: no {what} (an empty or missing cell)", i + 1))
         };
         let (e, a, v) = (field(ei, "entity")?, field(ai, "attribute")?, field(vi, "value")?);
-        let as_of = match ti.and_then(|i| rec.get(i)).filter(|t| !t.is_empty()) {
-            Some(t) => Some(parse_as_of(t).map_err(|m| format!("line {line}: {m}"))?),
+        let as_of = match ti.and_then(|i| rec.get(i).map(|t| (i, t))).filter(|(_, t)| !t.is_empty()) {
+            Some((i, t)) => Some(parse_as_of(t).map_err(|m| format!("line {line}, column {}: {m}", i + 1))?),
             None => None,
         };
         let value = norm_value(v);
@@ -158,6 +167,28 @@ fn parse(bytes: &[u8], cols: &CsvColumns) -> std::result::Result<Rows, String> {
         rows.insert(k, cell);
     }
     Ok(rows)
+}
+
+/// A CSV reader's error as where and what, without the text it read (the csv crate's own
+/// message is kept only for kinds that hold no field text).
+fn csv_error(e: &csv::Error) -> String {
+    let at = |p: Option<&csv::Position>| match p {
+        Some(p) => format!("line {} (byte {})", p.line(), p.byte()),
+        None => "an unknown line".to_string(),
+    };
+    match e.kind() {
+        csv::ErrorKind::Utf8 { pos, err } => format!(
+            "{}, column {}: not UTF-8 (an invalid byte {} bytes into the cell; expected UTF-8 text)",
+            at(pos.as_ref()),
+            err.field() + 1,
+            err.valid_up_to()
+        ),
+        csv::ErrorKind::UnequalLengths { pos, expected_len, len } => {
+            format!("{}: {len} columns where the rows before have {expected_len}", at(pos.as_ref()))
+        }
+        csv::ErrorKind::Io(io) => format!("cannot read: {}", io.kind()),
+        _ => "not a CSV file with a header row".to_string(),
+    }
 }
 
 #[async_trait]
@@ -245,12 +276,40 @@ mod tests {
 
     #[test]
     fn missing_column_and_bad_rows_are_named() {
-        let e = parse(b"name,attribute,value\na,b,c\n", &CsvColumns::default()).unwrap_err();
-        assert!(e.contains("entity"), "{e}");
+        let e = parse(b"hunter2,attribute,value\na,b,c\n", &CsvColumns::default()).unwrap_err();
+        assert!(e.contains("line 1") && e.contains("entity") && !e.contains("hunter2"), "{e}");
         let e = parse(b"entity,attribute,value\na,b,c\nx,y\n", &CsvColumns::default()).unwrap_err();
-        assert!(e.contains("line 3") && e.contains("value"), "{e}");
+        assert!(e.contains("line 3, column 3") && e.contains("value"), "{e}");
         let e = parse(b"entity,attribute,value,as_of\na,b,c,yesterday\n", &CsvColumns::default()).unwrap_err();
-        assert!(e.contains("line 2") && e.contains("as_of"), "{e}");
+        assert!(e.contains("line 2, column 4") && e.contains("as_of") && !e.contains("yesterday"), "{e}");
+        let e = parse(b"entity,attribute,value\na,b,c\nsecret\xff\xfe,y,z\n", &CsvColumns::default()).unwrap_err();
+        assert!(e.contains("line 3") && e.contains("column 1") && e.contains("UTF-8") && !e.contains("secret"), "{e}");
+        let e = parse(b"top\xffsecret,b\n", &CsvColumns::default()).unwrap_err();
+        assert!(e.contains("header") && !e.contains("secret"), "{e}");
+    }
+
+    const SHADOW: &str = "root:*:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n";
+
+    /// A grounder pointed at a file that is no CSV of its own (`/etc/shadow`), directly,
+    /// through `..` and through a symlink: the error names the file and the line, never a cell.
+    #[test]
+    fn a_foreign_file_is_never_echoed() {
+        let d = tempfile::tempdir().unwrap();
+        let secret = d.path().join("shadow");
+        std::fs::write(&secret, SHADOW).unwrap();
+        std::fs::create_dir(d.path().join("conf")).unwrap();
+        let link = d.path().join("conf/link.csv");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        #[cfg(not(unix))]
+        std::fs::copy(&secret, &link).unwrap();
+        for path in [secret.clone(), d.path().join("conf/../shadow"), link] {
+            let e = CsvGrounder::new("erp", path.clone()).check().unwrap_err().to_string();
+            assert!(e.contains(&path.display().to_string()) && e.contains("line 1"), "{e}");
+            for secret_text in ["root", "20228", "99999", "daemon"] {
+                assert!(!e.contains(secret_text), "{secret_text} echoed: {e}");
+            }
+        }
     }
 
     #[test]

@@ -91,9 +91,9 @@ impl EscalationSettings {
     /// Read from the `[escalation]` table (`origin`: the file that set it, for messages).
     pub fn from_table(table: &toml::Table, origin: &str) -> Result<Self, AgentError> {
         let err = |message: String| AgentError::Config { file: origin.to_string(), message };
-        let s: EscalationSettings = toml::Value::Table(table.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| err(format!("in [escalation]: {}", e.to_string().trim_end())))?;
+        let s: EscalationSettings = toml::Value::Table(table.clone()).try_into().map_err(|e: toml::de::Error| {
+            err(format!("in [escalation]: {}", mnemo_core::text::toml_error(&e, None)))
+        })?;
         for (i, sink) in s.sinks.iter().enumerate() {
             match sink {
                 SinkSettings::Webhook { url, secret_env, timeout_ms, retries, .. } => {

@@ -10,7 +10,7 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> Result<ExitCode> {
     // Everything below writes to stderr only: stdout belongs to the protocol.
     let config = context::config(cli)?;
     let ns = context::namespace(cli)?;
-    let clock = context::clock(cli)?;
+    let clock = context::clock(cli, &config)?;
     let rt = context::runtime(
         &config,
         &cli.data_dir,

@@ -159,6 +159,8 @@ pub fn access(command: &Command) -> mnemo_agent::Access {
     use mnemo_agent::Access::{Read, Write};
     match command {
         Command::Recall(_) | Command::Why(_) | Command::List(_) | Command::Export(_) | Command::Escalations(_) => Read,
+        // A dry run writes nothing: it reads beside a writer.
+        Command::Forget(a) if a.dry_run => Read,
         Command::Backup(BackupCommand::Create { .. }) => Read,
         _ => Write,
     }
@@ -168,7 +170,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
     let reasoner = reasoner_build(&cli.command);
     let config = context::config_for(cli, reasoner)?;
     let ns = context::namespace(cli)?;
-    let clock = context::clock(cli)?;
+    let clock = context::clock(cli, &config)?;
     let rt = context::runtime(&config, &cli.data_dir, clock, reasoner, access(&cli.command)).await?;
     let engine = rt.engine();
     match &cli.command {
@@ -189,6 +191,11 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         }
         Command::Recall(a) => {
             use mnemo_agent::{door::RecallInput, Detail, RecallAnswer};
+            if cli.at.is_some() {
+                // A stated time is exact: a recall before the namespace's last turn would see
+                // memories before they existed (the doors allow the clock's skew instead).
+                rt.check_recall_time(&ns, std::time::Duration::ZERO).await?;
+            }
             let full = a.full || a.detail == Some(Detail::Full);
             let input = RecallInput {
                 query: a.query.clone(),
@@ -253,12 +260,18 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             }
         }
         Command::Forget(a) => {
-            let cmd = mnemo_core::ForgetCommand::parse_arg(&a.command).map_err(invalid)?;
-            let r = engine.forget(&ns, "user", &cmd).await?;
-            if a.out.json {
-                tenant_view::emit(&r)?
-            } else {
-                print::remember(&r)
+            use mnemo_agent::door::{ForgetAnswer, ForgetInput, OPERATOR};
+            let input = ForgetInput {
+                source: OPERATOR.to_string(),
+                command: mnemo_core::ForgetCommand::parse_arg(&a.command).map_err(invalid)?,
+                dry_run: a.dry_run,
+                include_pinned: a.include_pinned,
+            };
+            match rt.forget_input(&ns, &input).await? {
+                ForgetAnswer::Preview(p) if a.out.json => tenant_view::emit(&p)?,
+                ForgetAnswer::Preview(p) => out!("{}", p.render().trim_end()),
+                ForgetAnswer::Forgotten(r) if a.out.json => tenant_view::emit(&r)?,
+                ForgetAnswer::Forgotten(r) => print::remember(&r),
             }
         }
         Command::Why(a) => {

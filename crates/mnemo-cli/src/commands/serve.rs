@@ -20,7 +20,7 @@ pub async fn run(cli: &Cli, a: &ServeArgs) -> Result<ExitCode> {
     let config = context::config(cli)?;
     let (table, origin) = config.serve();
     let settings = ServeSettings::from_table(&table, &origin, &|v| std::env::var(v).ok())?;
-    let clock = context::clock(cli)?;
+    let clock = context::clock(cli, &config)?;
     let rt = context::runtime(
         &config,
         &cli.data_dir,

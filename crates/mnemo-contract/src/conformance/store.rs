@@ -755,7 +755,7 @@ pub async fn history_in_order(s: &dyn Store) {
     assert_eq!(s.history(&a, succ).await.unwrap().len(), 1, "the successor has only its creation");
 }
 
-/// `touch` records the access time without bumping rev.
+/// `touch` records the access time without bumping rev; an access time only moves forward.
 pub async fn touch_does_not_bump_rev(s: &dyn Store) {
     let a = ns("alpha");
     let m = insert(s, mem(&a, "recalled", &[])).await;
@@ -772,6 +772,12 @@ pub async fn touch_does_not_bump_rev(s: &dyn Store) {
     assert_eq!(get(s, &a, other).await.last_accessed_at, None, "only the touched memory");
     s.touch(&a, &[m], at(120)).await.unwrap();
     assert_eq!(get(s, &a, m).await.last_accessed_at, Some(at(120)));
+    s.touch(&a, &[m], at(-1_780_000_000_000)).await.unwrap();
+    assert_eq!(
+        get(s, &a, m).await.last_accessed_at,
+        Some(at(120)),
+        "a recall at an earlier time (1970) moves nothing back"
+    );
     assert_eq!(s.history(&a, m).await.unwrap().len(), 1, "a touch is not a history event");
     // Several recalls' accesses at once, each at its own time; other namespaces untouched.
     let elsewhere = insert(s, mem(&ns("beta"), "elsewhere", &[])).await;
@@ -780,6 +786,9 @@ pub async fn touch_does_not_bump_rev(s: &dyn Store) {
     assert_eq!(get(s, &a, m).await.last_accessed_at, Some(at(130)));
     assert_eq!(get(s, &a, other).await.last_accessed_at, Some(at(140)));
     assert_eq!(get(s, &ns("beta"), elsewhere).await.last_accessed_at, None, "touch_each stays in its namespace");
+    s.touch_each(&a, &[(m, at(125)), (other, at(160))]).await.unwrap();
+    assert_eq!(get(s, &a, m).await.last_accessed_at, Some(at(130)), "touch_each never moves an access back");
+    assert_eq!(get(s, &a, other).await.last_accessed_at, Some(at(160)));
     assert_eq!(s.max_rev().await.unwrap(), max, "touch_each must not change max_rev");
 }
 

@@ -34,6 +34,7 @@ mod why;
 mod write;
 
 pub use decay::DecayReport;
+pub use forget::{ForgetMatch, ForgetOptions, ForgetPreview};
 pub use recall::RecallOptions;
 pub use restore::{restored_from, RestoreReport};
 pub use why::WhyReport;

@@ -108,6 +108,12 @@ impl Engine {
         self.clock.now()
     }
 
+    /// The time of the namespace's most recent turn, if any (what it holds was written then or
+    /// before: time only moves forward in a namespace).
+    pub async fn latest_turn_at(&self, ns: &Namespace) -> Result<Option<Timestamp>> {
+        self.store.latest_turn_at(ns).await
+    }
+
     /// The token cost of `text` by the engine's counter (what recall budgets count).
     pub fn count_tokens(&self, text: &str) -> usize {
         self.tokens.count(text)

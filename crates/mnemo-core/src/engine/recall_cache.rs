@@ -423,14 +423,16 @@ impl RecallCache {
                 continue;
             }
             let mut memory = p.memory.clone();
-            Arc::make_mut(&mut memory).last_accessed_at = Some(at);
+            let m = Arc::make_mut(&mut memory);
+            m.last_accessed_at = m.last_accessed_at.max(Some(at));
             let tokens = p.tokens.clone();
             g.rows.insert(*id, Arc::new(Packable { memory, tokens }));
         }
         if let Some(list) = g.pinned.get_mut(ns) {
             for p in list.iter_mut().filter(|p| ids.contains(&p.memory.id)) {
                 let mut memory = p.memory.clone();
-                Arc::make_mut(&mut memory).last_accessed_at = Some(at);
+                let m = Arc::make_mut(&mut memory);
+                m.last_accessed_at = m.last_accessed_at.max(Some(at));
                 *p = Arc::new(Packable { memory, tokens: p.tokens.clone() });
             }
         }

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use tracing::Instrument as _;
 
 use super::evidence::{held_terms, names_entity};
+use super::forget::ForgetOptions;
 use super::plan::TurnPlan;
 use super::reconcile_guard::{self, contradiction_refused, duplicate_refused, NEIGHBOUR_FLOOR};
 use super::Engine;
@@ -233,6 +234,17 @@ impl Engine {
         turn: Turn,
         extraction: Extraction,
     ) -> Result<RememberReport> {
+        self.apply_extraction_with(ns, turn, extraction, ForgetOptions::default()).await
+    }
+
+    /// [`Engine::apply_extraction`], its forget commands applied with `forget`.
+    pub(crate) async fn apply_extraction_with(
+        &self,
+        ns: &Namespace,
+        turn: Turn,
+        extraction: Extraction,
+        forget: ForgetOptions,
+    ) -> Result<RememberReport> {
         let mut notes = extraction.notes.clone();
         if extraction.items.len() > MAX_ITEMS_PER_TURN {
             return Err(CoreError::InvalidInput(format!(
@@ -252,7 +264,7 @@ impl Engine {
         let mut outcomes = Vec::new();
         for item in &extraction.items {
             outcomes.push(match item {
-                ExtractedItem::Forget(cmd) => self.plan_forget(ns, &turn, cmd, &mut plan).await?,
+                ExtractedItem::Forget(cmd) => self.plan_forget(ns, &turn, cmd, forget, &mut plan, &mut notes).await?,
                 ExtractedItem::Memory(cand) => {
                     let vector = vectors.next().unwrap_or_default();
                     let importance = self.importance_of(cand, &mut notes);

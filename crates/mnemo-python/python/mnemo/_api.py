@@ -18,10 +18,10 @@ from __future__ import annotations
 import asyncio
 import re
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, Union, overload
 
 from .errors import InvalidInputError
-from .types import Claim, Escalation, MemoryRecord, Page, Recall, RememberResult, TurnResult, Why
+from .types import Claim, Escalation, ForgetPreview, MemoryRecord, Page, Recall, RememberResult, TurnResult, Why
 
 Message = Mapping[str, Any]
 """A chat message: ``{"role": "user" | "assistant" | …, "content": str, "timestamp"?: datetime | str}``."""
@@ -136,7 +136,7 @@ class Api:
     def _turn(self, ns: str, text: str, budget: Optional[int], about: Optional[str]) -> Any:
         raise NotImplementedError
 
-    def _forget(self, ns: str, command: str) -> Any:
+    def _forget(self, ns: str, command: str, dry_run: bool, include_pinned: bool) -> Any:
         raise NotImplementedError
 
     def _why(self, ns: str, id: str) -> Any:
@@ -221,10 +221,32 @@ class Api:
         answers."""
         return TurnResult.of(self._turn(self._ns(namespace), text, budget, about_arg(about)))
 
-    def forget(self, command: str, *, namespace: Optional[str] = None) -> RememberResult:
+    @overload
+    def forget(
+        self,
+        command: str,
+        *,
+        dry_run: Literal[False] = False,
+        include_pinned: bool = False,
+        namespace: Optional[str] = None,
+    ) -> RememberResult: ...
+
+    @overload
+    def forget(
+        self, command: str, *, dry_run: Literal[True], include_pinned: bool = False, namespace: Optional[str] = None
+    ) -> ForgetPreview: ...
+
+    def forget(
+        self, command: str, *, dry_run: bool = False, include_pinned: bool = False, namespace: Optional[str] = None
+    ) -> Union[RememberResult, ForgetPreview]:
         """Forget exactly what ``command`` designates (``"entity | attribute"`` or free text): the
-        memories are tombstoned with the command as the reason, never deleted."""
-        return RememberResult.of(self._forget(self._ns(namespace), command))
+        memories are tombstoned with the command as the reason, never deleted. Free text takes
+        only memories about it (a claim on it, or its own words; not a mention inside a URL, an
+        e-mail address, a path or code), and a pinned one only with ``include_pinned``.
+        ``dry_run=True`` writes nothing and returns a :class:`ForgetPreview`: what would be
+        forgotten and kept, and why each matched."""
+        j = self._forget(self._ns(namespace), command, bool(dry_run), bool(include_pinned))
+        return ForgetPreview.of(j) if dry_run else RememberResult.of(j)
 
     def why(self, id: str, *, namespace: Optional[str] = None) -> Why:
         """A memory's history: the turns it came from, what reinforced it, and if it was
@@ -309,7 +331,7 @@ class AsyncApi:
     async def turn(self, text: str, **kw: Any) -> TurnResult:
         return await asyncio.to_thread(self._sync.turn, text, **kw)
 
-    async def forget(self, command: str, **kw: Any) -> RememberResult:
+    async def forget(self, command: str, **kw: Any) -> Any:
         return await asyncio.to_thread(self._sync.forget, command, **kw)
 
     async def why(self, id: str, **kw: Any) -> Why:

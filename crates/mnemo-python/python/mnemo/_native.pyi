@@ -176,12 +176,16 @@ class Engine:
         Returns the JSON of ``POST turn``: ``{"principal", "remembered", "recall", "text"}``
         (``text`` the turn's prompt-ready text; ``recall`` carries its own ``text`` too, as
         ``recall`` answers it), or with ``detail="full"`` ``{"principal", "turn"}``."""
-    def forget(self, command: str, *, namespace: Optional[str] = None) -> str:
+    def forget(
+        self, command: str, *, namespace: Optional[str] = None, dry_run: bool = False, include_pinned: bool = False
+    ) -> str:
         """Forget exactly what ``command`` designates: ``"entity | attribute"``, or free text
-        the model resolves. Memories are tombstoned with the command as the reason, never
-        deleted.
+        the model resolves (only memories about it; a pinned one only with
+        ``include_pinned``). Memories are tombstoned with the command as the reason, never
+        deleted. ``dry_run`` writes nothing.
 
-        Returns the JSON of ``POST forget``: ``{"principal", "report"}``."""
+        Returns the JSON of ``POST forget``: ``{"principal", "report"}``, or with ``dry_run``
+        ``{"principal", "preview", "text"}``."""
     def why(self, id: _Id, *, namespace: Optional[str] = None) -> str:
         """A memory's history: the turns it came from, what reinforced it, and if tombstoned
         why, when and what superseded it. ``id``: ``"m42"``, ``"42"`` or a stored number (a

@@ -151,8 +151,13 @@ class Client(Api):
             body["about"] = about
         return self._request("POST", self._path(ns, "turn"), body)
 
-    def _forget(self, ns, command):  # type: ignore[no-untyped-def]
-        return self._request("POST", self._path(ns, "forget"), {"command": command})
+    def _forget(self, ns, command, dry_run, include_pinned):  # type: ignore[no-untyped-def]
+        body: dict = {"command": command}
+        if dry_run:
+            body["dry_run"] = True
+        if include_pinned:
+            body["include_pinned"] = True
+        return self._request("POST", self._path(ns, "forget"), body)
 
     def _why(self, ns, id):  # type: ignore[no-untyped-def]
         return self._request("GET", self._path(ns, "memories/" + urllib.parse.quote(id, safe="")))

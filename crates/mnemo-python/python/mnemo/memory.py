@@ -96,8 +96,8 @@ class Memory(Api):
     def _turn(self, ns, text, budget, about):  # type: ignore[no-untyped-def]
         return _json(self._engine.turn(text, namespace=ns, budget=budget, about=about))
 
-    def _forget(self, ns, command):  # type: ignore[no-untyped-def]
-        return _json(self._engine.forget(command, namespace=ns))
+    def _forget(self, ns, command, dry_run, include_pinned):  # type: ignore[no-untyped-def]
+        return _json(self._engine.forget(command, namespace=ns, dry_run=dry_run, include_pinned=include_pinned))
 
     def _why(self, ns, id):  # type: ignore[no-untyped-def]
         return _json(self._engine.why(id, namespace=ns))

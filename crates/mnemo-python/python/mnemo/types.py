@@ -123,6 +123,60 @@ class RememberResult:
 
 
 @dataclass(slots=True)
+class ForgetMatch:
+    """One memory a forget command matched, and ``why``: ``"claim entity matches"``, ``"claim
+    entity and attribute match"``, ``"its own words match: …"``, or for a kept one why it is
+    kept (``"pinned …"``, ``"only mentioned inside a web address: …"``)."""
+
+    id: Optional[str]
+    content: str
+    pinned: bool
+    why: str
+
+    @staticmethod
+    def of(j: dict) -> "ForgetMatch":
+        return ForgetMatch(
+            id=j.get("id"), content=j.get("content", ""), pinned=bool(j.get("pinned")), why=j.get("why", "")
+        )
+
+
+@dataclass(slots=True)
+class ForgetPreview:
+    """What a forget command would tombstone (``forget``) and what it keeps (``kept``), with
+    why: the answer of ``forget(command, dry_run=True)``, which writes nothing. ``str()`` of it
+    is the preview as ``mnemo forget --dry-run`` prints it."""
+
+    command: str
+    by: str
+    include_pinned: bool
+    forget: list[ForgetMatch]
+    kept: list[ForgetMatch]
+    text: str
+    raw: dict = field(repr=False, compare=False)
+
+    @staticmethod
+    def of(j: dict) -> "ForgetPreview":
+        p = j.get("preview") if isinstance(j.get("preview"), dict) else j
+        return ForgetPreview(
+            command=p.get("command", ""),
+            by=p.get("by", ""),
+            include_pinned=bool(p.get("include_pinned")),
+            forget=[ForgetMatch.of(m) for m in p.get("forget") or []],
+            kept=[ForgetMatch.of(m) for m in p.get("kept") or []],
+            text=j.get("text", ""),
+            raw=j,
+        )
+
+    @property
+    def ids(self) -> list[str]:
+        """The ids of the memories the command would tombstone."""
+        return [m.id for m in self.forget if m.id]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(slots=True)
 class RecallLine:
     """One packed memory as an agent reads it."""
 

@@ -443,7 +443,8 @@ async fn tombstone(
     event(tx, ns, id, at, "tombstoned", turn, &detail).await
 }
 
-/// Set `last_accessed_at` of the memories of `ns` among `ids` (rev untouched).
+/// Set `last_accessed_at` of the memories of `ns` among `ids` (rev untouched; only ever later:
+/// a recall at an earlier time leaves a later access as it is).
 pub(crate) async fn touch(db: &Db, ns: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
     let raw: Vec<i64> = ids.iter().map(|i| i.0).collect();
     // One pipelined transaction (one round trip), committed without waiting for the WAL
@@ -452,7 +453,8 @@ pub(crate) async fn touch(db: &Db, ns: &Namespace, ids: &[MemoryId], at: Timesta
     db.pipelined(
         Scope::Namespace(ns),
         " SET LOCAL synchronous_commit = off;",
-        "UPDATE memories SET last_accessed_at = $1 WHERE namespace = $2 AND id = ANY($3)",
+        "UPDATE memories SET last_accessed_at = $1 WHERE namespace = $2 AND id = ANY($3) \
+         AND (last_accessed_at IS NULL OR last_accessed_at < $1)",
         &[&at.0, &ns.as_str(), &raw],
     )
     .await?;

@@ -48,12 +48,17 @@ pub(crate) fn record_turn(conn: &mut Connection, t: NewTurn) -> Result<Turn> {
     Ok(Turn { id, namespace: t.namespace, source: t.source, at: t.at, text: t.text, external_id: t.external_id })
 }
 
-/// Set `last_accessed_at` of the memories of `ns` among `ids` (rev untouched; others ignored).
+/// An access time only moves forward: a recall at an earlier time (`--at` in the past) leaves a
+/// later one as it is.
+const TOUCH: &str = "UPDATE memories SET last_accessed_at = ?1 WHERE id = ?2 AND namespace = ?3 \
+                     AND (last_accessed_at IS NULL OR last_accessed_at < ?1)";
+
+/// Set `last_accessed_at` of the memories of `ns` among `ids` (rev untouched; others ignored;
+/// never earlier than it was).
 pub(crate) fn touch(conn: &mut Connection, ns: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
     let tx = begin(conn)?;
     {
-        let mut stmt =
-            tx.prepare_cached("UPDATE memories SET last_accessed_at = ?1 WHERE id = ?2 AND namespace = ?3").db()?;
+        let mut stmt = tx.prepare_cached(TOUCH).db()?;
         for id in ids {
             stmt.execute(params![at.0, id.0, ns.as_str()]).db()?;
         }
@@ -66,8 +71,7 @@ pub(crate) fn touch(conn: &mut Connection, ns: &Namespace, ids: &[MemoryId], at:
 pub(crate) fn touch_each(conn: &mut Connection, ns: &Namespace, accesses: &[(MemoryId, Timestamp)]) -> Result<()> {
     let tx = begin(conn)?;
     {
-        let mut stmt =
-            tx.prepare_cached("UPDATE memories SET last_accessed_at = ?1 WHERE id = ?2 AND namespace = ?3").db()?;
+        let mut stmt = tx.prepare_cached(TOUCH).db()?;
         for (id, at) in accesses {
             stmt.execute(params![at.0, id.0, ns.as_str()]).db()?;
         }

@@ -19,6 +19,7 @@ mod read_only_dir;
 mod schema;
 mod searcher_cache;
 mod settings;
+mod shape;
 pub mod vector_log;
 
 use std::path::{Path, PathBuf};
@@ -121,9 +122,12 @@ impl TantivyIndex {
 
     /// Open the index in `dir`, creating it when missing. A missing, corrupt or other-version
     /// index is reported by `state()` as stale (never an error here); only a failure to use
-    /// the directory at all (permissions, a lock held by another process) is an error.
+    /// the directory at all (permissions, a lock held by another process) is an error. Whatever
+    /// sits at `dir` that is not an index of ours (a file, a dangling link, a directory of
+    /// other things) is moved aside first (`shape`), and the index is stale, saying so.
     pub fn open(dir: &Path, settings: TantivySettings, clock: Arc<dyn Clock>) -> Result<Self> {
         settings.validate()?;
+        let aside = if settings.read_only { None } else { shape::set_aside(dir)? };
         let tdir = dir.join("tantivy");
         let fresh = |why: String, s: &TantivySettings| -> Result<Opened> {
             std::fs::create_dir_all(&tdir).map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
@@ -136,7 +140,7 @@ impl TantivyIndex {
             ));
         }
         let (live, stale, loaded) = if !tdir.join("meta.json").exists() {
-            fresh(format!("no index at {}", dir.display()), &settings)?
+            fresh(aside.unwrap_or_else(|| format!("no index at {}", dir.display())), &settings)?
         } else {
             match Self::open_live(dir, &tdir, &settings) {
                 Ok((live, Ok(loaded))) => (Some(live), None, Some(loaded)),
@@ -884,6 +888,10 @@ impl Index for TantivyIndex {
                     // nothing of the old index needs to open. The writer goes first (it holds the
                     // directory lock), then every file of ours.
                     g.live = None;
+                    // Whatever was put at the path since it was opened is moved aside too.
+                    if let Some(note) = shape::set_aside(dir)? {
+                        tracing::warn!("{note}");
+                    }
                     let tdir = dir.join("tantivy");
                     if tdir.exists() {
                         std::fs::remove_dir_all(&tdir)
