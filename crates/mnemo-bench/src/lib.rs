@@ -5,11 +5,14 @@
 //!   and RecentOnly in one run.
 //! - [`scale`]: synthetic memories with precomputed embeddings: ingest throughput, recall
 //!   latency, index rebuild time, peak RSS and bytes on disk per memory.
+//! - [`cli_churn`]: single writes each its own process, as with the CLI; the index's segments,
+//!   leftover temporary files and recall p50 against a rebuilt index.
 //!
 //! Both return a [`BenchReport`]: `{"provenance": {...}, "rows": [...]}` plus a markdown table.
 #![deny(missing_docs)]
 
 pub mod answerability;
+pub mod churn;
 pub mod embed_cache;
 pub mod error;
 pub mod locomo;
@@ -18,6 +21,7 @@ pub mod scale;
 pub mod util;
 
 pub use answerability::{answerability, AnswerabilityArgs, GateConfig};
+pub use churn::{cli_churn, ChurnArgs};
 pub use error::{BenchError, Result};
 pub use locomo::{locomo, LocomoArgs};
 pub use report::BenchReport;

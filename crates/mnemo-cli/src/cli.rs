@@ -73,6 +73,7 @@ impl Cli {
             Command::Demo(a) => a.json,
             Command::Migrate(a) => a.json,
             Command::Models(m) => m.json(),
+            Command::Verify(a) => a.json,
             Command::Eval(a) => to_stdout(&a.json),
             Command::EvalAssessor(a) => to_stdout(&a.json),
             Command::Reliability(a) => to_stdout(&a.json),
@@ -81,7 +82,8 @@ impl Cli {
                 | BenchCommand::Answerability { json, .. }
                 | BenchCommand::Tokens { json, .. }
                 | BenchCommand::Extraction { json, .. }
-                | BenchCommand::Scale { json, .. },
+                | BenchCommand::Scale { json, .. }
+                | BenchCommand::CliChurn { json, .. },
             ) => to_stdout(json),
             Command::Bench(BenchCommand::Serve(a)) => to_stdout(&a.json),
             // stdout is the protocol's (mcp), the script's (completions) or nobody's (serve).
@@ -177,6 +179,13 @@ pub enum Command {
     Models(crate::commands::models::ModelsCommand),
     /// Reliability harness: SIGKILL trials, damage trials and a fuzz driver (see RELIABILITY.md).
     Reliability(ReliabilityArgs),
+    /// Check the store file in full (SQLite's integrity_check, read-only) and say what is
+    /// damaged and how to fix it. Exits 0 when sound, 1 when damaged.
+    ///
+    /// A damaged SQLite index is rebuilt from its table by `--repair` (the next command that
+    /// opens the store does the same when it checks in full: see RELIABILITY.md); a damaged
+    /// table needs the store restored from a backup (`mnemo backup restore BACKUP`).
+    Verify(VerifyArgs),
     /// Serve the HTTP JSON API over the data directory (README: "HTTP API"); bearer tokens
     /// come from `[[serve.tokens]]`. Prints the bound address on stderr; ctrl-c or SIGTERM
     /// stops it gracefully. [cargo feature `server`]
@@ -445,11 +454,37 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+    /// Does the index stay healthy under CLI use? N single writes, each a `mnemo remember`
+    /// process of its own (or `--in-process`, emulated here), then the index's segments and
+    /// leftover `.tmp` files and the recall p50 (each recall a process too) against the same
+    /// index rebuilt by `mnemo reindex`. Passes at ≤ 10 segments, no `.tmp` file and a p50
+    /// within 1.5× of the rebuilt index's. Use a release build.
+    CliChurn {
+        /// Benchmark settings.
+        #[command(flatten)]
+        args: mnemo_bench::ChurnArgs,
+        /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
     /// Load on the HTTP API: N concurrent clients mixing remember and recall against
     /// `mnemo serve` on loopback for a bounded time; throughput, p50/p99 per operation,
     /// errors, and a check that every acknowledged remember is recallable afterwards.
     /// [cargo feature `server`]
     Serve(ServeBenchArgs),
+}
+
+/// `mnemo verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Machine-readable JSON on stdout; a failure is one line there too:
+    /// {"error": {"kind", "message"}}.
+    #[arg(long)]
+    pub json: bool,
+    /// Rebuild damaged SQLite indexes from their tables (REINDEX) under the data directory's
+    /// lock, then check again. A damaged table is not touched.
+    #[arg(long)]
+    pub repair: bool,
 }
 
 /// `--json`: machine-readable output on stdout.

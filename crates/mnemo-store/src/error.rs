@@ -31,16 +31,35 @@ pub enum StoreError {
         /// What was found.
         detail: String,
     },
-    /// SQLite's `quick_check` found damage: the store is not written on.
+    /// SQLite's `quick_check` or `integrity_check` found damage the store cannot repair by
+    /// itself (a table's b-tree, not only an index): the store is not written on.
     #[error(
-        "{path}: the store file is damaged (SQLite quick_check: {problems}); it is not written on: \
-         restore it from a backup"
+        "{path}: the store file is damaged (SQLite {check}: {problems}); it is not written on. Fix: restore \
+         the store from a backup with `mnemo backup restore BACKUP` (README \"Backups\"; the restore does \
+         not need the damaged content), or stop Mnemo and copy a backup over this file"
     )]
     Damaged {
         /// The file.
         path: PathBuf,
+        /// Which check found it.
+        check: &'static str,
         /// What the check reported (the first few problems).
         problems: String,
+    },
+    /// SQLite reported the file damaged while it was in use ("database disk image is
+    /// malformed"): the operation failed, nothing of it was written, and a marker beside the
+    /// file makes the next open check it in full (and rebuild a damaged index).
+    #[error(
+        "{path}: SQLite found the store file damaged while using it ({detail}); nothing of this operation \
+         was written. Fix: run `mnemo verify --repair` (it rebuilds damaged SQLite indexes; the next \
+         command that opens the store does the same), and if it reports a damaged table, restore the store \
+         from a backup with `mnemo backup restore BACKUP`"
+    )]
+    DamageSeen {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said.
+        detail: String,
     },
     /// The file is a SQLite database, but not one of Mnemo's.
     #[error("{path}: a SQLite database but not a Mnemo store ({detail})")]
@@ -131,9 +150,10 @@ impl StoreError {
         match self {
             StoreError::Sqlite(e) | StoreError::Migration { source: e, .. } => sqlite_kind(e),
             StoreError::NotADatabase { .. } | StoreError::Foreign { .. } => StoreErrorKind::Foreign,
-            StoreError::Truncated { .. } | StoreError::Damaged { .. } | StoreError::Corrupt { .. } => {
-                StoreErrorKind::Damaged
-            }
+            StoreError::Truncated { .. }
+            | StoreError::Damaged { .. }
+            | StoreError::DamageSeen { .. }
+            | StoreError::Corrupt { .. } => StoreErrorKind::Damaged,
             StoreError::FutureSchema { .. } => StoreErrorKind::Newer,
             StoreError::CreateDir { source, .. } | StoreError::BackupFile { source, .. } => io_kind(source),
             StoreError::ReadOnly { .. } => StoreErrorKind::ReadOnly,

@@ -156,7 +156,7 @@ async fn tantivy_other_schema_or_corrupt_is_stale_and_clear_recovers() {
     drop(idx);
     for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
         if e.file_name().to_string_lossy().starts_with("vectors-") {
-            std::fs::write(e.path(), b"MNVEC1\n\0").unwrap();
+            std::fs::write(e.path(), b"MNVEC2\n\0").unwrap();
         }
     }
     let idx = TantivyIndex::open(dir.path(), TantivySettings::default(), c).unwrap();

@@ -1,4 +1,4 @@
-//! `mnemo bench locomo | scale`: figures come from a benchmark program, never a timed test.
+//! `mnemo bench locomo | scale | cli-churn | …`: figures come from a benchmark program, never a timed test.
 use anyhow::Result;
 use std::path::Path;
 use std::process::ExitCode;
@@ -52,6 +52,30 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
             };
             let backend = mnemo_bench::scale::Backend { store: component("store")?, index: component("index")? };
             (mnemo_bench::scale(args, provenance, &backend).await?, json)
+        }
+        BenchCommand::CliChurn { args, json } => {
+            let (client, embedder) = if args.in_process {
+                ("none (in-process emulation: memories written directly)".to_string(), "synthetic".to_string())
+            } else {
+                // What each spawned `mnemo remember` uses: this config.
+                (
+                    context::seam(&config)?.mode.name().to_string(),
+                    context::embedder(&config).await?.model_id().to_string(),
+                )
+            };
+            let provenance = run_provenance(&client, "none", &embedder, &config.hash());
+            // Each write and recall is this very binary, spawned with the same config files.
+            let program = if args.in_process {
+                None
+            } else {
+                let mut command = vec![std::env::current_exe()?.into_os_string()];
+                for c in &cli.config {
+                    command.push("--config".into());
+                    command.push(std::path::absolute(c)?.into_os_string());
+                }
+                Some(command)
+            };
+            (mnemo_bench::cli_churn(args, provenance, program).await?, json)
         }
         BenchCommand::Extraction { conversations, json } => {
             let conversations = mnemo_eval::extraction::Conversation::load_all(conversations)?;

@@ -27,6 +27,7 @@ mod remember;
 mod serve;
 mod tenant_view;
 pub mod tokens;
+mod verify;
 
 /// The exit status of `recall --exit-code` on ESCALATE.
 pub const ESCALATE_EXIT: u8 = 3;
@@ -50,6 +51,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         #[cfg(not(feature = "postgres"))]
         Command::Migrate(_) => Err(crate::features::missing("migrate", "postgres")),
         Command::Models(m) => models::run(m),
+        Command::Verify(a) => verify::run(&cli, a).await,
         #[cfg(feature = "server")]
         Command::Serve(a) => serve::run(&cli, a).await,
         #[cfg(not(feature = "server"))]
@@ -140,6 +142,7 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
         | Command::Plugins(_)
         | Command::Migrate(_)
         | Command::Models(_)
+        | Command::Verify(_)
         | Command::Completions(_) => OnFirstCall,
         // They remember turns (demo, serve, mcp, the benchmarks), or run the configured model
         // on purpose (eval): the model is part of what they do.
@@ -168,7 +171,15 @@ pub fn access(command: &Command) -> mnemo_agent::Access {
 
 async fn engine_command(cli: &Cli) -> Result<ExitCode> {
     let reasoner = reasoner_build(&cli.command);
-    let config = context::config_for(cli, reasoner)?;
+    let mut config = context::config_for(cli, reasoner)?;
+    if matches!(cli.command, Command::Backup(BackupCommand::Restore { .. })) {
+        // A restore replaces every page of the store: a store its open check refuses (a
+        // damaged table) is restored like any other (the backup itself is checked).
+        if config.plugin("store")?.0 == "sqlite" {
+            let o: toml::Table = toml::from_str("[store]\nquick_check = false")?;
+            config = config.with_overrides(&o, "backup restore")?;
+        }
+    }
     let ns = context::namespace(cli)?;
     let clock = context::clock(cli, &config)?;
     let rt = context::runtime(&config, &cli.data_dir, clock, reasoner, access(&cli.command)).await?;
@@ -376,6 +387,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         | Command::Reliability(_)
         | Command::Migrate(_)
         | Command::Models(_)
+        | Command::Verify(_)
         | Command::Mcp(_)
         | Command::Completions(_) => {}
     }

@@ -16,6 +16,7 @@ use mnemo_contract::{BackupInfo, CoreError, StoreIdentity};
 use rusqlite::backup::{Backup, StepResult};
 use rusqlite::Connection;
 
+use super::check::{self, Check};
 use super::{connection, read, Synchronous};
 use crate::error::{DbResult, StoreError};
 
@@ -145,12 +146,12 @@ pub(crate) fn stage(src: &Path, staging: &Path) -> Result<Connection> {
         return Err(invalid(format!("{}: no such backup file", src.display())));
     }
     let backup = connection::open_read_only(src)?;
-    connection::quick_check(&backup, src)?;
+    check::quick_check(&backup, src)?;
     remove_db_files(staging);
     let staged = copy_db(&backup, staging).and_then(|copy| {
         drop(copy);
         // Opening it for writing migrates an older backup to this build's schema.
-        connection::open_writer(staging, Synchronous::Normal, false).map_err(CoreError::from)
+        connection::open_writer(staging, Synchronous::Normal, Check::Off).map(|(c, _)| c).map_err(CoreError::from)
     });
     staged.inspect_err(|_| remove_db_files(staging))
 }

@@ -15,6 +15,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use serde::Deserialize;
 
 use crate::error::StoreError;
+use crate::sqlite::check::{self, Check};
 use crate::sqlite::schema;
 
 /// How long a connection waits for a lock held by another connection or process.
@@ -74,8 +75,13 @@ fn open_flags() -> OpenFlags {
 }
 
 /// Open the write connection of a file store: create the parent directory, switch to WAL,
-/// check the file is a Mnemo store and migrate it.
-pub(crate) fn open_writer(path: &Path, sync: Synchronous, check: bool) -> Result<Connection, StoreError> {
+/// check the file is a Mnemo store, run the integrity check `check` asks for (see `check`:
+/// damaged indexes are rebuilt, the note saying so is returned) and migrate it.
+pub(crate) fn open_writer(
+    path: &Path,
+    sync: Synchronous,
+    check: Check,
+) -> Result<(Connection, Option<String>), StoreError> {
     if let Some(parent) = path.parent() {
         if !parent.as_os_str().is_empty() {
             std::fs::create_dir_all(parent)
@@ -83,6 +89,8 @@ pub(crate) fn open_writer(path: &Path, sync: Synchronous, check: bool) -> Result
         }
     }
     check_file(path)?;
+    // Looked at before the open, which creates the WAL file an unclean close leaves.
+    let full = check::why_full(path, check);
     let mut conn = Connection::open_with_flags(path, open_flags()).map_err(|e| classify(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     stable_plans(&conn)?;
@@ -98,41 +106,16 @@ pub(crate) fn open_writer(path: &Path, sync: Synchronous, check: bool) -> Result
     }
     conn.pragma_update(None, "synchronous", sync.pragma())?;
     conn.pragma_update(None, "foreign_keys", true)?;
-    if check {
-        quick_check(&conn, path)?;
-    }
-    schema::migrate(&mut conn, path).map_err(|e| unwrap_sqlite(path, e))?;
-    Ok(conn)
-}
-
-/// How many problems `quick_check` reports at most (the first few name the damage well enough).
-const QUICK_CHECK_PROBLEMS: i64 = 5;
-
-/// `PRAGMA quick_check` before anything is written: a damaged file (a torn page, a bad
-/// b-tree) is refused naming the file, rather than written on and damaged further. It reads
-/// every page once: O(file size), about 1.5 s for a 160 MB store of 100k memories with
-/// 256-dimension vectors on the team's 2-core machine (RELIABILITY.md), so `[store]
-/// quick_check = false` turns it off for very large stores but skips
-/// the index-content cross-checks of the full `integrity_check`.
-pub(crate) fn quick_check(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    let fail = |e: rusqlite::Error| match e.sqlite_error_code() {
-        Some(ErrorCode::DatabaseCorrupt) => StoreError::Damaged { path: path.to_path_buf(), problems: e.to_string() },
-        _ => classify(path, e),
-    };
-    let mut stmt = conn.prepare(&format!("PRAGMA quick_check({QUICK_CHECK_PROBLEMS})")).map_err(fail)?;
-    let lines = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(fail)?;
-    let mut problems = Vec::new();
-    for line in lines {
-        let line = line.map_err(fail)?;
-        if line != "ok" {
-            problems.push(line);
+    let note = match (check, full) {
+        (Check::Off, _) => None,
+        (_, Some(why)) => check::full_check(&conn, path, why)?,
+        (_, None) => {
+            check::quick_check(&conn, path)?;
+            None
         }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(StoreError::Damaged { path: path.to_path_buf(), problems: problems.join("; ") })
-    }
+    };
+    schema::migrate(&mut conn, path).map_err(|e| unwrap_sqlite(path, e))?;
+    Ok((conn, note))
 }
 
 /// SQLite's file header: the magic string, then (big-endian) the page size at 16, the change

@@ -11,6 +11,7 @@
 //! - Schema changes go through `schema`'s migrator (`PRAGMA user_version`).
 mod backup;
 mod bounded;
+mod check;
 mod connection;
 mod decay;
 mod embedding;
@@ -38,6 +39,7 @@ use mnemo_contract::{
 };
 use rusqlite::Connection;
 
+pub use check::{damage_marker, Check, Findings, FULL_CHECK_MAX_BYTES};
 pub use connection::Synchronous;
 
 use crate::error::{DbResult, StoreError};
@@ -55,6 +57,8 @@ pub struct SqliteStore {
     path: Option<PathBuf>,
     /// Why the store was opened read-only (None: it is writable).
     read_only: Option<String>,
+    /// What the open check repaired (None: nothing).
+    repaired: Option<String>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -80,10 +84,16 @@ impl SqliteStore {
         Self::open_checked(path, sync, true)
     }
 
-    /// `open_with`, choosing whether SQLite's `quick_check` runs before the store is written
-    /// (a damaged file is then refused naming it; the check reads the whole file once).
+    /// `open_with`, choosing whether the integrity check runs before the store is written
+    /// (`true`: [`Check::Auto`]; a damaged index is rebuilt, any other damage refused naming the
+    /// file and the fix; the check reads the whole file once).
     pub fn open_checked(path: &Path, sync: Synchronous, quick_check: bool) -> Result<SqliteStore> {
-        let write_conn = match connection::open_writer(path, sync, quick_check) {
+        Self::open_with_check(path, sync, if quick_check { Check::Auto } else { Check::Off })
+    }
+
+    /// `open_with`, with the integrity check `check` (see [`Check`]).
+    pub fn open_with_check(path: &Path, sync: Synchronous, check: Check) -> Result<SqliteStore> {
+        let (write_conn, repaired) = match connection::open_writer(path, sync, check) {
             Ok(c) => c,
             Err(e) if path.exists() && connection::cannot_write(&e, path) => {
                 let why = match e.kind() {
@@ -101,6 +111,7 @@ impl SqliteStore {
             reader: Arc::new(Mutex::new(reader)),
             path: Some(path.to_path_buf()),
             read_only: None,
+            repaired,
         })
     }
 
@@ -118,6 +129,7 @@ impl SqliteStore {
             reader: Arc::new(Mutex::new(reader)),
             path: Some(path.to_path_buf()),
             read_only: Some(why),
+            repaired: None,
         })
     }
 
@@ -125,12 +137,59 @@ impl SqliteStore {
     pub fn open_in_memory() -> Result<SqliteStore> {
         let conn = Arc::new(Mutex::new(connection::open_memory()?));
         let writer = Writer::new(Arc::clone(&conn));
-        Ok(SqliteStore { writer: Some(writer), reader: conn, path: None, read_only: None })
+        Ok(SqliteStore { writer: Some(writer), reader: conn, path: None, read_only: None, repaired: None })
     }
 
     /// Why the store is read-only (None: it can be written).
     pub fn read_only(&self) -> Option<&str> {
         self.read_only.as_deref()
+    }
+
+    /// What the integrity check at open repaired (damaged SQLite indexes rebuilt), said as a
+    /// note (also logged as a warning), or None.
+    pub fn repaired(&self) -> Option<&str> {
+        self.repaired.as_deref()
+    }
+
+    /// SQLite's full `integrity_check` of the store file at `path`, on demand (`mnemo verify`):
+    /// opened read-only, nothing written. A file too damaged to be opened is one problem (not
+    /// an index's); a file that is not a Mnemo store is an error.
+    pub fn verify(path: &Path) -> Result<Findings> {
+        let conn = match connection::open_read_only(path) {
+            Ok(c) => c,
+            Err(e) if e.kind() == mnemo_contract::StoreErrorKind::Damaged => {
+                let problem = e.to_string();
+                return Ok(Findings { problems: vec![problem.clone()], indexes: Vec::new(), other: vec![problem] });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        match check::findings(&conn, "integrity_check") {
+            Ok(found) => Ok(found),
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
+                let problem = e.to_string();
+                Ok(Findings { problems: vec![problem.clone()], indexes: Vec::new(), other: vec![problem] })
+            }
+            Err(e) => Err(StoreError::Sqlite(e).into()),
+        }
+    }
+
+    /// An error SQLite gave while the store was in use that says the file is damaged: named
+    /// (file and fix) and remembered beside the file, so the next open checks it in full.
+    fn seen<T>(&self, r: Result<T>) -> Result<T> {
+        let Err(e) = r else { return r };
+        let Some(path) = self.path.as_deref() else { return Err(e) };
+        match &e {
+            CoreError::StoreFailure { kind: mnemo_contract::StoreErrorKind::Damaged, source } => {
+                match source.downcast_ref::<StoreError>() {
+                    Some(StoreError::Sqlite(sqlite)) => {
+                        check::mark_damage_seen(path);
+                        Err(StoreError::DamageSeen { path: path.to_path_buf(), detail: sqlite.to_string() }.into())
+                    }
+                    _ => Err(e),
+                }
+            }
+            _ => Err(e),
+        }
     }
 
     /// The writer, or the read-only error.
@@ -168,7 +227,7 @@ impl SqliteStore {
     /// Run a query on the read connection.
     fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let guard = self.reader.lock().map_err(|_| CoreError::from(StoreError::Poisoned))?;
-        f(&guard)
+        self.seen(f(&guard))
     }
 
     /// Run a bounded query (a few rows by key, asked on every recall or index sync) on the read
@@ -187,12 +246,13 @@ impl SqliteStore {
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
         let reader = Arc::clone(&self.reader);
-        tokio::task::spawn_blocking(move || {
+        let read = tokio::task::spawn_blocking(move || {
             let guard = reader.lock().map_err(|_| CoreError::from(StoreError::Poisoned))?;
             f(&guard)
         })
         .await
-        .map_err(|e| CoreError::from(StoreError::ReadTask(e.to_string())))?
+        .map_err(|e| CoreError::from(StoreError::ReadTask(e.to_string())))?;
+        self.seen(read)
     }
 }
 
@@ -202,12 +262,12 @@ const FEW_CHANGES: u64 = 64;
 #[async_trait]
 impl Store for SqliteStore {
     async fn record_turn(&self, turn: NewTurn) -> Result<Turn> {
-        self.writer()?.run(move |c| write::record_turn(c, turn)).await
+        self.seen(self.writer()?.run(move |c| write::record_turn(c, turn)).await)
     }
 
     async fn apply(&self, namespace: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
         let ns = namespace.clone();
-        self.writer()?.run(move |c| write::apply(c, &ns, at, ops)).await
+        self.seen(self.writer()?.run(move |c| write::apply(c, &ns, at, ops)).await)
     }
 
     async fn get_many(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {
@@ -249,7 +309,7 @@ impl Store for SqliteStore {
         // reads thousands of rows while the next batch is being applied, which must not wait.
         if let Some(writer) = &self.writer {
             let few = writer.try_run(|c| read::changes_since_if_few(c, rev, limit, FEW_CHANGES));
-            if let Some(changes) = few.transpose()?.flatten() {
+            if let Some(changes) = self.seen(few.transpose())?.flatten() {
                 return Ok(changes);
             }
         }
@@ -279,13 +339,13 @@ impl Store for SqliteStore {
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
         let ns = namespace.clone();
         let ids = ids.to_vec();
-        self.writer()?.run(move |c| write::touch(c, &ns, &ids, at)).await
+        self.seen(self.writer()?.run(move |c| write::touch(c, &ns, &ids, at)).await)
     }
 
     async fn touch_each(&self, namespace: &Namespace, accesses: &[(MemoryId, Timestamp)]) -> Result<()> {
         let ns = namespace.clone();
         let accesses = accesses.to_vec();
-        self.writer()?.run(move |c| write::touch_each(c, &ns, &accesses)).await
+        self.seen(self.writer()?.run(move |c| write::touch_each(c, &ns, &accesses)).await)
     }
 
     async fn turns_by_ids(&self, namespace: &Namespace, ids: &[mnemo_contract::TurnId]) -> Result<Vec<Turn>> {
@@ -325,7 +385,7 @@ impl Store for SqliteStore {
     ) -> Result<Vec<mnemo_contract::DueMemory>> {
         let (ns, rule, page) = (namespace.clone(), rule.clone(), page.clone());
         match &self.writer {
-            Some(writer) => writer.run(move |c| decay::due_for_decay(c, &ns, &rule, &page)).await,
+            Some(writer) => self.seen(writer.run(move |c| decay::due_for_decay(c, &ns, &rule, &page)).await),
             // Read-only: nothing can be recomputed, so another rule is answered by the scan.
             None => {
                 let stored = self.read_blocking(|c| decay::stored_rule(c).db()).await?;

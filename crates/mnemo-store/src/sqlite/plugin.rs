@@ -6,7 +6,8 @@
 //! path = "mnemo.db"        # relative to the data directory
 //! in_memory = false        # true: a throw-away store (tests, demos)
 //! synchronous = "normal"   # or "full": also survive power loss (one fsync per write)
-//! quick_check = true       # SQLite quick_check at open for writing; a damaged file is refused
+//! quick_check = true       # integrity check at open for writing (sqlite/check.rs): a damaged index
+//!                          # is rebuilt, other damage refused; false: no check at all
 //! read_only = false        # true: open read-only (set by Mnemo for reads beside a running writer)
 //! ```
 //!

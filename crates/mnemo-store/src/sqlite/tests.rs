@@ -400,7 +400,7 @@ async fn statements_are_not_prepared_again_for_new_values() {
     // Every connection the store opens keeps its plans.
     use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG as QPSG;
     let path = dir.path().join("mnemo.db");
-    let writer = super::connection::open_writer(&path, super::Synchronous::Normal, false).unwrap();
+    let (writer, _) = super::connection::open_writer(&path, super::Synchronous::Normal, super::Check::Off).unwrap();
     let reader = super::connection::open_reader(&path).unwrap();
     let read_only = super::connection::open_read_only(&path).unwrap();
     let memory = super::connection::open_memory().unwrap();

@@ -12,7 +12,12 @@
 //!   [`vector_log`], which also holds each big namespace's IVF). Each commit's payload records the schema version, the Store watermark
 //!   it covers and the vector log's valid length, so the watermark is never ahead of the
 //!   documents. A missing, corrupt or other-version index reports `IndexState::Stale` and is
-//!   wiped by `clear()` before the engine rebuilds it from the Store.
+//!   wiped by `clear()` before the engine rebuilds it from the Store; so does a vector log
+//!   whose block checksum fails or that is of the earlier format (see [`vector_log`]).
+//! - Segments: tantivy's merge policy starts merges after each commit; closing the writer (on
+//!   drop and before `clear()` removes the files) waits for them, so a short-lived process (one
+//!   CLI command, one commit) merges like a long-running one instead of leaving a segment per
+//!   command and, at its exit, a half-written `.tmp` file.
 mod entities;
 mod overlay;
 mod read_only_dir;
@@ -79,8 +84,6 @@ struct Inner {
     durable_stamp: Option<IndexStamp>,
     vectors_generation: u64,
     vectors_len: u64,
-    /// The vector log holds entries in an older form: rewrite it at the next commit.
-    rewrite_vectors: bool,
     /// Bytes of live vectors when the log was last rewritten (to judge when to compact).
     last_commit: Timestamp,
 }
@@ -163,9 +166,9 @@ impl TantivyIndex {
         empty: AnnVectors,
     ) -> Self {
         let now = clock.now();
-        let (watermark, generation, len, stamp, vectors, rewrite_vectors) = match loaded {
-            Some((p, v, old)) => (p.watermark, p.vectors_generation, p.vectors_len, p.stamp, v, old),
-            None => (0, 0, 0, None, empty, false),
+        let (watermark, generation, len, stamp, vectors) = match loaded {
+            Some((p, v)) => (p.watermark, p.vectors_generation, p.vectors_len, p.stamp, v),
+            None => (0, 0, 0, None, empty),
         };
         let mut inner = Inner {
             live,
@@ -179,7 +182,6 @@ impl TantivyIndex {
             stamp,
             vectors_generation: generation,
             vectors_len: len,
-            rewrite_vectors,
             last_commit: now,
         };
         // What the settle after loading changed (an IVF trained or dropped) goes to the log.
@@ -204,13 +206,18 @@ impl TantivyIndex {
             Some(d) => tantivy::Index::create_in_dir(d, sch)
                 .map_err(|e| terr(&format!("cannot create index in {}", d.display()), e))?,
         };
-        Self::live_of(index, fields, s).map_err(|e| match e {
+        Self::live_of(index, fields, s, tdir).map_err(|e| match e {
             OpenError::Fatal(e) => e,
             OpenError::Corrupt(why) => CoreError::index_message(IndexErrorKind::Damaged, why),
         })
     }
 
-    fn live_of(index: tantivy::Index, fields: Fields, s: &TantivySettings) -> std::result::Result<Live, OpenError> {
+    fn live_of(
+        index: tantivy::Index,
+        fields: Fields,
+        s: &TantivySettings,
+        tdir: Option<&Path>,
+    ) -> std::result::Result<Live, OpenError> {
         let analyzer = schema::analyzer(s.stemming);
         index.tokenizers().register(TOKENIZER, analyzer.clone());
         let writer = if s.read_only {
@@ -228,6 +235,12 @@ impl TantivyIndex {
                 .garbage_collect_files()
                 .wait()
                 .map_err(|e| OpenError::Corrupt(format!("cannot clean up files of an unfinished commit: {e}")))?;
+            // So are the temporary files of an atomic write (`meta.json`, `.managed.json`) that
+            // a killed process left: only the writer, whose lock this process now holds, makes
+            // them.
+            if let Some(tdir) = tdir {
+                remove_temporary_files(tdir);
+            }
             Some(writer)
         };
         let reader = index
@@ -278,7 +291,7 @@ impl TantivyIndex {
         let metas = index
             .load_metas()
             .map_err(|e| OpenError::Corrupt(format!("{}: cannot read meta.json: {e}", tdir.display())))?;
-        let live = Self::live_of(index, fields, s)?;
+        let live = Self::live_of(index, fields, s, Some(tdir))?;
         let payload: Payload = match metas.payload.as_deref().map(serde_json::from_str::<Payload>) {
             Some(Ok(p)) => p,
             Some(Err(e)) => return Ok((live, Err(format!("{}: unreadable commit payload: {e}", tdir.display())))),
@@ -306,23 +319,15 @@ impl TantivyIndex {
             ));
         }
         let mut vectors = AnnVectors::new(s.ann());
-        let mut old_form = 0;
         if payload.vectors_len > 0 {
-            match vector_log::load(dir, payload.vectors_generation, payload.vectors_len, &mut vectors) {
-                Ok(n) => old_form = n,
-                Err(why) => return Ok((live, Err(why))),
+            // Every block's checksum is verified: a damaged or earlier-format log is stale.
+            if let Err(why) = vector_log::load(dir, payload.vectors_generation, payload.vectors_len, &mut vectors) {
+                return Ok((live, Err(why)));
             }
-        }
-        if old_form > 0 {
-            tracing::warn!(
-                "{}: {old_form} vectors were stored as f32 (the vector log's earlier form); they are now held as \
-                 int8 codes, and the log is rewritten in that form at the next commit",
-                dir.display()
-            );
         }
         // The log restores each IVF as it was; train or drop where the settings now differ.
         vectors.settle();
-        Ok((live, Ok((payload, vectors, old_form > 0))))
+        Ok((live, Ok((payload, vectors))))
     }
 
     fn read(&self) -> Result<RwLockReadGuard<'_, Inner>> {
@@ -358,7 +363,7 @@ impl TantivyIndex {
             Some(dir) => {
                 // Per vector: its codes, scale, id, op, list and namespace (~32 bytes).
                 let live_bytes = (g.vectors.len() * (g.vectors.dims() + 36)) as u64;
-                let compact = g.vectors_len == 0 || g.rewrite_vectors || g.vectors_len > 2 * live_bytes + (64 << 20);
+                let compact = g.vectors_len == 0 || g.vectors_len > 2 * live_bytes + (64 << 20);
                 if compact {
                     // A new generation with only the live vectors; the old one is removed after
                     // the commit that stops naming it.
@@ -394,7 +399,6 @@ impl TantivyIndex {
         }
         g.vectors_generation = generation;
         g.vectors_len = len;
-        g.rewrite_vectors = false;
         g.pending_vectors.clear();
         g.overlay.clear();
         g.durable_watermark = g.watermark;
@@ -567,6 +571,20 @@ impl TantivyIndex {
         file_run(g, &mut run, persist)
     }
 
+    /// Segments of the last commit on disk (merges included), for tests and reports; None in
+    /// RAM or when the index is stale.
+    pub fn segment_count(&self) -> Result<Option<usize>> {
+        let g = self.read()?;
+        match (&self.dir, g.live.as_ref()) {
+            (Some(_), Some(live)) => {
+                let metas =
+                    live.reader.searcher().index().searchable_segment_metas().map_err(|e| terr("segments", e))?;
+                Ok(Some(metas.len()))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Vectors held (for tests and reports).
     pub fn vector_count(&self) -> Result<usize> {
         Ok(self.read()?.vectors.len())
@@ -616,8 +634,31 @@ impl TantivyIndex {
     }
 }
 
-/// The committed payload, its vectors, and whether their log is in an older form.
-type Loaded = (Payload, AnnVectors, bool);
+/// Close the writer of `live` once the merges it started have ended (tantivy's own drop
+/// abandons them: their segments are never used, and the process may exit in the middle of a
+/// file write).
+fn close_writer(live: &mut Live) {
+    if let Some(writer) = live.writer.take() {
+        if let Err(e) = writer.wait_merging_threads() {
+            tracing::warn!("the index's segment merges did not finish: {e}");
+        }
+    }
+}
+
+/// Remove the temporary files tantivy's atomic writes make in `tdir` (`.tmp` and a random
+/// suffix, renamed over their target when complete) that a killed process left behind. Best
+/// effort: a file that stays is removed at a later open.
+fn remove_temporary_files(tdir: &Path) {
+    let Ok(rd) = std::fs::read_dir(tdir) else { return };
+    for e in rd.flatten() {
+        if e.file_name().to_string_lossy().starts_with(".tmp") && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The committed payload and its vectors.
+type Loaded = (Payload, AnnVectors);
 
 /// What opening found: the live index (None when corrupt), why it is stale, and the committed
 /// payload with its vectors (None when stale).
@@ -886,7 +927,11 @@ impl Index for TantivyIndex {
                 Some(dir) => {
                     // Never reuse the old files: a damaged segment must not survive a rebuild, and
                     // nothing of the old index needs to open. The writer goes first (it holds the
-                    // directory lock), then every file of ours.
+                    // directory lock; its merges end first, so none writes into the new
+                    // directory), then every file of ours.
+                    if let Some(live) = g.live.as_mut() {
+                        close_writer(live);
+                    }
                     g.live = None;
                     // Whatever was put at the path since it was opened is moved aside too.
                     if let Some(note) = shape::set_aside(dir)? {
@@ -951,6 +996,13 @@ impl Drop for TantivyIndex {
             if let Ok(mut g) = self.inner.write() {
                 if g.live.is_some() && g.stale.is_none() && dirty(&g) {
                     let _ = self.commit(&mut g);
+                }
+                // The merges the commits started finish before the writer goes: a short-lived
+                // process (one CLI command, one commit) would otherwise never merge, leaving a
+                // segment per command, and its exit could cut the write of tantivy's
+                // `.managed.json` short, leaving a `.tmp` file.
+                if let Some(live) = g.live.as_mut() {
+                    close_writer(live);
                 }
             }
         });

@@ -5,16 +5,20 @@
 //! that length (a crash between the append and the commit) are ignored on load. When the log
 //! holds mostly dead entries it is rewritten as a new generation, named by the next commit.
 //!
-//! The IVF of a big namespace persists in the same log, so a reopen neither retrains nor
-//! reassigns: a training writes the centroids and every vector's list (`OP_IVF`), each later
-//! upsert into that namespace carries its list (`OP_UPSERT_LISTED`), and dropping the IVF is
-//! `OP_IVF_DROP`. Ops 1 and 2 are the original format, so older logs still load.
+//! The format (`MNVEC2`): the 8-byte magic, then blocks, each `[length: u32][crc32: u32]`
+//! (little-endian) and `length` bytes of operations; the CRC-32 (IEEE) covers those bytes. A
+//! commit appends one block or more (a new generation is written in blocks of about 64 KiB).
+//! Every block's checksum is verified when the log is loaded: a flipped byte anywhere makes
+//! `load` fail naming the file and the block, so the index is stale and rebuilt from the store
+//! instead of serving a wrong vector. A log of the earlier format (`MNVEC1`, operations without
+//! checksums) is not read at all: the index is rebuilt from the store, saying so.
 //!
-//! Vectors are written as the index holds them, int8 codes and a scale (`OP_UPSERT_CODE`,
-//! `OP_UPSERT_CODE_LISTED`: 4 + d bytes instead of 4·d). A log holding `f32` entries (ops 1
-//! and 3, written before) still loads: each vector is quantised as it is read — the same
-//! codes a fresh insert of it gets — and `load` says so, so the owner can warn and rewrite
-//! the log in the new form at its next commit.
+//! The IVF of a big namespace persists in the same log, so a reopen neither retrains nor
+//! reassigns: a training writes the centroids and every vector's list (`OP_IVF_PROBED`), each
+//! later upsert into that namespace carries its list (`OP_UPSERT_CODE_LISTED`), and dropping
+//! the IVF is `OP_IVF_DROP`. Vectors are written as the index holds them, int8 codes and a
+//! scale (`OP_UPSERT_CODE`, `OP_UPSERT_CODE_LISTED`: 4 + d bytes). Ops 1, 3 and 4 (`f32`
+//! vectors, an IVF without its probe count) were only ever written in `MNVEC1` logs.
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -24,16 +28,21 @@ use mnemo_contract::{CoreError, MemoryId, Namespace, Result};
 use crate::vector::code::Code;
 use crate::vector::{AnnVectors, IvfSnapshot, VectorIndex};
 
-const MAGIC: &[u8; 8] = b"MNVEC1\n\0";
-const OP_UPSERT: u8 = 1;
+/// The magic of this format: checksummed blocks.
+const MAGIC: &[u8; 8] = b"MNVEC2\n\0";
+/// The magic of the earlier format (no checksums): never read, the index is rebuilt.
+const MAGIC_V1: &[u8; 8] = b"MNVEC1\n\0";
+/// A block's header: its length and its CRC-32.
+const BLOCK_HEADER: usize = 8;
+/// A new generation is written in blocks of about this many bytes (a block ends at an
+/// operation's end, so one big operation makes a bigger block).
+const BLOCK_BYTES: usize = 1 << 16;
 const OP_REMOVE: u8 = 2;
-const OP_UPSERT_LISTED: u8 = 3;
-const OP_IVF: u8 = 4;
 const OP_IVF_DROP: u8 = 5;
 const OP_UPSERT_CODE: u8 = 6;
 const OP_UPSERT_CODE_LISTED: u8 = 7;
-/// `OP_IVF` with the calibrated probe count after the rows trained on (so a reopen serves
-/// with the count the index had, and need not calibrate again).
+/// An IVF: its centroids, the calibrated probe count after the rows trained on (so a reopen
+/// serves with the count the index had, and need not calibrate again), every vector's list.
 const OP_IVF_PROBED: u8 = 8;
 
 /// One change to the vectors, pending until the next commit.
@@ -61,6 +70,13 @@ fn put_ns(ns: &Namespace, out: &mut Vec<u8>) {
     // Namespaces are at most 128 bytes (validated by Namespace::new).
     out.push(nb.len() as u8);
     out.extend_from_slice(nb);
+}
+
+/// Append `ops` (encoded operations) to `out` as one block: length, CRC-32, the bytes.
+fn put_block(ops: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(ops.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(ops).to_le_bytes());
+    out.extend_from_slice(ops);
 }
 
 fn put_floats(v: &[f32], out: &mut Vec<u8>) {
@@ -114,30 +130,38 @@ fn encode(op: &VecOp, out: &mut Vec<u8>) {
 }
 
 /// Create a new generation holding every vector of `vectors` (and each namespace's IVF
-/// centroids before its vectors, each vector with its list); returns its length in bytes.
+/// centroids before its vectors, each vector with its list), in checksummed blocks; returns its
+/// length in bytes.
 pub fn write_generation(dir: &Path, generation: u64, vectors: &AnnVectors) -> Result<u64> {
     let path = dir.join(file_name(generation));
     let f = File::create(&path).map_err(|e| io(&path, "cannot create", e))?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
     let mut len = MAGIC.len() as u64;
     w.write_all(MAGIC).map_err(|e| io(&path, "cannot write", e))?;
-    let mut buf = Vec::new();
+    let mut ops = Vec::new();
+    let mut block = Vec::new();
+    let mut flush = |ops: &mut Vec<u8>, w: &mut BufWriter<File>| -> Result<u64> {
+        if ops.is_empty() {
+            return Ok(0);
+        }
+        block.clear();
+        put_block(ops, &mut block);
+        ops.clear();
+        w.write_all(&block).map_err(|e| io(&path, "cannot write", e))?;
+        Ok(block.len() as u64)
+    };
     for ns in vectors.namespaces() {
-        buf.clear();
         if let Some(header) = vectors.ivf_header(ns) {
-            encode_ivf(ns, Some(&header), &mut buf);
+            encode_ivf(ns, Some(&header), &mut ops);
         }
         for (id, codes, scale, list) in vectors.vectors_of(ns) {
-            encode_upsert(ns, id, codes, scale, list, &mut buf);
-            if buf.len() >= 1 << 16 {
-                w.write_all(&buf).map_err(|e| io(&path, "cannot write", e))?;
-                len += buf.len() as u64;
-                buf.clear();
+            encode_upsert(ns, id, codes, scale, list, &mut ops);
+            if ops.len() >= BLOCK_BYTES {
+                len += flush(&mut ops, &mut w)?;
             }
         }
-        w.write_all(&buf).map_err(|e| io(&path, "cannot write", e))?;
-        len += buf.len() as u64;
     }
+    len += flush(&mut ops, &mut w)?;
     let f = w.into_inner().map_err(|e| io(&path, "cannot write", e.into_error()))?;
     f.sync_all().map_err(|e| io(&path, "cannot sync", e))?;
     Ok(len)
@@ -149,9 +173,18 @@ pub fn append(dir: &Path, generation: u64, len: u64, ops: &[VecOp]) -> Result<u6
     let path = dir.join(file_name(generation));
     let f = OpenOptions::new().write(true).open(&path).map_err(|e| io(&path, "cannot open", e))?;
     f.set_len(len).map_err(|e| io(&path, "cannot truncate", e))?;
+    // Blocks of about `BLOCK_BYTES`, each ending at an operation's end.
     let mut buf = Vec::new();
+    let mut block = Vec::new();
     for op in ops {
-        encode(op, &mut buf);
+        encode(op, &mut block);
+        if block.len() >= BLOCK_BYTES {
+            put_block(&block, &mut buf);
+            block.clear();
+        }
+    }
+    if !block.is_empty() {
+        put_block(&block, &mut buf);
     }
     let mut f = f;
     use std::io::Seek;
@@ -196,9 +229,9 @@ impl<'a> Reader<'a> {
 }
 
 /// Replay the first `len` bytes of a generation into `vectors` (the caller settles the IVF
-/// policy afterwards: see `AnnVectors::settle`). Returns how many vectors were read in the
-/// old `f32` form (quantised as they were read: the log should be rewritten).
-pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut AnnVectors) -> std::result::Result<usize, String> {
+/// policy afterwards: see `AnnVectors::settle`), every block's checksum verified first. The
+/// error names the file and what is wrong with it (the index is then rebuilt from the store).
+pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut AnnVectors) -> std::result::Result<(), String> {
     let path: PathBuf = dir.join(file_name(generation));
     let mut f = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut data = Vec::new();
@@ -207,25 +240,47 @@ pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut AnnVectors) -> 
         return Err(format!("{}: {} bytes, but the last commit covers {len}", path.display(), data.len()));
     }
     data.truncate(len as usize);
-    if data.get(..MAGIC.len()) != Some(&MAGIC[..]) {
-        return Err(format!("{}: not a Mnemo vector log", path.display()));
+    match data.get(..MAGIC.len()) {
+        Some(m) if m == &MAGIC[..] => {}
+        Some(m) if m == &MAGIC_V1[..] => {
+            return Err(format!(
+                "{}: written by an earlier format of the vector log (MNVEC1, without checksums)",
+                path.display()
+            ))
+        }
+        _ => return Err(format!("{}: not a Mnemo vector log", path.display())),
     }
-    let bad = |at: usize, what: &str| format!("{}: corrupt at byte {at}: {what}", path.display());
-    let mut r = Reader { data: &data, at: MAGIC.len() };
-    let mut old_form = 0usize;
+    let mut at = MAGIC.len();
+    while at < data.len() {
+        let header = data
+            .get(at..at + BLOCK_HEADER)
+            .ok_or_else(|| format!("{}: corrupt at byte {at}: truncated block header", path.display()))?;
+        let n = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+        let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        let start = at + BLOCK_HEADER;
+        let ops = start.checked_add(n).and_then(|end| data.get(start..end)).ok_or_else(|| {
+            format!("{}: corrupt at byte {at}: a block runs past the committed length", path.display())
+        })?;
+        if crc32fast::hash(ops) != crc {
+            return Err(format!(
+                "{}: checksum mismatch in the block at byte {at} ({n} bytes): the file is damaged",
+                path.display()
+            ));
+        }
+        replay_block(&path, ops, start, vectors)?;
+        at = start + n;
+    }
+    Ok(())
+}
+
+/// Replay the operations of one verified block that starts at byte `offset` of the file.
+fn replay_block(path: &Path, data: &[u8], offset: usize, vectors: &mut AnnVectors) -> std::result::Result<(), String> {
+    let bad = |at: usize, what: &str| format!("{}: corrupt at byte {}: {what}", path.display(), offset + at);
+    let mut r = Reader { data, at: 0 };
     while r.at < data.len() {
         let start = r.at;
         let truncated = || bad(start, "truncated entry");
         match r.u8().ok_or_else(truncated)? {
-            op @ (OP_UPSERT | OP_UPSERT_LISTED) => {
-                let id = r.id().ok_or_else(truncated)?;
-                let ns = r.ns().ok_or_else(|| bad(start, "bad namespace"))?;
-                let list = if op == OP_UPSERT_LISTED { Some(r.u32().ok_or_else(truncated)?) } else { None };
-                let dims = r.u32().ok_or_else(truncated)? as usize;
-                let v = r.floats(dims).ok_or_else(truncated)?;
-                vectors.replay_upsert(&ns, id, &v, list).map_err(|e| bad(start, &e.to_string()))?;
-                old_form += 1;
-            }
             op @ (OP_UPSERT_CODE | OP_UPSERT_CODE_LISTED) => {
                 let id = r.id().ok_or_else(truncated)?;
                 let ns = r.ns().ok_or_else(|| bad(start, "bad namespace"))?;
@@ -241,13 +296,12 @@ pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut AnnVectors) -> 
                 let id = r.id().ok_or_else(truncated)?;
                 vectors.remove(id);
             }
-            op @ (OP_IVF | OP_IVF_PROBED) => {
+            OP_IVF_PROBED => {
                 let ns = r.ns().ok_or_else(|| bad(start, "bad namespace"))?;
                 let dims = r.u32().ok_or_else(truncated)?;
                 let lists = r.u32().ok_or_else(truncated)? as usize;
                 let trained_rows = r.u64().ok_or_else(truncated)?;
-                // 0: not calibrated (an older log): calibrated after loading.
-                let nprobe = if op == OP_IVF_PROBED { r.u32().ok_or_else(truncated)? } else { 0 };
+                let nprobe = r.u32().ok_or_else(truncated)?;
                 let centroids = r.floats(lists.saturating_mul(dims as usize)).ok_or_else(truncated)?;
                 let count = r.u64().ok_or_else(truncated)? as usize;
                 if count.saturating_mul(12) > data.len() - r.at {
@@ -268,7 +322,7 @@ pub fn load(dir: &Path, generation: u64, len: u64, vectors: &mut AnnVectors) -> 
             other => return Err(bad(start, &format!("unknown op {other}"))),
         }
     }
-    Ok(old_form)
+    Ok(())
 }
 
 /// Remove every vector generation file in `dir` except `keep`.
@@ -311,7 +365,7 @@ mod tests {
         // An append never committed: ignored by a load of len2.
         append(dir.path(), 3, len2, &[VecOp::Remove(MemoryId(2))]).unwrap();
         let mut back = AnnVectors::new(AnnSettings::default());
-        assert_eq!(load(dir.path(), 3, len2, &mut back).unwrap(), 0, "no vector in the old f32 form");
+        load(dir.path(), 3, len2, &mut back).unwrap();
         assert_eq!(back.len(), 1);
         assert!(back.contains(MemoryId(2)) && !back.contains(MemoryId(1)));
         let mut short = AnnVectors::new(AnnSettings::default());
@@ -323,31 +377,60 @@ mod tests {
     }
 
     #[test]
-    fn a_log_of_f32_vectors_still_loads_quantised_and_says_so() {
-        // The earlier form: op 1 (upsert) with f32 values, then an op 2 (remove).
+    fn a_log_of_the_earlier_format_is_refused_not_misread() {
+        // MNVEC1: op 1 (upsert) with f32 values, no checksums.
         let dir = tempfile::tempdir().unwrap();
         let ns = Namespace::new("a").unwrap();
-        let mut bytes = MAGIC.to_vec();
-        for (id, v) in [(1i64, [0.6f32, 0.8]), (2, [1.0, 0.0]), (3, [0.0, 1.0])] {
-            bytes.push(OP_UPSERT);
-            bytes.extend_from_slice(&id.to_le_bytes());
-            put_ns(&ns, &mut bytes);
-            bytes.extend_from_slice(&2u32.to_le_bytes());
-            put_floats(&v, &mut bytes);
-        }
-        bytes.push(OP_REMOVE);
-        bytes.extend_from_slice(&3i64.to_le_bytes());
+        let mut bytes = MAGIC_V1.to_vec();
+        bytes.push(1);
+        bytes.extend_from_slice(&1i64.to_le_bytes());
+        put_ns(&ns, &mut bytes);
+        bytes.extend_from_slice(&2u32.to_le_bytes());
+        put_floats(&[0.6, 0.8], &mut bytes);
         std::fs::write(dir.path().join(file_name(1)), &bytes).unwrap();
         let mut v = AnnVectors::new(AnnSettings::default());
-        assert_eq!(load(dir.path(), 1, bytes.len() as u64, &mut v).unwrap(), 3, "three vectors in the old form");
-        assert_eq!(v.len(), 2);
-        let hits = v.search(&ns, &[0.6, 0.8], 2).unwrap();
-        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![MemoryId(1), MemoryId(2)]);
-        assert!((hits[0].1 - 1.0).abs() < 0.01 && (hits[1].1 - 0.6).abs() < 0.01, "{hits:?}");
-        // Rewritten in the new form, it loads the same and is smaller.
-        let len = write_generation(dir.path(), 2, &v).unwrap();
+        let e = load(dir.path(), 1, bytes.len() as u64, &mut v).unwrap_err();
+        assert!(e.contains("vectors-1.log") && e.contains("earlier format"), "{e}");
+        assert_eq!(v.len(), 0);
+    }
+
+    #[test]
+    fn a_flipped_byte_anywhere_fails_the_load_naming_the_file_and_the_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let ns = Namespace::new("a").unwrap();
+        let mut v = AnnVectors::new(AnnSettings::default());
+        for i in 0..5_000i64 {
+            let x = i as f32;
+            let e: Vec<f32> = (0..16).map(|k| (x * (k + 1) as f32).sin()).collect();
+            v.upsert(&ns, MemoryId(i + 1), &e).unwrap();
+        }
+        let len = write_generation(dir.path(), 1, &v).unwrap();
+        let len = append(dir.path(), 1, len, &[VecOp::Upsert(ns.clone(), MemoryId(9_999), Code::of(&[1.0; 16]), None)])
+            .unwrap();
+        let path = dir.path().join(file_name(1));
+        let clean = std::fs::read(&path).unwrap();
+        assert_eq!(clean.len() as u64, len);
+        assert!(len > 2 * BLOCK_BYTES as u64, "several blocks: {len}");
         let mut back = AnnVectors::new(AnnSettings::default());
-        assert_eq!(load(dir.path(), 2, len, &mut back).unwrap(), 0);
-        assert_eq!(back.search(&ns, &[0.6, 0.8], 2).unwrap(), hits);
+        load(dir.path(), 1, len, &mut back).unwrap();
+        assert_eq!(back.len(), 5_001);
+        // Every byte after the magic, at a stride (all of them in a small file would be slow).
+        for at in (MAGIC.len()..clean.len()).step_by(331).chain([clean.len() - 1]) {
+            let mut bytes = clean.clone();
+            bytes[at] ^= 0x40;
+            std::fs::write(&path, &bytes).unwrap();
+            let mut back = AnnVectors::new(AnnSettings::default());
+            let e = load(dir.path(), 1, len, &mut back).unwrap_err();
+            assert!(e.contains("vectors-1.log"), "byte {at}: {e}");
+        }
+        // The three flips of the report (issue 42): a checksum mismatch.
+        let mut bytes = clean.clone();
+        let size = bytes.len();
+        for at in [size / 2 + 100, size / 3 + 57, size / 4 + 11] {
+            bytes[at] ^= 0x40;
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let e = load(dir.path(), 1, len, &mut AnnVectors::new(AnnSettings::default())).unwrap_err();
+        assert!(e.contains("checksum mismatch") && e.contains("damaged"), "{e}");
     }
 }

@@ -15,9 +15,15 @@ enum Damage {
     CutStore,
     RestoreOlderBackup,
     RemoveStore,
+    /// A byte of a SQLite index's b-tree page flipped (the id an entry of `memories_rev`
+    /// points to): `quick_check` passes, `integrity_check` does not (issue 42).
+    FlipStoreIndex,
+    /// Three bytes of the index's vector log flipped (XOR 0x40), as the issue found them: the
+    /// log's block checksums catch it, and the index is rebuilt from the store, said on stderr.
+    FlipVectorLog,
 }
 
-const KINDS: [Damage; 8] = [
+const KINDS: [Damage; 10] = [
     Damage::RemoveIndexFile,
     Damage::GarbleIndexFile,
     Damage::CutIndexFile,
@@ -26,6 +32,8 @@ const KINDS: [Damage; 8] = [
     Damage::CutStore,
     Damage::RestoreOlderBackup,
     Damage::RemoveStore,
+    Damage::FlipStoreIndex,
+    Damage::FlipVectorLog,
 ];
 
 impl Damage {
@@ -39,13 +47,25 @@ impl Damage {
             Damage::CutStore => "store-cut",
             Damage::RestoreOlderBackup => "store-older-backup",
             Damage::RemoveStore => "store-removed",
+            Damage::FlipStoreIndex => "store-index-btree-flip",
+            Damage::FlipVectorLog => "index-vector-log-flip",
         }
+    }
+
+    /// Damage after which every memory must still be there and found: the index's, and a
+    /// SQLite index's (rebuilt from its table).
+    fn keeps_content(self) -> bool {
+        self.is_index() || self == Damage::FlipStoreIndex
     }
 
     fn is_index(self) -> bool {
         matches!(
             self,
-            Damage::RemoveIndexFile | Damage::GarbleIndexFile | Damage::CutIndexFile | Damage::GarbleIndexMeta
+            Damage::RemoveIndexFile
+                | Damage::GarbleIndexFile
+                | Damage::CutIndexFile
+                | Damage::GarbleIndexMeta
+                | Damage::FlipVectorLog
         )
     }
 }
@@ -58,6 +78,7 @@ struct Tally {
     old_index_served: u64,
     refused: u64,
     unclear_refusals: u64,
+    repaired_with_note: u64,
     failures: Vec<String>,
 }
 
@@ -97,6 +118,7 @@ pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, config: &[std
                 ("old_index_served", t.old_index_served),
                 ("refused_clearly", t.refused),
                 ("unclear_refusals", t.unclear_refusals),
+                ("repaired_with_note", t.repaired_with_note),
             ] {
                 counts.insert(k.to_string(), v.into());
             }
@@ -180,7 +202,66 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
             }
             "removed mnemo.db".into()
         }
+        Damage::FlipStoreIndex => {
+            let (page, at) = index_leaf(&db, "memories_rev")?;
+            // One of the last cell's 8 id bytes (the page's last bytes), one bit of it.
+            let from_end = 1 + rng.below(8);
+            let bit = 1u8 << rng.below(8);
+            let mut bytes = std::fs::read(&db)?;
+            bytes[at - from_end] ^= bit;
+            std::fs::write(&db, &bytes)?;
+            format!("flipped bit {bit:#04x} of byte {} (page {page} of memories_rev) of mnemo.db", at - from_end)
+        }
+        Damage::FlipVectorLog => {
+            let logs: Vec<_> = files_under(&w.dir.join("index"))
+                .into_iter()
+                .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("vectors-")))
+                .collect();
+            let Some(f) = logs.into_iter().max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)) else {
+                return Ok("no vector log".into());
+            };
+            let mut bytes = std::fs::read(&f)?;
+            let len = bytes.len();
+            if len == 0 {
+                return Ok(format!("{} is empty", f.display()));
+            }
+            let at = [(len / 2 + 100) % len, (len / 3 + 57) % len, (len / 4 + 11) % len];
+            for i in at {
+                bytes[i] ^= 0x40;
+            }
+            std::fs::write(&f, &bytes)?;
+            format!("flipped bytes {at:?} (XOR 0x40) of {}", f.display())
+        }
     })
+}
+
+/// The first leaf page of the b-tree `name` in the (cleanly closed) store at `db`: its number
+/// and the file offset just past its end.
+fn index_leaf(db: &Path, name: &str) -> Result<(usize, usize)> {
+    let raw = rusqlite::Connection::open(db)?;
+    let root: i64 = raw.query_row("SELECT rootpage FROM sqlite_schema WHERE name = ?1", [name], |r| r.get(0))?;
+    let page_size: i64 = raw.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    drop(raw);
+    let (page_size, bytes) = (page_size as usize, std::fs::read(db)?);
+    let mut page = root as usize;
+    loop {
+        let at = (page - 1) * page_size;
+        anyhow::ensure!(page >= 1 && at + page_size <= bytes.len(), "page {page} of {name} is outside the file");
+        match bytes[at] {
+            0x0a => return Ok((page, at + page_size)),
+            // Interior index page: its right-most child.
+            0x02 => page = u32::from_be_bytes([bytes[at + 8], bytes[at + 9], bytes[at + 10], bytes[at + 11]]) as usize,
+            other => anyhow::bail!("page {page} of {name} is of type {other:#x}, not an index page"),
+        }
+    }
+}
+
+/// SQLite's `integrity_check` of the store, from a plain connection ("ok" when sound).
+fn integrity(db: &Path) -> Result<String> {
+    let raw = rusqlite::Connection::open(db)?;
+    let mut stmt = raw.prepare("PRAGMA integrity_check")?;
+    let lines: Vec<String> = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<_, _>>()?;
+    Ok(lines.join("; "))
 }
 
 async fn check(w: &World, kind: Damage, seeds: &[String], trial: usize, t: &mut Tally) -> Result<Vec<String>> {
@@ -189,14 +270,38 @@ async fn check(w: &World, kind: Damage, seeds: &[String], trial: usize, t: &mut 
     if first.stderr.contains("panicked") {
         problems.push(format!("panic: {}", first.stderr.lines().next().unwrap_or("")));
     }
+    if kind == Damage::FlipStoreIndex && first.ok {
+        // The first command repaired the store (REINDEX) before anything was written, and said so.
+        if first.stderr.contains("REINDEX") && first.stderr.contains("memories_rev") {
+            t.repaired_with_note += 1;
+        } else {
+            problems.push(format!("no repair note on stderr: {}", first.stderr.trim()));
+        }
+        let check = integrity(&w.dir.join("mnemo.db"))?;
+        if check != "ok" {
+            t.unusable += 1;
+            problems.push(format!("still damaged after the first command: {check}"));
+            return Ok(problems);
+        }
+    }
+    if kind == Damage::FlipVectorLog && first.ok {
+        // The log's checksums caught it: the index was rebuilt from the store, and it was said.
+        if first.stderr.contains("rebuilt from the store") {
+            t.repaired_with_note += 1;
+        } else {
+            problems.push(format!("no rebuild note on stderr: {}", first.stderr.trim()));
+        }
+    }
     if !first.ok {
-        if kind.is_index() {
+        if kind.keeps_content() {
             t.unusable += 1;
             problems.push(format!("unusable after index damage: {}", first.stderr.trim()));
         } else {
             // The store is the record: damage to it may be refused, but clearly.
             let e = first.stderr.to_lowercase();
-            if ["truncated", "not a sqlite", "malformed", "not a mnemo"].iter().any(|w| e.contains(w)) {
+            if ["truncated", "not a sqlite", "malformed", "not a mnemo"].iter().any(|w| e.contains(w))
+                && e.contains("mnemo.db")
+            {
                 t.refused += 1;
             } else {
                 t.unclear_refusals += 1;
@@ -224,7 +329,7 @@ async fn check(w: &World, kind: Damage, seeds: &[String], trial: usize, t: &mut 
     let mut expected: Vec<String> =
         seeds.iter().filter(|s| active.iter().any(|c| c.starts_with(&format!("{s} ")))).cloned().collect();
     expected.push(after.clone());
-    if kind.is_index() {
+    if kind.keeps_content() {
         expected.push("Latertok".into());
         if expected.len() != seeds.len() + 2 {
             problems.push("index damage lost store content".into());
