@@ -131,7 +131,12 @@ pub async fn cli_churn(
     let pass = churned.segments <= MAX_SEGMENTS && churned.tmp_files.is_empty() && ratio <= MAX_P50_RATIO;
     let how = match &churner {
         Churner::Program(p) => {
-            format!("process per operation: {}", p.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" "))
+            // The program by its file name: a result file names no path of the machine it ran on.
+            let mut words: Vec<String> = p.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            if let Some(name) = p.first().and_then(|b| std::path::Path::new(b).file_name()) {
+                words[0] = name.to_string_lossy().into_owned();
+            }
+            format!("process per operation: {}", words.join(" "))
         }
         Churner::InProcess(..) => "in-process emulation (open, sync, operate, close)".to_string(),
     };

@@ -4,33 +4,14 @@
 //! `--include-pinned`, while an exact `entity | attribute` forget takes it and says so.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .output()
-        .unwrap()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
+mod cli_run;
+use cli_run::{mnemo, ok};
 
 fn json(dir: &Path, args: &[&str]) -> Value {
-    let out = ok(&mnemo(dir, args));
+    let out = ok(&mnemo(dir, args)).0;
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
@@ -46,7 +27,7 @@ fn rows(preview: &Value, which: &str) -> Vec<(String, String)> {
 
 /// The contents of the active memories.
 fn active(dir: &Path) -> Vec<String> {
-    let out = ok(&mnemo(dir, &["list", "--json"]));
+    let out = ok(&mnemo(dir, &["list", "--json"])).0;
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     let list = v["memories"].as_array().or_else(|| v.as_array()).unwrap_or_else(|| panic!("{v}"));
     list.iter().map(|m| m["content"].as_str().unwrap().to_string()).collect()
@@ -83,7 +64,7 @@ fn dry_run_lists_the_claims_on_northwind_not_the_procedure_that_only_mentions_it
     );
     assert_eq!(p["by"], "text");
     // The text form says the same, and that nothing is written.
-    let text = ok(&mnemo(d.path(), &["forget", "Northwind", "--dry-run"]));
+    let text = ok(&mnemo(d.path(), &["forget", "Northwind", "--dry-run"])).0;
     assert!(text.contains("nothing written"), "{text}");
     assert!(text.contains(&format!("would forget m1 {OWNER:?}: claim entity matches")), "{text}");
     assert!(text.contains(&format!("would forget m2 {LEAD:?}: claim entity matches")), "{text}");
@@ -109,7 +90,7 @@ fn a_free_text_forget_keeps_the_pinned_memory_unless_asked() {
     assert_eq!(kept.len(), 1, "{p}");
     assert_eq!(kept[0].0, ROLE);
     assert!(kept[0].1.starts_with("pinned (it matched: claim entity matches)"), "{p}");
-    let text = ok(&mnemo(d.path(), &["forget", "Ben", "--dry-run"]));
+    let text = ok(&mnemo(d.path(), &["forget", "Ben", "--dry-run"])).0;
     assert!(text.contains(&format!("kept m4 [pinned] {ROLE:?}: pinned")), "{text}");
 
     // With --include-pinned the preview would take it too.
@@ -120,7 +101,7 @@ fn a_free_text_forget_keeps_the_pinned_memory_unless_asked() {
     assert!(forget[1].1.contains("pinned: taken, as pinned memories were included"), "{p}");
 
     // The real free-text forget does not take the pinned memory, and says so.
-    let out = ok(&mnemo(d.path(), &["forget", "Ben"]));
+    let out = ok(&mnemo(d.path(), &["forget", "Ben"])).0;
     assert!(out.contains("kept m4 [pinned]"), "{out}");
     assert_eq!(active(d.path()), [LEAD, PROC, ROLE]);
 
@@ -134,7 +115,7 @@ fn a_free_text_forget_keeps_the_pinned_memory_unless_asked() {
         )],
         "{p}"
     );
-    let out = ok(&mnemo(d.path(), &["forget", "Ben | role"]));
+    let out = ok(&mnemo(d.path(), &["forget", "Ben | role"])).0;
     assert!(out.contains("[pinned]: claim entity and attribute match (pinned: taken"), "{out}");
     assert_eq!(active(d.path()), [LEAD, PROC]);
 }

@@ -4,29 +4,9 @@
 //! naming the file and the fix, and `backup restore` brings the store back.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-fn ok(o: &Output) -> (String, String) {
-    let (out, err) = text(o);
-    assert!(o.status.success(), "{out}\n{err}");
-    (out, err)
-}
+mod cli_run;
+use cli_run::{mnemo, ok, text};
 
 /// A data directory of 40 memories, closed cleanly.
 fn seeded(dir: &Path) {

@@ -1,7 +1,7 @@
 """The native module `mnemo._native` on its own: the engine in-process, its JSON, its errors
 and its threads. Run against a `maturin develop` build:
 
-    python -m venv /tmp/pyvenv-native && . /tmp/pyvenv-native/bin/activate
+    python -m venv .venv && . .venv/bin/activate
     pip install 'maturin==1.16.*' pytest
     maturin develop -m crates/mnemo-python/Cargo.toml
     pytest crates/mnemo-python/tests/test_native.py

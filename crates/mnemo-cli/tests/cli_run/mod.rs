@@ -1,0 +1,32 @@
+//! What the CLI's process tests share: run the built `mnemo` against a data directory, with
+//! the variables that would reach past the test (data directory, namespace, log filter)
+//! removed, and read what it printed. (Older test files still hold copies of these: issue 39.)
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `mnemo --data-dir DIR ARGS…`, run to completion.
+pub fn mnemo(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env_remove("MNEMO_DATA_DIR")
+        .env_remove("MNEMO_NAMESPACE")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap()
+}
+
+/// What it printed: stdout and stderr.
+pub fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// What it printed, after asserting that it succeeded.
+pub fn ok(o: &Output) -> (String, String) {
+    let (out, err) = text(o);
+    assert!(o.status.success(), "failed: {out}\n{err}");
+    (out, err)
+}
