@@ -1,8 +1,13 @@
 //! A data directory that cannot be written (a read-only mount, a backup, a directory without
 //! write permission) still serves reads: no lock is taken (no writer can run there), the
 //! store opens read-only (its writes fail saying so), and the index on disk is searched as it
-//! is when it is current (same store, generation and revision); otherwise, since it can be
-//! neither repaired nor caught up there, one is built in memory from the store.
+//! is, caught up with the store in memory when it is behind (the same store and generation);
+//! otherwise (another store's, damaged), since it cannot be repaired there, one is built in
+//! memory from the store.
+//!
+//! So are reads beside a writer (a running `mnemo serve` or `reindex`): they never wait for its
+//! lock. A rebuild is written beside the index in place and put in place when it ends, so a
+//! reader beside `reindex` searches the index before it instead of building its own.
 //!
 //! A long-lived reader ([`Runtime::build_reader`]: an embedded read-only Engine) never keeps
 //! the lock, so a writer (`mnemo serve`) can start beside it at any time; its store is opened
@@ -92,7 +97,7 @@ pub async fn lock_or_read_only(data_dir: &Path, reads_only: bool) -> Result<Opti
             tracing::info!(
                 lock = %path.display(),
                 holder = %holder,
-                "the data directory is held by a writer: reading beside it (the store read-only; the index on disk as it is when current, else one built in memory)"
+                "the data directory is held by a writer: reading beside it (the store read-only; the index on disk, caught up with the store in memory)"
             );
             Ok(None)
         }
@@ -100,7 +105,7 @@ pub async fn lock_or_read_only(data_dir: &Path, reads_only: bool) -> Result<Opti
             tracing::warn!(
                 lock = %file,
                 %error,
-                "the data directory cannot be written: reads only (the index on disk is searched as it is when current, else one is built in memory)"
+                "the data directory cannot be written: reads only (the index on disk, caught up with the store in memory)"
             );
             Ok(None)
         }

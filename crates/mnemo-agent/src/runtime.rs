@@ -58,9 +58,10 @@ pub enum Access {
     #[default]
     Write,
     /// Reads (recall, why, list, export, a backup): when another process holds the lock (a
-    /// running `mnemo serve`), reads beside it at once instead of waiting — the store opened
-    /// read-only (SQLite's WAL lets a reader see every committed write), the index on disk
-    /// searched as it is when it is current, else one built in memory from the store.
+    /// running `mnemo serve` or `reindex`), reads beside it at once instead of waiting — the
+    /// store opened read-only (SQLite's WAL lets a reader see every committed write), the index
+    /// on disk searched and caught up with the store in memory (one is built in memory from
+    /// the store only when the one on disk cannot be used: another store's, damaged).
     Read,
 }
 
@@ -175,9 +176,10 @@ impl Runtime {
             })
         };
         let in_memory = || build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings));
-        // A data directory that cannot be written: its index on disk is searched as it is when
-        // it is current; otherwise (or for kinds without a read-only form) one is built in memory.
-        // So is one whose files cannot be written (a full disk).
+        // Without the lock (a directory that cannot be written, a writer beside): the index on
+        // disk is opened read-only and caught up with the store in memory; when it cannot be
+        // used (or for kinds without a read-only form) one is built in memory. So is one whose
+        // files cannot be written (a full disk).
         let read_only = lock.is_none();
         let on_disk = if read_only {
             crate::read_only::index_on_disk(&index_kind, &index_settings)

@@ -376,6 +376,17 @@ pub struct ReliabilityArgs {
     /// Fuzz executions in all (shared by the parsers).
     #[arg(long, default_value_t = 1_000_000)]
     pub fuzz: usize,
+    /// Single-memory `remember` processes into one directory (then: at most 10 index segments,
+    /// no `.tmp` file left, every memory found); 0 skips the churn.
+    #[arg(long, default_value_t = 2_000)]
+    pub churn: usize,
+    /// Reader trials: recall again and again while `reindex` rebuilds the index (each recall
+    /// within 1 s, none building an index of its own); 0 skips them.
+    #[arg(long, default_value_t = 5)]
+    pub readers: usize,
+    /// Memories in the readers' store (a bigger store makes each reindex last longer).
+    #[arg(long, default_value_t = 20_000)]
+    pub reader_memories: usize,
     /// Seed of every random choice.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

@@ -8,7 +8,8 @@ fn a_short_reliability_run_holds_every_check() {
     let d = tempfile::tempdir().unwrap();
     let report = d.path().join("reliability.json");
     let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .args(["reliability", "--kill", "4", "--damage", "10", "--fuzz", "3000", "--seed", "11", "--json"])
+        .args(["reliability", "--kill", "4", "--damage", "11", "--fuzz", "3000", "--seed", "11"])
+        .args(["--churn", "30", "--readers", "1", "--reader-memories", "500", "--json"])
         .arg(&report)
         .env_remove("MNEMO_DATA_DIR")
         .env_remove("MNEMO_NAMESPACE")
@@ -20,7 +21,11 @@ fn a_short_reliability_run_holds_every_check() {
     assert!(v["provenance"]["git_commit"].is_string());
     let rows = v["rows"].as_array().unwrap();
     let suites = |s: &str| rows.iter().filter(|r| r["suite"] == s).count();
-    assert_eq!((suites("kill"), suites("damage"), suites("fuzz")), (4, 10, 3), "{stdout}");
+    assert_eq!(
+        (suites("kill"), suites("damage"), suites("churn"), suites("readers"), suites("fuzz")),
+        (4, 11, 1, 1, 3),
+        "{stdout}"
+    );
     for r in rows {
         assert_eq!(r["runs"], r["passed"], "{r}");
         for bad in [
@@ -30,6 +35,10 @@ fn a_short_reliability_run_holds_every_check() {
             "directories_unusable",
             "old_index_served",
             "panics",
+            "tmp_files",
+            "memories_not_found",
+            "recalls_failed",
+            "recalls_building_their_own_index",
         ] {
             if let Some(n) = r["counts"].get(bad) {
                 assert_eq!(n, 0, "{bad} in {r}");

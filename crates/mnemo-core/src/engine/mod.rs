@@ -229,6 +229,11 @@ impl Engine {
         }
         *applied = Some(at.max(from));
         report.rev = at.max(from);
+        if report.rebuilt {
+            // A rebuild ends durable, and an index that builds it beside the one readers of
+            // other processes search puts it in place now.
+            self.index.flush().await?;
+        }
         Ok(report)
     }
 

@@ -14,6 +14,10 @@
 //!   documents. A missing, corrupt or other-version index reports `IndexState::Stale` and is
 //!   wiped by `clear()` before the engine rebuilds it from the Store; so does a vector log
 //!   whose block checksum fails or that is of the earlier format (see [`vector_log`]).
+//! - A rebuild (`clear()`, then the engine's replay) is written beside the index in place and
+//!   put in place at the flush that ends it ([`rebuild_aside`]): readers of other processes
+//!   search the index before it meanwhile. An index opened read-only holds upserts and removals
+//!   in memory only, so such a reader catches up with the store without writing.
 //! - Segments: tantivy's merge policy starts merges after each commit; closing the writer (on
 //!   drop and before `clear()` removes the files) waits for them, so a short-lived process (one
 //!   CLI command, one commit) merges like a long-running one instead of leaving a segment per
@@ -21,6 +25,7 @@
 mod entities;
 mod overlay;
 mod read_only_dir;
+mod rebuild_aside;
 mod schema;
 mod searcher_cache;
 mod settings;
@@ -86,6 +91,9 @@ struct Inner {
     vectors_len: u64,
     /// Bytes of live vectors when the log was last rewritten (to judge when to compact).
     last_commit: Timestamp,
+    /// A rebuild is being written beside the index in place, put in place at the next
+    /// `flush()` ([`rebuild_aside`]); the vector logs of the index in place are kept until then.
+    rebuilding: bool,
 }
 
 /// The tantivy hybrid index (see the module docs).
@@ -131,7 +139,15 @@ impl TantivyIndex {
     pub fn open(dir: &Path, settings: TantivySettings, clock: Arc<dyn Clock>) -> Result<Self> {
         settings.validate()?;
         let aside = if settings.read_only { None } else { shape::set_aside(dir)? };
-        let tdir = dir.join("tantivy");
+        if !settings.read_only && dir.is_dir() {
+            // What a killed rebuild left: finished (put in place) or not (removed).
+            if let Some(note) = rebuild_aside::recover(dir)
+                .map_err(|e| terr(&format!("cannot tidy up an earlier rebuild in {}", dir.display()), e))?
+            {
+                tracing::warn!("{note}");
+            }
+        }
+        let tdir = dir.join(rebuild_aside::CURRENT_DIR);
         let fresh = |why: String, s: &TantivySettings| -> Result<Opened> {
             std::fs::create_dir_all(&tdir).map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
             Ok((Some(Self::create_live(Some(&tdir), s)?), Some(why), None))
@@ -146,7 +162,13 @@ impl TantivyIndex {
             fresh(aside.unwrap_or_else(|| format!("no index at {}", dir.display())), &settings)?
         } else {
             match Self::open_live(dir, &tdir, &settings) {
-                Ok((live, Ok(loaded))) => (Some(live), None, Some(loaded)),
+                Ok((live, Ok(loaded))) => {
+                    if !settings.read_only {
+                        // Logs of other generations (a killed rebuild's) are never read again.
+                        vector_log::remove_other_generations(dir, Some(loaded.0.vectors_generation));
+                    }
+                    (Some(live), None, Some(loaded))
+                }
                 Ok((live, Err(why))) => (Some(live), Some(why), None),
                 Err(OpenError::Fatal(e)) => return Err(e),
                 Err(OpenError::Corrupt(why)) => (None, Some(why), None),
@@ -183,6 +205,7 @@ impl TantivyIndex {
             vectors_generation: generation,
             vectors_len: len,
             last_commit: now,
+            rebuilding: false,
         };
         // What the settle after loading changed (an IVF trained or dropped) goes to the log.
         queue_ivf_changes(&mut inner.vectors, &mut inner.pending_vectors, dir.is_some());
@@ -392,7 +415,8 @@ impl TantivyIndex {
         prepared.set_payload(&text);
         prepared.commit().map_err(|e| terr("commit failed", e))?;
         live.reader.reload().map_err(|e| terr("cannot reload the reader", e))?;
-        if generation != g.vectors_generation {
+        // During a rebuild the index in place still names its own log (removed at the swap).
+        if generation != g.vectors_generation && !g.rebuilding {
             if let Some(dir) = &self.dir {
                 vector_log::remove_other_generations(dir, Some(generation));
             }
@@ -407,7 +431,17 @@ impl TantivyIndex {
         Ok(())
     }
 
+    /// Whether changes go to disk: an index opened read-only takes upserts and removals into
+    /// memory only (the overlay and the vectors), so that a reader beside a writer catches up
+    /// with the store without writing anything and without building a whole index in memory.
+    fn persists(&self) -> bool {
+        self.dir.is_some() && !self.settings.read_only
+    }
+
     fn maybe_commit(&self, g: &mut Inner) -> Result<()> {
+        if self.settings.read_only {
+            return Ok(());
+        }
         let pending = g.overlay.pending;
         let every = self.settings.commit_every_docs;
         let due = if self.bulk.load(std::sync::atomic::Ordering::Relaxed) {
@@ -420,6 +454,45 @@ impl TantivyIndex {
             self.commit(g)?;
         }
         Ok(())
+    }
+
+    /// Put the rebuild written beside the index in place (after its last commit) and reopen it
+    /// there ([`rebuild_aside`]). A failure leaves the index stale: the engine rebuilds it again.
+    fn put_rebuild_in_place(&self, g: &mut Inner) -> Result<()> {
+        let Some(dir) = &self.dir else {
+            g.rebuilding = false;
+            return Ok(());
+        };
+        let result = (|| {
+            if let Some(live) = g.live.as_mut() {
+                close_writer(live);
+            }
+            g.live = None;
+            rebuild_aside::swap_in(dir).map_err(|e| terr("cannot put the rebuilt index in place", e))?;
+            vector_log::remove_other_generations(dir, Some(g.vectors_generation));
+            let tdir = dir.join(rebuild_aside::CURRENT_DIR);
+            let index = tantivy::Index::open_in_dir(&tdir)
+                .map_err(|e| terr(&format!("cannot open the rebuilt index in {}", tdir.display()), e))?;
+            let fields = schema::fields_of(&index.schema())
+                .map_err(|e| CoreError::index_message(IndexErrorKind::Damaged, format!("{}: {e}", tdir.display())))?;
+            Self::live_of(index, fields, &self.settings, Some(&tdir)).map_err(|e| match e {
+                OpenError::Fatal(e) => e,
+                OpenError::Corrupt(why) => CoreError::index_message(IndexErrorKind::Damaged, why),
+            })
+        })();
+        g.rebuilding = false;
+        // A new reader counts its generations afresh: nothing cached of the old one holds.
+        self.searcher_cache.clear();
+        match result {
+            Ok(live) => {
+                g.live = Some(live);
+                Ok(())
+            }
+            Err(e) => {
+                g.stale = Some(format!("the rebuilt index could not be put in place: {e}"));
+                Err(e)
+            }
+        }
     }
 
     /// Lexical hits of `q` (committed + overlay), scores normalised by the query's best
@@ -526,7 +599,7 @@ impl TantivyIndex {
         if !self.read()?.vectors.has_finished_training() {
             return Ok(());
         }
-        adopt_training(&mut *self.write()?, self.dir.is_some());
+        adopt_training(&mut *self.write()?, self.persists());
         Ok(())
     }
 
@@ -554,7 +627,7 @@ impl TantivyIndex {
     /// run changed wholesale are queued before its vectors, whose lists are then those of the
     /// structure in force after the run (what a replay of the log rebuilds).
     fn upsert_vectors(&self, g: &mut Inner, docs: &[IndexDoc]) -> Result<()> {
-        let persist = self.dir.is_some();
+        let persist = self.persists();
         let mut run: Vec<(&Namespace, MemoryId, &[f32])> = Vec::new();
         for d in docs {
             match &d.embedding {
@@ -621,7 +694,7 @@ impl TantivyIndex {
             let mut g = self.write()?;
             let g = &mut *g;
             g.vectors.finish_training();
-            queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
+            queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.persists());
             Ok(())
         })
     }
@@ -708,9 +781,13 @@ fn upsert_documents(g: &mut Inner, docs: Vec<IndexDoc>) -> Result<()> {
     let mut added = Vec::with_capacity(docs.len());
     for d in docs {
         let text = indexed_text(&d);
+        // Read-only (no writer): the document is held in the overlay only, hiding its
+        // committed version as an uncommitted upsert does.
         if d.id.0 <= live.max_id {
             let id_field = live.fields.id;
-            writer_of(live)?.delete_term(Term::from_field_i64(id_field, d.id.0));
+            if let Some(writer) = live.writer.as_mut() {
+                writer.delete_term(Term::from_field_i64(id_field, d.id.0));
+            }
         }
         live.max_id = live.max_id.max(d.id.0);
         let mut doc = TantivyDocument::default();
@@ -724,7 +801,9 @@ fn upsert_documents(g: &mut Inner, docs: Vec<IndexDoc>) -> Result<()> {
         for k in &entity_keys {
             doc.add_text(live.fields.entity, k);
         }
-        writer_of(live)?.add_document(doc).map_err(|e| terr("cannot add a document", e))?;
+        if let Some(writer) = live.writer.as_mut() {
+            writer.add_document(doc).map_err(|e| terr("cannot add a document", e))?;
+        }
         added.push((d.id, d.namespace, text, entity_keys));
     }
     tracing::info_span!("index_overlay").in_scope(|| {
@@ -814,14 +893,17 @@ impl Index for TantivyIndex {
                         )),
                     ),
                 ]);
-                writer_of(live)?.delete_query(Box::new(q)).map_err(|e| terr("cannot delete", e))?;
+                // Read-only: the removal is held in the overlay only.
+                if let Some(writer) = live.writer.as_mut() {
+                    writer.delete_query(Box::new(q)).map_err(|e| terr("cannot delete", e))?;
+                }
                 g.overlay.remove(namespace, *id);
                 if g.vectors.namespace_of(*id) == Some(namespace) {
                     g.vectors.remove(*id);
-                    if self.dir.is_some() {
+                    if self.persists() {
                         g.pending_vectors.push(VecOp::Remove(*id));
                     }
-                    queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.dir.is_some());
+                    queue_ivf_changes(&mut g.vectors, &mut g.pending_vectors, self.persists());
                 }
             }
             self.maybe_commit(g)
@@ -899,12 +981,15 @@ impl Index for TantivyIndex {
                 return Err(stale_err(&g));
             }
             // A training finished since the last write is put in place (and logged) now.
-            adopt_training(&mut g, self.dir.is_some());
+            adopt_training(&mut g, self.persists());
             let g = &mut *g;
             // Read-only: every write was refused, so nothing of the store's is waiting here (an
             // IVF retrained at open lives in memory only).
             if dirty(g) && !self.settings.read_only {
                 self.commit(g)?;
+            }
+            if g.rebuilding {
+                self.put_rebuild_in_place(g)?;
             }
             Ok(())
         })
@@ -925,10 +1010,11 @@ impl Index for TantivyIndex {
             self.searcher_cache.clear();
             match &self.dir {
                 Some(dir) => {
-                    // Never reuse the old files: a damaged segment must not survive a rebuild, and
-                    // nothing of the old index needs to open. The writer goes first (it holds the
-                    // directory lock; its merges end first, so none writes into the new
-                    // directory), then every file of ours.
+                    // Never reuse the old files: a damaged segment must not survive a rebuild.
+                    // The rebuild is written beside the index in place, which readers of other
+                    // processes go on searching until the next flush puts the rebuild in place
+                    // ([`rebuild_aside`]). The writer goes first (its merges end first, so none
+                    // writes into a directory being replaced).
                     if let Some(live) = g.live.as_mut() {
                         close_writer(live);
                     }
@@ -937,15 +1023,15 @@ impl Index for TantivyIndex {
                     if let Some(note) = shape::set_aside(dir)? {
                         tracing::warn!("{note}");
                     }
-                    let tdir = dir.join("tantivy");
-                    if tdir.exists() {
-                        std::fs::remove_dir_all(&tdir)
-                            .map_err(|e| terr(&format!("cannot remove {}", tdir.display()), e))?;
+                    let rdir = dir.join(rebuild_aside::REBUILD_DIR);
+                    if std::fs::symlink_metadata(&rdir).is_ok() {
+                        std::fs::remove_dir_all(&rdir)
+                            .map_err(|e| terr(&format!("cannot remove {}", rdir.display()), e))?;
                     }
-                    vector_log::remove_other_generations(dir, None);
-                    std::fs::create_dir_all(&tdir)
-                        .map_err(|e| terr(&format!("cannot create {}", tdir.display()), e))?;
-                    g.live = Some(Self::create_live(Some(&tdir), &self.settings)?);
+                    std::fs::create_dir_all(&rdir)
+                        .map_err(|e| terr(&format!("cannot create {}", rdir.display()), e))?;
+                    g.live = Some(Self::create_live(Some(&rdir), &self.settings)?);
+                    g.rebuilding = true;
                 }
                 None => {
                     let Some(live) = g.live.as_mut() else { return Err(stale_err(g)) };
@@ -960,8 +1046,11 @@ impl Index for TantivyIndex {
             g.pending_vectors.clear();
             g.watermark = 0;
             g.stamp = None;
-            g.vectors_generation = 0;
-            // Force a fresh vector generation at the commit below.
+            // Force a fresh vector generation at the commit below, newer than every log on disk
+            // (the index in place keeps its own until the rebuild replaces it).
+            if let Some(dir) = &self.dir {
+                g.vectors_generation = g.vectors_generation.max(vector_log::newest_generation(dir));
+            }
             g.vectors_len = 0;
             g.stale = None;
             self.commit(g)
@@ -996,6 +1085,13 @@ impl Drop for TantivyIndex {
             if let Ok(mut g) = self.inner.write() {
                 if g.live.is_some() && g.stale.is_none() && dirty(&g) {
                     let _ = self.commit(&mut g);
+                }
+                // What a rebuild committed is put in place (consistent up to its watermark,
+                // from which the next open replays the store); a killed process's is not.
+                if g.rebuilding && g.live.is_some() && g.stale.is_none() {
+                    if let Err(e) = self.put_rebuild_in_place(&mut g) {
+                        tracing::warn!("the rebuilt index was not put in place: {e}");
+                    }
                 }
                 // The merges the commits started finish before the writer goes: a short-lived
                 // process (one CLI command, one commit) would otherwise never merge, leaving a

@@ -5,8 +5,8 @@
 //! rebuilt, and the index is rebuilt from the store, the move said as the rebuild's reason. The
 //! index is derived data: nothing in it is lost that the store does not hold.
 //!
-//! What is ours: `tantivy/` (a directory, or a link to one) and the vector logs `vectors-*`
-//! (regular files). A directory with anything else in it is not our index: a path typed wrong
+//! What is ours: `tantivy/` (a directory, or a link to one), a rebuild's `tantivy.rebuild/` and
+//! `tantivy.old/` (`rebuild_aside`), and the vector logs `vectors-*` (regular files). A directory with anything else in it is not our index: a path typed wrong
 //! in `[index] path`, or something put there by hand.
 use std::path::{Path, PathBuf};
 
@@ -37,7 +37,7 @@ pub(crate) fn misshapen(dir: &Path) -> Option<String> {
         let name = e.file_name();
         let name = name.to_string_lossy();
         let kind = std::fs::symlink_metadata(e.path()).ok();
-        if name == "tantivy" {
+        if name == "tantivy" || name == "tantivy.rebuild" || name == "tantivy.old" {
             if !std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir()) {
                 return Some(format!("a directory whose {name} is not a directory"));
             }

@@ -325,6 +325,18 @@ fn replay_block(path: &Path, data: &[u8], offset: usize, vectors: &mut AnnVector
     Ok(())
 }
 
+/// The newest generation of a vector log in `dir` (0: none).
+pub fn newest_generation(dir: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(dir) else { return 0 };
+    rd.flatten()
+        .filter_map(|e| {
+            let name = e.file_name();
+            name.to_str()?.strip_prefix("vectors-")?.strip_suffix(".log")?.parse::<u64>().ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// Remove every vector generation file in `dir` except `keep`.
 pub fn remove_other_generations(dir: &Path, keep: Option<u64>) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };

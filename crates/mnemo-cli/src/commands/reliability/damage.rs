@@ -21,9 +21,12 @@ enum Damage {
     /// Three bytes of the index's vector log flipped (XOR 0x40), as the issue found them: the
     /// log's block checksums catch it, and the index is rebuilt from the store, said on stderr.
     FlipVectorLog,
+    /// The index directory replaced by a regular file (`rm -rf index; echo x > index`): moved
+    /// aside, said on stderr, and the index rebuilt from the store (issue 42).
+    IndexPathIsFile,
 }
 
-const KINDS: [Damage; 10] = [
+const KINDS: [Damage; 11] = [
     Damage::RemoveIndexFile,
     Damage::GarbleIndexFile,
     Damage::CutIndexFile,
@@ -34,6 +37,7 @@ const KINDS: [Damage; 10] = [
     Damage::RemoveStore,
     Damage::FlipStoreIndex,
     Damage::FlipVectorLog,
+    Damage::IndexPathIsFile,
 ];
 
 impl Damage {
@@ -49,6 +53,7 @@ impl Damage {
             Damage::RemoveStore => "store-removed",
             Damage::FlipStoreIndex => "store-index-btree-flip",
             Damage::FlipVectorLog => "index-vector-log-flip",
+            Damage::IndexPathIsFile => "index-path-is-a-file",
         }
     }
 
@@ -66,6 +71,7 @@ impl Damage {
                 | Damage::CutIndexFile
                 | Damage::GarbleIndexMeta
                 | Damage::FlipVectorLog
+                | Damage::IndexPathIsFile
         )
     }
 }
@@ -232,6 +238,12 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
             std::fs::write(&f, &bytes)?;
             format!("flipped bytes {at:?} (XOR 0x40) of {}", f.display())
         }
+        Damage::IndexPathIsFile => {
+            let index = w.dir.join("index");
+            std::fs::remove_dir_all(&index)?;
+            std::fs::write(&index, b"x\n")?;
+            "replaced the index directory by a regular file".into()
+        }
     })
 }
 
@@ -290,6 +302,14 @@ async fn check(w: &World, kind: Damage, seeds: &[String], trial: usize, t: &mut 
             t.repaired_with_note += 1;
         } else {
             problems.push(format!("no rebuild note on stderr: {}", first.stderr.trim()));
+        }
+    }
+    if kind == Damage::IndexPathIsFile && first.ok {
+        // Moved aside and rebuilt, and said.
+        if first.stderr.contains("moved aside") && w.dir.join("index").is_dir() {
+            t.repaired_with_note += 1;
+        } else {
+            problems.push(format!("the index path was not moved aside with a note: {}", first.stderr.trim()));
         }
     }
     if !first.ok {

@@ -8,6 +8,8 @@
 //! - damage trials: an index file is removed, garbled or cut, or the store file is emptied,
 //!   cut, garbled or replaced by an older backup; the directory must stay usable (index damage)
 //!   or be refused clearly (store damage), and an old index must never be served;
+//! - use trials: 2,000 single-memory CLI writes must leave a healthy index (segments merged,
+//!   no `.tmp` file), and recalls beside a running `reindex` must answer within 1 s;
 //! - a fuzz driver: mutated inputs through the tagged-line grammar, the config merger and the
 //!   scenario loader, in process, counting executions and panics.
 //!
@@ -23,6 +25,7 @@ mod damage;
 mod fuzz;
 mod kill;
 mod rng;
+mod use_trials;
 mod world;
 
 pub use rng::Rng;
@@ -30,7 +33,7 @@ pub use rng::Rng;
 /// One figure row.
 #[derive(Debug, Serialize)]
 pub struct Row {
-    /// kill | damage | fuzz.
+    /// kill | damage | churn | readers | fuzz.
     pub suite: &'static str,
     /// What was done (op, damage kind, fuzz target).
     pub case: String,
@@ -60,6 +63,18 @@ pub async fn run(cli: &Cli, args: &ReliabilityArgs) -> Result<ExitCode> {
     }
     if args.damage > 0 {
         rows.extend(damage::run(&exe, work.path(), args.damage, &mut rng, &cli.config).await?);
+    }
+    if args.churn > 0 {
+        rows.push(use_trials::churn(&exe, work.path(), args.churn, &config_args(&cli.config))?);
+    }
+    if args.readers > 0 {
+        rows.push(use_trials::readers(
+            &exe,
+            work.path(),
+            args.readers,
+            args.reader_memories,
+            &config_args(&cli.config),
+        )?);
     }
     if args.fuzz > 0 {
         rows.extend(fuzz::run(args.fuzz, &mut rng));

@@ -52,6 +52,16 @@ impl World {
         })
     }
 
+    /// `run` with warnings logged on stderr whatever `RUST_LOG` says (what a trial checks for).
+    pub fn run_logged(&self, at: &str, args: &[&str]) -> Result<Ran> {
+        let o: Output = self.command(at, args).env("RUST_LOG", "warn").output().context("running mnemo")?;
+        Ok(Ran {
+            ok: o.status.success(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        })
+    }
+
     /// Start a command (output discarded).
     pub fn spawn(&self, at: &str, args: &[&str]) -> Result<Child> {
         self.command(at, args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().context("starting mnemo")
