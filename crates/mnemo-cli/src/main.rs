@@ -17,6 +17,10 @@ mod features;
 mod help;
 mod local_embedder;
 mod logs;
+#[cfg(feature = "otlp")]
+mod otlp;
+#[cfg(not(feature = "otlp"))]
+mod otlp_absent;
 mod print;
 mod provenance;
 
@@ -37,8 +41,19 @@ fn main() -> std::process::ExitCode {
     allocator::return_large_frees();
     local_embedder::link();
     let cli = help::parse();
-    logs::init(cli.verbose, cli.quiet, &cli.log_format);
     let json = cli.json_output();
+    // Held to the end of main: the OTLP export's last batch is flushed when it drops.
+    let _logs = match logs::init(cli.verbose, cli.quiet, &cli.log_format) {
+        Ok(logs) => logs,
+        Err(e) => {
+            let message = error_text::one_line(&e);
+            eprintln!("error: {message}");
+            if json {
+                out!("{}", error_text::json("config", &message));
+            }
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let outcome = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt.block_on(commands::run(cli)),
         Err(e) => Err(anyhow::Error::new(e).context("cannot start the async runtime")),

@@ -111,7 +111,24 @@ impl LlmReasoner {
             json: self.json_mode,
             repair: None,
         };
-        let span = tracing::info_span!("model_call", task = task.name(), model = %req.model);
+        // Named and described as OpenTelemetry's GenAI conventions name a chat call, for the
+        // traces exported over OTLP (docs/observability.md); the response fields are recorded
+        // when the answer comes.
+        let span = tracing::info_span!(
+            "model_call",
+            otel.name = %format_args!("chat {}", req.model),
+            otel.kind = "client",
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = self.chat.configured().client.as_str(),
+            gen_ai.request.model = %req.model,
+            gen_ai.request.max_tokens = req.max_tokens,
+            gen_ai.response.model = tracing::field::Empty,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            mnemo.task = task.name(),
+            task = task.name(),
+            model = %req.model,
+        );
         self.ask_repairing(task, req, check).instrument(span).await
     }
 
@@ -133,6 +150,12 @@ impl LlmReasoner {
                 ))
             })?;
             let info = ModelInfo { client: resp.client, model: resp.model.clone() };
+            let span = tracing::Span::current();
+            span.record("gen_ai.response.model", resp.model.as_str());
+            if let Some((input, output)) = resp.usage {
+                span.record("gen_ai.usage.input_tokens", input);
+                span.record("gen_ai.usage.output_tokens", output);
+            }
             if resp.model.trim().is_empty() {
                 return Err(CoreError::Reasoner(format!(
                     "{} answer from {} client carries no model string; an answer without provenance is refused",

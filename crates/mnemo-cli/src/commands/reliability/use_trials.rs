@@ -64,7 +64,14 @@ pub fn churn(exe: &Path, work: &Path, n: usize, config: &[String]) -> Result<Row
         counts.insert(k.to_string(), v.into());
     }
     let _ = std::fs::remove_dir_all(&w.dir);
-    Ok(Row { suite: "churn", case: "cli-single-remembers".into(), runs: 1, passed: u64::from(failures.is_empty()), counts, failures })
+    Ok(Row {
+        suite: "churn",
+        case: "cli-single-remembers".into(),
+        runs: 1,
+        passed: u64::from(failures.is_empty()),
+        counts,
+        failures,
+    })
 }
 
 /// Segments of the tantivy index in `tdir`, from its `meta.json`.
