@@ -95,10 +95,18 @@ pub fn readers(exe: &Path, work: &Path, n: usize, memories: usize, config: &[Str
     let mut failures = Vec::new();
     let (mut passed, mut overlapped, mut slow, mut failed, mut own_index) = (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut worst = Duration::ZERO;
+    let (mut beside_ms, mut alone_ms) = (Vec::new(), Vec::new());
     for trial in 0..n {
+        let probe = format!("Readtok{}", trial % memories.max(1));
+        // The same recall with no writer running, for comparison.
+        for _ in 0..3 {
+            let started = Instant::now();
+            let r = w.run_logged(T1, &["recall", &probe, "--mode", "lexical", "--raw", "--json"])?;
+            anyhow::ensure!(r.ok, "a recall with no writer failed: {}", r.stderr.trim());
+            alone_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        }
         let mut reindex = w.spawn(T1, &["reindex"])?;
         let mut ok = true;
-        let probe = format!("Readtok{}", trial % memories.max(1));
         loop {
             let running = reindex.try_wait()?.is_none();
             let started = Instant::now();
@@ -111,6 +119,7 @@ pub fn readers(exe: &Path, work: &Path, n: usize, memories: usize, config: &[Str
             }
             overlapped += 1;
             worst = worst.max(took);
+            beside_ms.push(took.as_secs_f64() * 1e3);
             let mut bad = Vec::new();
             if !r.ok {
                 failed += 1;
@@ -152,6 +161,17 @@ pub fn readers(exe: &Path, work: &Path, n: usize, memories: usize, config: &[Str
     ] {
         counts.insert(k.to_string(), v.into());
     }
+    counts.insert("recall_p50_ms_beside_reindex".into(), median(&mut beside_ms).into());
+    counts.insert("recall_p50_ms_alone".into(), median(&mut alone_ms).into());
     let _ = std::fs::remove_dir_all(&w.dir);
     Ok(Row { suite: "readers", case: "recall-beside-reindex".into(), runs: n as u64, passed, counts, failures })
+}
+
+/// The median of `v` in whole milliseconds (0 when empty).
+fn median(v: &mut [f64]) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2].round() as u64
 }
