@@ -6,7 +6,6 @@ mod cli_run;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use cli_run::{ok, text};
@@ -67,13 +66,8 @@ fn receiver() -> (String, Received) {
 }
 
 fn mnemo_exporting(dir: &std::path::Path, endpoint: &str, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
+    cli_run::command(dir)
         .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .env_remove("RUST_LOG")
         .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         .env_remove("OTEL_EXPORTER_OTLP_PROTOCOL")
         .env_remove("OTEL_SERVICE_NAME")
@@ -108,11 +102,8 @@ fn a_commands_spans_reach_the_collector_it_names() {
 #[test]
 fn a_transport_this_build_lacks_is_refused_naming_the_variable() {
     let d = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(d.path())
+    let o = cli_run::command(d.path())
         .args(["recall", "anything"])
-        .env_remove("RUST_LOG")
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
         .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
         .output()

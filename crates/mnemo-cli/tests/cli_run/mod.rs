@@ -6,17 +6,16 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// `mnemo --data-dir DIR`, to be given its arguments (and any variables) and run.
+pub fn command(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
+    c.arg("--data-dir").arg(dir).env_remove("MNEMO_DATA_DIR").env_remove("MNEMO_NAMESPACE").env_remove("RUST_LOG");
+    c
+}
+
 /// `mnemo --data-dir DIR ARGS…`, run to completion.
 pub fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap()
+    command(dir).args(args).output().unwrap()
 }
 
 /// What it printed: stdout and stderr.
