@@ -21,6 +21,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /metrics`: Prometheus' text format. */
+        get: operations["scrape"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ready": {
         parameters: {
             query?: never;
@@ -538,9 +555,10 @@ export interface components {
             /**
              * @description A stable code (see the API docs): unauthorized (401), forbidden (403),
              *     payload_too_large (413), bad_request (400, 415, 422), invalid_input (400),
-             *     too_many_items (400), not_found (404), method_not_allowed (405), conflict (409),
-             *     rate_limited (429), unextracted (500), config (500), unsupported (501), model_failure
-             *     (502), busy (503), read_only (503), shutting_down (503), internal (500).
+             *     too_many_items (400), not_found (404), method_not_allowed (405), request_timeout (408),
+             *     conflict (409), rate_limited (429), unextracted (500), config (500), unsupported (501),
+             *     model_failure (502), busy (503), read_only (503), overloaded (503), shutting_down (503),
+             *     internal (500).
              */
             code: string;
             /** @description A human-readable message. */
@@ -1404,6 +1422,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    scrape: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text format (version 0.0.4): HTTP requests and latency by route and status, requests shed and rate-limited, connections, remembers, recalls, decisions, grounder lookups, memories by kind and status, index lag, open escalations, data directory bytes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description unauthorized: no bearer token, or an unknown one (unless serve.metrics_public) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: the token does not reach every namespace (the figures are store-wide) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
