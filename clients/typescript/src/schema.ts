@@ -1435,7 +1435,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Prometheus text format (version 0.0.4): HTTP requests and latency by route and status, requests shed and rate-limited, connections, remembers, recalls, decisions, grounder lookups, memories by kind and status, index lag, open escalations, data directory bytes */
+            /** @description Prometheus text format (version 0.0.4): HTTP requests and latency by route and status, requests shed and rate-limited, connections, remembers, recalls, decisions, grounder lookups, model calls and tokens by tier, memories by kind and status, index lag, open escalations, data directory bytes */
             200: {
                 headers: {
                     [name: string]: unknown;

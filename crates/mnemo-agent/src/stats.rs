@@ -1,6 +1,7 @@
 //! Figures on a Mnemo: what this process's doors have done since it started ([`DoorCounters`],
 //! counted once here, whichever door called) and what the data directory holds
-//! ([`StoreFigures`], read from the store, the index and the escalation ledger). `/metrics`
+//! ([`StoreFigures`], read from the store, the index and the escalation ledger), and the model
+//! calls the process made ([`model_calls`], recorded by the model seam). `/metrics`
 //! exports both; `mnemo stats` prints the store figures (a CLI process has done nothing yet
 //! when it prints, so its door counters would all be zero).
 use std::path::Path;
@@ -127,6 +128,19 @@ impl DoorCounters {
             lookups: LookupLabel::ALL.iter().zip(&self.lookups).map(|(l, c)| (*l, get(c))).collect(),
         }
     }
+}
+
+/// Calls and tokens of every model call this process made, per kind of call (`chat:extract`,
+/// `embed`, …), with the tier each runs on: recorded by the model seam around every client it
+/// hands out. Tokens are those the model reported (the fake reports none).
+pub fn model_calls() -> Vec<(String, &'static str, mnemo_core::usage::CallUsage)> {
+    mnemo_core::usage::model_calls()
+        .into_iter()
+        .map(|(kind, usage)| {
+            let tier = mnemo_core::usage::tier_of(&kind);
+            (kind, tier, usage)
+        })
+        .collect()
 }
 
 /// Memories of one kind.

@@ -1,8 +1,8 @@
 //! `GET /metrics` in Prometheus' text format (the `prometheus` crate): what the HTTP door did
 //! (requests and their latency by route, method and status; requests shed and rate-limited;
 //! connections open, refused and closed by a timeout), what the runtime's doors did
-//! ([`mnemo_agent::stats::DoorCounters`]: remembers, recalls, decisions, grounder lookups)
-//! and what the store holds ([`mnemo_agent::stats::StoreFigures`]: memories by kind and status,
+//! ([`mnemo_agent::stats::DoorCounters`]: remembers, recalls, decisions, grounder lookups),
+//! the model calls and tokens of the process by tier, and what the store holds ([`mnemo_agent::stats::StoreFigures`]: memories by kind and status,
 //! index lag, open escalations, data directory bytes).
 //!
 //! The store figures read every memory, so a scrape reuses the last ones while the store's
@@ -204,7 +204,8 @@ pub async fn track(State(st): State<AppState>, req: Request, next: Next) -> Resp
 #[utoipa::path(get, path = "/metrics", tag = "service",
     responses((status = 200, description = "Prometheus text format (version 0.0.4): HTTP requests and latency by \
             route and status, requests shed and rate-limited, connections, remembers, recalls, decisions, grounder \
-            lookups, memories by kind and status, index lag, open escalations, data directory bytes",
+            lookups, model calls and tokens by tier, memories by kind and status, index lag, open escalations, data \
+            directory bytes",
             body = String, content_type = "text/plain"),
         (status = 401, description = "unauthorized: no bearer token, or an unknown one (unless serve.metrics_public)", body = crate::error::ErrorBody),
         (status = 403, description = "forbidden: the token does not reach every namespace (the figures are store-wide)", body = crate::error::ErrorBody)),
@@ -278,6 +279,28 @@ fn runtime_families(
         lookups.with_label_values(&[label.as_str()]).inc_by(*n);
     }
     registry.register(Box::new(lookups))?;
+    let calls = IntCounterVec::new(
+        Opts::new(
+            "mnemo_model_calls_total",
+            "Model calls answered in this process, by tier (extraction, reasoning, embedding) and kind of call",
+        ),
+        &["tier", "call"],
+    )?;
+    let tokens = IntCounterVec::new(
+        Opts::new(
+            "mnemo_model_tokens_total",
+            "Tokens the model reported for this process's calls, by tier, kind of call and direction (prompt, \
+             completion); the fake reports none",
+        ),
+        &["tier", "call", "direction"],
+    )?;
+    for (call, tier, used) in mnemo_agent::stats::model_calls() {
+        calls.with_label_values(&[tier, call.as_str()]).inc_by(used.calls);
+        tokens.with_label_values(&[tier, call.as_str(), "prompt"]).inc_by(used.prompt_tokens);
+        tokens.with_label_values(&[tier, call.as_str(), "completion"]).inc_by(used.completion_tokens);
+    }
+    registry.register(Box::new(calls))?;
+    registry.register(Box::new(tokens))?;
     let gauge = |name: &str, help: &str, value: u64| -> Result<(), MetricsError> {
         let g = IntGauge::new(name, help)?;
         g.set(i64::try_from(value).unwrap_or(i64::MAX));

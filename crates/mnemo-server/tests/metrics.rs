@@ -94,5 +94,8 @@ async fn counters_move_with_the_requests_served() {
     assert_eq!(sample(&after, "mnemo_index_lag_revisions"), 0.0);
     assert!(sample(&after, "mnemo_data_dir_bytes") > 0.0);
     assert!(after.contains("mnemo_http_connections_open "), "{after}");
+    // The model seam counts every call of the process (other tests' servers included: at least).
+    let extract = "mnemo_model_calls_total{call=\"chat:extract\",tier=\"extraction\"}";
+    assert!(sample(&after, extract) - sample(&before, extract) >= 2.0, "two turns extracted: {after}");
     s.stop().await;
 }
