@@ -1546,6 +1546,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal: the backup could not be written or read back */
             500: {
                 headers: {
@@ -1557,6 +1566,15 @@ export interface operations {
             };
             /** @description unsupported: this store makes no file backups (back it up with its own tools, e.g. pg_dump) */
             501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1620,8 +1638,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal: the ledger of escalations could not be read */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1690,8 +1726,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal: the ledger of escalations could not be read */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1764,6 +1818,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description conflict: the escalation was already answered or dismissed */
             409: {
                 headers: {
@@ -1800,6 +1863,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, config (the server's configuration), or unextracted (the turn is recorded but was not extracted; `mnemo reextract` retries it) */
             500: {
                 headers: {
@@ -1809,7 +1881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1883,6 +1955,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description conflict: the escalation was already answered or dismissed */
             409: {
                 headers: {
@@ -1919,6 +2000,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, or config (the server's configuration) */
             500: {
                 headers: {
@@ -1928,7 +2018,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1990,8 +2080,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, or config (the server's configuration) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2053,6 +2161,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is above serve.max_body_bytes */
             413: {
                 headers: {
@@ -2080,7 +2197,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again */
+            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again; or rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2107,7 +2224,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2173,8 +2290,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, or config (the server's configuration) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2243,8 +2378,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, or config (the server's configuration) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2313,6 +2466,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, or config (the server's configuration) */
             500: {
                 headers: {
@@ -2322,7 +2484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2385,6 +2547,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is above serve.max_body_bytes */
             413: {
                 headers: {
@@ -2412,7 +2583,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again */
+            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again; or rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2439,7 +2610,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2502,6 +2673,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description conflict: the idempotency key was used before with another text */
             409: {
                 headers: {
@@ -2538,6 +2718,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, config (the server's configuration), or unextracted (the turn is recorded but was not extracted; `mnemo reextract` retries it) */
             500: {
                 headers: {
@@ -2547,7 +2736,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2610,6 +2799,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is above serve.max_body_bytes */
             413: {
                 headers: {
@@ -2637,7 +2835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again */
+            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again; or rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2664,7 +2862,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;

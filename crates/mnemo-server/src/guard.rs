@@ -171,6 +171,50 @@ pub fn body_timeout() -> ApiError {
     )
 }
 
+/// Declares the guards' answers on every `/v1` operation of the OpenAPI document: 503
+/// `overloaded` and 429 `rate_limited` on all, 408 `request_timeout` on those with a body (added
+/// to a status already declared for another reason, e.g. 503 `busy`).
+pub struct GuardResponses;
+
+impl utoipa::Modify for GuardResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (_, item) in openapi.paths.paths.iter_mut().filter(|(p, _)| p.starts_with("/v1/")) {
+            for op in [&mut item.get, &mut item.post].into_iter().flatten() {
+                declare(
+                    op,
+                    "503",
+                    "overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says \
+                     when to try again",
+                );
+                declare(
+                    op,
+                    "429",
+                    "rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when \
+                     to try again",
+                );
+                if op.request_body.is_some() {
+                    declare(op, "408", "request_timeout: the body stopped coming for serve.request_body_timeout_secs");
+                }
+            }
+        }
+    }
+}
+
+/// `status` answered for `what` by `op`: a new error response, or `what` added to the one
+/// declared.
+fn declare(op: &mut utoipa::openapi::path::Operation, status: &str, what: &str) {
+    use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+    match op.responses.responses.get_mut(status) {
+        Some(RefOr::T(r)) => r.description = format!("{}; or {what}", r.description),
+        Some(RefOr::Ref(_)) => {}
+        None => {
+            let body = ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody"))).build();
+            let r = ResponseBuilder::new().description(what).content("application/json", body).build();
+            op.responses.responses.insert(status.to_string(), RefOr::T(r));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

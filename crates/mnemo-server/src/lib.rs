@@ -34,6 +34,7 @@ use axum::Router;
 use thiserror::Error;
 use utoipa::OpenApi;
 
+use guard::GuardResponses;
 use mnemo_agent::{AgentError, Runtime};
 
 pub mod api;
@@ -123,7 +124,7 @@ impl AppState {
         schema::ForgetPreview, schema::ForgetMatch, schema::WhyReport, schema::Memory, schema::MemoryRecord, schema::Escalation, schema::EscalationClaim,
         schema::EscalationAnswer, schema::EscalationDismissal, schema::Delivery, schema::WeakMemory,
         schema::AnsweredEscalation)),
-    modifiers(&BearerAuth)
+    modifiers(&BearerAuth, &GuardResponses)
 )]
 pub struct ApiDoc;
 
