@@ -39,6 +39,8 @@ async fn a_slow_request_head_is_closed_at_the_header_timeout() {
     // And a whole head in time is answered.
     let r = s.send(Method::GET, "/health", None, &[], None).await;
     assert_eq!(r.status(), 200);
+    let m = s.send(Method::GET, "/metrics", Some(ADMIN), &[], None).await.text().await.unwrap();
+    assert!(m.contains("mnemo_http_connections_timed_out_total{reason=\"header_timeout\"} 2"), "{m}");
     s.stop().await;
 }
 
@@ -59,6 +61,8 @@ async fn an_idle_kept_alive_connection_is_closed_at_the_idle_timeout() {
     let took = took.expect("an idle kept-alive connection must be closed");
     assert!(took >= Duration::from_millis(1100), "closed after {took:?}: before the idle limit");
     assert!(took < Duration::from_secs(3), "closed after {took:?}");
+    let m = s.send(Method::GET, "/metrics", Some(ADMIN), &[], None).await.text().await.unwrap();
+    assert!(m.contains("mnemo_http_connections_timed_out_total{reason=\"idle\"} 1"), "{m}");
     s.stop().await;
 }
 
