@@ -172,7 +172,8 @@ impl AsyncWrite for Watched {
 
 /// Completes when the connection is past a limit, saying which.
 async fn watchdog(activity: Arc<Activity>, limits: ConnectionLimits) -> Closed {
-    // Checked a few times per limit: a connection is closed at most a quarter late.
+    // Checked four times per limit, and at least once a second: a connection is closed at most
+    // a quarter of its limit, and at most a second, after it.
     let tick = (limits.header_read_timeout.min(limits.idle_timeout) / 4)
         .clamp(Duration::from_millis(10), Duration::from_secs(1));
     loop {
