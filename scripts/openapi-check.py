@@ -35,7 +35,7 @@ from mnemo_client.api.agent import turn
 from mnemo_client.api.escalations import answer, dismiss, escalation, escalations
 from mnemo_client.api.memories import export, list_, restore
 from mnemo_client.api.memory import forget, recall, remember, why
-from mnemo_client.api.service import health, ready
+from mnemo_client.api.service import health, ready, scrape
 from mnemo_client.api.store import backup
 from mnemo_client.models import (
     About,
@@ -343,6 +343,21 @@ def run(base, token, ns, doc, admin_token):
                   dismiss.sync_detailed(ns, other, client=client, body=DismissRequest()), 409)
     c.check_error("GET escalations without a token", "get", f"{v1}/escalations",
                   escalations.sync_detailed(ns, client=anonymous), 401)
+
+    # GET /metrics: Prometheus text (not JSON), so checked by hand: declared media type, and the
+    # counters of the calls above in it.
+    m = scrape.sync_detailed(client=admin)
+    c.calls += 1
+    c.covered.add(("get", "/metrics"))
+    media, _ = c.response_ref("get", "/metrics")
+    served = m.headers.get("content-type", "")
+    if m.status_code != 200 or not served.startswith(media):
+        raise CheckFailed(f"GET /metrics: HTTP {m.status_code}, {served} (declared {media})")
+    text = m.content.decode()
+    if 'mnemo_http_requests_total{method="POST",route="/v1/namespaces/{ns}/remember",status="200"}' not in text:
+        raise CheckFailed(f"GET /metrics: no count of the remembers above: {text[:500]}")
+    say("  GET /metrics: 200, Prometheus text")
+    c.check_error("GET /metrics with a namespace's token", "get", "/metrics", scrape.sync_detailed(client=client), 403)
 
     operations = {(m, p) for p, item in doc["paths"].items() for m in item}
     missed = sorted(operations - c.covered)

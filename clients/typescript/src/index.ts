@@ -219,9 +219,9 @@ export class UnauthorizedError extends MnemoError {}
 export class NotFoundError extends MnemoError {}
 /** 409: an idempotency key reused with another text, or an escalation already closed. */
 export class ConflictError extends MnemoError {}
-/** 429 rate_limited: the model endpoint asked to slow down; `retryAfter` says when to try again. */
+/** 429 rate_limited: the token made its requests for the server's window, or the model endpoint asked to slow down; `retryAfter` says when to try again. */
 export class RateLimitedError extends MnemoError {}
-/** 503 busy (another writer holds the store or the index) or shutting_down: try again later (`retryAfter`). */
+/** 503 busy (another writer holds the store or the index), overloaded (the server sheds requests above its limit) or shutting_down: try again later (`retryAfter`). */
 export class BusyError extends MnemoError {}
 /** 503 read_only: the server's store or index cannot be written; reads still work. */
 export class ReadOnlyError extends MnemoError {}
@@ -250,6 +250,7 @@ const BY_CODE: Record<string, typeof MnemoError> = {
   conflict: ConflictError,
   rate_limited: RateLimitedError,
   busy: BusyError,
+  overloaded: BusyError,
   shutting_down: BusyError,
   read_only: ReadOnlyError,
   unextracted: UnextractedError,

@@ -21,6 +21,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /metrics`: Prometheus' text format. */
+        get: operations["scrape"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ready": {
         parameters: {
             query?: never;
@@ -538,9 +555,10 @@ export interface components {
             /**
              * @description A stable code (see the API docs): unauthorized (401), forbidden (403),
              *     payload_too_large (413), bad_request (400, 415, 422), invalid_input (400),
-             *     too_many_items (400), not_found (404), method_not_allowed (405), conflict (409),
-             *     rate_limited (429), unextracted (500), config (500), unsupported (501), model_failure
-             *     (502), busy (503), read_only (503), shutting_down (503), internal (500).
+             *     too_many_items (400), not_found (404), method_not_allowed (405), request_timeout (408),
+             *     conflict (409), rate_limited (429), unextracted (500), config (500), unsupported (501),
+             *     model_failure (502), busy (503), read_only (503), overloaded (503), shutting_down (503),
+             *     internal (500).
              */
             code: string;
             /** @description A human-readable message. */
@@ -1408,6 +1426,44 @@ export interface operations {
             };
         };
     };
+    scrape: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text format (version 0.0.4): HTTP requests and latency by route and status, requests shed and rate-limited, connections, remembers, recalls, decisions, grounder lookups, model calls and tokens by tier, memories by kind and status, index lag, open escalations, data directory bytes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description unauthorized: no bearer token, or an unknown one (unless serve.metrics_public) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: the token does not reach every namespace (the figures are store-wide) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     ready: {
         parameters: {
             query?: never;
@@ -1490,6 +1546,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal: the backup could not be written or read back */
             500: {
                 headers: {
@@ -1501,6 +1566,15 @@ export interface operations {
             };
             /** @description unsupported: this store makes no file backups (back it up with its own tools, e.g. pg_dump) */
             501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1564,8 +1638,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal: the ledger of escalations could not be read */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1634,8 +1726,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal: the ledger of escalations could not be read */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1708,6 +1818,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description conflict: the escalation was already answered or dismissed */
             409: {
                 headers: {
@@ -1744,6 +1863,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, config (the server's configuration), or unextracted (the turn is recorded but was not extracted; `mnemo reextract` retries it) */
             500: {
                 headers: {
@@ -1753,7 +1881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1827,6 +1955,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description conflict: the escalation was already answered or dismissed */
             409: {
                 headers: {
@@ -1863,6 +2000,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, or config (the server's configuration) */
             500: {
                 headers: {
@@ -1872,7 +2018,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1934,8 +2080,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, or config (the server's configuration) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1997,6 +2161,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is above serve.max_body_bytes */
             413: {
                 headers: {
@@ -2024,7 +2197,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again */
+            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again; or rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2051,7 +2224,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2117,8 +2290,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, or config (the server's configuration) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2187,8 +2378,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, or config (the server's configuration) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2257,6 +2466,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, or config (the server's configuration) */
             500: {
                 headers: {
@@ -2266,7 +2484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2329,6 +2547,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is above serve.max_body_bytes */
             413: {
                 headers: {
@@ -2356,7 +2583,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again */
+            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again; or rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2383,7 +2610,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2446,6 +2673,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description conflict: the idempotency key was used before with another text */
             409: {
                 headers: {
@@ -2482,6 +2718,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, config (the server's configuration), or unextracted (the turn is recorded but was not extracted; `mnemo reextract` retries it) */
             500: {
                 headers: {
@@ -2491,7 +2736,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2554,6 +2799,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is above serve.max_body_bytes */
             413: {
                 headers: {
@@ -2581,7 +2835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again */
+            /** @description rate_limited: the model endpoint asked to slow down; Retry-After says when to try again; or rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2608,7 +2862,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again */
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;

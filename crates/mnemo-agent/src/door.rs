@@ -358,6 +358,7 @@ impl Runtime {
         let opts = RecallOptions { budget: input.budget, mode: input.mode, ..RecallOptions::default() };
         if input.raw {
             let pack = self.engine().recall(ns, &input.query, &opts).await?;
+            self.counters.recalled_raw();
             return Ok(match input.detail {
                 Detail::Compact => RecallAnswer::Compact(Box::new(self.raw_recall_view(&pack))),
                 Detail::Full => RecallAnswer::FullRaw(Box::new(pack)),
@@ -379,6 +380,7 @@ impl Runtime {
             return Ok(ForgetAnswer::Preview(self.engine().forget_preview(ns, &input.command, opts).await?));
         }
         let r = self.engine().forget_with(ns, &input.source, &input.command, opts).await?;
+        self.counters.forgotten();
         Ok(ForgetAnswer::Forgotten(Box::new(r)))
     }
 

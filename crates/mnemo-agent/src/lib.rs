@@ -24,6 +24,7 @@ pub mod plan_check;
 pub mod plugins;
 mod read_only;
 pub mod runtime;
+pub mod stats;
 pub mod turn_view;
 pub mod unextracted;
 pub mod verdict;

@@ -31,6 +31,10 @@ pub struct Runtime {
     /// Held from an idempotency key's look-up to its write, so that two retries racing (two
     /// HTTP requests, an MCP call) write once.
     idempotency: tokio::sync::Mutex<()>,
+    /// What the doors of this process have done (`/metrics`).
+    pub(crate) counters: crate::stats::DoorCounters,
+    /// The data directory (its size is a figure of `mnemo stats`).
+    data_dir: std::path::PathBuf,
 }
 
 /// When the runtime builds its reasoner, the one component that calls the chat model (the
@@ -275,12 +279,18 @@ impl Runtime {
             escalations,
             _lock: lock,
             idempotency: tokio::sync::Mutex::new(()),
+            counters: crate::stats::DoorCounters::default(),
+            data_dir: data_dir.to_path_buf(),
         })
     }
 
     /// What bringing the index up to the store did when the runtime was built.
     pub fn startup_sync(&self) -> &SyncReport {
         &self.startup_sync
+    }
+    /// The data directory it was built over.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
     }
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
@@ -342,7 +352,10 @@ impl Runtime {
         at: Option<Timestamp>,
     ) -> Result<RememberReport, AgentError> {
         match self.engine.remember_turn_at(ns, source, text, external_id, at).await {
-            Ok(r) => Ok(r),
+            Ok(r) => {
+                self.counters.remembered();
+                Ok(r)
+            }
             Err(CoreError::Unextracted { turn, error }) => {
                 let entry =
                     crate::unextracted::UnextractedTurn { namespace: ns.clone(), turn, error: error.to_string() };
@@ -475,6 +488,7 @@ impl Runtime {
             tracing::info_span!("apply_corrections"),
         )
         .await?;
+        self.counters.assessed(&assessment);
         let action = action_text(task, &assessment);
         let verdict = crate::verdict::verdict(task, &assessment);
         let escalation = match &assessment.decision {

@@ -74,6 +74,7 @@ impl Cli {
             Command::Migrate(a) => a.json,
             Command::Models(m) => m.json(),
             Command::Verify(a) => a.json,
+            Command::Stats(j) => j.json,
             Command::Eval(a) => to_stdout(&a.json),
             Command::EvalAssessor(a) => to_stdout(&a.json),
             Command::Reliability(a) => to_stdout(&a.json),
@@ -186,9 +187,26 @@ pub enum Command {
     /// opens the store does the same when it checks in full: see RELIABILITY.md); a damaged
     /// table needs the store restored from a backup (`mnemo backup restore BACKUP`).
     Verify(VerifyArgs),
+    /// What the data directory holds, over every namespace: memories by kind (active and
+    /// tombstoned), namespaces, the store's revision and the index's lag behind it (and what
+    /// catching up did when this command opened it), open escalations, bytes on disk.
+    ///
+    /// These are the figures that outlive a process (`mnemo serve`'s GET /metrics exports the
+    /// same, beside the counts of what the server did since it started: requests, remembers,
+    /// recalls, decisions, lookups). It only reads, beside a running server too.
+    Stats(JsonFlag),
     /// Serve the HTTP JSON API over the data directory (README: "HTTP API"); bearer tokens
     /// come from `[[serve.tokens]]`. Prints the bound address on stderr; ctrl-c or SIGTERM
     /// stops it gracefully. [cargo feature `server`]
+    ///
+    /// Plain HTTP/1.1 on loopback by default: for TLS put a reverse proxy in front
+    /// (docs/serving.md). Its guards are `[serve]` keys: header_read_timeout_secs (10: a
+    /// request head must arrive whole), idle_timeout_secs (75: an idle kept-alive connection
+    /// is closed), request_body_timeout_secs (30: then 408), max_connections (1024: more are
+    /// closed at accept), max_in_flight (64: more get 503 overloaded with Retry-After, never
+    /// queued), rate_limit_requests per rate_limit_window_secs (0, off: per token, 429 with
+    /// Retry-After), cors_origins ([]: no CORS), metrics_public (false: GET /metrics needs a
+    /// token reaching "*").
     Serve(ServeArgs),
     /// List the namespace's memories by id, a page at a time (active ones unless --all).
     List(ListArgs),

@@ -19,6 +19,7 @@ const READS: &[(&str, &[&str])] = &[
     ("reliability", &["config"]),
     ("models", &[]),
     ("backup", &["config", "data_dir"]),
+    ("stats", &["config", "data_dir"]),
     ("serve", &["config", "data_dir", "at", "allow_future", "live"]),
 ];
 

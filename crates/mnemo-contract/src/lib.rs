@@ -25,6 +25,7 @@ pub mod text;
 pub mod time;
 pub mod tokens;
 pub mod traits;
+pub mod usage;
 
 pub use clock::{Clock, SimClock, SystemClock};
 pub use correction::Correction;

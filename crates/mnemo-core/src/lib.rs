@@ -16,7 +16,7 @@ pub mod planner;
 
 pub use mnemo_contract::{
     clock, correction, decay_due, error, ids, model, pack, plan, policy, registry, relevance, salience, text, time,
-    tokens, traits,
+    tokens, traits, usage,
 };
 pub use mnemo_contract::{
     register_assessor, register_embedder, register_grounder, register_index, register_reasoner, register_store,

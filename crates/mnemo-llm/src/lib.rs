@@ -24,6 +24,7 @@ mod plugins;
 pub mod prompts;
 pub mod reasoner;
 pub mod seam;
+pub mod usage;
 pub mod validate;
 
 pub use chat::{ChatModel, ChatRequest, ChatResponse, EmbedModel, EmbedRequest, EmbedResponse, Repair};

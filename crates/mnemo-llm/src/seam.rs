@@ -379,10 +379,11 @@ impl Seam {
         Ok(LiveChat::new(self.transport()?, &s.extraction_model).with_timeouts(s.tier_timeouts()))
     }
 
-    /// The chat client of this mode (decorated for record/replay).
+    /// The chat client of this mode (decorated for record/replay), its calls counted in the
+    /// process's tally ([`crate::usage`]).
     pub fn chat(&self) -> Result<Arc<dyn ChatModel>, LlmError> {
         let s = &self.settings;
-        Ok(match &self.mode {
+        let client: Arc<dyn ChatModel> = match &self.mode {
             Mode::Fake => Arc::new(FakeQwen::default()),
             Mode::Live => Arc::new(self.live_chat()?),
             Mode::Record(dir) => {
@@ -390,13 +391,15 @@ impl Seam {
                 Arc::new(Recorder::open(dir, &s.base_url, s.cassette_mock, Some(live), None)?)
             }
             Mode::Replay(dir) => Arc::new(Replayer::open(dir)?),
-        })
+        };
+        Ok(Arc::new(crate::usage::Counted(client)))
     }
 
-    /// The embeddings client of this mode (the fake: hashed bag of words at the configured dims).
+    /// The embeddings client of this mode (the fake: hashed bag of words at the configured
+    /// dims), its calls counted in the process's tally ([`crate::usage`]).
     pub fn embed(&self) -> Result<Arc<dyn EmbedModel>, LlmError> {
         let s = &self.settings;
-        Ok(match &self.mode {
+        let client: Arc<dyn EmbedModel> = match &self.mode {
             Mode::Fake => {
                 Arc::new(FakeQwen::new(s.embedding_dims.clamp(crate::fake::MIN_DIMS, crate::fake::MAX_DIMS))?)
             }
@@ -406,7 +409,8 @@ impl Seam {
                 Arc::new(Recorder::open(dir, &s.base_url, s.cassette_mock, None, Some(live))?)
             }
             Mode::Replay(dir) => Arc::new(Replayer::open(dir)?),
-        })
+        };
+        Ok(Arc::new(crate::usage::Counted(client)))
     }
 
     /// The reasoner of this mode: extraction on the extraction tier, the rest on the reasoning

@@ -53,8 +53,8 @@ create_exception!(
     mnemo._native,
     BusyError,
     MnemoError,
-    "Another writer holds the data directory (MNEMO_LOCK_TIMEOUT_SECS sets the wait), the store or the index: \
-     retrying later may work."
+    "Another writer holds the data directory (MNEMO_LOCK_TIMEOUT_SECS sets the wait), the store or the index, or \
+     (over HTTP) the server sheds requests above its limit: retrying later may work."
 );
 create_exception!(
     mnemo._native,
@@ -66,7 +66,8 @@ create_exception!(
     mnemo._native,
     RateLimitedError,
     MnemoError,
-    "The model endpoint asked to slow down: back off and retry."
+    "The model endpoint asked to slow down, or (over HTTP) the token made its requests for the server's window: \
+     back off and retry."
 );
 create_exception!(
     mnemo._native,

@@ -30,9 +30,12 @@ pub mod code {
     pub const NOT_FOUND: &str = "not_found";
     /// The method is not served on this path (405).
     pub const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
+    /// The request body stopped coming for longer than `serve.request_body_timeout_secs` (408).
+    pub const REQUEST_TIMEOUT: &str = "request_timeout";
     /// An idempotency key used before with another text, an escalation already closed (409).
     pub const CONFLICT: &str = "conflict";
-    /// The model endpoint asked to slow down (429, with `Retry-After`): back off and retry.
+    /// Slow down (429, with `Retry-After`): the token made its `serve.rate_limit_requests` for
+    /// the window, or the model endpoint asked the server to slow down. Back off and retry.
     pub const RATE_LIMITED: &str = "rate_limited";
     /// The turn was recorded but not extracted (500; it is on the ledger of unextracted turns).
     pub const UNEXTRACTED: &str = "unextracted";
@@ -51,6 +54,9 @@ pub mod code {
     pub const READ_ONLY: &str = "read_only";
     /// The server is shutting down (503).
     pub const SHUTTING_DOWN: &str = "shutting_down";
+    /// `serve.max_in_flight` requests are being handled: this one is shed, not queued (503,
+    /// with `Retry-After`).
+    pub const OVERLOADED: &str = "overloaded";
     /// Anything else (500).
     pub const INTERNAL: &str = "internal";
 }
@@ -76,9 +82,10 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     /// A stable code (see the API docs): unauthorized (401), forbidden (403),
     /// payload_too_large (413), bad_request (400, 415, 422), invalid_input (400),
-    /// too_many_items (400), not_found (404), method_not_allowed (405), conflict (409),
-    /// rate_limited (429), unextracted (500), config (500), unsupported (501), model_failure
-    /// (502), busy (503), read_only (503), shutting_down (503), internal (500).
+    /// too_many_items (400), not_found (404), method_not_allowed (405), request_timeout (408),
+    /// conflict (409), rate_limited (429), unextracted (500), config (500), unsupported (501),
+    /// model_failure (502), busy (503), read_only (503), overloaded (503), shutting_down (503),
+    /// internal (500).
     pub code: String,
     /// A human-readable message.
     pub message: String,

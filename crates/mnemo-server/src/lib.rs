@@ -15,6 +15,13 @@
 //! for its life) and serves concurrent readers; writes are serialised by the engine. On
 //! shutdown it stops accepting, lets in-flight requests finish (every acknowledged write is in
 //! the store before its answer is sent), then saves the index.
+//!
+//! The server protects itself (`[serve]`, docs/serving.md): a request head must arrive whole
+//! in time and an idle kept-alive connection is closed (`connections`); at most
+//! `max_connections` connections and `max_in_flight` requests are held, more are refused at
+//! once (503 `overloaded`, never queued); a token past its rate limit gets 429 (`guard`); a
+//! request body that stops coming gets 408; CORS is off unless origins are named. `GET
+//! /metrics` exports Prometheus figures (`metrics`).
 #![deny(missing_docs)]
 
 use std::future::Future;
@@ -27,11 +34,15 @@ use axum::Router;
 use thiserror::Error;
 use utoipa::OpenApi;
 
+use guard::GuardResponses;
 use mnemo_agent::{AgentError, Runtime};
 
 pub mod api;
+pub mod connections;
 pub mod error;
+pub mod guard;
 pub mod load;
+pub mod metrics;
 pub mod routes;
 pub mod schema;
 pub mod settings;
@@ -61,6 +72,9 @@ pub enum ServerError {
     /// The runtime failed.
     #[error(transparent)]
     Agent(#[from] AgentError),
+    /// The metrics could not be declared.
+    #[error(transparent)]
+    Metrics(#[from] metrics::MetricsError),
 }
 
 /// What every handler shares.
@@ -72,13 +86,30 @@ pub struct AppState {
     pub settings: Arc<ServeSettings>,
     /// Set once shutdown begins (`/ready` answers 503).
     pub shutting_down: Arc<AtomicBool>,
+    /// What `/metrics` exports of the HTTP door.
+    pub metrics: Arc<metrics::Metrics>,
+    /// Requests in flight and the rate-limit buckets.
+    pub guards: Arc<guard::Guards>,
+}
+
+impl AppState {
+    /// The state of a server of `rt` with `settings`.
+    pub fn new(rt: Arc<Runtime>, settings: ServeSettings) -> Result<Self, ServerError> {
+        Ok(AppState {
+            rt,
+            guards: Arc::new(guard::Guards::new(&settings)),
+            settings: Arc::new(settings),
+            shutting_down: Arc::new(AtomicBool::new(false)),
+            metrics: Arc::new(metrics::Metrics::new()?),
+        })
+    }
 }
 
 /// The OpenAPI document.
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Mnemo HTTP API", description = "Long-term memory for AI agents that audits what it recalls."),
-    paths(routes::remember, routes::recall, routes::turn, routes::forget, routes::why, routes::list,
+    paths(metrics::scrape, routes::remember, routes::recall, routes::turn, routes::forget, routes::why, routes::list,
         routes::export, routes::restore, routes::escalations, routes::escalation, routes::answer, routes::dismiss,
         routes::backup, routes::health, routes::ready),
     components(schemas(api::RememberRequest, api::RememberResponse, api::About, api::AboutArg, api::RecallRequest,
@@ -93,7 +124,7 @@ pub struct AppState {
         schema::ForgetPreview, schema::ForgetMatch, schema::WhyReport, schema::Memory, schema::MemoryRecord, schema::Escalation, schema::EscalationClaim,
         schema::EscalationAnswer, schema::EscalationDismissal, schema::Delivery, schema::WeakMemory,
         schema::AnsweredEscalation)),
-    modifiers(&BearerAuth)
+    modifiers(&BearerAuth, &GuardResponses)
 )]
 pub struct ApiDoc;
 
@@ -126,21 +157,33 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/namespaces/{ns}/escalations/{id}", get(routes::escalation))
         .route("/v1/namespaces/{ns}/escalations/{id}/answer", post(routes::answer))
         .route("/v1/namespaces/{ns}/escalations/{id}/dismiss", post(routes::dismiss))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::auth));
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::auth))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), guard::shed));
     // Over the whole store: a token that reaches every namespace.
     let store = Router::new()
         .route("/v1/backup", post(routes::backup))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::auth_store));
-    Router::new()
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::auth_store))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), guard::shed));
+    // Probes and /metrics are never shed: an orchestrator and a scraper must see an overloaded
+    // server as it is.
+    let router = Router::new()
         .route("/health", get(routes::health))
         .route("/ready", get(routes::ready))
+        .route("/metrics", get(metrics::scrape))
         .route("/openapi.json", get(|| async { axum::Json(ApiDoc::openapi()) }))
         .merge(v1)
         .merge(store)
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))
-        .with_state(state)
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(state.settings.request_body_timeout));
+    // Outside the routes: a preflight carries no token and is answered by the CORS layer.
+    let router = match guard::cors(&state.settings) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    // Outermost: every answer is counted, a shed or refused one included.
+    router.layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track)).with_state(state)
 }
 
 /// Serve `rt` on `listener` until `shutdown` completes; then finish in-flight requests and
@@ -151,18 +194,21 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let state =
-        AppState { rt: rt.clone(), settings: Arc::new(settings), shutting_down: Arc::new(AtomicBool::new(false)) };
+    let limits = connections::ConnectionLimits {
+        header_read_timeout: settings.header_read_timeout,
+        idle_timeout: settings.idle_timeout,
+        max_connections: settings.max_connections,
+    };
+    let state = AppState::new(rt.clone(), settings)?;
     let flag = state.shutting_down.clone();
+    let metrics = state.metrics.clone();
     let app = router(state);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            flag.store(true, Ordering::SeqCst);
-            tracing::info!("shutting down: no new connections; finishing requests in flight");
-        })
-        .await
-        .map_err(|e| ServerError::Io { action: "serve HTTP".into(), source: e })?;
+    connections::serve(listener, app, limits, metrics, async move {
+        shutdown.await;
+        flag.store(true, Ordering::SeqCst);
+        tracing::info!("shutting down: no new connections; finishing requests in flight");
+    })
+    .await;
     rt.engine().flush_index().await.map_err(AgentError::from)?;
     Ok(())
 }

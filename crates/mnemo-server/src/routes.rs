@@ -68,6 +68,7 @@ where
         let bytes = axum::body::Bytes::from_request(Request::from_parts(parts.clone(), body), state).await.map_err(
             |r| match r.status() {
                 StatusCode::PAYLOAD_TOO_LARGE => json_rejection(JsonRejection::BytesRejection(r)),
+                _ if crate::guard::is_body_timeout(&r) => crate::guard::body_timeout(),
                 _ => ApiError::new(r.status(), code::BAD_REQUEST, r.body_text()),
             },
         )?;
@@ -81,6 +82,9 @@ where
 
 /// A body the JSON extractor refused, as a structured error.
 fn json_rejection(r: JsonRejection) -> ApiError {
+    if crate::guard::is_body_timeout(&r) {
+        return crate::guard::body_timeout();
+    }
     if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
         return ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -91,15 +95,16 @@ fn json_rejection(r: JsonRejection) -> ApiError {
     ApiError::new(r.status(), code::BAD_REQUEST, r.body_text())
 }
 
-/// The grant of the request's bearer token, if it carries a known one.
-fn bearer_grant<'a>(st: &'a AppState, req: &Request) -> Option<&'a TokenGrant> {
+/// The grant of the request's bearer token (with its place in `[[serve.tokens]]`), if it
+/// carries a known one.
+fn bearer_grant<'a>(st: &'a AppState, req: &Request) -> Option<(usize, &'a TokenGrant)> {
     let token = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
         .map(str::trim);
-    token.and_then(|t| st.settings.grant(t))
+    token.and_then(|t| st.settings.grant_at(t))
 }
 
 /// The 401 of a request without a known bearer token.
@@ -121,9 +126,12 @@ pub async fn auth(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let Some(grant) = bearer_grant(&st, &req) else {
+    let Some((index, grant)) = bearer_grant(&st, &req) else {
         return unauthorized();
     };
+    if let Some(refused) = crate::guard::rate_limited(&st, index, &grant.principal) {
+        return refused;
+    }
     let params = match params {
         Ok(Path(p)) => p,
         Err(e) => return ApiError::bad_request(e.body_text()).into_response(),
@@ -157,24 +165,40 @@ pub struct StoreCaller {
 /// Bearer token → principal, for routes over the whole store (a backup holds every
 /// namespace): the token must reach every namespace (`namespaces = ["*"]`), else 403.
 pub async fn auth_store(State(st): State<AppState>, mut req: Request, next: Next) -> Response {
-    let Some(grant) = bearer_grant(&st, &req) else {
-        return unauthorized();
+    let caller = match store_wide_caller(&st, &req, "a backup holds every namespace") {
+        Ok(c) => c,
+        Err(refused) => return *refused,
     };
-    if !grant.namespaces.iter().any(|n| n == "*") {
-        return ApiError::new(
-            StatusCode::FORBIDDEN,
-            code::FORBIDDEN,
-            format!(
-                "a backup holds every namespace: the token of {} reaches only {}; it needs a token whose \
-                 [[serve.tokens]] entry has namespaces = [\"*\"]",
-                grant.principal,
-                grant.namespaces.join(", ")
-            ),
-        )
-        .into_response();
-    }
-    req.extensions_mut().insert(StoreCaller { principal: grant.principal.clone() });
+    req.extensions_mut().insert(caller);
     next.run(req).await
+}
+
+/// The caller of a route over the whole store (a backup, the metrics), or its refusal: 401
+/// without a known token, 429 past the token's rate limit, 403 for a token that does not
+/// reach every namespace (`why` says what makes the route store-wide).
+pub fn store_wide_caller(st: &AppState, req: &Request, why: &str) -> Result<StoreCaller, Box<Response>> {
+    let Some((index, grant)) = bearer_grant(st, req) else {
+        return Err(Box::new(unauthorized()));
+    };
+    if let Some(refused) = crate::guard::rate_limited(st, index, &grant.principal) {
+        return Err(Box::new(refused));
+    }
+    if !grant.namespaces.iter().any(|n| n == "*") {
+        return Err(Box::new(
+            ApiError::new(
+                StatusCode::FORBIDDEN,
+                code::FORBIDDEN,
+                format!(
+                    "{why}: the token of {} reaches only {}; it needs a token whose [[serve.tokens]] entry has \
+                 namespaces = [\"*\"]",
+                    grant.principal,
+                    grant.namespaces.join(", ")
+                ),
+            )
+            .into_response(),
+        ));
+    }
+    Ok(StoreCaller { principal: grant.principal.clone() })
 }
 
 /// A payload as a tenant is shown it: no store-wide counters, no embedding vectors.

@@ -25,6 +25,7 @@ mod reliability;
 mod remember;
 #[cfg(feature = "server")]
 mod serve;
+mod stats;
 mod tenant_view;
 pub mod tokens;
 mod verify;
@@ -143,6 +144,7 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
         | Command::Migrate(_)
         | Command::Models(_)
         | Command::Verify(_)
+        | Command::Stats(_)
         | Command::Completions(_) => OnFirstCall,
         // They remember turns (demo, serve, mcp, the benchmarks), or run the configured model
         // on purpose (eval): the model is part of what they do.
@@ -161,7 +163,12 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
 pub fn access(command: &Command) -> mnemo_agent::Access {
     use mnemo_agent::Access::{Read, Write};
     match command {
-        Command::Recall(_) | Command::Why(_) | Command::List(_) | Command::Export(_) | Command::Escalations(_) => Read,
+        Command::Recall(_)
+        | Command::Why(_)
+        | Command::List(_)
+        | Command::Export(_)
+        | Command::Escalations(_)
+        | Command::Stats(_) => Read,
         // A dry run writes nothing: it reads beside a writer.
         Command::Forget(a) if a.dry_run => Read,
         Command::Backup(BackupCommand::Create { .. }) => Read,
@@ -378,6 +385,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
         Command::Export(a) => memories::export(&rt, &ns, a).await?,
         Command::Restore(a) => memories::restore(&rt, &ns, a).await?,
         Command::Backup(b) => backup::run(&rt, b).await?,
+        Command::Stats(j) => stats::run(&rt, j.json).await?,
         Command::Demo(_)
         | Command::Serve(_)
         | Command::Plugins(_)

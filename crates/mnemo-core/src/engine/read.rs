@@ -64,6 +64,20 @@ impl Engine {
         self.index.search(query).await
     }
 
+    /// The store revision the index holds every change up to: what this engine applied, or
+    /// the index's own watermark when that is further (an index shared with other processes);
+    /// None when the index is stale and will be rebuilt from the store. With
+    /// [`Engine::store_rev`] it gives the index's lag behind the store (a figure of `mnemo
+    /// stats` and `/metrics`). Waits for a sync in progress.
+    pub async fn index_rev(&self) -> Result<Option<u64>> {
+        let applied = *self.applied_rev.lock().await;
+        Ok(match (self.index.state().await?, applied) {
+            (crate::traits::IndexState::Stale(_), _) => None,
+            (crate::traits::IndexState::UpTo(w), Some(r)) => Some(r.max(w)),
+            (crate::traits::IndexState::UpTo(w), None) => Some(w),
+        })
+    }
+
     /// Make the index's applied changes durable and write recall's pending access times
     /// (before a process exits; the store is durable on every write already). Access times a
     /// read-only or full store cannot keep are dropped (the recall that tried to write them

@@ -37,13 +37,15 @@ class ConflictError(MnemoError):
 
 class BusyError(MnemoError):
     """Another writer holds the data directory (``MNEMO_LOCK_TIMEOUT_SECS`` sets the wait,
-    default 30 s), the store or the index: retrying later may work."""
+    default 30 s), the store or the index, or (over HTTP) the server sheds requests above its
+    limit (``overloaded``): retrying later may work."""
 
 class ReadOnlyError(MnemoError):
     """The store or index cannot be written here, or the Engine was opened ``read_only``."""
 
 class RateLimitedError(MnemoError):
-    """The model endpoint asked to slow down: back off and retry."""
+    """The model endpoint asked to slow down, or (over HTTP) the token made its requests for the
+    server's window: back off and retry."""
 
 class ModelError(MnemoError):
     """A model call failed (the endpoint, its answer, the embedder)."""

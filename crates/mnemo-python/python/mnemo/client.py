@@ -42,6 +42,7 @@ _BY_CODE = {
     "unsupported": UnsupportedError,
     "shutting_down": BusyError,
     "busy": BusyError,
+    "overloaded": BusyError,
     "read_only": ReadOnlyError,
     "rate_limited": RateLimitedError,
     "model_failure": ModelError,

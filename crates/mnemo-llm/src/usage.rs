@@ -1,0 +1,36 @@
+//! The seam's decorator that records every answered model call in the process's tally
+//! ([`mnemo_contract::usage`]): calls and reported tokens per kind of call, which a server
+//! exports (`GET /metrics`). [`crate::seam::Seam`] puts it around every client it hands out.
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mnemo_contract::usage::record_model_call;
+use mnemo_contract::ModelInfo;
+
+use crate::cassette::chat_kind;
+use crate::chat::{ChatModel, ChatRequest, ChatResponse, EmbedModel, EmbedRequest, EmbedResponse};
+use crate::error::LlmError;
+
+/// Records each answered call of the client inside (a failed call reported no tokens).
+pub struct Counted<T: ?Sized>(pub Arc<T>);
+
+#[async_trait]
+impl ChatModel for Counted<dyn ChatModel> {
+    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let r = self.0.chat(req).await?;
+        record_model_call(&chat_kind(req), r.usage);
+        Ok(r)
+    }
+    fn configured(&self) -> ModelInfo {
+        self.0.configured()
+    }
+}
+
+#[async_trait]
+impl EmbedModel for Counted<dyn EmbedModel> {
+    async fn embed(&self, req: &EmbedRequest) -> Result<EmbedResponse, LlmError> {
+        let r = self.0.embed(req).await?;
+        record_model_call("embed", r.prompt_tokens.map(|p| (p, 0)));
+        Ok(r)
+    }
+}
