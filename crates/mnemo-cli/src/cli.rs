@@ -319,6 +319,10 @@ pub struct ServeBenchArgs {
     /// The namespace written with --url (a fresh one is best: the check recalls what it wrote).
     #[arg(long, default_value = "load")]
     pub namespace: String,
+    /// Write this many memories into the server's store before the load (through the engine's
+    /// write path), so the load runs against a store of that size (not with --url).
+    #[arg(long, default_value_t = 0)]
+    pub prefill: usize,
     /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -53,14 +53,56 @@ pub struct LoadReport {
     pub elapsed_s: f64,
     /// Remembers acknowledged with 200.
     pub acknowledged: usize,
-    /// Acknowledged remembers found by a recall afterwards.
+    /// Acknowledged remembers read back from the store by their memory id.
+    pub stored: usize,
+    /// Acknowledged remembers found by a recall afterwards (leading its pack).
     pub recallable: usize,
-    /// Acknowledged remembers NOT found afterwards (their text).
+    /// Acknowledged remembers ABSENT from the store when read back by id: lost writes
+    /// ("m42 Load3x5 | slot | V3-5", or why the id could not be read as that memory).
     pub lost: Vec<String>,
+    /// Acknowledged remembers in the store that a recall of their own query did not lead
+    /// with: retrieval misses, not lost writes.
+    pub retrieval_misses: Vec<RetrievalMiss>,
+    /// Check requests that failed (transport error, an answer other than 200 or 404): neither
+    /// lost nor found.
+    pub check_failures: Vec<String>,
     /// Recalls during the load whose pack did not lead with the value asked for.
     pub recall_misses: usize,
+    /// Up to 10 of them.
+    pub recall_miss_samples: Vec<RetrievalMiss>,
     /// Up to 10 error messages.
     pub error_samples: Vec<String>,
+    /// The model that extracted the remembers, as the server echoed it in their answers
+    /// (`client / model`); None when no remember was answered.
+    pub model_echoed: Option<String>,
+}
+
+/// A recall that did not lead with the value asked for.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RetrievalMiss {
+    /// The query sent.
+    pub query: String,
+    /// The memory expected first.
+    pub expected: String,
+    /// What led the pack instead (None: the pack was empty).
+    pub led: Option<String>,
+}
+
+/// One acknowledged remember: the fact, and the memory id the server answered.
+#[derive(Clone, Debug)]
+struct Acked {
+    entity: String,
+    value: String,
+    memory: Option<String>,
+}
+
+impl Acked {
+    fn content(&self) -> String {
+        format!("{} | slot | {}", self.entity, self.value)
+    }
+    fn query(&self) -> String {
+        format!("{} slot", self.entity)
+    }
 }
 
 #[derive(Default)]
@@ -69,11 +111,13 @@ struct ClientLog {
     recall_ms: Vec<f64>,
     remember_errors: usize,
     recall_errors: usize,
-    recall_misses: usize,
-    acked: Vec<(String, String)>,
+    recall_misses: Vec<RetrievalMiss>,
+    acked: Vec<Acked>,
     errors: Vec<String>,
+    model: Option<String>,
 }
 
+/// The fact the `client`'s `i`-th operation remembers (entity, value).
 fn fact(client: usize, i: usize) -> (String, String) {
     (format!("Load{client}x{i}"), format!("V{client}-{i}"))
 }
@@ -85,7 +129,12 @@ async fn post(
     token: &str,
     body: serde_json::Value,
 ) -> Result<serde_json::Value, String> {
-    let r = http.post(url).bearer_auth(token).json(&body).send().await.map_err(|e| format!("{url}: {e}"))?;
+    answer(url, http.post(url).bearer_auth(token).json(&body).send().await).await
+}
+
+/// The JSON body of a 200 answer; otherwise what went wrong, naming the URL and the status.
+async fn answer(url: &str, sent: reqwest::Result<reqwest::Response>) -> Result<serde_json::Value, String> {
+    let r = sent.map_err(|e| format!("{url}: {e}"))?;
     let status = r.status();
     let text = r.text().await.map_err(|e| format!("{url}: reading the answer: {e}"))?;
     if status.as_u16() != 200 {
@@ -94,8 +143,19 @@ async fn post(
     serde_json::from_str(&text).map_err(|e| format!("{url}: not JSON: {e}"))
 }
 
+/// The content of the memory leading `pack` (None: the pack is empty).
+fn leader(pack: &serde_json::Value) -> Option<String> {
+    pack["items"][0]["memory"]["content"].as_str().map(str::to_string)
+}
+
 fn leads_with(pack: &serde_json::Value, value: &str) -> bool {
-    pack["items"][0]["memory"]["content"].as_str().is_some_and(|c| c.ends_with(&format!("| {value}")))
+    leader(pack).is_some_and(|c| c.ends_with(&format!("| {value}")))
+}
+
+/// `client / model` of a remember's answer, as the server echoed it.
+fn model_of(remembered: &serde_json::Value) -> Option<String> {
+    let m = &remembered["report"]["model"];
+    Some(format!("{} / {}", m["client"].as_str()?, m["model"].as_str()?))
 }
 
 async fn client(http: reqwest::Client, o: LoadOptions, id: usize, deadline: Instant) -> ClientLog {
@@ -106,11 +166,16 @@ async fn client(http: reqwest::Client, o: LoadOptions, id: usize, deadline: Inst
     while Instant::now() < deadline {
         let started = Instant::now();
         if i.is_multiple_of(o.remember_every.max(1)) || log.acked.is_empty() {
-            let (e, v) = fact(id, i);
-            match post(&http, &remember_url, &o.token, json!({"text": format!("[SEM] {e} | slot | {v}")})).await {
-                Ok(_) => {
+            let (entity, value) = fact(id, i);
+            let text = format!("[SEM] {entity} | slot | {value}");
+            match post(&http, &remember_url, &o.token, json!({"text": text})).await {
+                Ok(body) => {
                     log.remember_ms.push(started.elapsed().as_secs_f64() * 1e3);
-                    log.acked.push((e, v));
+                    if log.model.is_none() {
+                        log.model = model_of(&body);
+                    }
+                    let memory = body["report"]["outcomes"][0]["memory"].as_str().map(str::to_string);
+                    log.acked.push(Acked { entity, value, memory });
                 }
                 Err(m) => {
                     log.remember_errors += 1;
@@ -119,20 +184,24 @@ async fn client(http: reqwest::Client, o: LoadOptions, id: usize, deadline: Inst
             }
         } else {
             // Recall something this client wrote (spread over its writes), fully assessed.
-            let (e, v) = log.acked[(i.wrapping_mul(7919)) % log.acked.len()].clone();
+            let a = log.acked[(i.wrapping_mul(7919)) % log.acked.len()].clone();
             match post(
                 &http,
                 &recall_url,
                 &o.token,
                 // The full result, as the published figures were measured (the pack is read below).
-                json!({"query": format!("{e} slot"), "about": {"entity": e, "attribute": "slot"}, "detail": "full"}),
+                json!({"query": a.query(), "about": {"entity": a.entity, "attribute": "slot"}, "detail": "full"}),
             )
             .await
             {
                 Ok(body) => {
                     log.recall_ms.push(started.elapsed().as_secs_f64() * 1e3);
-                    if !leads_with(&body["pack"], &v) {
-                        log.recall_misses += 1;
+                    if !leads_with(&body["pack"], &a.value) {
+                        log.recall_misses.push(RetrievalMiss {
+                            query: a.query(),
+                            expected: a.content(),
+                            led: leader(&body["pack"]),
+                        });
                     }
                 }
                 Err(m) => {
@@ -144,6 +213,46 @@ async fn client(http: reqwest::Client, o: LoadOptions, id: usize, deadline: Inst
         i += 1;
     }
     log
+}
+
+/// What the check found of one acknowledged remember.
+enum Checked {
+    /// In the store and leading the recall of its own query.
+    Recalled,
+    /// In the store, not leading its recall.
+    Missed(RetrievalMiss),
+    /// Absent from the store (why).
+    Lost(String),
+    /// A check request failed (why).
+    Failed(String),
+}
+
+/// Read an acknowledged remember back from the store by its memory id, then recall it.
+async fn check_one(http: &reqwest::Client, base: &str, token: &str, a: &Acked) -> Checked {
+    let Some(id) = &a.memory else {
+        return Checked::Lost(format!("{}: the answer named no memory id", a.content()));
+    };
+    let url = format!("{base}/memories/{id}");
+    match http.get(&url).bearer_auth(token).send().await {
+        Ok(r) if r.status().as_u16() == 404 => return Checked::Lost(format!("{id} {}: not in the store", a.content())),
+        sent => match answer(&url, sent).await {
+            Ok(body) => {
+                let stored = body["why"]["memory"]["content"].as_str().unwrap_or_default();
+                if stored != a.content() {
+                    return Checked::Lost(format!("{id} {}: the store holds {stored:?} under that id", a.content()));
+                }
+            }
+            Err(m) => return Checked::Failed(m),
+        },
+    }
+    let recall_url = format!("{base}/recall");
+    match post(http, &recall_url, token, json!({"query": a.query(), "raw": true, "detail": "full"})).await {
+        Ok(body) if leads_with(&body["pack"], &a.value) => Checked::Recalled,
+        Ok(body) => {
+            Checked::Missed(RetrievalMiss { query: a.query(), expected: a.content(), led: leader(&body["pack"]) })
+        }
+        Err(m) => Checked::Failed(m),
+    }
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -167,8 +276,9 @@ fn figures(op: &str, mut ms: Vec<f64>, errors: usize, elapsed: f64) -> OpFigures
     }
 }
 
-/// Run the load, then check every acknowledged remember with a raw recall (as many checks in
-/// flight as there were clients).
+/// Run the load, then check every acknowledged remember: read back from the store by its
+/// memory id (absent: lost), then recalled by its own query (not leading: a retrieval miss);
+/// as many checks in flight as there were clients.
 pub async fn run(o: &LoadOptions) -> Result<LoadReport, ServerError> {
     if o.clients == 0 {
         return Err(ServerError::Config { file: "bench serve".into(), message: "--clients must be at least 1".into() });
@@ -194,47 +304,62 @@ pub async fn run(o: &LoadOptions) -> Result<LoadReport, ServerError> {
         figures("remember", remember_ms, logs.iter().map(|l| l.remember_errors).sum(), elapsed),
         figures("recall", recall_ms, logs.iter().map(|l| l.recall_errors).sum(), elapsed),
     ];
-    let acked: Vec<(String, String)> = logs.iter().flat_map(|l| l.acked.iter().cloned()).collect();
+    let acked: Vec<Acked> = logs.iter().flat_map(|l| l.acked.iter().cloned()).collect();
     let error_samples: Vec<String> = logs.iter().flat_map(|l| l.errors.iter().cloned()).take(10).collect();
+    let recall_misses: Vec<RetrievalMiss> = logs.iter().flat_map(|l| l.recall_misses.iter().cloned()).collect();
+    let model_echoed = logs.iter().find_map(|l| l.model.clone());
 
-    // Afterwards: every acknowledged remember must come back first for its own query.
-    let recall_url = format!("{}/v1/namespaces/{}/recall", o.base, o.namespace);
+    // Afterwards: every acknowledged remember must be in the store, and come back first for
+    // its own query.
+    let base = format!("{}/v1/namespaces/{}", o.base, o.namespace);
     let chunk = acked.len().div_ceil(o.clients).max(1);
     let checks: Vec<_> = acked
         .chunks(chunk)
         .map(|part| {
             let part = part.to_vec();
-            let (http, url, token) = (http.clone(), recall_url.clone(), o.token.clone());
+            let (http, base, token) = (http.clone(), base.clone(), o.token.clone());
             tokio::spawn(async move {
-                let mut lost = Vec::new();
-                for (e, v) in part {
-                    let found =
-                        post(&http, &url, &token, json!({"query": format!("{e} slot"), "raw": true, "detail": "full"}))
-                            .await
-                            .is_ok_and(|b| leads_with(&b["pack"], &v));
-                    if !found {
-                        lost.push(format!("{e} | slot | {v}"));
-                    }
+                let mut found = Vec::with_capacity(part.len());
+                for a in &part {
+                    found.push(check_one(&http, &base, &token, a).await);
                 }
-                lost
+                found
             })
         })
         .collect();
-    let mut lost = Vec::new();
-    for c in checks {
-        lost.extend(
-            c.await.map_err(|e| ServerError::Io { action: "run a check".into(), source: std::io::Error::other(e) })?,
-        );
-    }
-    Ok(LoadReport {
+    let mut report = LoadReport {
         ops,
         elapsed_s: elapsed,
         acknowledged: acked.len(),
-        recallable: acked.len() - lost.len(),
-        lost,
-        recall_misses: logs.iter().map(|l| l.recall_misses).sum(),
+        stored: 0,
+        recallable: 0,
+        lost: Vec::new(),
+        retrieval_misses: Vec::new(),
+        check_failures: Vec::new(),
+        recall_misses: recall_misses.len(),
+        recall_miss_samples: recall_misses.into_iter().take(10).collect(),
         error_samples,
-    })
+        model_echoed,
+    };
+    for c in checks {
+        let found =
+            c.await.map_err(|e| ServerError::Io { action: "run a check".into(), source: std::io::Error::other(e) })?;
+        for f in found {
+            match f {
+                Checked::Recalled => {
+                    report.stored += 1;
+                    report.recallable += 1;
+                }
+                Checked::Missed(m) => {
+                    report.stored += 1;
+                    report.retrieval_misses.push(m);
+                }
+                Checked::Lost(m) => report.lost.push(m),
+                Checked::Failed(m) => report.check_failures.push(m),
+            }
+        }
+    }
+    Ok(report)
 }
 
 #[cfg(test)]
