@@ -315,7 +315,7 @@ impl Runtime {
     /// `mnemo_core::engine::GroupCommit`). For a server; starting it twice starts one writer.
     pub fn start_group_commit(&self) -> Result<(), AgentError> {
         if self.group_commit.get().is_none() {
-            let writer = mnemo_core::engine::GroupCommit::start(self.engine.clone())?;
+            let writer = mnemo_core::engine::GroupCommit::start(&self.engine)?;
             // A writer started meanwhile by another caller wins; this one's ends with its handle.
             let _ = self.group_commit.set(writer);
         }

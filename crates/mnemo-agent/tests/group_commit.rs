@@ -184,7 +184,7 @@ async fn concurrent_remembers_are_all_answered_durable_and_recalled() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store.db");
     let engine = Arc::new(engine_on(Arc::new(SqliteStore::open(&path).unwrap())));
-    let writer = Arc::new(GroupCommit::start(engine.clone()).unwrap());
+    let writer = Arc::new(GroupCommit::start(&engine).unwrap());
     let tasks: Vec<_> = (0..64)
         .map(|i| {
             let writer = writer.clone();

@@ -6,8 +6,10 @@
 //!
 //! A caller that stops waiting (a client that went away) does not stop its turn: it is in the
 //! writer's hands, written and answered to no one. The writer stops when the last
-//! [`GroupCommit`] handle is dropped, after the batch under way.
-use std::sync::Arc;
+//! [`GroupCommit`] handle is dropped, after the batch under way. Between batches it holds the
+//! engine only weakly: whoever owns the engine drops it (its index, with the index's own
+//! directory lock) when they are done, without waiting for the writer to notice.
+use std::sync::{Arc, Weak};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -32,12 +34,12 @@ pub struct GroupCommit {
 
 impl GroupCommit {
     /// Start the writer task for `engine` on the current tokio runtime; an error outside one.
-    pub fn start(engine: Arc<Engine>) -> Result<GroupCommit> {
+    pub fn start(engine: &Arc<Engine>) -> Result<GroupCommit> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|e| {
             CoreError::Config(format!("the group commit's writer needs a tokio runtime to run on: {e}"))
         })?;
         let (queue, waiting) = mpsc::unbounded_channel();
-        runtime.spawn(write_batches(engine, waiting));
+        runtime.spawn(write_batches(Arc::downgrade(engine), waiting));
         Ok(GroupCommit { queue })
     }
 
@@ -51,7 +53,7 @@ impl GroupCommit {
 }
 
 /// The writer: one batch at a time, every waiting turn in it.
-async fn write_batches(engine: Arc<Engine>, mut waiting: mpsc::UnboundedReceiver<Waiting>) {
+async fn write_batches(engine: Weak<Engine>, mut waiting: mpsc::UnboundedReceiver<Waiting>) {
     while let Some(first) = waiting.recv().await {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH_TURNS {
@@ -64,7 +66,12 @@ async fn write_batches(engine: Arc<Engine>, mut waiting: mpsc::UnboundedReceiver
         let n = requests.len();
         // On a task of its own: a panic in one batch answers its callers with an error and
         // leaves the writer serving the next.
-        let engine = engine.clone();
+        let Some(engine) = engine.upgrade() else {
+            for answer in answers {
+                let _ = answer.send(Err(writer_gone("because its engine was dropped")));
+            }
+            break;
+        };
         let written = tokio::spawn(async move { engine.remember_batch(requests).await }).await;
         let results: Vec<Result<RememberReport>> = match written {
             Ok(results) => results,
