@@ -23,6 +23,10 @@ pub struct LoadOptions {
     pub duration: Duration,
     /// Every n-th operation of a client is a remember, the others recalls (2: half and half).
     pub remember_every: usize,
+    /// Whether a recall asks for the full result (`"detail": "full"`: the pack with its
+    /// trace, the assessment and the verdict) instead of what an agent reads (the default
+    /// view).
+    pub full_recall: bool,
 }
 
 /// Figures of one operation kind.
@@ -55,7 +59,10 @@ pub struct LoadReport {
     pub acknowledged: usize,
     /// Acknowledged remembers read back from the store by their memory id.
     pub stored: usize,
-    /// Acknowledged remembers found by a recall afterwards (leading its pack).
+    /// Acknowledged remembers recalled afterwards (every one up to [`MAX_RECALL_CHECKS`], an
+    /// even sample beyond).
+    pub recall_checked: usize,
+    /// Of those, the ones leading the recall of their own entity.
     pub recallable: usize,
     /// Acknowledged remembers ABSENT from the store when read back by id: lost writes
     /// ("m42 Load3x5 | slot | V3-5", or why the id could not be read as that memory).
@@ -105,6 +112,10 @@ impl Acked {
     }
 }
 
+/// Most acknowledged writes recalled by the check (each is read back by id all the same): a
+/// recall costs what a search of the whole store costs, a read by id does not.
+pub const MAX_RECALL_CHECKS: usize = 20_000;
+
 #[derive(Default)]
 struct ClientLog {
     remember_ms: Vec<f64>,
@@ -143,13 +154,16 @@ async fn answer(url: &str, sent: reqwest::Result<reqwest::Response>) -> Result<s
     serde_json::from_str(&text).map_err(|e| format!("{url}: not JSON: {e}"))
 }
 
-/// The content of the memory leading `pack` (None: the pack is empty).
-fn leader(pack: &serde_json::Value) -> Option<String> {
-    pack["items"][0]["memory"]["content"].as_str().map(str::to_string)
+/// The content of the memory leading a recall's answer, the full result (its pack) or the
+/// agent view (its memories); None: nothing was recalled.
+fn leader(recalled: &serde_json::Value) -> Option<String> {
+    let full = &recalled["pack"]["items"][0]["memory"]["content"];
+    let agent = &recalled["memories"][0]["content"];
+    full.as_str().or(agent.as_str()).map(str::to_string)
 }
 
-fn leads_with(pack: &serde_json::Value, value: &str) -> bool {
-    leader(pack).is_some_and(|c| c.ends_with(&format!("| {value}")))
+fn leads_with(recalled: &serde_json::Value, value: &str) -> bool {
+    leader(recalled).is_some_and(|c| c.ends_with(&format!("| {value}")))
 }
 
 /// `client / model` of a remember's answer, as the server echoed it.
@@ -185,22 +199,18 @@ async fn client(http: reqwest::Client, o: LoadOptions, id: usize, deadline: Inst
         } else {
             // Recall something this client wrote (spread over its writes), fully assessed.
             let a = log.acked[(i.wrapping_mul(7919)) % log.acked.len()].clone();
-            match post(
-                &http,
-                &recall_url,
-                &o.token,
-                // The full result, as the published figures were measured (the pack is read below).
-                json!({"query": a.query(), "about": {"entity": a.entity, "attribute": "slot"}, "detail": "full"}),
-            )
-            .await
-            {
+            let mut asked = json!({"query": a.query(), "about": {"entity": a.entity, "attribute": "slot"}});
+            if o.full_recall {
+                asked["detail"] = json!("full");
+            }
+            match post(&http, &recall_url, &o.token, asked).await {
                 Ok(body) => {
                     log.recall_ms.push(started.elapsed().as_secs_f64() * 1e3);
-                    if !leads_with(&body["pack"], &a.value) {
+                    if !leads_with(&body, &a.value) {
                         log.recall_misses.push(RetrievalMiss {
                             query: a.query(),
                             expected: a.content(),
-                            led: leader(&body["pack"]),
+                            led: leader(&body),
                         });
                     }
                 }
@@ -217,7 +227,9 @@ async fn client(http: reqwest::Client, o: LoadOptions, id: usize, deadline: Inst
 
 /// What the check found of one acknowledged remember.
 enum Checked {
-    /// In the store and leading the recall of its own query.
+    /// In the store (its recall not checked).
+    Stored,
+    /// In the store and leading the recall of its own entity.
     Recalled,
     /// In the store, not leading its recall.
     Missed(RetrievalMiss),
@@ -227,8 +239,9 @@ enum Checked {
     Failed(String),
 }
 
-/// Read an acknowledged remember back from the store by its memory id, then recall it.
-async fn check_one(http: &reqwest::Client, base: &str, token: &str, a: &Acked) -> Checked {
+/// Read an acknowledged remember back from the store by its memory id, then (when `recall`)
+/// recall it by its entity's name.
+async fn check_one(http: &reqwest::Client, base: &str, token: &str, a: &Acked, recall: bool) -> Checked {
     let Some(id) = &a.memory else {
         return Checked::Lost(format!("{}: the answer named no memory id", a.content()));
     };
@@ -245,11 +258,16 @@ async fn check_one(http: &reqwest::Client, base: &str, token: &str, a: &Acked) -
             Err(m) => return Checked::Failed(m),
         },
     }
+    if !recall {
+        return Checked::Stored;
+    }
+    // Its entity's name alone: a word of every memory ("slot") would make each check a scan of
+    // the whole store.
     let recall_url = format!("{base}/recall");
-    match post(http, &recall_url, token, json!({"query": a.query(), "raw": true, "detail": "full"})).await {
-        Ok(body) if leads_with(&body["pack"], &a.value) => Checked::Recalled,
+    match post(http, &recall_url, token, json!({"query": a.entity, "raw": true})).await {
+        Ok(body) if leads_with(&body, &a.value) => Checked::Recalled,
         Ok(body) => {
-            Checked::Missed(RetrievalMiss { query: a.query(), expected: a.content(), led: leader(&body["pack"]) })
+            Checked::Missed(RetrievalMiss { query: a.entity.clone(), expected: a.content(), led: leader(&body) })
         }
         Err(m) => Checked::Failed(m),
     }
@@ -313,15 +331,18 @@ pub async fn run(o: &LoadOptions) -> Result<LoadReport, ServerError> {
     // its own query.
     let base = format!("{}/v1/namespaces/{}", o.base, o.namespace);
     let chunk = acked.len().div_ceil(o.clients).max(1);
+    let recall_every = acked.len().div_ceil(MAX_RECALL_CHECKS).max(1);
     let checks: Vec<_> = acked
         .chunks(chunk)
-        .map(|part| {
+        .enumerate()
+        .map(|(k, part)| {
             let part = part.to_vec();
             let (http, base, token) = (http.clone(), base.clone(), o.token.clone());
             tokio::spawn(async move {
                 let mut found = Vec::with_capacity(part.len());
-                for a in &part {
-                    found.push(check_one(&http, &base, &token, a).await);
+                for (i, a) in part.iter().enumerate() {
+                    let recall = (k * chunk + i).is_multiple_of(recall_every);
+                    found.push(check_one(&http, &base, &token, a, recall).await);
                 }
                 found
             })
@@ -332,6 +353,7 @@ pub async fn run(o: &LoadOptions) -> Result<LoadReport, ServerError> {
         elapsed_s: elapsed,
         acknowledged: acked.len(),
         stored: 0,
+        recall_checked: 0,
         recallable: 0,
         lost: Vec::new(),
         retrieval_misses: Vec::new(),
@@ -346,12 +368,15 @@ pub async fn run(o: &LoadOptions) -> Result<LoadReport, ServerError> {
             c.await.map_err(|e| ServerError::Io { action: "run a check".into(), source: std::io::Error::other(e) })?;
         for f in found {
             match f {
+                Checked::Stored => report.stored += 1,
                 Checked::Recalled => {
                     report.stored += 1;
+                    report.recall_checked += 1;
                     report.recallable += 1;
                 }
                 Checked::Missed(m) => {
                     report.stored += 1;
+                    report.recall_checked += 1;
                     report.retrieval_misses.push(m);
                 }
                 Checked::Lost(m) => report.lost.push(m),
@@ -364,7 +389,66 @@ pub async fn run(o: &LoadOptions) -> Result<LoadReport, ServerError> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use axum::extract::Path;
+    use axum::routing::{get, post};
+
+    fn acked(entity: &str, memory: &str) -> Acked {
+        Acked { entity: entity.into(), value: "V".into(), memory: Some(memory.into()) }
+    }
+
+    /// A stand-in server: m1 is absent (404), m2 is stored and recalled first, m3 is stored
+    /// and another memory leads its recall, m4's read fails (500).
+    async fn stand_in() -> String {
+        let why = get(|Path((_, id)): Path<(String, String)>| async move {
+            let content = |e: &str| json!({"why": {"memory": {"content": format!("{e} | slot | V")}}});
+            match id.as_str() {
+                "m2" => (axum::http::StatusCode::OK, axum::Json(content("A"))),
+                "m3" => (axum::http::StatusCode::OK, axum::Json(content("B"))),
+                "m4" => (axum::http::StatusCode::INTERNAL_SERVER_ERROR, axum::Json(json!({}))),
+                _ => (axum::http::StatusCode::NOT_FOUND, axum::Json(json!({}))),
+            }
+        });
+        let recall = post(|axum::Json(q): axum::Json<serde_json::Value>| async move {
+            let led = if q["query"] == "A" { "A | slot | V" } else { "Other | slot | W" };
+            axum::Json(json!({"pack": {"items": [{"memory": {"content": led}}]}}))
+        });
+        let app = axum::Router::new()
+            .route("/v1/namespaces/{ns}/memories/{id}", why)
+            .route("/v1/namespaces/{ns}/recall", recall);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/v1/namespaces/x", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        base
+    }
+
+    #[tokio::test]
+    async fn the_check_tells_a_lost_write_from_a_retrieval_miss_and_a_failed_request() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let base = stand_in().await;
+        let http = reqwest::Client::new();
+        let lost = check_one(&http, &base, "t", &acked("Z", "m1"), true).await;
+        assert!(matches!(&lost, Checked::Lost(m) if m.contains("m1") && m.contains("not in the store")));
+        assert!(matches!(check_one(&http, &base, "t", &acked("A", "m2"), true).await, Checked::Recalled));
+        match check_one(&http, &base, "t", &acked("B", "m3"), true).await {
+            Checked::Missed(m) => assert_eq!(
+                m,
+                RetrievalMiss {
+                    query: "B".into(),
+                    expected: "B | slot | V".into(),
+                    led: Some("Other | slot | W".into())
+                }
+            ),
+            _ => panic!("a stored write its recall does not lead with is a retrieval miss"),
+        }
+        assert!(
+            matches!(check_one(&http, &base, "t", &acked("C", "m4"), true).await, Checked::Failed(m) if m.contains("500"))
+        );
+        assert!(matches!(check_one(&http, &base, "t", &acked("B", "m3"), false).await, Checked::Stored));
+        let no_id = Acked { entity: "D".into(), value: "V".into(), memory: None };
+        assert!(matches!(check_one(&http, &base, "t", &no_id, true).await, Checked::Lost(_)));
+    }
 
     #[test]
     fn percentiles_pick_ranks() {

@@ -172,7 +172,15 @@ pub async fn bench(cli: &Cli, a: &ServeBenchArgs) -> Result<ExitCode> {
         }
     };
     eprintln!("mnemo: {} clients for {:?} against {base}", a.clients, duration);
-    let opts = LoadOptions { base: base.clone(), token, namespace, clients: a.clients, duration, remember_every: 2 };
+    let opts = LoadOptions {
+        base: base.clone(),
+        token,
+        namespace,
+        clients: a.clients,
+        duration,
+        remember_every: a.remember_every as usize,
+        full_recall: a.recall_detail == "full",
+    };
     let report = mnemo_server::load::run(&opts).await;
     let server_exit = match child {
         Some(c) => tokio::task::spawn_blocking(move || stop_child(c)).await??,
@@ -185,7 +193,15 @@ pub async fn bench(cli: &Cli, a: &ServeBenchArgs) -> Result<ExitCode> {
     let model = report.model_echoed.clone().unwrap_or_else(|| "unknown: no remember was answered".into());
     let provenance = crate::provenance::run_provenance(&seam, &model, &embedder, &config.hash());
     let machine = tokio::task::spawn_blocking(machine).await?;
-    let run = Run { clients: a.clients, duration, prefill: a.prefill, machine: &machine, server_exit: &server_exit };
+    let run = Run {
+        clients: a.clients,
+        duration,
+        prefill: a.prefill,
+        remember_every: a.remember_every,
+        recall_detail: &a.recall_detail,
+        machine: &machine,
+        server_exit: &server_exit,
+    };
     let rows = rows(&report, &run);
     let markdown = markdown(&report, &run);
     let out = mnemo_bench::BenchReport::new(provenance, rows, markdown);
@@ -209,6 +225,8 @@ struct Run<'a> {
     clients: usize,
     duration: Duration,
     prefill: usize,
+    remember_every: u32,
+    recall_detail: &'a str,
     machine: &'a str,
     server_exit: &'a str,
 }
@@ -240,7 +258,8 @@ fn rows(r: &LoadReport, run: &Run) -> Vec<serde_json::Value> {
         .map(|o| {
             serde_json::json!({
                 "bench": "serve-load", "op": o.op, "clients": clients, "duration_s": d,
-                "prefilled_memories": run.prefill,
+                "prefilled_memories": run.prefill, "remember_every": run.remember_every,
+                "recall_detail": run.recall_detail,
                 "ok": o.ok, "errors": o.errors, "throughput_per_s": o.throughput_per_s,
                 "p50_ms": o.p50_ms, "p99_ms": o.p99_ms, "max_ms": o.max_ms, "machine": machine,
             })
@@ -248,9 +267,10 @@ fn rows(r: &LoadReport, run: &Run) -> Vec<serde_json::Value> {
         .collect();
     rows.push(serde_json::json!({
         "bench": "serve-load", "op": "check", "clients": clients, "duration_s": d,
-        "prefilled_memories": run.prefill,
+        "prefilled_memories": run.prefill, "remember_every": run.remember_every,
+        "recall_detail": run.recall_detail,
         "elapsed_s": r.elapsed_s, "acknowledged_writes": r.acknowledged, "stored": r.stored,
-        "recallable": r.recallable,
+        "recall_checked": r.recall_checked, "recallable": r.recallable,
         "lost_writes": r.lost.len(), "lost_sample": r.lost.iter().take(10).collect::<Vec<_>>(),
         "retrieval_misses": r.retrieval_misses.len(),
         "retrieval_miss_sample": r.retrieval_misses.iter().take(10).collect::<Vec<_>>(),
@@ -287,17 +307,23 @@ fn markdown(r: &LoadReport, run: &Run) -> String {
         .map(|m| format!("\n- query {:?}: expected {:?}, led by {:?}", m.query, m.expected, m.led))
         .collect();
     format!(
-        "## serve load: {} clients, {:.0} s, {} memories prefilled\n\nmachine: {}\n\n{table}\n\
-         acknowledged writes {}: in the store (read back by id) {}, lost {}; recalled first afterwards {}, \
+        "## serve load: {} clients, {:.0} s, {} memories prefilled, every {} operation(s) a remember, \
+         recall detail {}\n\n\
+         machine: {}\n\n{table}\n\
+         acknowledged writes {}: in the store (read back by id) {}, lost {}; recalled by their entity {} (every one up to {}, an even sample beyond): first {}, \
          retrieval misses {}{misses}\nfailed check requests {}; recalls not leading with their value during \
          the load: {}; server stop: {}\n",
         run.clients,
         run.duration.as_secs_f64(),
         run.prefill,
+        run.remember_every,
+        run.recall_detail,
         run.machine,
         r.acknowledged,
         r.stored,
         r.lost.len(),
+        r.recall_checked,
+        mnemo_server::load::MAX_RECALL_CHECKS,
         r.recallable,
         r.retrieval_misses.len(),
         r.check_failures.len(),
