@@ -35,6 +35,10 @@ pub struct Runtime {
     pub(crate) counters: crate::stats::DoorCounters,
     /// The data directory (its size is a figure of `mnemo stats`).
     data_dir: std::path::PathBuf,
+    /// Once started ([`Runtime::start_group_commit`]): remembers go through one writer that
+    /// writes every turn waiting as one batch (a server's concurrent clients); otherwise each
+    /// remember writes alone (the CLI's one write).
+    group_commit: std::sync::OnceLock<mnemo_core::engine::GroupCommit>,
 }
 
 /// When the runtime builds its reasoner, the one component that calls the chat model (the
@@ -281,6 +285,7 @@ impl Runtime {
             idempotency: tokio::sync::Mutex::new(()),
             counters: crate::stats::DoorCounters::default(),
             data_dir: data_dir.to_path_buf(),
+            group_commit: std::sync::OnceLock::new(),
         })
     }
 
@@ -316,6 +321,24 @@ impl Runtime {
     pub fn model_info(&self) -> ModelInfo {
         self.engine.reasoner_model()
     }
+    /// From now on, write concurrent remembers as group commits: one writer task (on the
+    /// current tokio runtime) takes every turn waiting and writes them as one batch, each
+    /// caller answered once its turn is committed and in the index, with its own result (see
+    /// `mnemo_core::engine::GroupCommit`). For a server; starting it twice starts one writer.
+    pub fn start_group_commit(&self) -> Result<(), AgentError> {
+        if self.group_commit.get().is_none() {
+            let writer = mnemo_core::engine::GroupCommit::start(&self.engine)?;
+            // A writer started meanwhile by another caller wins; this one's ends with its handle.
+            let _ = self.group_commit.set(writer);
+        }
+        Ok(())
+    }
+
+    /// Whether remembers are written as group commits.
+    pub fn group_commit_started(&self) -> bool {
+        self.group_commit.get().is_some()
+    }
+
     /// Bring the index up to the store with progress.
     pub async fn sync_index(&self, progress: &(dyn Fn(u64, u64) + Send + Sync)) -> Result<SyncReport, AgentError> {
         Ok(self.engine.sync_index(progress).await?)
@@ -351,7 +374,20 @@ impl Runtime {
         external_id: Option<String>,
         at: Option<Timestamp>,
     ) -> Result<RememberReport, AgentError> {
-        match self.engine.remember_turn_at(ns, source, text, external_id, at).await {
+        let written = match self.group_commit.get() {
+            Some(writer) => {
+                let request = mnemo_core::engine::TurnRequest {
+                    namespace: ns.clone(),
+                    source: source.to_string(),
+                    text: text.to_string(),
+                    external_id,
+                    at,
+                };
+                writer.remember(request).await
+            }
+            None => self.engine.remember_turn_at(ns, source, text, external_id, at).await,
+        };
+        match written {
             Ok(r) => {
                 self.counters.remembered();
                 Ok(r)

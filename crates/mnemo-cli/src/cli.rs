@@ -337,6 +337,18 @@ pub struct ServeBenchArgs {
     /// The namespace written with --url (a fresh one is best: the check recalls what it wrote).
     #[arg(long, default_value = "load")]
     pub namespace: String,
+    /// Write this many memories into the server's store before the load (through the engine's
+    /// write path), so the load runs against a store of that size (not with --url).
+    #[arg(long, default_value_t = 0)]
+    pub prefill: usize,
+    /// Every n-th operation of a client is a remember, the others assessed recalls (2: half
+    /// and half; 1: remembers only).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub remember_every: u32,
+    /// What a recall asks for: `full` (the pack with its trace, the assessment and the
+    /// verdict, as the published figures were measured) or `agent` (what an agent reads).
+    #[arg(long, default_value = "full", value_parser = ["full", "agent"])]
+    pub recall_detail: String,
     /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -9,6 +9,7 @@ pub const PARTS: &[(&str, bool, &str)] = &[
     ("server", cfg!(feature = "server"), "`mnemo serve`, `mnemo bench serve` (HTTP JSON API)"),
     ("mcp", cfg!(feature = "mcp"), "`mnemo mcp` and the `mcp` grounder kind"),
     ("postgres", cfg!(feature = "postgres"), "the `postgres` store and index kinds, `mnemo migrate`"),
+    ("otlp", cfg!(feature = "otlp"), "traces exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set"),
     ("local-embedder", cfg!(feature = "local-embedder"), "`[embedder] kind = \"local\"` (candle, MiniLM)"),
 ];
 

@@ -16,6 +16,17 @@ use crate::time::Timestamp;
 pub trait Store: Send + Sync {
     /// Record a raw turn durably; returns it with its id.
     async fn record_turn(&self, turn: NewTurn) -> Result<Turn>;
+    /// Record raw turns durably, in order (ids increase in that order); returns them with their
+    /// ids. A backend that can should record them in one transaction (all or none: a group
+    /// commit records a batch of turns at once); this default records them one by one, so a
+    /// failure may leave the first ones recorded.
+    async fn record_turns(&self, turns: Vec<NewTurn>) -> Result<Vec<Turn>> {
+        let mut recorded = Vec::with_capacity(turns.len());
+        for t in turns {
+            recorded.push(self.record_turn(t).await?);
+        }
+        Ok(recorded)
+    }
     /// Apply a batch atomically at time `at`; returns the ids of the inserted memories in order.
     async fn apply(&self, namespace: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>>;
     /// Memories by id within a namespace (missing or other-namespace ids are left out).

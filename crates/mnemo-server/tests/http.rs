@@ -36,6 +36,8 @@ impl Server {
 
     /// Serving this runtime.
     async fn serve(rt: Runtime, max_body: Option<usize>) -> Server {
+        // As `mnemo serve` does: concurrent remembers are written as group commits.
+        rt.start_group_commit().unwrap();
         let mut settings = ServeSettings::with_tokens(vec![
             TokenGrant::new("ops", OPS, &["a", "ctl"]).answering(),
             TokenGrant::new("crm", CRM, &["a", "ctl"]),

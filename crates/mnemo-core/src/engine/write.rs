@@ -140,16 +140,8 @@ impl Engine {
         external_id: Option<String>,
         at: Option<Timestamp>,
     ) -> Result<RememberReport> {
-        if text.trim().is_empty() {
-            return Err(CoreError::InvalidInput("turn text is empty".into()));
-        }
-        if text.len() > MAX_TURN_BYTES {
-            return Err(CoreError::InvalidInput(format!(
-                "turn text is {} bytes; at most {MAX_TURN_BYTES} are accepted",
-                text.len()
-            )));
-        }
-        let source = if source.trim().is_empty() { "user" } else { source.trim() };
+        check_turn_text(text)?;
+        let source = source_name(source);
         let _write = self.write_guard(ns).await?;
         let turn = self.record_at(ns, source, text, external_id, at).await?;
         self.extract_and_apply(ns, turn).await
@@ -245,6 +237,33 @@ impl Engine {
         extraction: Extraction,
         forget: ForgetOptions,
     ) -> Result<RememberReport> {
+        let mut planned = self.plan_extraction(ns, turn, extraction, forget).await?;
+        // One atomic batch: the turn's memories land together or not at all.
+        if !planned.ops.is_empty() {
+            let ops = std::mem::take(&mut planned.ops);
+            let span = tracing::info_span!("apply", ops = ops.len());
+            let inserted = self.store.apply(ns, planned.turn.at, ops).instrument(span).await?;
+            planned.resolve_ids(&inserted);
+            // The write is committed and acknowledged from here on: an index failure (a full
+            // disk, a damaged segment) must not make a client retry it; the index is a view
+            // that catches up from the store at the next sync.
+            if let Err(e) = self.sync().instrument(tracing::info_span!("index_sync")).await {
+                planned.notes.push(index_behind_note(&e));
+            }
+        }
+        Ok(planned.into_report())
+    }
+
+    /// Plan a recorded turn's extraction item by item, in turn order, against the store as it
+    /// is (nothing is written): the write ops, and the outcomes and notes the report gives once
+    /// the ops are applied ([`PlannedTurn`]).
+    pub(crate) async fn plan_extraction(
+        &self,
+        ns: &Namespace,
+        turn: Turn,
+        extraction: Extraction,
+        forget: ForgetOptions,
+    ) -> Result<PlannedTurn> {
         let mut notes = extraction.notes.clone();
         if extraction.items.len() > MAX_ITEMS_PER_TURN {
             return Err(CoreError::InvalidInput(format!(
@@ -275,27 +294,6 @@ impl Engine {
                 }
             });
         }
-        // One atomic batch: the turn's memories land together or not at all.
-        if !plan.ops.is_empty() {
-            let ops = std::mem::take(&mut plan.ops);
-            let span = tracing::info_span!("apply", ops = ops.len());
-            let inserted = self.store.apply(ns, turn.at, ops).instrument(span).await?;
-            for o in &mut outcomes {
-                o.memory = o.memory.map(|id| TurnPlan::resolve(id, &inserted));
-                for t in &mut o.tombstoned {
-                    *t = TurnPlan::resolve(*t, &inserted);
-                }
-                o.detail = fill_ids(&o.detail, o.memory, &o.tombstoned);
-            }
-            // The write is committed and acknowledged from here on: an index failure (a full
-            // disk, a damaged segment) must not make a client retry it; the index is a view
-            // that catches up from the store at the next sync.
-            if let Err(e) = self.sync().instrument(tracing::info_span!("index_sync")).await {
-                notes.push(format!(
-                    "stored, but the index could not be updated ({e}); it catches up from the store at the next command"
-                ));
-            }
-        }
         if extraction.items.is_empty() {
             // Said, not only implied by an empty list: the turn is kept, and nothing derived.
             notes.push(format!(
@@ -305,9 +303,7 @@ impl Engine {
                 turn.id
             ));
         }
-        // One outcome per extracted item: none means nothing was extracted.
-        let status = if outcomes.is_empty() { TurnStatus::NothingExtracted } else { TurnStatus::Extracted };
-        Ok(RememberReport { status, turn, outcomes, notes, model: extraction.model })
+        Ok(PlannedTurn { ops: std::mem::take(&mut plan.ops), turn, outcomes, notes, model: extraction.model })
     }
 
     /// The candidate's importance: stated (clamped into 0..=1, with a note) or the kind default.
@@ -594,6 +590,74 @@ impl Engine {
             ))),
         }
     }
+}
+
+/// A turn's text is refused when empty or above [`MAX_TURN_BYTES`].
+pub(crate) fn check_turn_text(text: &str) -> Result<()> {
+    if text.trim().is_empty() {
+        return Err(CoreError::InvalidInput("turn text is empty".into()));
+    }
+    if text.len() > MAX_TURN_BYTES {
+        return Err(CoreError::InvalidInput(format!(
+            "turn text is {} bytes; at most {MAX_TURN_BYTES} are accepted",
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Who said a turn: the source given, or "user" when none is.
+pub(crate) fn source_name(source: &str) -> &str {
+    if source.trim().is_empty() {
+        "user"
+    } else {
+        source.trim()
+    }
+}
+
+/// A turn planned and not yet applied: its write ops (insert positions counted within the
+/// turn) and what its report says once they are.
+pub(crate) struct PlannedTurn {
+    /// The turn's write ops, in order; applied as one atomic batch (or as part of a group's).
+    pub ops: Vec<WriteOp>,
+    /// The recorded turn.
+    pub turn: Turn,
+    /// One per extracted item, ids of inserts still virtual until [`PlannedTurn::resolve_ids`].
+    pub outcomes: Vec<Outcome>,
+    /// Notes for the report.
+    pub notes: Vec<String>,
+    /// Which model extracted.
+    pub model: ModelInfo,
+}
+
+impl PlannedTurn {
+    /// How many memories the turn's ops insert (the store returns their ids in order).
+    pub fn inserts(&self) -> usize {
+        self.ops.iter().filter(|op| matches!(op, WriteOp::Insert { .. })).count()
+    }
+
+    /// Put the store's ids of the turn's inserts (in order) in place of the virtual ones.
+    pub fn resolve_ids(&mut self, inserted: &[MemoryId]) {
+        for o in &mut self.outcomes {
+            o.memory = o.memory.map(|id| TurnPlan::resolve(id, inserted));
+            for t in &mut o.tombstoned {
+                *t = TurnPlan::resolve(*t, inserted);
+            }
+            o.detail = fill_ids(&o.detail, o.memory, &o.tombstoned);
+        }
+    }
+
+    /// The report (ids resolved first when the turn wrote anything).
+    pub fn into_report(self) -> RememberReport {
+        // One outcome per extracted item: none means nothing was extracted.
+        let status = if self.outcomes.is_empty() { TurnStatus::NothingExtracted } else { TurnStatus::Extracted };
+        RememberReport { status, turn: self.turn, outcomes: self.outcomes, notes: self.notes, model: self.model }
+    }
+}
+
+/// The note of a write stored while the index could not follow it.
+pub(crate) fn index_behind_note(e: &CoreError) -> String {
+    format!("stored, but the index could not be updated ({e}); it catches up from the store at the next command")
 }
 
 /// The claim rule: the same normalised (entity, attribute, value) is a duplicate; the same

@@ -265,6 +265,10 @@ impl Store for SqliteStore {
         self.seen(self.writer()?.run(move |c| write::record_turn(c, turn)).await)
     }
 
+    async fn record_turns(&self, turns: Vec<NewTurn>) -> Result<Vec<Turn>> {
+        self.seen(self.writer()?.run(move |c| write::record_turns(c, turns)).await)
+    }
+
     async fn apply(&self, namespace: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
         let ns = namespace.clone();
         self.seen(self.writer()?.run(move |c| write::apply(c, &ns, at, ops)).await)

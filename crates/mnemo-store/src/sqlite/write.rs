@@ -36,16 +36,35 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
 
 /// Record a turn.
 pub(crate) fn record_turn(conn: &mut Connection, t: NewTurn) -> Result<Turn> {
+    let mut turns = record_turns(conn, vec![t])?;
+    turns.pop().ok_or_else(|| CoreError::Store("recording one turn returned none".into()))
+}
+
+/// Record turns in order, in one transaction (all or none).
+pub(crate) fn record_turns(conn: &mut Connection, turns: Vec<NewTurn>) -> Result<Vec<Turn>> {
     let tx = begin(conn)?;
-    let id = ids::next(&tx, &t.namespace, Table::Turns)?;
-    tx.execute(
-        "INSERT INTO turns (id, namespace, source, at, text, external_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id, t.namespace.as_str(), t.source, t.at.0, t.text, t.external_id],
-    )
-    .db()?;
-    let id = TurnId(id);
+    let mut recorded = Vec::with_capacity(turns.len());
+    {
+        let mut stmt = tx
+            .prepare_cached(
+                "INSERT INTO turns (id, namespace, source, at, text, external_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .db()?;
+        for t in turns {
+            let id = ids::next(&tx, &t.namespace, Table::Turns)?;
+            stmt.execute(params![id, t.namespace.as_str(), t.source, t.at.0, t.text, t.external_id]).db()?;
+            recorded.push(Turn {
+                id: TurnId(id),
+                namespace: t.namespace,
+                source: t.source,
+                at: t.at,
+                text: t.text,
+                external_id: t.external_id,
+            });
+        }
+    }
     tx.commit().db()?;
-    Ok(Turn { id, namespace: t.namespace, source: t.source, at: t.at, text: t.text, external_id: t.external_id })
+    Ok(recorded)
 }
 
 /// An access time only moves forward: a recall at an earlier time (`--at` in the past) leaves a
