@@ -54,14 +54,12 @@ fn refused(args: &[&str], feature: &str, opens_the_directory: bool) {
 
 #[test]
 fn help_says_which_parts_are_built() {
-    for (feature, built) in
-        [
-            ("server", cfg!(feature = "server")),
-            ("mcp", cfg!(feature = "mcp")),
-            ("postgres", cfg!(feature = "postgres")),
-            ("otlp", cfg!(feature = "otlp")),
-        ]
-    {
+    for (feature, built) in [
+        ("server", cfg!(feature = "server")),
+        ("mcp", cfg!(feature = "mcp")),
+        ("postgres", cfg!(feature = "postgres")),
+        ("otlp", cfg!(feature = "otlp")),
+    ] {
         let line = help_line(feature);
         assert_eq!(line.contains("NOT BUILT"), !built, "{line}");
     }
