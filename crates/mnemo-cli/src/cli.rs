@@ -79,6 +79,7 @@ impl Cli {
             Command::Reliability(a) => to_stdout(&a.json),
             Command::Bench(
                 BenchCommand::Locomo { json, .. }
+                | BenchCommand::Longmemeval { json, .. }
                 | BenchCommand::Answerability { json, .. }
                 | BenchCommand::Tokens { json, .. }
                 | BenchCommand::Extraction { json, .. }
@@ -400,6 +401,22 @@ pub enum BenchCommand {
         /// Benchmark settings.
         #[command(flatten)]
         args: mnemo_bench::LocomoArgs,
+        /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// LongMemEval retrieval: session recall@k (any / all evidence sessions), turn recall@k,
+    /// NDCG@10 and evidence recall within each budget, per question type, for BM25, dense and
+    /// hybrid; abstention (`_abs`) questions apart.
+    ///
+    /// Each question's haystack goes into its own namespace, one episodic memory per turn
+    /// (role, session id and the session's date kept); the question is recalled with the clock
+    /// at its question_date. Engine, index and fusion as `bench locomo` (the configured
+    /// [embedder] and [index]).
+    Longmemeval {
+        /// Benchmark settings.
+        #[command(flatten)]
+        args: mnemo_bench::LongMemEvalArgs,
         /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,

@@ -1,4 +1,4 @@
-//! `mnemo bench locomo | scale | cli-churn | …`: figures come from a benchmark program, never a timed test.
+//! `mnemo bench locomo | longmemeval | scale | cli-churn | …`: figures come from a benchmark program, never a timed test.
 use anyhow::Result;
 use std::path::Path;
 use std::process::ExitCode;
@@ -22,6 +22,14 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
             let provenance =
                 run_provenance("none (retrieval only: no model call)", "none", embedder.model_id(), &config.hash());
             (mnemo_bench::locomo(args, provenance, embedder).await?, json)
+        }
+        BenchCommand::Longmemeval { args, json } => {
+            let embedder = context::embedder(&config).await?;
+            let (_, index, index_origin) = config.plugin("index")?;
+            let args = args.clone().with_config(&index, &index_origin, &config.policy().recall)?;
+            let provenance =
+                run_provenance("none (retrieval only: no model call)", "none", embedder.model_id(), &config.hash());
+            (mnemo_bench::longmemeval(&args, provenance, embedder).await?, json)
         }
         BenchCommand::Answerability { args, json } => {
             let embedder = context::embedder(&config).await?;
