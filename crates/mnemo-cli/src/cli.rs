@@ -94,6 +94,9 @@ impl Cli {
 }
 
 /// Subcommands.
+// Parsed once per process: the size of its largest variant (bench's settings) costs nothing,
+// and boxing it would only add indirection to every match on it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run an offline supply-chain agent turn and print the recall trace, trust and decision.
@@ -404,6 +407,10 @@ pub enum BenchCommand {
         /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Then regenerate the LoCoMo table of this README (the block between its
+        /// `<!-- locomo:begin …` and `<!-- locomo:end -->` lines) from the `--json` FILE.
+        #[arg(long, value_name = "README", requires = "json")]
+        readme: Option<PathBuf>,
     },
     /// LongMemEval retrieval: session recall@k (any / all evidence sessions), turn recall@k,
     /// NDCG@10 and evidence recall within each budget, per question type, for BM25, dense and

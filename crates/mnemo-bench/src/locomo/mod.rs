@@ -13,6 +13,7 @@ pub mod engine;
 pub mod metrics;
 pub mod neighbours;
 pub mod per_question;
+pub mod readme;
 pub mod timing;
 
 use std::collections::{HashMap, HashSet};
