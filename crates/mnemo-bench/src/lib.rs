@@ -1,5 +1,5 @@
-//! Mnemo benchmarks, as library functions the CLI wires to `mnemo bench locomo` and
-//! `mnemo bench scale`:
+//! Mnemo benchmarks, as library functions the CLI wires to `mnemo bench locomo`,
+//! `mnemo bench longmemeval`, `mnemo bench scale`, …:
 //! - [`locomo`]: retrieval under a token budget on LoCoMo-format data (docs/metrics.md, "Retrieval
 //!   under a budget"): evidence recall@B, R@k and MRR per category, for BM25, dense, hybrid
 //!   and RecentOnly in one run.
@@ -11,7 +11,7 @@
 //! - [`cli_churn`]: single writes each its own process, as with the CLI; the index's segments,
 //!   leftover temporary files and recall p50 against a rebuilt index.
 //!
-//! Both return a [`BenchReport`]: `{"provenance": {...}, "rows": [...]}` plus a markdown table.
+//! Each returns a [`BenchReport`]: `{"provenance": {...}, "rows": [...]}` plus a markdown table.
 #![deny(missing_docs)]
 
 pub mod answerability;
