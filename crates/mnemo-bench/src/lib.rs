@@ -1,14 +1,17 @@
-//! Mnemo benchmarks, as library functions the CLI wires to `mnemo bench locomo` and
-//! `mnemo bench scale`:
+//! Mnemo benchmarks, as library functions the CLI wires to `mnemo bench locomo`,
+//! `mnemo bench longmemeval`, `mnemo bench scale`, …:
 //! - [`locomo`]: retrieval under a token budget on LoCoMo-format data (docs/metrics.md, "Retrieval
 //!   under a budget"): evidence recall@B, R@k and MRR per category, for BM25, dense, hybrid
 //!   and RecentOnly in one run.
+//! - [`longmemeval`]: retrieval over LongMemEval haystacks, one namespace per question:
+//!   session and turn recall@k, NDCG@10 and evidence recall within a budget per question type,
+//!   abstention questions apart, for BM25, dense and hybrid.
 //! - [`scale`]: synthetic memories with precomputed embeddings: ingest throughput, recall
 //!   latency, index rebuild time, peak RSS and bytes on disk per memory.
 //! - [`cli_churn`]: single writes each its own process, as with the CLI; the index's segments,
 //!   leftover temporary files and recall p50 against a rebuilt index.
 //!
-//! Both return a [`BenchReport`]: `{"provenance": {...}, "rows": [...]}` plus a markdown table.
+//! Each returns a [`BenchReport`]: `{"provenance": {...}, "rows": [...]}` plus a markdown table.
 #![deny(missing_docs)]
 
 pub mod answerability;
@@ -16,6 +19,7 @@ pub mod churn;
 pub mod embed_cache;
 pub mod error;
 pub mod locomo;
+pub mod longmemeval;
 pub mod report;
 pub mod scale;
 pub mod util;
@@ -24,5 +28,6 @@ pub use answerability::{answerability, AnswerabilityArgs, GateConfig};
 pub use churn::{cli_churn, ChurnArgs};
 pub use error::{BenchError, Result};
 pub use locomo::{locomo, LocomoArgs};
+pub use longmemeval::{longmemeval, LongMemEvalArgs};
 pub use report::BenchReport;
 pub use scale::{scale, ScaleArgs};

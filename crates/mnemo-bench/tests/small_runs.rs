@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::sync::Arc;
 
-use mnemo_bench::{locomo, scale, LocomoArgs, ScaleArgs};
+use mnemo_bench::{locomo, longmemeval, scale, LocomoArgs, LongMemEvalArgs, ScaleArgs};
 use mnemo_report::RunProvenance;
 
 fn prov() -> RunProvenance {
@@ -127,4 +127,83 @@ async fn scale_tiny_run_reports_every_metric() {
     let reopen = r.report.rows.iter().find(|r| r["metric"] == "index_reopen").unwrap();
     assert!(reopen["note"].as_str().unwrap().contains("the same 10 dense hits"), "{reopen}");
     assert!(!reopen["note"].as_str().unwrap().contains("UNEXPECTED"));
+}
+
+/// Two questions of LongMemEval's format: an answerable one whose evidence is in its second
+/// session, and an abstention question with no has_answer turn.
+const LME: &str = r#"[
+ {"question_id": "q1", "question_type": "single-session-user", "question": "What breed is my dog Zephyr?",
+  "answer": "greyhound", "question_date": "2023/06/01 (Thu) 10:00",
+  "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/05/25 (Thu) 09:00"],
+  "haystack_session_ids": ["s-a", "s-b"],
+  "haystack_sessions": [
+    [{"role": "user", "content": "Can you suggest a pasta recipe?"},
+     {"role": "assistant", "content": "Try a simple tomato and basil sauce."}],
+    [{"role": "user", "content": "My dog Zephyr is a greyhound and loves running.", "has_answer": true},
+     {"role": "assistant", "content": "Greyhounds are fast runners."}]],
+  "answer_session_ids": ["s-b"]},
+ {"question_id": "q2_abs", "question_type": "multi-session", "question": "What colour is my car?",
+  "answer": "not mentioned", "question_date": "2023/06/02 (Fri) 10:00",
+  "haystack_dates": ["2023/05/20 (Sat) 02:21"], "haystack_session_ids": ["s-c"],
+  "haystack_sessions": [[{"role": "user", "content": "I like hiking."}]],
+  "answer_session_ids": ["s-c"]}]"#;
+
+fn lme_value(rows: &[serde_json::Value], method: &str, group: &str, metric: &str, key: &str, at: u64) -> f64 {
+    rows.iter()
+        .find(|r| r["method"] == method && r["question_type"] == group && r["metric"] == metric && r[key] == at)
+        .unwrap_or_else(|| panic!("no row {method} {group} {metric} {key}={at}"))["value"]
+        .as_f64()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn longmemeval_small_file_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lme.json");
+    std::fs::write(&file, LME).unwrap();
+    let mut args = LongMemEvalArgs::new(file);
+    args.quiet = true;
+    args.budgets = vec![12, 2048];
+    args.ks = vec![1, 4];
+    let emb = Arc::new(mnemo_llm::FakeQwen::new(64).unwrap());
+    let r = longmemeval(&args, prov(), emb).await.unwrap();
+    let rows = &r.report.rows;
+    // "Zephyr" and "greyhound" are only in the evidence turn: BM25 ranks it first.
+    assert_eq!(lme_value(rows, "bm25", "all", "turn_recall_at_k", "k", 1), 1.0);
+    assert_eq!(lme_value(rows, "bm25", "all", "session_recall_any_at_k", "k", 1), 1.0);
+    assert_eq!(lme_value(rows, "bm25", "all", "turn_ndcg_at_k", "k", 10), 1.0);
+    assert_eq!(lme_value(rows, "hybrid", "single-session-user", "evidence_recall", "budget", 2048), 1.0);
+    // 12 tokens hold no whole turn: nothing is found within them.
+    assert_eq!(lme_value(rows, "hybrid", "all", "evidence_recall", "budget", 12), 0.0);
+    // The abstention question is apart, has no turn evidence (counted), and is not in "all".
+    let count = |group: &str, metric: &str| {
+        rows.iter().find(|r| r["question_type"] == group && r["metric"] == metric).unwrap()["value"].as_u64().unwrap()
+    };
+    assert_eq!(count("abstention", "questions"), 1);
+    assert_eq!(count("abstention", "questions_without_turn_evidence"), 1);
+    assert_eq!(count("all", "questions"), 1);
+    // Its question shares no word with its haystack: BM25 ranks nothing, the session is missed.
+    assert_eq!(lme_value(rows, "bm25", "abstention", "session_recall_all_at_k", "k", 4), 0.0);
+    assert!(!rows.iter().any(|r| r["question_type"] == "abstention" && r["metric"] == "turn_recall_at_k"));
+    assert!(r.markdown.contains("## abstention (n = 1)"), "{}", r.markdown);
+    let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    assert_eq!(json["provenance"]["embedder"], "fake-hash-bow-64");
+}
+
+/// The development splits, when they sit beside the repository (../shared/data): the loader
+/// reads them whole, with the counts their README gives. Skipped (with a message) without them.
+#[test]
+fn longmemeval_dev_splits_load_when_present() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/longmemeval");
+    for (name, questions) in [("longmemeval-s-dev.json", 58), ("longmemeval-oracle.json", 393)] {
+        let p = dir.join(name);
+        if !p.exists() {
+            eprintln!("skipped: {name} is not in ../shared/data/longmemeval (the development data sits beside the repository)");
+            continue;
+        }
+        let qs = mnemo_bench::longmemeval::data::load(&p).unwrap();
+        assert_eq!(qs.len(), questions, "{name}");
+        assert!(qs.iter().any(|q| q.is_abstention()), "{name}");
+        assert!(qs.iter().all(|q| q.sessions.iter().all(|s| s.at.millis() > 0)), "{name}");
+    }
 }

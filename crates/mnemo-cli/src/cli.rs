@@ -80,6 +80,7 @@ impl Cli {
             Command::Reliability(a) => to_stdout(&a.json),
             Command::Bench(
                 BenchCommand::Locomo { json, .. }
+                | BenchCommand::Longmemeval { json, .. }
                 | BenchCommand::Answerability { json, .. }
                 | BenchCommand::Tokens { json, .. }
                 | BenchCommand::Extraction { json, .. }
@@ -94,6 +95,9 @@ impl Cli {
 }
 
 /// Subcommands.
+// Parsed once per process: the size of its largest variant (bench's settings) costs nothing,
+// and boxing it would only add indirection to every match on it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run an offline supply-chain agent turn and print the recall trace, trust and decision.
@@ -441,6 +445,26 @@ pub enum BenchCommand {
         /// Benchmark settings.
         #[command(flatten)]
         args: mnemo_bench::LocomoArgs,
+        /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Then regenerate the LoCoMo table of this README (the block between its
+        /// `<!-- locomo:begin …` and `<!-- locomo:end -->` lines) from the `--json` FILE.
+        #[arg(long, value_name = "README", requires = "json")]
+        readme: Option<PathBuf>,
+    },
+    /// LongMemEval retrieval: session recall@k (any / all evidence sessions), turn recall@k,
+    /// NDCG@10 and evidence recall within each budget, per question type, for BM25, dense and
+    /// hybrid; abstention (`_abs`) questions apart.
+    ///
+    /// Each question's haystack goes into its own namespace, one episodic memory per turn
+    /// (role, session id and the session's date kept); the question is recalled with the clock
+    /// at its question_date. Engine, index and fusion as `bench locomo` (the configured
+    /// [embedder] and [index]).
+    Longmemeval {
+        /// Benchmark settings.
+        #[command(flatten)]
+        args: mnemo_bench::LongMemEvalArgs,
         /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,

@@ -222,12 +222,16 @@ fn stem_str(w: &str) -> std::borrow::Cow<'_, str> {
     } else {
         w
     };
-    // "running" → "runn" → "run"; "planned" → "plann" → "plan".
-    let b = base.as_bytes();
-    if b.len() >= 4 && b[b.len() - 1] == b[b.len() - 2] && !b"aeiouls".contains(&b[b.len() - 1]) {
-        std::borrow::Cow::Borrowed(&base[..base.len() - 1])
-    } else {
-        std::borrow::Cow::Borrowed(base)
+    // "running" → "runn" → "run"; "planned" → "plann" → "plan". Compared as characters, not
+    // bytes: the last two bytes of one non-ASCII character may be equal ('त' is E0 A4 A4).
+    let mut tail = base.chars().rev();
+    match (tail.next(), tail.next()) {
+        (Some(last), Some(before))
+            if base.len() >= 4 && last == before && last.is_ascii_alphabetic() && !"aeiouls".contains(last) =>
+        {
+            std::borrow::Cow::Borrowed(&base[..base.len() - 1])
+        }
+        _ => std::borrow::Cow::Borrowed(base),
     }
 }
 
@@ -512,6 +516,16 @@ mod tests {
         assert_eq!(stem("glass"), "glass");
         assert_ne!(stem("1000"), stem("100"), "numbers are not stemmed");
         assert_eq!(stem("s-208s"), "s-208s");
+    }
+
+    #[test]
+    fn stemming_never_cuts_a_character_in_two() {
+        // 'त' is E0 A4 A4: its last two bytes are equal, which once passed for a doubled
+        // consonant and panicked on a haystack turn in Hindi (LongMemEval S).
+        assert_eq!(stem("वागत"), "वागत");
+        assert_eq!(stem("स्वागत"), "स्वागत");
+        assert_eq!(stem("ññññ"), "ññññ");
+        assert_eq!(stem("running"), "run");
     }
 
     #[test]

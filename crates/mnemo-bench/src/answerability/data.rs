@@ -5,10 +5,10 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use mnemo_core::Timestamp;
-use serde::Deserialize;
 
-use crate::error::{BenchError, Result};
+use crate::error::Result;
 use crate::locomo::data as locomo;
+use crate::longmemeval::data as lme;
 
 /// A turn of a haystack.
 #[derive(Clone, Debug)]
@@ -126,92 +126,41 @@ pub fn load_locomo(path: &Path) -> Result<Dataset> {
     Ok(Dataset { name: "locomo".into(), haystacks, questions })
 }
 
-#[derive(Deserialize)]
-struct LmeQuestion {
-    question_id: String,
-    question_type: String,
-    question: String,
-    question_date: String,
-    haystack_dates: Vec<String>,
-    haystack_session_ids: Vec<String>,
-    haystack_sessions: Vec<Vec<LmeTurn>>,
-    answer_session_ids: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct LmeTurn {
-    role: String,
-    content: String,
-    #[serde(default)]
-    has_answer: bool,
-}
-
-/// A LongMemEval date: "2023/05/20 (Sat) 02:21".
-pub fn parse_lme_date(s: &str) -> std::result::Result<Timestamp, String> {
-    let mut parts = s.split_whitespace();
-    let date = parts.next().ok_or_else(|| format!("{s:?}: no date"))?;
-    let time = parts.last().ok_or_else(|| format!("{s:?}: no time"))?;
-    let d: Vec<&str> = date.split('/').collect();
-    let t: Vec<&str> = time.split(':').collect();
-    if d.len() != 3 || t.len() != 2 {
-        return Err(format!("{s:?}: expected \"YYYY/MM/DD (Day) HH:MM\""));
-    }
-    Timestamp::parse_rfc3339(&format!("{}-{}-{}T{}:{}:00Z", d[0], d[1], d[2], t[0], t[1]))
-        .map_err(|e| format!("{s:?}: {e}"))
-}
-
 /// A LongMemEval file (S or oracle): each question its own haystack (its own user), recalled as
 /// of its `question_date`; `_abs` questions are abstentions.
 pub fn load_longmemeval(path: &Path, name: &str) -> Result<Dataset> {
-    let text = std::fs::read_to_string(path).map_err(|e| BenchError::Io { path: path.to_path_buf(), source: e })?;
-    let bad = |what: String| BenchError::Data { file: path.to_path_buf(), what };
-    let raw: Vec<LmeQuestion> =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not a LongMemEval question list: {e}")))?;
     let mut haystacks = Vec::new();
     let mut questions = Vec::new();
-    for (h, q) in raw.into_iter().enumerate() {
-        let n = q.haystack_sessions.len();
-        if q.haystack_dates.len() != n || q.haystack_session_ids.len() != n {
-            return Err(bad(format!(
-                "question {}: {n} sessions, {} dates, {} session ids",
-                q.question_id,
-                q.haystack_dates.len(),
-                q.haystack_session_ids.len()
-            )));
-        }
-        let now = parse_lme_date(&q.question_date).map_err(|e| bad(format!("question {}: {e}", q.question_id)))?;
+    for (h, q) in lme::load(path)?.into_iter().enumerate() {
         let mut turns = Vec::new();
         let mut evidence_turns = HashSet::new();
-        for ((session, date), sid) in q.haystack_sessions.iter().zip(&q.haystack_dates).zip(&q.haystack_session_ids) {
-            let at = parse_lme_date(date).map_err(|e| bad(format!("question {}: {e}", q.question_id)))?;
-            for (i, t) in session.iter().enumerate() {
-                let key = format!("{sid}#{i}");
-                if t.has_answer {
-                    evidence_turns.insert(key.clone());
-                }
-                turns.push(HTurn {
-                    key,
-                    session: sid.clone(),
-                    speaker: t.role.clone(),
-                    content: format!("{}: {}", t.role, t.content),
-                    // Turns of a session a second apart, in order.
-                    at: at.plus_millis(1000 * i as i64),
-                });
+        for (session, i, t) in q.turns() {
+            let key = lme::Question::turn_key(session, i);
+            if t.has_answer {
+                evidence_turns.insert(key.clone());
             }
+            turns.push(HTurn {
+                key,
+                session: session.id.clone(),
+                speaker: t.role.clone(),
+                content: format!("{}: {}", t.role, t.content),
+                // Turns of a session a second apart, in order.
+                at: session.at.plus_millis(1000 * i as i64),
+            });
         }
-        let kind = if q.question_id.ends_with("_abs") { QKind::Abstention } else { QKind::Answerable };
+        let kind = if q.is_abstention() { QKind::Abstention } else { QKind::Answerable };
         questions.push(Question {
             haystack: h,
             text: q.question,
             kind,
             group: q.question_type,
             evidence_turns,
-            evidence_sessions: q.answer_session_ids.into_iter().collect(),
+            evidence_sessions: q.answer_sessions,
         });
         haystacks.push(Haystack {
-            id: q.question_id,
-            now,
-            sessions: q.haystack_session_ids.into_iter().collect(),
+            id: q.id,
+            now: q.asked_at,
+            sessions: q.sessions.into_iter().map(|s| s.id).collect(),
             speakers: turns.iter().map(|t| t.speaker.to_lowercase()).collect(),
             turns,
         });
@@ -223,13 +172,6 @@ pub fn load_longmemeval(path: &Path, name: &str) -> Result<Dataset> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    #[test]
-    fn longmemeval_dates_parse_and_bad_ones_say_why() {
-        let t = parse_lme_date("2023/05/20 (Sat) 02:21").unwrap();
-        assert_eq!(t, Timestamp::parse_rfc3339("2023-05-20T02:21:00Z").unwrap());
-        assert!(parse_lme_date("yesterday").unwrap_err().contains("yesterday"));
-    }
 
     #[test]
     fn a_longmemeval_file_becomes_one_haystack_per_question() {
@@ -253,6 +195,6 @@ mod tests {
         assert_eq!(ds.questions[0].kind, QKind::Answerable);
         assert_eq!(ds.questions[1].kind, QKind::Abstention);
         std::fs::write(&p, "{}").unwrap();
-        assert!(load_longmemeval(&p, "lme").unwrap_err().to_string().contains("not a LongMemEval"));
+        assert!(load_longmemeval(&p, "lme").unwrap_err().to_string().contains("list of questions"));
     }
 }

@@ -9,9 +9,11 @@
 mod config_fusion;
 pub mod data;
 pub mod dump;
+pub mod engine;
 pub mod metrics;
 pub mod neighbours;
 pub mod per_question;
+pub mod readme;
 pub mod timing;
 
 use std::collections::{HashMap, HashSet};
@@ -19,24 +21,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mnemo_core::engine::{EngineParts, RecallOptions};
-use mnemo_core::registry::{self, IndexContext, Section, StoreContext};
-use mnemo_core::{
-    CharTokenCounter, Embedder, Engine, EnginePolicy, Index, MemoryId, Namespace, SearchMode, SearchQuery, SimClock,
-    Store, TokenCounter,
-};
+use mnemo_core::engine::RecallOptions;
+use mnemo_core::registry::{self, IndexContext, Section};
+use mnemo_core::{Embedder, Index, MemoryId, Namespace, SearchMode, SearchQuery, SimClock, TokenCounter};
 use mnemo_report::RunProvenance;
 use mnemo_store::fusion::{FusionMethod, FusionSettings};
 use mnemo_store::tantivy_index::TantivySettings;
 use serde_json::json;
 
-use crate::embed_cache::CachedEmbedder;
 use crate::error::{BenchError, Result};
 use crate::report::{provenance_md, table, BenchReport};
-use crate::util::{bar, episodic_turn, percentile, NoReasoner};
+use crate::util::{bar, episodic_turn, percentile};
 use data::Conversation;
+use engine::BenchEngine;
 use metrics::{question_figures, Metric, Table};
-use timing::TimingEmbedder;
 
 /// Arguments of `bench locomo`.
 #[derive(Clone, Debug, clap::Args)]
@@ -172,7 +170,7 @@ impl LocomoArgs {
     }
 
     /// The window of the engine's neighbour sharing: the config's, else `--neighbours`, else 2.
-    fn neighbour_window(&self) -> usize {
+    pub(crate) fn neighbour_window(&self) -> usize {
         self.recall_neighbour_turns.or(self.neighbours).map_or(2, |n| n as usize)
     }
 
@@ -201,7 +199,7 @@ impl LocomoArgs {
     }
 
     /// The index, built through the registry's typed factory like any configured one.
-    fn index(&self, clock: Arc<SimClock>, embedder: Arc<dyn Embedder>) -> Result<(Arc<dyn Index>, String)> {
+    pub(crate) fn index(&self, clock: Arc<SimClock>, embedder: Arc<dyn Embedder>) -> Result<(Arc<dyn Index>, String)> {
         let f = self.fusion();
         let mut t = toml::Table::new();
         t.insert("lexical_weight".into(), f64::from(f.lexical_weight).into());
@@ -240,14 +238,7 @@ impl LocomoArgs {
     }
 }
 
-/// A throw-away SQLite store, built through the registry's typed factory.
-fn in_memory_store(clock: Arc<SimClock>) -> Result<Arc<dyn Store>> {
-    let t: toml::Table = toml::Table::from_iter([("in_memory".to_string(), true.into())]);
-    let section = Section { settings: &t, origin: "bench store", data_dir: Path::new("."), config_dir: Path::new(".") };
-    Ok(registry::build_store("sqlite", &StoreContext { section, clock })?)
-}
-
-fn parse_fusion(s: &str) -> std::result::Result<FusionMethod, String> {
+pub(crate) fn parse_fusion(s: &str) -> std::result::Result<FusionMethod, String> {
     match s {
         "rrf" => Ok(FusionMethod::Rrf),
         "convex" => Ok(FusionMethod::Convex),
@@ -293,35 +284,7 @@ pub async fn locomo(
     if let Some(n) = args.conversations {
         convs.truncate(n);
     }
-    let clock = Arc::new(SimClock::new(mnemo_core::Timestamp::from_millis(0)));
-    let (index, index_desc) = args.index(clock.clone(), embedder.clone())?;
-    let cache = match &args.embed_cache {
-        Some(p) => Some(Arc::new(CachedEmbedder::open(embedder.clone(), p)?)),
-        None => None,
-    };
-    let base: Arc<dyn Embedder> = match &cache {
-        Some(c) => c.clone(),
-        None => embedder.clone(),
-    };
-    let timed = Arc::new(TimingEmbedder::new(base));
-    let embedder: Arc<dyn Embedder> = timed.clone();
-    let mut policy = EnginePolicy::default();
-    // No LoCoMo turn may fade during the benchmark, whatever the recall time.
-    policy.kinds.episodic.decays = false;
-    if let Some(a) = args.recall_neighbour_share {
-        policy.recall.neighbour_share = a;
-        policy.recall.neighbour_turns = args.neighbour_window();
-    }
-    let tokens = Arc::new(CharTokenCounter);
-    let engine = Engine::new(EngineParts {
-        store: in_memory_store(clock.clone())?,
-        index,
-        embedder: embedder.clone(),
-        reasoner: Arc::new(NoReasoner),
-        clock: clock.clone(),
-        tokens: tokens.clone(),
-        policy,
-    })?;
+    let BenchEngine { engine, clock, embedder, timed, cache, tokens, index_desc } = BenchEngine::build(args, embedder)?;
     provenance.embedder = embedder.model_id().to_string();
     provenance.token_counter = tokens.name().to_string();
 

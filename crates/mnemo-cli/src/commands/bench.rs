@@ -1,4 +1,4 @@
-//! `mnemo bench locomo | scale | cli-churn | …`: figures come from a benchmark program, never a timed test.
+//! `mnemo bench locomo | longmemeval | scale | cli-churn | …`: figures come from a benchmark program, never a timed test.
 use anyhow::Result;
 use std::path::Path;
 use std::process::ExitCode;
@@ -14,7 +14,7 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
     }
     let config = context::config(cli)?;
     let (report, json) = match cmd {
-        BenchCommand::Locomo { args, json } => {
+        BenchCommand::Locomo { args, json, .. } => {
             let embedder = context::embedder(&config).await?;
             let (_, index, index_origin) = config.plugin("index")?;
             let args =
@@ -22,6 +22,14 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
             let provenance =
                 run_provenance("none (retrieval only: no model call)", "none", embedder.model_id(), &config.hash());
             (mnemo_bench::locomo(args, provenance, embedder).await?, json)
+        }
+        BenchCommand::Longmemeval { args, json } => {
+            let embedder = context::embedder(&config).await?;
+            let (_, index, index_origin) = config.plugin("index")?;
+            let args = args.clone().with_config(&index, &index_origin, &config.policy().recall)?;
+            let provenance =
+                run_provenance("none (retrieval only: no model call)", "none", embedder.model_id(), &config.hash());
+            (mnemo_bench::longmemeval(&args, provenance, embedder).await?, json)
         }
         BenchCommand::Answerability { args, json } => {
             let embedder = context::embedder(&config).await?;
@@ -99,7 +107,29 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
         }
         BenchCommand::Tokens { .. } | BenchCommand::Serve(_) => return Ok(ExitCode::SUCCESS),
     };
-    emit(&report, json)
+    emit(&report, json)?;
+    if let (BenchCommand::Locomo { readme: Some(readme), .. }, Some(json)) = (cmd, json) {
+        regenerate_readme(readme, json)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Replace README's LoCoMo block with the table of the result file just written (read back
+/// from the file, so the README shows what the file holds).
+fn regenerate_readme(readme: &Path, json: &Path) -> Result<()> {
+    if json == Path::new("-") {
+        anyhow::bail!("--readme needs --json FILE (a result file for the README to name), not -");
+    }
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json)?)
+        .map_err(|e| anyhow::anyhow!("{}: not JSON: {e}", json.display()))?;
+    let body = mnemo_bench::locomo::readme::render(&report, &json.display().to_string())?;
+    let text = std::fs::read_to_string(readme).map_err(|e| anyhow::anyhow!("{}: {e}", readme.display()))?;
+    let new = mnemo_bench::locomo::readme::splice(&text, &body, &readme.display().to_string())?;
+    let tmp = readme.with_extension("md.tmp");
+    std::fs::write(&tmp, new)?;
+    std::fs::rename(&tmp, readme)?;
+    eprintln!("{}: LoCoMo table regenerated from {}", readme.display(), json.display());
+    Ok(())
 }
 
 fn emit(report: &mnemo_bench::BenchReport, json: &Option<std::path::PathBuf>) -> Result<ExitCode> {

@@ -1,0 +1,435 @@
+//! `bench longmemeval`: retrieval over LongMemEval haystacks (S or oracle setting).
+//!
+//! Each question is its own user: its haystack goes into a namespace of its own, one EPISODIC
+//! memory per turn ("role: text", the role its source, the turn's external id
+//! "session_id#i", dated by its session's `haystack_dates` entry plus i seconds so a session's
+//! turns keep their order), through `Engine::ingest` on the engine `bench locomo` builds
+//! ([`BenchEngine`]: same index, fusion, embedding cache and policy, episodic decay off).
+//! The question is then asked with the clock set to its `question_date`. The engine has no
+//! as-of recall yet, so every turn of the haystack stays recallable, also those of sessions
+//! dated after the question (upstream dates some evidence sessions later the same day as the
+//! question; the report counts them). For BM25, dense and hybrid: the index's ranking gives
+//! session recall@k, turn recall@k and NDCG@10, and `recall` (no_touch) under each budget the
+//! evidence recall within it (`metrics`). Abstention questions (`_abs`) are reported apart.
+pub mod data;
+pub mod metrics;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mnemo_core::engine::RecallOptions;
+use mnemo_core::{Embedder, SearchMode, SearchQuery};
+use mnemo_report::RunProvenance;
+use mnemo_store::fusion::FusionMethod;
+use serde_json::json;
+
+use crate::error::{BenchError, Result};
+use crate::locomo::engine::BenchEngine;
+use crate::locomo::LocomoArgs;
+use crate::report::{provenance_md, table, BenchReport};
+use crate::util::{bar, episodic_turn, namespace_for};
+use data::Question;
+use metrics::{question_figures, Evidence, Metric, Table, NDCG_AT};
+
+/// Arguments of `bench longmemeval`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct LongMemEvalArgs {
+    /// A LongMemEval JSON file (the upstream per-question list: S or oracle setting).
+    #[arg(long = "data", value_name = "FILE")]
+    pub file: PathBuf,
+    /// Token budgets (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048,4096")]
+    pub budgets: Vec<usize>,
+    /// Ranks k for session and turn recall@k (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,5,10")]
+    pub ks: Vec<usize>,
+    /// Candidates taken from the index per recall (and depth of the ranking).
+    #[arg(long, default_value_t = 200)]
+    pub candidates: usize,
+    /// Which index: tantivy (in RAM) or brute.
+    #[arg(long, default_value = "tantivy")]
+    pub index: String,
+    /// Override the fusion's lexical weight.
+    #[arg(long)]
+    pub lexical_weight: Option<f32>,
+    /// Override the fusion's dense weight.
+    #[arg(long)]
+    pub dense_weight: Option<f32>,
+    /// Override the RRF constant k.
+    #[arg(long)]
+    pub rrf_k: Option<f32>,
+    /// Override the fusion method: rrf or convex.
+    #[arg(long, value_parser = crate::locomo::parse_fusion)]
+    pub fusion: Option<FusionMethod>,
+    /// Tantivy: stem words (default: the index's default).
+    #[arg(long)]
+    pub stemming: Option<bool>,
+    /// Cache embeddings in FILE by (model, text) across runs (a real model embeds an S
+    /// haystack set in minutes; a cached rerun takes seconds).
+    #[arg(long, value_name = "FILE")]
+    pub embed_cache: Option<PathBuf>,
+    /// Only the first N questions.
+    #[arg(long)]
+    pub questions: Option<usize>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// The configured `[index] entity_boost` (taken from the config; not a flag).
+    #[arg(skip)]
+    pub entity_boost: Option<f32>,
+    /// The configured `[recall] neighbour_share` and its window (not flags).
+    #[arg(skip)]
+    pub recall_neighbour: Option<(f64, u32)>,
+}
+
+impl LongMemEvalArgs {
+    /// Defaults for `file`.
+    pub fn new(file: PathBuf) -> Self {
+        LongMemEvalArgs {
+            file,
+            budgets: vec![256, 512, 1024, 2048, 4096],
+            ks: vec![1, 5, 10],
+            candidates: 200,
+            index: "tantivy".into(),
+            lexical_weight: None,
+            dense_weight: None,
+            rrf_k: None,
+            fusion: None,
+            stemming: None,
+            embed_cache: None,
+            questions: None,
+            quiet: false,
+            entity_boost: None,
+            recall_neighbour: None,
+        }
+    }
+
+    /// The engine's settings, in the form `bench locomo` builds its engine from.
+    fn engine_settings(&self) -> LocomoArgs {
+        let mut s = LocomoArgs::new(self.file.clone());
+        s.candidates = self.candidates;
+        s.index = self.index.clone();
+        s.lexical_weight = self.lexical_weight;
+        s.dense_weight = self.dense_weight;
+        s.rrf_k = self.rrf_k;
+        s.fusion = self.fusion;
+        s.stemming = self.stemming;
+        s.embed_cache = self.embed_cache.clone();
+        s.entity_boost = self.entity_boost;
+        s.recall_neighbour_share = self.recall_neighbour.map(|(a, _)| a);
+        s.recall_neighbour_turns = self.recall_neighbour.map(|(_, n)| n);
+        s.quiet = self.quiet;
+        s
+    }
+
+    /// Fill what the command line left unset from the configured `[index]` (fusion, stemming,
+    /// entity boost) and `[recall]` (neighbour share), as `bench locomo` does.
+    pub fn with_config(
+        mut self,
+        index: &toml::Table,
+        origin: &str,
+        recall: &mnemo_core::policy::RecallPolicy,
+    ) -> Result<Self> {
+        let s = self.engine_settings().with_index_config(index, origin)?.with_recall_policy(recall);
+        self.lexical_weight = s.lexical_weight;
+        self.dense_weight = s.dense_weight;
+        self.rrf_k = s.rrf_k;
+        self.fusion = s.fusion;
+        self.stemming = s.stemming;
+        self.entity_boost = s.entity_boost;
+        self.recall_neighbour = s.recall_neighbour_share.map(|a| (a, s.recall_neighbour_turns.unwrap_or(2)));
+        Ok(self)
+    }
+}
+
+/// The methods compared, with the engine's search mode.
+const METHODS: [(&str, SearchMode); 3] =
+    [("bm25", SearchMode::Lexical), ("dense", SearchMode::Dense), ("hybrid", SearchMode::Hybrid)];
+
+/// The group of every answerable question, and the group of the `_abs` ones.
+const ALL: &str = "all";
+const ABSTENTION: &str = "abstention";
+
+/// Counts that are not means: questions asked, left out of turn metrics, and so on, per group.
+#[derive(Default)]
+struct Counts {
+    questions: usize,
+    without_turn_evidence: usize,
+    without_session_evidence: usize,
+    /// Evidence session ids that name no session of the haystack.
+    unknown_evidence_sessions: usize,
+    /// Questions whose haystack has a session dated after the question.
+    with_later_sessions: usize,
+}
+
+/// Run the LongMemEval retrieval benchmark with `embedder` (the provenance's `embedder` and
+/// `token_counter` are set from what was used).
+pub async fn longmemeval(
+    args: &LongMemEvalArgs,
+    mut provenance: RunProvenance,
+    embedder: Arc<dyn Embedder>,
+) -> Result<BenchReport> {
+    if args.budgets.is_empty() || args.ks.is_empty() || args.candidates == 0 {
+        return Err(BenchError::Arg("--budgets, --ks and --candidates must be non-empty / positive".into()));
+    }
+    if args.questions == Some(0) {
+        return Err(BenchError::Arg("--questions must be at least 1".into()));
+    }
+    let mut questions = data::load(&args.file)?;
+    if let Some(n) = args.questions {
+        questions.truncate(n);
+    }
+    let BenchEngine { engine, clock, embedder, cache, tokens, index_desc, .. } =
+        BenchEngine::build(&args.engine_settings(), embedder)?;
+    provenance.embedder = embedder.model_id().to_string();
+    provenance.token_counter = mnemo_core::TokenCounter::name(tokens.as_ref()).to_string();
+
+    let mut tab = Table::default();
+    let mut counts: HashMap<String, Counts> = HashMap::new();
+    let total_turns: usize = questions.iter().map(|q| q.turns().count()).sum();
+    let pb = bar(questions.len() as u64, "questions", args.quiet);
+    for q in &questions {
+        let ns = namespace_for("lme", &q.id)?;
+        let items = q
+            .turns()
+            .map(|(s, i, t)| {
+                // A session's turns a second apart, in order.
+                let at = s.at.plus_millis(1000 * i as i64);
+                let content = format!("{}: {}", t.role, t.content);
+                episodic_turn(&ns, &t.role, at, content, &Question::turn_key(s, i), false, "longmemeval-import")
+            })
+            .collect();
+        let ids = engine.ingest(&ns, items).await?;
+        let turn_of: HashMap<_, usize> = ids.into_iter().enumerate().map(|(i, id)| (id, i)).collect();
+
+        // What the figures are measured against.
+        // Sessions are counted by id: a repeated session is one session.
+        let mut session_index: HashMap<&str, usize> = HashMap::new();
+        for s in &q.sessions {
+            let next = session_index.len();
+            session_index.entry(s.id.as_str()).or_insert(next);
+        }
+        let session_of: Vec<usize> =
+            q.turns().map(|(s, _, _)| session_index.get(s.id.as_str()).copied().unwrap_or(usize::MAX)).collect();
+        let evidence_turns: HashSet<usize> =
+            q.turns().enumerate().filter(|(_, (_, _, t))| t.has_answer).map(|(i, _)| i).collect();
+        let evidence_sessions: HashSet<usize> =
+            q.answer_sessions.iter().filter_map(|id| session_index.get(id.as_str()).copied()).collect();
+        let unknown_sessions = q.answer_sessions.len() - evidence_sessions.len();
+        let ev = Evidence {
+            session_of: &session_of,
+            turns: &evidence_turns,
+            sessions: &evidence_sessions,
+            unknown_sessions,
+        };
+        let groups: Vec<String> =
+            if q.is_abstention() { vec![ABSTENTION.into()] } else { vec![ALL.into(), q.question_type.clone()] };
+        for g in &groups {
+            let c = counts.entry(g.clone()).or_default();
+            c.questions += 1;
+            c.without_turn_evidence += usize::from(evidence_turns.is_empty());
+            c.without_session_evidence += usize::from(q.answer_sessions.is_empty());
+            c.unknown_evidence_sessions += unknown_sessions;
+            c.with_later_sessions += usize::from(q.sessions.iter().any(|s| s.at > q.asked_at));
+        }
+
+        // Asked as of its date.
+        clock.set(q.asked_at);
+        let qvec = embedder.embed(std::slice::from_ref(&q.question)).await?.into_iter().next();
+        for (method, mode) in METHODS {
+            let hits = engine
+                .search(&SearchQuery {
+                    namespace: ns.clone(),
+                    text: q.question.clone(),
+                    embedding: if mode == SearchMode::Lexical { None } else { qvec.clone() },
+                    limit: args.candidates,
+                    mode,
+                })
+                .await?;
+            let ranking: Vec<usize> = hits.iter().filter_map(|h| turn_of.get(&h.id).copied()).collect();
+            let mut packed = Vec::with_capacity(args.budgets.len());
+            for b in &args.budgets {
+                let opts = RecallOptions {
+                    budget: Some(*b),
+                    mode: Some(mode),
+                    candidates: Some(args.candidates),
+                    no_touch: true,
+                };
+                let pack = engine.recall(&ns, &q.question, &opts).await?;
+                packed.push((*b, pack.memories().filter_map(|m| turn_of.get(&m.id).copied()).collect::<HashSet<_>>()));
+            }
+            tab.add(method, &groups, &question_figures(&ev, &ranking, &packed, &args.ks));
+        }
+        pb.inc(1);
+    }
+    pb.finish();
+
+    let group_order = group_order(&questions);
+    let rows = rows(&tab, args, &counts, &group_order);
+    let mut md = markdown(&tab, args, &provenance, &index_desc, &counts, &group_order, total_turns);
+    if let Some(h) = cache.as_ref().map(|c| c.hits()).filter(|h| *h > 0) {
+        md.push_str(&format!("\n{h} texts came from the embedding cache.\n"));
+    }
+    Ok(BenchReport::new(provenance, rows, md))
+}
+
+/// "all", the question types in name order, then "abstention" when there are such questions.
+fn group_order(questions: &[Question]) -> Vec<String> {
+    let types: BTreeSet<&str> =
+        questions.iter().filter(|q| !q.is_abstention()).map(|q| q.question_type.as_str()).collect();
+    let mut v = vec![ALL.to_string()];
+    v.extend(types.into_iter().map(str::to_string));
+    if questions.iter().any(Question::is_abstention) {
+        v.push(ABSTENTION.into());
+    }
+    v
+}
+
+/// The ranking metrics, then the budget metrics, in column order.
+fn metric_list(args: &LongMemEvalArgs) -> (Vec<Metric>, Vec<Metric>) {
+    let mut ranking: Vec<Metric> = args.ks.iter().map(|k| Metric::SessionAny(*k)).collect();
+    ranking.extend(args.ks.iter().map(|k| Metric::SessionAll(*k)));
+    ranking.extend(args.ks.iter().map(|k| Metric::TurnRecall(*k)));
+    ranking.push(Metric::Ndcg(NDCG_AT));
+    let mut budget: Vec<Metric> = args.budgets.iter().map(|b| Metric::EvidenceRecall(*b)).collect();
+    budget.extend(args.budgets.iter().map(|b| Metric::SessionEvidenceRecall(*b)));
+    (ranking, budget)
+}
+
+fn rows(
+    tab: &Table,
+    args: &LongMemEvalArgs,
+    counts: &HashMap<String, Counts>,
+    groups: &[String],
+) -> Vec<serde_json::Value> {
+    let (ranking, budget) = metric_list(args);
+    let mut out = Vec::new();
+    for (method, _) in METHODS {
+        for g in groups {
+            for m in ranking.iter().chain(&budget) {
+                let Some(mean) = tab.get(method, g, *m) else { continue };
+                let (lo, hi) = mean.ci95();
+                let (metric, key, at) = m.row_keys();
+                let mut row = json!({"method": method, "question_type": g, "metric": metric, "value": mean.value(), "n": mean.n, "ci95_mean": [lo, hi]});
+                row[key] = json!(at);
+                out.push(row);
+            }
+        }
+    }
+    for g in groups {
+        let Some(c) = counts.get(g) else { continue };
+        for (metric, value) in [
+            ("questions", c.questions),
+            ("questions_without_turn_evidence", c.without_turn_evidence),
+            ("questions_without_session_evidence", c.without_session_evidence),
+            ("unknown_evidence_sessions", c.unknown_evidence_sessions),
+            ("questions_with_sessions_after_question_date", c.with_later_sessions),
+        ] {
+            out.push(json!({"method": "all", "question_type": g, "metric": metric, "value": value, "n": c.questions}));
+        }
+    }
+    out
+}
+
+fn markdown(
+    tab: &Table,
+    args: &LongMemEvalArgs,
+    p: &RunProvenance,
+    index_desc: &str,
+    counts: &HashMap<String, Counts>,
+    groups: &[String],
+    turns: usize,
+) -> String {
+    let n = |g: &str| counts.get(g).map_or(0, |c| c.questions);
+    let mut s = format!("# LongMemEval retrieval\n\n{}\n", provenance_md(p));
+    s.push_str(&format!(
+        "{} questions ({} answerable, {} abstention), {turns} turns, one namespace per question; index: {index_desc}; \
+         candidates {}; episodic decay off; asked with the clock at question_date (no as-of recall: later turns stay recallable).\n\
+         S-any@k / S-all@k = any / every evidence session has a turn in the top k turns; R@k = share of has_answer turns \
+         in the top k; NDCG@{NDCG_AT} over turns; ER@B / S-ER@B = has_answer turns / evidence sessions within B tokens ({}).\n\n",
+        n(ALL) + n(ABSTENTION),
+        n(ALL),
+        n(ABSTENTION),
+        args.candidates,
+        p.token_counter,
+    ));
+    let (ranking, budget) = metric_list(args);
+    for g in groups {
+        s.push_str(&format!("## {g} (n = {})\n\n", n(g)));
+        for (what, metrics) in [("ranking", &ranking), ("within a budget", &budget)] {
+            let mut header: Vec<String> = vec!["method".into(), "n (session / turn)".into()];
+            header.extend(metrics.iter().map(|m| m.name()));
+            let hdr: Vec<&str> = header.iter().map(String::as_str).collect();
+            let mut body = Vec::new();
+            for (method, _) in METHODS {
+                let n_of = |m: Metric| tab.get(method, g, m).map_or(0, |x| x.n);
+                let mut r = vec![
+                    method.to_string(),
+                    format!("{} / {}", n_of(Metric::SessionAny(args.ks[0])), n_of(Metric::Ndcg(NDCG_AT))),
+                ];
+                r.extend(
+                    metrics.iter().map(|m| tab.get(method, g, *m).map_or("-".into(), |x| format!("{:.3}", x.value()))),
+                );
+                body.push(r);
+            }
+            s.push_str(&format!("{what}:\n\n{}\n", table(&hdr, &body)));
+        }
+    }
+    s.push_str("Intervals (95%, normal approximation of the mean), answerable questions:\n\n");
+    let key = [
+        Metric::SessionAny(*args.ks.iter().max().unwrap_or(&10)),
+        Metric::TurnRecall(*args.ks.iter().max().unwrap_or(&10)),
+        Metric::Ndcg(NDCG_AT),
+        Metric::EvidenceRecall(*args.budgets.iter().max().unwrap_or(&4096)),
+    ];
+    let mut header: Vec<String> = vec!["method".into()];
+    header.extend(key.iter().map(|m| m.name()));
+    let hdr: Vec<&str> = header.iter().map(String::as_str).collect();
+    let body: Vec<Vec<String>> = METHODS
+        .iter()
+        .map(|(method, _)| {
+            let mut r = vec![method.to_string()];
+            r.extend(key.iter().map(|m| {
+                tab.get(method, ALL, *m).map_or("-".into(), |x| {
+                    let (lo, hi) = x.ci95();
+                    format!("{:.3} [{lo:.3}, {hi:.3}]", x.value())
+                })
+            }));
+            r
+        })
+        .collect();
+    s.push_str(&format!("{}\n", table(&hdr, &body)));
+    let mut notes = Vec::new();
+    for g in groups {
+        let Some(c) = counts.get(g) else { continue };
+        if c.without_turn_evidence > 0 {
+            notes.push(format!(
+                "{g}: {} questions have no has_answer turn (left out of R@k, NDCG, ER)",
+                c.without_turn_evidence
+            ));
+        }
+        if c.without_session_evidence > 0 {
+            notes.push(format!(
+                "{g}: {} questions have no answer_session_ids (left out of session metrics)",
+                c.without_session_evidence
+            ));
+        }
+        if c.unknown_evidence_sessions > 0 {
+            notes.push(format!(
+                "{g}: {} evidence session ids name no haystack session (counted as misses)",
+                c.unknown_evidence_sessions
+            ));
+        }
+        if c.with_later_sessions > 0 {
+            notes.push(format!(
+                "{g}: {} questions have haystack sessions dated after question_date (recalled all the same)",
+                c.with_later_sessions
+            ));
+        }
+    }
+    if !notes.is_empty() {
+        s.push_str(&format!("Notes:\n\n- {}\n", notes.join("\n- ")));
+    }
+    s
+}
