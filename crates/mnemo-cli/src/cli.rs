@@ -346,13 +346,34 @@ pub struct ServeBenchArgs {
     #[arg(long, default_value_t = 0)]
     pub prefill: usize,
     /// Every n-th operation of a client is a remember, the others assessed recalls (2: half
-    /// and half; 1: remembers only).
+    /// and half; 1: remembers only). A request the server sheds (503 or 429) is retried after
+    /// its Retry-After and counted as shed, not as an error.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub remember_every: u32,
     /// What a recall asks for: `full` (the pack with its trace, the assessment and the
     /// verdict, as the published figures were measured) or `agent` (what an agent reads).
     #[arg(long, default_value = "full", value_parser = ["full", "agent"])]
     pub recall_detail: String,
+    /// Every n-th operation of a client is an agent turn (`/turn`: remember its message,
+    /// recall, assess, plan or escalate); the others follow --remember-every. 0: no turns.
+    #[arg(long, default_value_t = 0)]
+    pub turn_every: u32,
+    /// A pause after each operation of a client (e.g. 50ms): a paced load, as for a soak.
+    /// Without it each client sends its next request as soon as it is answered.
+    #[arg(long, value_name = "DURATION")]
+    pub pace: Option<String>,
+    /// How often the server's resident memory (RSS) is sampled while the load runs (only a
+    /// server the bench starts; Linux).
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub sample_every: String,
+    /// The soak's warm-up: resident memory growth is measured from the first sample at or after
+    /// it to the last one.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub warm_up: String,
+    /// Fail (exit 1) when the server's resident memory grows more than this many MiB after the
+    /// warm-up: the soak's bound.
+    #[arg(long, value_name = "MIB")]
+    pub max_rss_growth_mib: Option<f64>,
     /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -532,10 +553,11 @@ pub enum BenchCommand {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
-    /// Load on the HTTP API: N concurrent clients mixing remember and recall against
-    /// `mnemo serve` on loopback for a bounded time; throughput, p50/p99 per operation,
-    /// errors, and a check that every acknowledged remember is recallable afterwards.
-    /// [cargo feature `server`]
+    /// Load on the HTTP API: N concurrent clients mixing remember, recall and agent turns
+    /// against `mnemo serve` on loopback for a bounded time; throughput, p50/p99 per operation,
+    /// errors, requests shed (503/429, retried after Retry-After), a check that every
+    /// acknowledged remember is in the store and recallable afterwards, and the server's
+    /// resident memory over the run (a soak). [cargo feature `server`]
     Serve(ServeBenchArgs),
 }
 

@@ -25,6 +25,8 @@ mod reliability;
 mod remember;
 #[cfg(feature = "server")]
 mod serve;
+#[cfg(feature = "server")]
+mod serve_bench;
 mod stats;
 mod tenant_view;
 pub mod tokens;
@@ -42,7 +44,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval::run(&cli, args).await,
         Command::EvalAssessor(args) => eval_assessor::run(&cli, args).await,
         #[cfg(feature = "server")]
-        Command::Bench(crate::cli::BenchCommand::Serve(a)) => serve::bench(&cli, a).await,
+        Command::Bench(crate::cli::BenchCommand::Serve(a)) => serve_bench::run(&cli, a).await,
         #[cfg(not(feature = "server"))]
         Command::Bench(crate::cli::BenchCommand::Serve(_)) => Err(crate::features::missing("bench serve", "server")),
         Command::Bench(b) => bench::run(&cli, b).await,
