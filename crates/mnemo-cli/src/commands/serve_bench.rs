@@ -67,7 +67,8 @@ fn sample_rss(
 }
 
 /// What the soak's samples say: resident memory at the end of the warm-up (the first sample at
-/// or after `warm_up`), its peak and its last value, and the growth from the first to the last.
+/// or after `warm_up`; the first sample of all when the run was shorter), its peak and its
+/// last value, and the growth from the first to the last.
 #[derive(Clone, Debug, serde::Serialize)]
 struct RssSummary {
     samples: usize,
@@ -80,11 +81,11 @@ struct RssSummary {
 
 fn summarise_rss(samples: &[RssSample], warm_up: Duration) -> Option<RssSummary> {
     let w = warm_up.as_secs_f64();
-    let first = samples.iter().find(|s| s.t_s >= w).or(samples.last())?;
+    let first = samples.iter().find(|s| s.t_s >= w).or(samples.first())?;
     let last = samples.last()?;
     Some(RssSummary {
         samples: samples.len(),
-        warm_up_s: w,
+        warm_up_s: first.t_s,
         after_warm_up_mib: first.rss_mib,
         peak_mib: samples.iter().map(|s| s.rss_mib).fold(0.0, f64::max),
         last_mib: last.rss_mib,
@@ -402,7 +403,7 @@ fn markdown(r: &LoadReport, run: &Run) -> String {
     let pace = run.pace.map(|p| format!(", {:.0} ms pause between a client's operations", p.as_secs_f64() * 1e3));
     let rss = match run.rss {
         Some(m) => format!(
-            "\nserver resident memory ({} samples): {:.1} MiB after {:.0} s of warm-up, peak {:.1} MiB, last {:.1} MiB: \
+            "\nserver resident memory ({} samples): {:.1} MiB at {:.0} s (after the warm-up), peak {:.1} MiB, last {:.1} MiB: \
              growth {:+.1} MiB over {} acknowledged writes\n",
             m.samples, m.after_warm_up_mib, m.warm_up_s, m.peak_mib, m.last_mib, m.growth_mib, r.acknowledged
         ),
@@ -454,8 +455,10 @@ mod tests {
         let samples = [s(0.0, 10.0), s(30.0, 50.0), s(60.0, 60.0), s(90.0, 70.0), s(120.0, 65.0)];
         let m = summarise_rss(&samples, Duration::from_secs(60)).unwrap();
         assert_eq!((m.after_warm_up_mib, m.peak_mib, m.last_mib, m.growth_mib), (60.0, 70.0, 65.0, 5.0));
-        // A warm-up longer than the run: the last sample stands for both ends.
-        assert_eq!(summarise_rss(&samples, Duration::from_secs(600)).unwrap().growth_mib, 0.0);
+        assert_eq!(m.warm_up_s, 60.0);
+        // A warm-up longer than the run: measured from the first sample, and said so.
+        let whole = summarise_rss(&samples, Duration::from_secs(600)).unwrap();
+        assert_eq!((whole.warm_up_s, whole.growth_mib), (0.0, 55.0));
         assert!(summarise_rss(&[], Duration::ZERO).is_none());
     }
 
