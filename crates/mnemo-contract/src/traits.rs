@@ -154,6 +154,23 @@ pub trait Store: Send + Sync {
     async fn turn_by_external_id(&self, namespace: &Namespace, external_id: &str) -> Result<Option<Turn>> {
         Ok(self.turns(namespace).await?.into_iter().find(|t| t.external_id.as_deref() == Some(external_id)))
     }
+    /// Check the tamper-evident history (see [`crate::chain`]) of every namespace: each chain
+    /// entry against the row it points at, its predecessor and the recorded head, and every
+    /// event and turn against the chain. One report per namespace, by namespace. None: this
+    /// store keeps no history chain.
+    async fn verify_history(&self) -> Result<Option<Vec<crate::chain::ChainReport>>> {
+        Ok(None)
+    }
+    /// The history chain of `namespace`, in seq order, each entry with the row it points at as
+    /// stored now, and the head the store records (what `mnemo export --history` writes).
+    /// None: this store keeps no history chain.
+    async fn history_chain(&self, _namespace: &Namespace) -> Result<Option<crate::chain::ChainDump>> {
+        Ok(None)
+    }
+    /// The recorded chain head of every namespace, by namespace (empty: no chain kept).
+    async fn chain_heads(&self) -> Result<Vec<crate::chain::ChainHead>> {
+        Ok(vec![])
+    }
     /// The active memories of a namespace whose decay due time under `rule` is at or before
     /// `page.now`, in (due, id) order after `page.after`, at most `page.limit` (the decay sweep;
     /// see `decay_due`). A store that keeps the due time with each memory answers with one range
@@ -242,6 +259,10 @@ pub struct BackupInfo {
     pub memories: u64,
     /// Turns in it.
     pub turns: u64,
+    /// The history chain head of each namespace in it (see [`crate::chain`]), by namespace: a
+    /// store restored from it verifies against these (`mnemo verify`).
+    #[serde(default)]
+    pub chain_heads: Vec<crate::chain::ChainHead>,
 }
 
 /// What an Index records beside its watermark about the store it was built from.

@@ -11,6 +11,7 @@
 //! - Schema changes go through `schema`'s migrator (`PRAGMA user_version`).
 mod backup;
 mod bounded;
+mod chain;
 mod check;
 mod connection;
 mod decay;
@@ -24,6 +25,8 @@ mod schema;
 mod write;
 mod writer;
 
+#[cfg(test)]
+mod chain_tests;
 #[cfg(test)]
 mod decay_tests;
 #[cfg(test)]
@@ -413,6 +416,19 @@ impl Store for SqliteStore {
 
     async fn rev_fingerprint(&self, rev: u64) -> Result<Option<String>> {
         self.read_in_place(|c| read::rev_fingerprint(c, rev))
+    }
+
+    async fn verify_history(&self) -> Result<Option<Vec<mnemo_contract::chain::ChainReport>>> {
+        self.read_blocking(|c| chain::verify_all(c).map(Some)).await
+    }
+
+    async fn history_chain(&self, namespace: &Namespace) -> Result<Option<mnemo_contract::chain::ChainDump>> {
+        let ns = namespace.as_str().to_string();
+        self.read_blocking(move |c| chain::dump(c, &ns).map(Some)).await
+    }
+
+    async fn chain_heads(&self) -> Result<Vec<mnemo_contract::chain::ChainHead>> {
+        self.read_blocking(chain::heads).await
     }
 
     async fn backup_to(&self, dest: &Path) -> Result<mnemo_contract::BackupInfo> {
