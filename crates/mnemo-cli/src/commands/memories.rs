@@ -28,9 +28,13 @@ pub async fn list(rt: &Runtime, ns: &Namespace, a: &ListArgs) -> Result<()> {
     Ok(())
 }
 
-/// Every memory as JSON lines on stdout (the format with or without --json).
+/// Every memory as JSON lines on stdout (the format with or without --json); with `--history`
+/// the namespace's history chain instead.
 pub async fn export(rt: &Runtime, ns: &Namespace, a: &ExportArgs) -> Result<()> {
     use std::io::Write as _;
+    if a.history {
+        return export_history(rt, ns).await;
+    }
     let stdout = std::io::stdout();
     let n = rt
         .export(ns, a.all, &mut |line: &str| {
@@ -42,7 +46,63 @@ pub async fn export(rt: &Runtime, ns: &Namespace, a: &ExportArgs) -> Result<()> 
             }
         })
         .await?;
-    eprintln!("mnemo: exported {n} memories of namespace {ns}");
+    let head = rt.engine().chain_heads().await?.into_iter().find(|h| h.namespace == ns.as_str());
+    match head {
+        Some(h) => eprintln!(
+            "mnemo: exported {n} memories of namespace {ns} (history chain head: entry {} {})",
+            h.seq,
+            mnemo_core::chain::hex(&h.hash)
+        ),
+        None => eprintln!("mnemo: exported {n} memories of namespace {ns}"),
+    }
+    Ok(())
+}
+
+/// `export --history`: each chain entry as a JSON line (`ChainRecord`: the row as stored and
+/// its hashes), then `{"chain_head": …}` (the head the store records). A chain already broken
+/// in the store is exported as it is (the offline check names the same entry) and said on
+/// stderr.
+async fn export_history(rt: &Runtime, ns: &Namespace) -> Result<()> {
+    use std::io::Write as _;
+    let Some(dump) = rt.engine().history_chain(ns).await? else {
+        anyhow::bail!("this store keeps no history chain: nothing to export with --history");
+    };
+    let report = dump.clone().verify(ns.as_str());
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut write = |line: String| -> Result<bool> {
+        match writeln!(out, "{line}") {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+            Err(e) => Err(e.into()),
+            Ok(()) => Ok(true),
+        }
+    };
+    let n = dump.records.len();
+    for r in &dump.records {
+        if !write(serde_json::to_string(r)?)? {
+            return Ok(());
+        }
+    }
+    let head = dump.head.clone().unwrap_or(mnemo_core::chain::ChainHead {
+        namespace: ns.as_str().to_string(),
+        seq: 0,
+        hash: mnemo_core::chain::GENESIS,
+    });
+    if !write(serde_json::json!({ "chain_head": head }).to_string())? {
+        return Ok(());
+    }
+    drop(write);
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+        other => other?,
+    }
+    eprintln!(
+        "mnemo: exported {n} history entries of namespace {ns} (chain head: entry {} {})",
+        head.seq,
+        mnemo_core::chain::hex(&head.hash)
+    );
+    if let Some(b) = &report.first_bad {
+        eprintln!("mnemo: warning: the store's history of namespace {ns} does not verify: {b}");
+    }
     Ok(())
 }
 

@@ -103,6 +103,7 @@ impl SqliteStore {
                     mnemo_contract::StoreErrorKind::Full => format!("the disk is full: {e}"),
                     _ => e.to_string(),
                 };
+                tracing::warn!(path = %path.display(), %why, "the store cannot be written: opened read-only");
                 return Self::open_read_only_because(path, why);
             }
             Err(e) => return Err(e.into()),
@@ -126,7 +127,6 @@ impl SqliteStore {
 
     fn open_read_only_because(path: &Path, why: String) -> Result<SqliteStore> {
         let reader = connection::open_read_only(path)?;
-        tracing::warn!(path = %path.display(), %why, "the store cannot be written: opened read-only");
         Ok(SqliteStore {
             writer: None,
             reader: Arc::new(Mutex::new(reader)),
