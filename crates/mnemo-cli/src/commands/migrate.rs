@@ -96,8 +96,13 @@ pub async fn run(cli: &Cli, args: &MigrateArgs) -> Result<ExitCode> {
     let mut rows = Vec::new();
     for ns in source.namespaces().await? {
         let c = contents(&source, &ns).await?;
+        // The source's chain order, so that the copy's history chain has the same head.
+        let order: Vec<_> = match source.history_chain(&ns).await? {
+            Some(d) => d.records.iter().map(|r| (r.entry, r.id)).collect(),
+            None => Vec::new(),
+        };
         target
-            .import_namespace(&ns, &c.turns, &c.memories, &c.events)
+            .import_namespace(&ns, &c.turns, &c.memories, &c.events, &order)
             .await
             .with_context(|| format!("importing namespace {ns}"))?;
         eprintln!("copied {ns}: {} turns, {} memories, {} events", c.turns.len(), c.memories.len(), c.events.len());
