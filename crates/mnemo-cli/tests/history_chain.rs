@@ -70,9 +70,8 @@ fn a_flipped_byte_or_a_deleted_event_is_named_and_an_untouched_store_verifies() 
     copy_store(&store, &deleted);
     let db = deleted.join("mnemo.db");
     let raw = rusqlite::Connection::open(&db).unwrap();
-    let gone: i64 = raw
-        .query_row("SELECT seq FROM memory_events WHERE detail LIKE '%superseded:%'", [], |r| r.get(0))
-        .unwrap();
+    let gone: i64 =
+        raw.query_row("SELECT seq FROM memory_events WHERE detail LIKE '%superseded:%'", [], |r| r.get(0)).unwrap();
     raw.execute("DELETE FROM memory_events WHERE seq = ?1", [gone]).unwrap();
     drop(raw);
     let v = mnemo(&deleted, &["verify"]);

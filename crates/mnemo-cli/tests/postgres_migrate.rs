@@ -100,7 +100,10 @@ async fn migrated_data_dir_recalls_the_same_packs() {
         assert!(row["source"]["chain_head"].as_str().is_some_and(|h| h.len() == 64), "{row}");
     }
     let verified = mnemo(&pg_dir, Some(&pg_config), "acme", "2026-07-07T09:00:00Z", &["verify"]);
-    assert!(verified.contains("history: namespace acme: ") && verified.contains("history: verified (2 namespace(s))"), "{verified}");
+    assert!(
+        verified.contains("history: namespace acme: ") && verified.contains("history: verified (2 namespace(s))"),
+        "{verified}"
+    );
     assert!(verified.contains(acme["source"]["chain_head"].as_str().unwrap()), "{verified}");
     let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
     tokio::spawn(conn);

@@ -208,7 +208,12 @@ impl Content {
         match self {
             Content::Turn(t) => {
                 let mut e = Encoder::new(TAG_TURN);
-                e.text(&t.namespace).int(t.id).text(&t.source).int(t.at).text(&t.text).opt_text(t.external_id.as_deref());
+                e.text(&t.namespace)
+                    .int(t.id)
+                    .text(&t.source)
+                    .int(t.at)
+                    .text(&t.text)
+                    .opt_text(t.external_id.as_deref());
                 e.finish()
             }
             Content::Event(v) => {
@@ -377,7 +382,9 @@ impl BreakKind {
             BreakKind::SequenceGap => "sequence gap (an entry before it was removed or reordered)",
             BreakKind::RowMissing => "its row is missing (removed)",
             BreakKind::ContentHashMismatch => "content hash mismatch (the row was changed)",
-            BreakKind::PrevHashMismatch => "previous-hash mismatch (an entry before it was removed, changed or reordered)",
+            BreakKind::PrevHashMismatch => {
+                "previous-hash mismatch (an entry before it was removed, changed or reordered)"
+            }
             BreakKind::EntryHashMismatch => "entry hash mismatch (the chain entry itself was changed)",
             BreakKind::HeadMismatch => "head mismatch (entries removed from the end, or another head)",
             BreakKind::Unchained => "a row no chain entry covers (inserted outside the history)",
@@ -446,7 +453,8 @@ pub fn verify(
     let report = |entries, head, first_bad| ChainReport { namespace: namespace.to_string(), entries, head, first_bad };
     for r in records {
         entries += 1;
-        let bad = |problem: BreakKind, detail: String| ChainBreak { seq: r.seq, entry: r.entry, id: r.id, problem, detail };
+        let bad =
+            |problem: BreakKind, detail: String| ChainBreak { seq: r.seq, entry: r.entry, id: r.id, problem, detail };
         let found = if r.seq != expect {
             Some(bad(
                 BreakKind::SequenceGap,

@@ -146,10 +146,18 @@ async fn the_chain_is_built_per_namespace_and_tampering_is_named() {
         &format!("SELECT seq FROM memory_events WHERE memory_id = {} AND event = 'tombstoned'", ids[0].0),
     )
     .await;
-    tamper(&schema, &format!("UPDATE memory_events SET detail = replace(detail, 'superseded\"', 'superseder\"') WHERE seq = {seq}")).await;
+    tamper(
+        &schema,
+        &format!("UPDATE memory_events SET detail = replace(detail, 'superseded\"', 'superseder\"') WHERE seq = {seq}"),
+    )
+    .await;
     let bad = alpha(&reports(&schema).await).first_bad.unwrap();
     assert_eq!((bad.seq, bad.entry, bad.id, bad.problem), (7, EntryKind::Event, seq, BreakKind::ContentHashMismatch));
-    tamper(&schema, &format!("UPDATE memory_events SET detail = replace(detail, 'superseder\"', 'superseded\"') WHERE seq = {seq}")).await;
+    tamper(
+        &schema,
+        &format!("UPDATE memory_events SET detail = replace(detail, 'superseder\"', 'superseded\"') WHERE seq = {seq}"),
+    )
+    .await;
     assert!(alpha(&reports(&schema).await).ok(), "put back, it verifies again");
     // A flipped byte of a memory's content: its created event (entry 2).
     tamper(&schema, &format!("UPDATE memories SET content = 'Ben | phone | 555-0101' WHERE id = {}", ids[0].0)).await;

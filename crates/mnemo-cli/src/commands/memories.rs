@@ -67,7 +67,8 @@ async fn export_history(rt: &Runtime, ns: &Namespace) -> Result<()> {
     let Some(dump) = rt.engine().history_chain(ns).await? else {
         anyhow::bail!("this store keeps no history chain: nothing to export with --history");
     };
-    let report = dump.clone().verify(ns.as_str());
+    let report =
+        mnemo_core::chain::verify(ns.as_str(), dump.records.iter().cloned(), dump.head.as_ref(), &dump.unchained);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut write = |line: String| -> Result<bool> {
         match writeln!(out, "{line}") {
@@ -90,7 +91,6 @@ async fn export_history(rt: &Runtime, ns: &Namespace) -> Result<()> {
     if !write(serde_json::json!({ "chain_head": head }).to_string())? {
         return Ok(());
     }
-    drop(write);
     match out.flush() {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
         other => other?,

@@ -309,14 +309,18 @@ fn verify_export(file: &Path, json: bool) -> Result<ExitCode> {
     namespaces.sort();
     namespaces.dedup();
     if namespaces.is_empty() {
-        bail!("{}: no history entries and no chain head: not a history export (mnemo export --history)", file.display());
+        bail!(
+            "{}: no history entries and no chain head: not a history export (mnemo export --history)",
+            file.display()
+        );
     }
     let reports: Vec<ChainReport> = namespaces
         .iter()
         .map(|ns| {
             // An export without its head line (cut off) is checked against an empty head, so
             // that the missing end is said.
-            let head = heads.get(ns).cloned().unwrap_or(ChainHead { namespace: ns.clone(), seq: 0, hash: chain::GENESIS });
+            let head =
+                heads.get(ns).cloned().unwrap_or(ChainHead { namespace: ns.clone(), seq: 0, hash: chain::GENESIS });
             chain::verify(ns, records.remove(ns).unwrap_or_default(), Some(&head), &[])
         })
         .collect();

@@ -37,12 +37,13 @@ pub(crate) async fn append(tx: &Transaction<'_>, ns: &Namespace, contents: &[Con
         &[&ns.as_str(), &genesis],
     )
     .await?;
-    let head = read::rows(tx, "SELECT seq, hash FROM chain_heads WHERE namespace = $1 FOR UPDATE", &[&ns.as_str()])
-        .await?;
+    let head =
+        read::rows(tx, "SELECT seq, hash FROM chain_heads WHERE namespace = $1 FOR UPDATE", &[&ns.as_str()]).await?;
     let row = head.first().ok_or_else(|| CoreError::Store(format!("no chain head row for namespace {ns}")))?;
     let seq: i64 = row.try_get(0).db("chain head")?;
     let hash: Vec<u8> = row.try_get(1).db("chain head")?;
-    let hash = chain::hash_from(&hash).ok_or_else(|| CoreError::Store(format!("the chain head of {ns} is not 32 bytes")))?;
+    let hash =
+        chain::hash_from(&hash).ok_or_else(|| CoreError::Store(format!("the chain head of {ns} is not 32 bytes")))?;
     let mut a = Appender::after(ns.as_str(), (seq > 0).then_some((seq, hash)));
     let (mut seqs, mut kinds, mut ids, mut contents_h, mut prevs, mut entries) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -140,7 +141,13 @@ async fn heads_of(tx: &Transaction<'_>, ns: Option<&str>) -> Result<Vec<ChainHea
         }
     };
     rows.iter()
-        .map(|r| Ok(ChainHead { namespace: r.try_get(0).db("chain head")?, seq: r.try_get(1).db("chain head")?, hash: bytes_hash(r, 2)? }))
+        .map(|r| {
+            Ok(ChainHead {
+                namespace: r.try_get(0).db("chain head")?,
+                seq: r.try_get(1).db("chain head")?,
+                hash: bytes_hash(r, 2)?,
+            })
+        })
         .collect()
 }
 
@@ -266,8 +273,9 @@ async fn contents_of(tx: &Transaction<'_>, ns: &str) -> Result<Vec<Content>> {
             out.push(Content::Turn(t));
         }
     }
-    let sql =
-        format!("SELECT {EVENT_COLS} FROM memories m JOIN memory_events e ON e.memory_id = m.id WHERE m.namespace = $1");
+    let sql = format!(
+        "SELECT {EVENT_COLS} FROM memories m JOIN memory_events e ON e.memory_id = m.id WHERE m.namespace = $1"
+    );
     for r in read::rows(tx, &sql, &[&ns]).await? {
         if let Some(e) = event_at(&r, 0)? {
             out.push(Content::Event(e));

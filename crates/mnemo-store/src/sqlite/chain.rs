@@ -160,11 +160,9 @@ pub(crate) fn head(conn: &Connection, namespace: &str) -> Result<Option<ChainHea
     let mut stmt = conn.prepare_cached("SELECT seq, hash FROM chain_heads WHERE namespace = ?1").db()?;
     let mut rows = stmt.query([namespace]).db()?;
     match rows.next().db()? {
-        Some(r) => Ok(Some(ChainHead {
-            namespace: namespace.to_string(),
-            seq: r.get(0).db()?,
-            hash: hash_col(r, 1).db()?,
-        })),
+        Some(r) => {
+            Ok(Some(ChainHead { namespace: namespace.to_string(), seq: r.get(0).db()?, hash: hash_col(r, 1).db()? }))
+        }
         None => Ok(None),
     }
 }
@@ -244,7 +242,9 @@ pub(crate) fn dump(conn: &Connection, namespace: &str) -> Result<ChainDump> {
         }
     }
     let mut stmt = conn
-        .prepare_cached("SELECT e.seq FROM memories m JOIN memory_events e ON e.memory_id = m.id WHERE m.namespace = ?1")
+        .prepare_cached(
+            "SELECT e.seq FROM memories m JOIN memory_events e ON e.memory_id = m.id WHERE m.namespace = ?1",
+        )
         .db()?;
     for seq in stmt.query_map([namespace], |r| r.get::<_, i64>(0)).db()? {
         let seq = seq.db()?;

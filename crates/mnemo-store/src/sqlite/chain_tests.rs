@@ -82,7 +82,12 @@ async fn populate(s: &SqliteStore) -> (Vec<MemoryId>, Vec<TurnId>) {
         s.apply(
             n,
             Timestamp(3_000),
-            vec![WriteOp::Tombstone { id: got[1], reason: "forgotten".into(), superseded_by: None, turn: Some(t2[1].id) }],
+            vec![WriteOp::Tombstone {
+                id: got[1],
+                reason: "forgotten".into(),
+                superseded_by: None,
+                turn: Some(t2[1].id),
+            }],
         )
         .await
         .unwrap();
@@ -132,15 +137,14 @@ async fn every_write_is_chained_per_namespace_and_an_untouched_store_verifies() 
     }
     assert_ne!(r[0].head.as_ref().unwrap().hash, r[1].head.as_ref().unwrap().hash, "each namespace its own chain");
     // The order of the chain is the order of the writes.
-    let kinds: Vec<String> =
-        Connection::open(&path)
-            .unwrap()
-            .prepare("SELECT kind FROM history_chain WHERE namespace = 'alpha' ORDER BY seq")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
+    let kinds: Vec<String> = Connection::open(&path)
+        .unwrap()
+        .prepare("SELECT kind FROM history_chain WHERE namespace = 'alpha' ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(kinds, ["turn", "event", "event", "turn", "turn", "event", "event", "event", "event", "event"]);
     // The heads the store records are the verified ones, and a backup carries them.
     let s = SqliteStore::open(&path).unwrap();
@@ -155,14 +159,15 @@ async fn a_flipped_byte_of_an_event_is_named() {
     let (_dir, path, ids, _) = store().await;
     let seq: i64 = Connection::open(&path)
         .unwrap()
-        .query_row(
-            "SELECT seq FROM memory_events WHERE memory_id = ?1 AND event = 'tombstoned'",
-            [ids[0].0],
-            |r| r.get(0),
-        )
+        .query_row("SELECT seq FROM memory_events WHERE memory_id = ?1 AND event = 'tombstoned'", [ids[0].0], |r| {
+            r.get(0)
+        })
         .unwrap();
     // "superseded" -> "superseder": one byte.
-    sql(&path, &format!("UPDATE memory_events SET detail = replace(detail, 'superseded\"', 'superseder\"') WHERE seq = {seq}"));
+    sql(
+        &path,
+        &format!("UPDATE memory_events SET detail = replace(detail, 'superseded\"', 'superseder\"') WHERE seq = {seq}"),
+    );
     let r = reports(&path).await;
     let bad = alpha(&r).first_bad.clone().expect("a changed event is caught");
     assert_eq!((bad.entry, bad.id, bad.problem), (EntryKind::Event, seq, BreakKind::ContentHashMismatch));
@@ -180,7 +185,10 @@ async fn a_flipped_byte_of_a_memory_or_a_turn_is_named() {
     assert!(alpha(&reports(&path).await).ok(), "put back, it verifies again");
     sql(&path, &format!("UPDATE turns SET text = 'forget northwind' WHERE id = {}", turns[2].0));
     let bad = alpha(&reports(&path).await).first_bad.clone().unwrap();
-    assert_eq!((bad.seq, bad.entry, bad.id, bad.problem), (5, EntryKind::Turn, turns[2].0, BreakKind::ContentHashMismatch));
+    assert_eq!(
+        (bad.seq, bad.entry, bad.id, bad.problem),
+        (5, EntryKind::Turn, turns[2].0, BreakKind::ContentHashMismatch)
+    );
 }
 
 #[tokio::test]
@@ -247,15 +255,23 @@ async fn swapped_entries_and_rows_outside_the_chain_are_named() {
 async fn a_store_from_before_the_chain_is_chained_by_its_migration_and_verifies() {
     let (_dir, path, ids, _) = store().await;
     sql(&path, UNDO_V5);
-    assert_eq!(Connection::open(&path).unwrap().query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)).unwrap(), 4);
+    assert_eq!(
+        Connection::open(&path).unwrap().query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)).unwrap(),
+        4
+    );
     {
         let s = SqliteStore::open(&path).unwrap();
         // Written after the upgrade: continues the backfilled chain.
-        s.apply(&ns("alpha"), Timestamp(4_000), vec![WriteOp::Reinforce { id: ids[2], source: "erp".into(), turn: None }])
-            .await
-            .unwrap();
+        s.apply(
+            &ns("alpha"),
+            Timestamp(4_000),
+            vec![WriteOp::Reinforce { id: ids[2], source: "erp".into(), turn: None }],
+        )
+        .await
+        .unwrap();
     }
-    let user_version: i64 = Connection::open(&path).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let user_version: i64 =
+        Connection::open(&path).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(user_version, known_version());
     let r = reports(&path).await;
     for r in &r {
