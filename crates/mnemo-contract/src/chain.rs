@@ -322,24 +322,6 @@ pub struct ChainRecord {
     pub content: Option<Content>,
 }
 
-/// A namespace's whole chain as a store holds it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChainDump {
-    /// The entries, in seq order.
-    pub records: Vec<ChainRecord>,
-    /// The head the store records (None: none recorded).
-    pub head: Option<ChainHead>,
-    /// The rows of the namespace no entry points at.
-    pub unchained: Vec<(EntryKind, i64)>,
-}
-
-impl ChainDump {
-    /// Check it (see [`verify`]).
-    pub fn verify(self, namespace: &str) -> ChainReport {
-        verify(namespace, self.records, self.head.as_ref(), &self.unchained)
-    }
-}
-
 /// A namespace's chain head: its last entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChainHead {
@@ -446,15 +428,46 @@ pub fn verify(
     recorded_head: Option<&ChainHead>,
     unchained: &[(EntryKind, i64)],
 ) -> ChainReport {
-    let mut prev = GENESIS;
-    let mut expect = 1i64;
-    let mut entries = 0u64;
-    let mut head: Option<ChainHead> = None;
-    let report = |entries, head, first_bad| ChainReport { namespace: namespace.to_string(), entries, head, first_bad };
+    let mut v = Verifier::new(namespace);
     for r in records {
-        entries += 1;
+        if !v.push(&r) {
+            break;
+        }
+    }
+    v.finish(recorded_head, unchained)
+}
+
+/// [`verify`] one entry at a time, so a store streams its chain instead of holding it.
+#[derive(Clone, Debug)]
+pub struct Verifier {
+    namespace: String,
+    prev: Hash,
+    expect: i64,
+    entries: u64,
+    head: Option<ChainHead>,
+    first_bad: Option<ChainBreak>,
+}
+
+impl Verifier {
+    /// A check of `namespace`'s chain from its first entry.
+    pub fn new(namespace: &str) -> Verifier {
+        Verifier { namespace: namespace.to_string(), prev: GENESIS, expect: 1, entries: 0, head: None, first_bad: None }
+    }
+
+    /// Whether a bad entry was found (later entries are then not looked at).
+    pub fn broken(&self) -> bool {
+        self.first_bad.is_some()
+    }
+
+    /// Check the next entry; false once the chain is broken (stop feeding it).
+    pub fn push(&mut self, r: &ChainRecord) -> bool {
+        if self.first_bad.is_some() {
+            return false;
+        }
+        self.entries += 1;
         let bad =
             |problem: BreakKind, detail: String| ChainBreak { seq: r.seq, entry: r.entry, id: r.id, problem, detail };
+        let (prev, expect) = (self.prev, self.expect);
         let found = if r.seq != expect {
             Some(bad(
                 BreakKind::SequenceGap,
@@ -496,7 +509,7 @@ pub fn verify(
                             ),
                         ))
                     } else {
-                        let h = entry_hash(namespace, r.seq, r.entry, r.id, &r.prev_hash, &r.content_hash);
+                        let h = entry_hash(&self.namespace, r.seq, r.entry, r.id, &r.prev_hash, &r.content_hash);
                         (h != r.entry_hash).then(|| {
                             bad(
                                 BreakKind::EntryHashMismatch,
@@ -513,43 +526,52 @@ pub fn verify(
             }
         };
         if found.is_some() {
-            return report(entries, head, found);
+            self.first_bad = found;
+            return false;
         }
-        prev = r.entry_hash;
-        expect = r.seq + 1;
-        head = Some(ChainHead { namespace: namespace.to_string(), seq: r.seq, hash: r.entry_hash });
+        self.prev = r.entry_hash;
+        self.expect = r.seq + 1;
+        self.head = Some(ChainHead { namespace: self.namespace.clone(), seq: r.seq, hash: r.entry_hash });
+        true
     }
-    if let Some(rh) = recorded_head {
-        let (seq, hash) = head.as_ref().map(|h| (h.seq, h.hash)).unwrap_or((0, GENESIS));
-        if rh.seq != seq || rh.hash != hash {
-            let (entry, id) = (EntryKind::Event, 0);
-            let b = ChainBreak {
-                seq: rh.seq,
-                entry,
-                id,
-                problem: BreakKind::HeadMismatch,
-                detail: format!(
-                    "{}: the recorded head is entry {} {}, the chain ends at entry {seq} {}",
-                    BreakKind::HeadMismatch.describe(),
-                    rh.seq,
-                    hex(&rh.hash),
-                    hex(&hash)
-                ),
-            };
-            return report(entries, head, Some(b));
+
+    /// The report, after the last entry: the chain must end at `recorded_head` (if given), and
+    /// no row may be `unchained`.
+    pub fn finish(self, recorded_head: Option<&ChainHead>, unchained: &[(EntryKind, i64)]) -> ChainReport {
+        let mut first_bad = self.first_bad;
+        if first_bad.is_none() {
+            if let Some(rh) = recorded_head {
+                let (seq, hash) = self.head.as_ref().map(|h| (h.seq, h.hash)).unwrap_or((0, GENESIS));
+                if rh.seq != seq || rh.hash != hash {
+                    first_bad = Some(ChainBreak {
+                        seq: rh.seq,
+                        entry: EntryKind::Event,
+                        id: 0,
+                        problem: BreakKind::HeadMismatch,
+                        detail: format!(
+                            "{}: the recorded head is entry {} {}, the chain ends at entry {seq} {}",
+                            BreakKind::HeadMismatch.describe(),
+                            rh.seq,
+                            hex(&rh.hash),
+                            hex(&hash)
+                        ),
+                    });
+                }
+            }
         }
+        if first_bad.is_none() {
+            if let Some((kind, id)) = unchained.iter().min() {
+                first_bad = Some(ChainBreak {
+                    seq: 0,
+                    entry: *kind,
+                    id: *id,
+                    problem: BreakKind::Unchained,
+                    detail: format!("{} ({} such row(s))", BreakKind::Unchained.describe(), unchained.len()),
+                });
+            }
+        }
+        ChainReport { namespace: self.namespace, entries: self.entries, head: self.head, first_bad }
     }
-    if let Some((kind, id)) = unchained.iter().min() {
-        let b = ChainBreak {
-            seq: 0,
-            entry: *kind,
-            id: *id,
-            problem: BreakKind::Unchained,
-            detail: format!("{} ({} such row(s))", BreakKind::Unchained.describe(), unchained.len()),
-        };
-        return report(entries, head, Some(b));
-    }
-    report(entries, head, None)
 }
 
 /// Entries to append to one namespace's chain, as a write builds them: the head is read once

@@ -156,15 +156,22 @@ pub trait Store: Send + Sync {
     }
     /// Check the tamper-evident history (see [`crate::chain`]) of every namespace: each chain
     /// entry against the row it points at, its predecessor and the recorded head, and every
-    /// event and turn against the chain. One report per namespace, by namespace. None: this
-    /// store keeps no history chain.
+    /// event and turn against the chain, each namespace on one consistent snapshot (a check
+    /// beside a writer sees whole writes) and streamed (not held in memory). One report per
+    /// namespace, by namespace. None: this store keeps no history chain.
     async fn verify_history(&self) -> Result<Option<Vec<crate::chain::ChainReport>>> {
         Ok(None)
     }
-    /// The history chain of `namespace`, in seq order, each entry with the row it points at as
-    /// stored now, and the head the store records (what `mnemo export --history` writes).
-    /// None: this store keeps no history chain.
-    async fn history_chain(&self, _namespace: &Namespace) -> Result<Option<crate::chain::ChainDump>> {
+    /// One page of the history chain of `namespace`: the entries with a seq above `after`, at
+    /// most `limit`, in seq order, each with the row it points at as stored now (what `mnemo
+    /// export --history` writes, a page at a time; entries are only ever appended, so pages
+    /// read up to a head read first are consistent). None: this store keeps no history chain.
+    async fn history_chain(
+        &self,
+        _namespace: &Namespace,
+        _after: i64,
+        _limit: usize,
+    ) -> Result<Option<Vec<crate::chain::ChainRecord>>> {
         Ok(None)
     }
     /// The recorded chain head of every namespace, by namespace (empty: no chain kept).

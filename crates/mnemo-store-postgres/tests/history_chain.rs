@@ -134,8 +134,8 @@ async fn the_chain_is_built_per_namespace_and_tampering_is_named() {
         }
         let heads = s.chain_heads().await.unwrap();
         assert_eq!(heads, r.iter().map(|r| r.head.clone().unwrap()).collect::<Vec<_>>());
-        let dump = s.history_chain(&ns("alpha")).await.unwrap().unwrap();
-        let kinds: Vec<EntryKind> = dump.records.iter().map(|r| r.entry).collect();
+        let records = s.history_chain(&ns("alpha"), 0, 100).await.unwrap().unwrap();
+        let kinds: Vec<EntryKind> = records.iter().map(|r| r.entry).collect();
         use EntryKind::{Event as E, Turn as T};
         assert_eq!(kinds, [T, E, E, T, T, E, E, E, E, E], "the order of the writes");
         ids
@@ -191,7 +191,7 @@ async fn the_chain_is_built_per_namespace_and_tampering_is_named() {
     common::drop_schemas(&schema).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_writers_of_one_namespace_never_fork_its_chain() {
     let schema = common::unique_schema("chainc");
     let stores: Vec<Arc<PostgresStore>> =
@@ -214,6 +214,13 @@ async fn concurrent_writers_of_one_namespace_never_fork_its_chain() {
                 .unwrap();
             }
         }));
+    }
+    // Checks beside the writers see whole writes.
+    let checker = PostgresStore::new(&settings(&schema)).unwrap();
+    while tasks.iter().any(|t| !t.is_finished()) {
+        for r in checker.verify_history().await.unwrap().unwrap() {
+            assert!(r.ok(), "a check beside the writers: {r:?}");
+        }
     }
     for t in tasks {
         t.await.unwrap();
@@ -254,7 +261,7 @@ async fn a_store_from_before_the_chain_is_chained_at_first_use_and_verifies() {
     assert_eq!(r.iter().find(|r| r.namespace == "beta").unwrap().entries, 10);
     // Backfilled by time, turns before events, then id.
     let kinds: Vec<EntryKind> =
-        s.history_chain(&ns("alpha")).await.unwrap().unwrap().records.iter().map(|r| r.entry).collect();
+        s.history_chain(&ns("alpha"), 0, 100).await.unwrap().unwrap().iter().map(|r| r.entry).collect();
     use EntryKind::{Event as E, Turn as T};
     assert_eq!(kinds, [T, E, E, T, E, E, E, E, T, E, E]);
     // Opened again: not chained twice.

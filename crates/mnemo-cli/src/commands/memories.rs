@@ -58,17 +58,20 @@ pub async fn export(rt: &Runtime, ns: &Namespace, a: &ExportArgs) -> Result<()> 
     Ok(())
 }
 
-/// `export --history`: each chain entry as a JSON line (`ChainRecord`: the row as stored and
-/// its hashes), then `{"chain_head": …}` (the head the store records). A chain already broken
-/// in the store is exported as it is (the offline check names the same entry) and said on
-/// stderr.
+/// Entries read per page by `export --history`.
+const HISTORY_PAGE: usize = 1_000;
+
+/// `export --history`: the head the store records is read first; then each chain entry up to
+/// it as a JSON line (`ChainRecord`: the row as stored and its hashes), a page at a time; then
+/// `{"chain_head": …}`. Entries appended meanwhile are after the head and left out. A chain
+/// already broken in the store is exported as it is (the offline check names the same entry)
+/// and said on stderr.
 async fn export_history(rt: &Runtime, ns: &Namespace) -> Result<()> {
+    use mnemo_core::chain::{self, ChainHead};
     use std::io::Write as _;
-    let Some(dump) = rt.engine().history_chain(ns).await? else {
-        anyhow::bail!("this store keeps no history chain: nothing to export with --history");
-    };
-    let report =
-        mnemo_core::chain::verify(ns.as_str(), dump.records.iter().cloned(), dump.head.as_ref(), &dump.unchained);
+    let engine = rt.engine();
+    let recorded = engine.chain_heads().await?.into_iter().find(|h| h.namespace == ns.as_str());
+    let head = recorded.unwrap_or(ChainHead { namespace: ns.as_str().to_string(), seq: 0, hash: chain::GENESIS });
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut write = |line: String| -> Result<bool> {
         match writeln!(out, "{line}") {
@@ -77,17 +80,25 @@ async fn export_history(rt: &Runtime, ns: &Namespace) -> Result<()> {
             Ok(()) => Ok(true),
         }
     };
-    let n = dump.records.len();
-    for r in &dump.records {
-        if !write(serde_json::to_string(r)?)? {
-            return Ok(());
+    let mut check = chain::Verifier::new(ns.as_str());
+    let (mut after, mut n) = (0i64, 0usize);
+    loop {
+        let Some(page) = engine.history_chain(ns, after, HISTORY_PAGE).await? else {
+            anyhow::bail!("this store keeps no history chain: nothing to export with --history");
+        };
+        let full = page.len() == HISTORY_PAGE;
+        for r in page.iter().filter(|r| r.seq <= head.seq) {
+            check.push(r);
+            if !write(serde_json::to_string(r)?)? {
+                return Ok(());
+            }
+            n += 1;
+        }
+        match page.last() {
+            Some(last) if full && last.seq < head.seq => after = last.seq,
+            _ => break,
         }
     }
-    let head = dump.head.clone().unwrap_or(mnemo_core::chain::ChainHead {
-        namespace: ns.as_str().to_string(),
-        seq: 0,
-        hash: mnemo_core::chain::GENESIS,
-    });
     if !write(serde_json::json!({ "chain_head": head }).to_string())? {
         return Ok(());
     }
@@ -98,9 +109,9 @@ async fn export_history(rt: &Runtime, ns: &Namespace) -> Result<()> {
     eprintln!(
         "mnemo: exported {n} history entries of namespace {ns} (chain head: entry {} {})",
         head.seq,
-        mnemo_core::chain::hex(&head.hash)
+        chain::hex(&head.hash)
     );
-    if let Some(b) = &report.first_bad {
+    if let Some(b) = &check.finish(Some(&head), &[]).first_bad {
         eprintln!("mnemo: warning: the store's history of namespace {ns} does not verify: {b}");
     }
     Ok(())

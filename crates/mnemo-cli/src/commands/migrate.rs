@@ -108,10 +108,14 @@ pub async fn run(cli: &Cli, args: &MigrateArgs) -> Result<ExitCode> {
     for ns in source.namespaces().await? {
         let c = contents(&source, &ns).await?;
         // The source's chain order, so that the copy's history chain has the same head.
-        let order: Vec<_> = match source.history_chain(&ns).await? {
-            Some(d) => d.records.iter().map(|r| (r.entry, r.id)).collect(),
-            None => Vec::new(),
-        };
+        let (mut order, mut after) = (Vec::new(), 0);
+        while let Some(page) = source.history_chain(&ns, after, 10_000).await? {
+            order.extend(page.iter().map(|r| (r.entry, r.id)));
+            match page.last() {
+                Some(last) if page.len() == 10_000 => after = last.seq,
+                _ => break,
+            }
+        }
         target
             .import_namespace(&ns, &c.turns, &c.memories, &c.events, &order)
             .await

@@ -13,14 +13,16 @@ impl Engine {
         self.store.backup_to(dest).await
     }
 
-    /// The tamper-evident history of `namespace` as the store holds it (see
-    /// `mnemo_contract::chain`): what `mnemo export --history` writes. None: the store keeps
-    /// no history chain.
+    /// One page of the tamper-evident history of `namespace` as the store holds it (see
+    /// `mnemo_contract::chain`, `Store::history_chain`): what `mnemo export --history` writes.
+    /// None: the store keeps no history chain.
     pub async fn history_chain(
         &self,
         namespace: &crate::Namespace,
-    ) -> Result<Option<mnemo_contract::chain::ChainDump>> {
-        self.store.history_chain(namespace).await
+        after: i64,
+        limit: usize,
+    ) -> Result<Option<Vec<mnemo_contract::chain::ChainRecord>>> {
+        self.store.history_chain(namespace, after, limit).await
     }
 
     /// Check the history chain of every namespace (None: the store keeps none).

@@ -12,8 +12,8 @@ use std::collections::HashSet;
 
 use deadpool_postgres::Transaction;
 use mnemo_contract::chain::{
-    self, Appender, ChainDump, ChainHead, ChainRecord, ChainReport, Content, CreatedMemory, EntryKind, EventContent,
-    Hash, TurnContent,
+    self, Appender, ChainHead, ChainRecord, ChainReport, Content, CreatedMemory, EntryKind, EventContent, Hash,
+    TurnContent,
 };
 use mnemo_contract::{CoreError, Namespace};
 use tokio_postgres::Row;
@@ -160,42 +160,82 @@ pub(crate) async fn heads(db: &Db) -> Result<Vec<ChainHead>> {
     Ok(out)
 }
 
-/// The chain of `ns` as stored, with the rows it points at, its recorded head (an empty head
-/// when none is recorded but entries exist) and the rows of the namespace outside it.
-pub(crate) async fn dump_in(tx: &Transaction<'_>, ns: &str) -> Result<ChainDump> {
-    let sql = format!(
+/// The chain entries of a namespace joined with the rows they point at, with a seq above `$2`,
+/// at most `$3`.
+fn chain_select() -> String {
+    format!(
         "SELECT c.seq, c.kind, c.ref_id, c.content_hash, c.prev_hash, c.entry_hash, {TURN_COLS}, {EVENT_COLS} \
          FROM history_chain c \
          LEFT JOIN turns t ON c.kind = 'turn' AND t.id = c.ref_id \
          LEFT JOIN memory_events e ON c.kind = 'event' AND e.seq = c.ref_id \
          LEFT JOIN memories m ON m.id = e.memory_id \
-         WHERE c.namespace = $1 ORDER BY c.seq"
-    );
-    let rows = read::rows(tx, &sql, &[&ns]).await?;
+         WHERE c.namespace = $1 AND c.seq > $2 ORDER BY c.seq LIMIT $3"
+    )
+}
+
+fn record_at(r: &Row, ns: &str) -> Result<ChainRecord> {
+    let kind: String = r.try_get(1).db("chain entry")?;
+    let entry = EntryKind::parse(&kind).unwrap_or(EntryKind::Event);
+    let content = match entry {
+        EntryKind::Turn => turn_at(r, 6)?.map(Content::Turn),
+        EntryKind::Event => event_at(r, 12)?.map(Content::Event),
+    };
+    Ok(ChainRecord {
+        namespace: ns.to_string(),
+        seq: r.try_get(0).db("chain entry")?,
+        entry,
+        id: r.try_get(2).db("chain entry")?,
+        content_hash: bytes_hash(r, 3)?,
+        prev_hash: bytes_hash(r, 4)?,
+        entry_hash: bytes_hash(r, 5)?,
+        content,
+    })
+}
+
+/// The entries of `ns` with a seq above `after`, at most `limit`, with their rows.
+async fn page_in(tx: &Transaction<'_>, ns: &str, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    read::rows(tx, &chain_select(), &[&ns, &after, &limit]).await?.iter().map(|r| record_at(r, ns)).collect()
+}
+
+/// One page of `ns`'s chain (a read transaction scoped to it).
+pub(crate) async fn page(db: &Db, ns: &Namespace, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
+    let mut client = db.client().await?;
+    let tx = db.begin(&mut client, Scope::Namespace(ns)).await?;
+    let out = page_in(&tx, ns.as_str(), after, limit).await?;
+    tx.commit().await.db("commit")?;
+    Ok(out)
+}
+
+/// Entries read per query by a check.
+const CHECK_PAGE: usize = 5_000;
+
+/// Check the chain of `ns` a page at a time (only the ids seen are held), against its recorded
+/// head (an empty head when none is recorded but entries exist) and the rows of the namespace
+/// outside it.
+async fn verify_namespace(tx: &Transaction<'_>, ns: &str) -> Result<ChainReport> {
+    let mut v = chain::Verifier::new(ns);
     let (mut turns, mut events) = (HashSet::new(), HashSet::new());
-    let mut records = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let kind: String = r.try_get(1).db("chain entry")?;
-        let entry = EntryKind::parse(&kind).unwrap_or(EntryKind::Event);
-        let id: i64 = r.try_get(2).db("chain entry")?;
-        let content = match entry {
-            EntryKind::Turn => turn_at(r, 6)?.map(Content::Turn),
-            EntryKind::Event => event_at(r, 12)?.map(Content::Event),
-        };
-        match entry {
-            EntryKind::Turn => turns.insert(id),
-            EntryKind::Event => events.insert(id),
-        };
-        records.push(ChainRecord {
-            namespace: ns.to_string(),
-            seq: r.try_get(0).db("chain entry")?,
-            entry,
-            id,
-            content_hash: bytes_hash(r, 3)?,
-            prev_hash: bytes_hash(r, 4)?,
-            entry_hash: bytes_hash(r, 5)?,
-            content,
-        });
+    let mut after = i64::MIN;
+    'pages: loop {
+        let page = page_in(tx, ns, after, CHECK_PAGE).await?;
+        let full = page.len() == CHECK_PAGE;
+        for rec in &page {
+            match rec.entry {
+                EntryKind::Turn => turns.insert(rec.id),
+                EntryKind::Event => events.insert(rec.id),
+            };
+            after = rec.seq;
+            if !v.push(rec) {
+                break 'pages;
+            }
+        }
+        if !full {
+            break;
+        }
+    }
+    if v.broken() {
+        return Ok(v.finish(None, &[]));
     }
     let mut unchained = Vec::new();
     for r in read::rows(tx, "SELECT id FROM turns WHERE namespace = $1", &[&ns]).await? {
@@ -216,51 +256,34 @@ pub(crate) async fn dump_in(tx: &Transaction<'_>, ns: &str) -> Result<ChainDump>
             unchained.push((EntryKind::Event, seq));
         }
     }
-    let head = heads_of(tx, Some(ns)).await?.pop().or_else(|| {
-        (!records.is_empty()).then(|| ChainHead { namespace: ns.to_string(), seq: 0, hash: chain::GENESIS })
-    });
-    Ok(ChainDump { records, head, unchained })
+    let seen = !turns.is_empty() || !events.is_empty();
+    let head = heads_of(tx, Some(ns))
+        .await?
+        .pop()
+        .or_else(|| seen.then(|| ChainHead { namespace: ns.to_string(), seq: 0, hash: chain::GENESIS }));
+    Ok(v.finish(head.as_ref(), &unchained))
 }
 
-/// The chain of `ns` (one read transaction scoped to it).
-pub(crate) async fn dump(db: &Db, ns: &Namespace) -> Result<ChainDump> {
-    let mut client = db.client().await?;
-    let tx = db.begin(&mut client, Scope::Namespace(ns)).await?;
-    let out = dump_in(&tx, ns.as_str()).await?;
-    tx.commit().await.db("commit")?;
-    Ok(out)
-}
-
-/// Check the chain of every namespace, each in a read transaction of its own.
+/// Check the chain of every namespace, on one snapshot (a check beside writers sees whole
+/// writes: a row and its entry are committed together).
 pub(crate) async fn verify_all(db: &Db) -> Result<Vec<ChainReport>> {
-    let namespaces: Vec<String> = {
-        let mut client = db.client().await?;
-        let tx = db.begin(&mut client, Scope::All).await?;
-        let rows = read::rows(
-            &tx,
-            "SELECT namespace FROM (SELECT namespace FROM chain_heads UNION SELECT namespace FROM history_chain \
-             UNION SELECT namespace FROM turns UNION SELECT namespace FROM memories) n ORDER BY namespace COLLATE \"C\"",
-            &[],
-        )
-        .await?;
-        tx.commit().await.db("commit")?;
-        rows.iter().map(|r| r.try_get(0).db("namespace")).collect::<Result<_>>()?
-    };
+    let mut client = db.client().await?;
+    let tx = db.begin_snapshot(&mut client, Scope::All).await?;
+    let namespaces: Vec<String> = read::rows(
+        &tx,
+        "SELECT namespace FROM (SELECT namespace FROM chain_heads UNION SELECT namespace FROM history_chain \
+         UNION SELECT namespace FROM turns UNION SELECT namespace FROM memories) n ORDER BY namespace COLLATE \"C\"",
+        &[],
+    )
+    .await?
+    .iter()
+    .map(|r| r.try_get(0).db("namespace"))
+    .collect::<Result<_>>()?;
     let mut out = Vec::with_capacity(namespaces.len());
     for ns in namespaces {
-        // A namespace name a write would refuse is still checked (scope `*` reads it).
-        let dump = match Namespace::new(&ns) {
-            Ok(n) => dump(db, &n).await?,
-            Err(_) => {
-                let mut client = db.client().await?;
-                let tx = db.begin(&mut client, Scope::All).await?;
-                let d = dump_in(&tx, &ns).await?;
-                tx.commit().await.db("commit")?;
-                d
-            }
-        };
-        out.push(dump.verify(&ns));
+        out.push(verify_namespace(&tx, &ns).await?);
     }
+    tx.commit().await.db("commit")?;
     Ok(out)
 }
 

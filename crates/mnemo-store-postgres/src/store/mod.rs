@@ -276,9 +276,14 @@ impl Store for PostgresStore {
         chain::verify_all(&self.db).await.map(Some)
     }
 
-    async fn history_chain(&self, namespace: &Namespace) -> Result<Option<mnemo_contract::chain::ChainDump>> {
+    async fn history_chain(
+        &self,
+        namespace: &Namespace,
+        after: i64,
+        limit: usize,
+    ) -> Result<Option<Vec<mnemo_contract::chain::ChainRecord>>> {
         self.migrate().await?;
-        chain::dump(&self.db, namespace).await.map(Some)
+        chain::page(&self.db, namespace, after, limit).await.map(Some)
     }
 
     async fn chain_heads(&self) -> Result<Vec<mnemo_contract::chain::ChainHead>> {

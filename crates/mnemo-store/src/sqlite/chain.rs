@@ -6,8 +6,8 @@
 use std::collections::{HashMap, HashSet};
 
 use mnemo_contract::chain::{
-    self, Appender, ChainDump, ChainHead, ChainRecord, ChainReport, Content, CreatedMemory, EntryKind, EventContent,
-    Hash, TurnContent,
+    self, Appender, ChainHead, ChainRecord, ChainReport, Content, CreatedMemory, EntryKind, EventContent, Hash,
+    TurnContent,
 };
 use mnemo_contract::CoreError;
 use rusqlite::types::ValueRef;
@@ -194,44 +194,70 @@ fn namespaces(conn: &Connection) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// The chain of `namespace` as stored, with the rows it points at, its recorded head (an
-/// empty head when none is recorded) and the rows of the namespace outside it.
-pub(crate) fn dump(conn: &Connection, namespace: &str) -> Result<ChainDump> {
-    let sql = format!(
+/// The chain entries of a namespace joined with the rows they point at, in seq order; `more`
+/// adds to the WHERE clause (`?1` is the namespace), `limit` ends the statement.
+fn chain_select(more: &str, limit: &str) -> String {
+    format!(
         "SELECT c.seq, c.kind, c.ref_id, c.content_hash, c.prev_hash, c.entry_hash, {TURN_COLS}, {EVENT_COLS} \
          FROM history_chain c \
          LEFT JOIN turns t ON c.kind = 'turn' AND t.id = c.ref_id \
          LEFT JOIN memory_events e ON c.kind = 'event' AND e.seq = c.ref_id \
          LEFT JOIN memories m ON m.id = e.memory_id \
-         WHERE c.namespace = ?1 ORDER BY c.seq"
-    );
-    let mut stmt = conn.prepare(&sql).db()?;
-    let mut rows = stmt.query([namespace]).db()?;
-    let mut records = Vec::new();
+         WHERE c.namespace = ?1 {more} ORDER BY c.seq {limit}"
+    )
+}
+
+/// A row of `chain_select`.
+fn record_at(r: &Row<'_>, namespace: &str) -> rusqlite::Result<ChainRecord> {
+    let kind_text = text(r, 1)?.unwrap_or_default();
+    // A kind no write produces reads as an event, whose row then does not match.
+    let entry = EntryKind::parse(&kind_text).unwrap_or(EntryKind::Event);
+    let content = match entry {
+        EntryKind::Turn => turn_at(r, 6)?.map(Content::Turn),
+        EntryKind::Event => event_at(r, 12)?.map(Content::Event),
+    };
+    Ok(ChainRecord {
+        namespace: namespace.to_string(),
+        seq: int(r, 0)?.unwrap_or(i64::MIN),
+        entry,
+        id: int(r, 2)?.unwrap_or(i64::MIN),
+        content_hash: hash_col(r, 3)?,
+        prev_hash: hash_col(r, 4)?,
+        entry_hash: hash_col(r, 5)?,
+        content,
+    })
+}
+
+/// The entries of `namespace` with a seq above `after`, at most `limit`, with their rows.
+pub(crate) fn page(conn: &Connection, namespace: &str, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
+    let mut stmt = conn.prepare_cached(&chain_select("AND c.seq > ?2", "LIMIT ?3")).db()?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = stmt.query_map(params![namespace, after, limit], |r| record_at(r, namespace)).db()?;
+    rows.collect::<rusqlite::Result<_>>().db()
+}
+
+/// Check the chain of `namespace` (streamed: only the ids seen are held), against its recorded
+/// head (an empty head when none is recorded but entries exist) and the rows of the namespace
+/// outside it.
+fn verify_namespace(conn: &Connection, namespace: &str) -> Result<ChainReport> {
+    let mut v = chain::Verifier::new(namespace);
     let (mut turns, mut events) = (HashSet::new(), HashSet::new());
-    while let Some(r) = rows.next().db()? {
-        let kind_text = text(r, 1).db()?.unwrap_or_default();
-        // A kind no write produces reads as an event, whose row then does not match.
-        let entry = EntryKind::parse(&kind_text).unwrap_or(EntryKind::Event);
-        let id = int(r, 2).db()?.unwrap_or(i64::MIN);
-        let content = match entry {
-            EntryKind::Turn => turn_at(r, 6).db()?.map(Content::Turn),
-            EntryKind::Event => event_at(r, 12).db()?.map(Content::Event),
-        };
-        match entry {
-            EntryKind::Turn => turns.insert(id),
-            EntryKind::Event => events.insert(id),
-        };
-        records.push(ChainRecord {
-            namespace: namespace.to_string(),
-            seq: int(r, 0).db()?.unwrap_or(i64::MIN),
-            entry,
-            id,
-            content_hash: hash_col(r, 3).db()?,
-            prev_hash: hash_col(r, 4).db()?,
-            entry_hash: hash_col(r, 5).db()?,
-            content,
-        });
+    {
+        let mut stmt = conn.prepare(&chain_select("", "")).db()?;
+        let mut rows = stmt.query([namespace]).db()?;
+        while let Some(r) = rows.next().db()? {
+            let rec = record_at(r, namespace).db()?;
+            match rec.entry {
+                EntryKind::Turn => turns.insert(rec.id),
+                EntryKind::Event => events.insert(rec.id),
+            };
+            if !v.push(&rec) {
+                break;
+            }
+        }
+    }
+    if v.broken() {
+        return Ok(v.finish(None, &[]));
     }
     let mut unchained = Vec::new();
     let mut stmt = conn.prepare_cached("SELECT id FROM turns WHERE namespace = ?1").db()?;
@@ -252,19 +278,23 @@ pub(crate) fn dump(conn: &Connection, namespace: &str) -> Result<ChainDump> {
             unchained.push((EntryKind::Event, seq));
         }
     }
+    let seen = !turns.is_empty() || !events.is_empty();
     let head = head(conn, namespace)?.or_else(|| {
         // No head recorded: as if the chain were empty, so entries without a head are caught.
-        (!records.is_empty()).then(|| ChainHead { namespace: namespace.to_string(), seq: 0, hash: chain::GENESIS })
+        seen.then(|| ChainHead { namespace: namespace.to_string(), seq: 0, hash: chain::GENESIS })
     });
-    Ok(ChainDump { records, head, unchained })
+    Ok(v.finish(head.as_ref(), &unchained))
 }
 
-/// Check the chain of every namespace.
+/// Check the chain of every namespace, in one read transaction (a check beside a writer sees
+/// whole writes: a row and its entry are committed together).
 pub(crate) fn verify_all(conn: &Connection) -> Result<Vec<ChainReport>> {
+    let tx = conn.unchecked_transaction().db()?;
     let mut out = Vec::new();
-    for ns in namespaces(conn)? {
-        out.push(dump(conn, &ns)?.verify(&ns));
+    for ns in namespaces(&tx)? {
+        out.push(verify_namespace(&tx, &ns)?);
     }
+    tx.commit().db()?;
     Ok(out)
 }
 

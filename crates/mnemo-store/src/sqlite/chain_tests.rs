@@ -293,3 +293,38 @@ async fn a_store_from_before_the_chain_is_chained_by_its_migration_and_verifies(
     let bad = alpha(&reports(&path).await).first_bad.clone().unwrap();
     assert_eq!(bad.problem, BreakKind::ContentHashMismatch);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_beside_a_writer_sees_whole_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mnemo.db");
+    let writer = std::sync::Arc::new(SqliteStore::open(&path).unwrap());
+    let a = ns("alpha");
+    let w = {
+        let (s, a) = (std::sync::Arc::clone(&writer), a.clone());
+        tokio::spawn(async move {
+            for i in 0..150 {
+                let t = s.record_turn(turn(&a, &format!("turn {i}"), i)).await.unwrap();
+                s.apply(
+                    &a,
+                    Timestamp(i),
+                    vec![WriteOp::Insert { memory: mem(&a, &format!("m {i}")), turn: Some(t.id) }],
+                )
+                .await
+                .unwrap();
+            }
+        })
+    };
+    let reader = SqliteStore::open_read_only(&path).unwrap();
+    let mut checks = 0;
+    while !w.is_finished() {
+        for r in reader.verify_history().await.unwrap().unwrap() {
+            assert!(r.ok(), "a check beside the writer: {r:?}");
+        }
+        checks += 1;
+    }
+    w.await.unwrap();
+    assert!(checks > 1, "the checks ran while the writer wrote");
+    let r = reader.verify_history().await.unwrap().unwrap();
+    assert_eq!((r[0].entries, r[0].ok()), (300, true));
+}

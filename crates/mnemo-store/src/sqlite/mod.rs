@@ -422,9 +422,14 @@ impl Store for SqliteStore {
         self.read_blocking(|c| chain::verify_all(c).map(Some)).await
     }
 
-    async fn history_chain(&self, namespace: &Namespace) -> Result<Option<mnemo_contract::chain::ChainDump>> {
+    async fn history_chain(
+        &self,
+        namespace: &Namespace,
+        after: i64,
+        limit: usize,
+    ) -> Result<Option<Vec<mnemo_contract::chain::ChainRecord>>> {
         let ns = namespace.as_str().to_string();
-        self.read_blocking(move |c| chain::dump(c, &ns).map(Some)).await
+        self.read_blocking(move |c| chain::page(c, &ns, after, limit).map(Some)).await
     }
 
     async fn chain_heads(&self) -> Result<Vec<mnemo_contract::chain::ChainHead>> {
