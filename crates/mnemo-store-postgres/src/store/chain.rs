@@ -4,8 +4,10 @@
 //! `chain_heads` holds each namespace's last entry.
 //!
 //! Concurrent writers of a namespace (any process) never fork its chain: a write appends its
-//! entries last, after locking the namespace's head row (`SELECT … FOR UPDATE`, the row
-//! created first if missing), so the appends of a namespace are serialised in commit order.
+//! entries last, after locking the namespace's head row (an upsert that creates it at the
+//! namespace's first entry and otherwise changes nothing, which takes the row lock until
+//! commit, like `SELECT … FOR UPDATE`), so the appends of a namespace are serialised in commit
+//! order. Two round trips per write: the lock (reading the head), the entries with the new head.
 //! Lock order: the namespace's batch lock (`apply`), then the head row, then the store-wide
 //! revision lock (`write::assign_revs`); `record_turn` takes only the head row.
 use std::collections::HashSet;
@@ -30,15 +32,15 @@ pub(crate) async fn append(tx: &Transaction<'_>, ns: &Namespace, contents: &[Con
         return Ok(());
     }
     let genesis: &[u8] = &chain::GENESIS;
-    read::rows(
+    // Creates the head row at a namespace's first entry, and locks it either way (an upsert
+    // that changes nothing still takes the row lock) until commit: one round trip.
+    let head = read::rows(
         tx,
-        "INSERT INTO chain_heads (namespace, seq, hash) VALUES ($1, 0, $2) ON CONFLICT (namespace) DO NOTHING \
-         RETURNING seq",
+        "INSERT INTO chain_heads (namespace, seq, hash) VALUES ($1, 0, $2) \
+         ON CONFLICT (namespace) DO UPDATE SET seq = chain_heads.seq RETURNING seq, hash",
         &[&ns.as_str(), &genesis],
     )
     .await?;
-    let head =
-        read::rows(tx, "SELECT seq, hash FROM chain_heads WHERE namespace = $1 FOR UPDATE", &[&ns.as_str()]).await?;
     let row = head.first().ok_or_else(|| CoreError::Store(format!("no chain head row for namespace {ns}")))?;
     let seq: i64 = row.try_get(0).db("chain head")?;
     let hash: Vec<u8> = row.try_get(1).db("chain head")?;
@@ -56,22 +58,22 @@ pub(crate) async fn append(tx: &Transaction<'_>, ns: &Namespace, contents: &[Con
         prevs.push(e.prev_hash.to_vec());
         entries.push(e.entry_hash.to_vec());
     }
-    read::rows(
+    let last: &[u8] = &a.hash;
+    // The entries and the new head in one statement.
+    let moved = read::rows(
         tx,
-        "INSERT INTO history_chain (namespace, seq, kind, ref_id, content_hash, prev_hash, entry_hash) \
+        "WITH entries AS (INSERT INTO history_chain (namespace, seq, kind, ref_id, content_hash, prev_hash, entry_hash) \
          SELECT $1, u.seq, u.kind, u.id, u.ch, u.ph, u.eh \
          FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bytea[], $6::bytea[], $7::bytea[]) \
-         AS u(seq, kind, id, ch, ph, eh) RETURNING seq",
-        &[&ns.as_str(), &seqs, &kinds, &ids, &contents_h, &prevs, &entries],
+         AS u(seq, kind, id, ch, ph, eh) RETURNING seq) \
+         UPDATE chain_heads SET seq = $8, hash = $9 WHERE namespace = $1 AND (SELECT count(*) FROM entries) = $10 \
+         RETURNING seq",
+        &[&ns.as_str(), &seqs, &kinds, &ids, &contents_h, &prevs, &entries, &a.seq, &last, &(contents.len() as i64)],
     )
     .await?;
-    let last: &[u8] = &a.hash;
-    read::rows(
-        tx,
-        "UPDATE chain_heads SET seq = $2, hash = $3 WHERE namespace = $1 RETURNING seq",
-        &[&ns.as_str(), &a.seq, &last],
-    )
-    .await?;
+    if moved.len() != 1 {
+        return Err(CoreError::Store(format!("the chain head of namespace {ns} did not move")));
+    }
     Ok(())
 }
 
