@@ -64,6 +64,7 @@ fn a_flipped_byte_or_a_deleted_event_is_named_and_an_untouched_store_verifies() 
     let bad = &json["history"]["namespaces"][0]["first_bad"];
     assert_eq!((bad["seq"].as_i64(), bad["entry"].as_str(), bad["id"].as_i64()), (Some(8), Some("event"), Some(seq)));
     assert_eq!(bad["problem"], "content_hash_mismatch");
+    assert_eq!((json["sound"].as_bool(), json["integrity_ok"].as_bool()), (Some(false), Some(true)), "{json}");
 
     // One event deleted (the supersession's tombstone, entry 6): named.
     let deleted = d.path().join("deleted");

@@ -93,7 +93,9 @@ pub async fn run(cli: &Cli, args: &VerifyArgs) -> Result<ExitCode> {
     if args.json {
         super::emit_json(&serde_json::json!({
             "path": path,
-            "sound": found.is_sound(),
+            // The exit code's answer: the file is sound and its history verifies.
+            "sound": found.is_sound() && history.as_ref().is_none_or(History::ok),
+            "integrity_ok": found.is_sound(),
             "problems": found.problems,
             "damaged_indexes": found.indexes,
             "other_damage": found.other,
