@@ -185,7 +185,14 @@ pub enum Command {
     /// Reliability harness: SIGKILL trials, damage trials and a fuzz driver (see RELIABILITY.md).
     Reliability(ReliabilityArgs),
     /// Check the store file in full (SQLite's integrity_check, read-only) and say what is
-    /// damaged and how to fix it. Exits 0 when sound, 1 when damaged.
+    /// damaged and how to fix it; then check the tamper-evident history of every namespace
+    /// (SQLite and PostgreSQL): every turn and memory event is an entry of its namespace's hash
+    /// chain, and a changed, removed, inserted or reordered entry is named (namespace, entry
+    /// number, event or turn, its id, what is wrong). Prints each namespace's entries checked
+    /// and its chain head. Exits 0 when sound, 1 when damaged or the history does not verify.
+    ///
+    /// `--export FILE` checks a history export offline instead (see `mnemo export --history`
+    /// and docs/history-chain.md).
     ///
     /// A damaged SQLite index is rebuilt from its table by `--repair` (the next command that
     /// opens the store does the same when it checks in full: see RELIABILITY.md); a damaged
@@ -314,6 +321,13 @@ pub struct ExportArgs {
     /// Tombstoned memories too.
     #[arg(long)]
     pub all: bool,
+    /// Export the namespace's tamper-evident history instead: one JSON line per chain entry
+    /// (the turn or event as stored, its content hash, the previous entry's hash, its entry
+    /// hash), then a last line {"chain_head": {namespace, seq, hash}}. Check it offline with
+    /// `mnemo verify --export FILE`, or recompute the hashes with any SHA-256 tool
+    /// (docs/history-chain.md).
+    #[arg(long, conflicts_with = "all")]
+    pub history: bool,
 }
 
 /// `mnemo restore`.
@@ -570,8 +584,14 @@ pub struct VerifyArgs {
     pub json: bool,
     /// Rebuild damaged SQLite indexes from their tables (REINDEX) under the data directory's
     /// lock, then check again. A damaged table is not touched.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "export")]
     pub repair: bool,
+    /// Check a history export (`mnemo export --history > FILE`) offline instead of the store:
+    /// every entry's content hash, its link to the previous entry and the chain head the
+    /// export ends with. Needs no data directory. Exits 0 when it verifies, 1 naming the first
+    /// bad entry.
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
 }
 
 /// `--json`: machine-readable output on stdout.

@@ -1,6 +1,7 @@
 //! `mnemo migrate` copies a SQLite data directory into PostgreSQL with every count and
 //! checksum equal, and the migrated store recalls the same packs on PostgreSQL (+ its own
-//! index, rebuilt from the store) as the data directory does on SQLite + tantivy.
+//! index, rebuilt from the store) as the data directory does on SQLite + tantivy; the history
+//! chain is copied with the same heads, and `mnemo verify` checks it on PostgreSQL.
 //!
 //! The server: `MNEMO_POSTGRES_URL`, else one started with `scripts/pg-test-server`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -93,6 +94,17 @@ async fn migrated_data_dir_recalls_the_same_packs() {
         assert!(!on_sqlite.is_empty(), "{ns}: {query:?} recalls something");
         assert_eq!(on_pg, on_sqlite, "{ns}: {query:?}: the same pack on PostgreSQL as on SQLite");
     }
+    // The history chain travels too: the same heads (compared in the report above), and
+    // `mnemo verify` on the PostgreSQL store checks it.
+    for row in rows {
+        assert!(row["source"]["chain_head"].as_str().is_some_and(|h| h.len() == 64), "{row}");
+    }
+    let verified = mnemo(&pg_dir, Some(&pg_config), "acme", "2026-07-07T09:00:00Z", &["verify"]);
+    assert!(
+        verified.contains("history: namespace acme: ") && verified.contains("history: verified (2 namespace(s))"),
+        "{verified}"
+    );
+    assert!(verified.contains(acme["source"]["chain_head"].as_str().unwrap()), "{verified}");
     let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
     tokio::spawn(conn);
     client.batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE")).await.unwrap();

@@ -7,6 +7,7 @@
 //! A backend or plugin depends on this crate only; the engine (`mnemo-core`) builds on it.
 #![deny(missing_docs)]
 
+pub mod chain;
 pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;

@@ -154,6 +154,30 @@ pub trait Store: Send + Sync {
     async fn turn_by_external_id(&self, namespace: &Namespace, external_id: &str) -> Result<Option<Turn>> {
         Ok(self.turns(namespace).await?.into_iter().find(|t| t.external_id.as_deref() == Some(external_id)))
     }
+    /// Check the tamper-evident history (see [`crate::chain`]) of every namespace: each chain
+    /// entry against the row it points at, its predecessor and the recorded head, and every
+    /// event and turn against the chain, each namespace on one consistent snapshot (a check
+    /// beside a writer sees whole writes) and streamed (not held in memory). One report per
+    /// namespace, by namespace. None: this store keeps no history chain.
+    async fn verify_history(&self) -> Result<Option<Vec<crate::chain::ChainReport>>> {
+        Ok(None)
+    }
+    /// One page of the history chain of `namespace`: the entries with a seq above `after`, at
+    /// most `limit`, in seq order, each with the row it points at as stored now (what `mnemo
+    /// export --history` writes, a page at a time; entries are only ever appended, so pages
+    /// read up to a head read first are consistent). None: this store keeps no history chain.
+    async fn history_chain(
+        &self,
+        _namespace: &Namespace,
+        _after: i64,
+        _limit: usize,
+    ) -> Result<Option<Vec<crate::chain::ChainRecord>>> {
+        Ok(None)
+    }
+    /// The recorded chain head of every namespace, by namespace (empty: no chain kept).
+    async fn chain_heads(&self) -> Result<Vec<crate::chain::ChainHead>> {
+        Ok(vec![])
+    }
     /// The active memories of a namespace whose decay due time under `rule` is at or before
     /// `page.now`, in (due, id) order after `page.after`, at most `page.limit` (the decay sweep;
     /// see `decay_due`). A store that keeps the due time with each memory answers with one range
@@ -242,6 +266,10 @@ pub struct BackupInfo {
     pub memories: u64,
     /// Turns in it.
     pub turns: u64,
+    /// The history chain head of each namespace in it (see [`crate::chain`]), by namespace: a
+    /// store restored from it verifies against these (`mnemo verify`).
+    #[serde(default)]
+    pub chain_heads: Vec<crate::chain::ChainHead>,
 }
 
 /// What an Index records beside its watermark about the store it was built from.

@@ -23,6 +23,7 @@ pub use mnemo_contract::{
 };
 
 pub use engine::Engine;
+pub use mnemo_contract::chain;
 pub use mnemo_contract::clock::{Clock, SimClock, SystemClock};
 pub use mnemo_contract::correction::Correction;
 pub use mnemo_contract::decay_due::{DecayRule, DueMemory, DuePage};

@@ -461,7 +461,8 @@ pub async fn list(
     }))
 }
 
-/// Every memory of the namespace as JSON lines (application/x-ndjson), one memory per line.
+/// Every memory of the namespace as JSON lines (application/x-ndjson), one memory per line;
+/// the header `X-Mnemo-Chain-Head: SEQ HASH` names the namespace's history chain head.
 #[utoipa::path(get, path = "/v1/namespaces/{ns}/export", tag = "memories",
     params(("ns" = String, Path, description = "namespace"), ExportQuery),
     responses((status = 200, description = "one MemoryRecord per line, as JSON (no embedding vectors)", content_type = "application/x-ndjson", body = String),
@@ -484,8 +485,19 @@ pub async fn export(
             Ok(())
         })
         .await?;
-    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response())
+    // The namespace's history chain head after the export was read (see docs/history-chain.md).
+    let head = st.rt.engine().chain_heads().await?.into_iter().find(|h| h.namespace == c.namespace.as_str());
+    let mut response = ([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response();
+    if let Some(h) = head {
+        if let Ok(v) = header::HeaderValue::from_str(&format!("{} {}", h.seq, mnemo_core::chain::hex(&h.hash))) {
+            response.headers_mut().insert(CHAIN_HEAD_HEADER, v);
+        }
+    }
+    Ok(response)
 }
+
+/// The response header of an export naming the namespace's history chain head: `SEQ HASH`.
+pub const CHAIN_HEAD_HEADER: &str = "x-mnemo-chain-head";
 
 /// Restore a tombstoned memory as a new active memory ("restored from memory N").
 #[utoipa::path(post, path = "/v1/namespaces/{ns}/memories/{id}/restore", tag = "memories",

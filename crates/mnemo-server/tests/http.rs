@@ -281,6 +281,11 @@ async fn forget_why_restore_list_and_export() {
         .await
         .unwrap();
     assert_eq!(r.headers()["content-type"], "application/x-ndjson");
+    // The history chain head: at least the remember's turn and event, the forget's tombstone
+    // and the restore's new memory.
+    let head = r.headers()["x-mnemo-chain-head"].to_str().unwrap().to_string();
+    let (seq, hash) = head.split_once(' ').unwrap();
+    assert!(seq.parse::<i64>().unwrap() >= 4 && hash.len() == 64, "{head}");
     let body = r.text().await.unwrap();
     let lines: Vec<Value> = body.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.iter().map(|m| m["id"].as_str().unwrap()).collect::<Vec<_>>(), vec![id.as_str(), new.as_str()]);

@@ -104,13 +104,23 @@ impl Db {
 
     /// Begin a transaction scoped to `scope` (see the module docs).
     pub async fn begin<'a>(&self, client: &'a mut Object, scope: Scope<'_>) -> Result<Transaction<'a>, CoreError> {
-        self.begin_with(client, scope, true).await
+        self.begin_with(client, scope, true, false).await
+    }
+
+    /// Begin a read-only REPEATABLE READ transaction scoped to `scope`: every query of it sees
+    /// the same snapshot (a check that reads a table several times, beside writers).
+    pub async fn begin_snapshot<'a>(
+        &self,
+        client: &'a mut Object,
+        scope: Scope<'_>,
+    ) -> Result<Transaction<'a>, CoreError> {
+        self.begin_with(client, scope, true, true).await
     }
 
     /// Begin a transaction that sees every namespace as the login role (schema changes such
     /// as building or dropping a vector index need the owner).
     pub async fn begin_as_owner<'a>(&self, client: &'a mut Object) -> Result<Transaction<'a>, CoreError> {
-        self.begin_with(client, Scope::All, false).await
+        self.begin_with(client, Scope::All, false, false).await
     }
 
     async fn begin_with<'a>(
@@ -118,9 +128,20 @@ impl Db {
         client: &'a mut Object,
         scope: Scope<'_>,
         switch_role: bool,
+        snapshot: bool,
     ) -> Result<Transaction<'a>, CoreError> {
         let role = if switch_role { self.app_role(client).await? } else { None };
-        let tx = client.transaction().await.db("begin")?;
+        let tx = if snapshot {
+            client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await
+                .db("begin")?
+        } else {
+            client.transaction().await.db("begin")?
+        };
         let ns = match scope {
             Scope::Namespace(ns) => ns.as_str(),
             Scope::All => "*",

@@ -57,12 +57,13 @@ async fn a_schema_3_store_gets_due_times_at_its_first_sweep() {
         s.apply(&ns, Timestamp(0), ops).await.unwrap();
     }
     // Turn it back into what schema 3 wrote: no due column, no index, no rules table (and
-    // none of schema 5's entity rows).
+    // none of schema 5's entity rows or schema 6's history chain).
     let c = common::client().await;
     c.batch_execute(&format!(
         "SET search_path TO \"{schema}\"; DROP TRIGGER memories_entities ON memories; \
          DROP FUNCTION memory_entities_of_row(); DROP TABLE memory_entities; DROP TABLE decay_rules; DROP INDEX memories_decay_due; DROP INDEX turns_external_id; \
-         ALTER TABLE memories DROP COLUMN decay_due; \
+         ALTER TABLE memories DROP COLUMN decay_due; DROP TABLE history_chain; DROP TABLE chain_heads; \
+         DELETE FROM mnemo_schema_versions WHERE component = 'store_history_chain'; \
          UPDATE mnemo_schema_versions SET version = 3 WHERE component = 'store';"
     ))
     .await

@@ -44,6 +44,7 @@ conformance!(
     history_in_order,
     touch_does_not_bump_rev,
     active_by_entities_matches_any,
+    history_chain_covers_every_write,
 );
 
 #[tokio::test]

@@ -57,6 +57,7 @@ conformance!(
     history_in_order,
     touch_does_not_bump_rev,
     active_by_entities_matches_any,
+    history_chain_covers_every_write,
 );
 
 /// `run_all` itself (the entry point other backends use), with many stores in one dir.

@@ -8,7 +8,13 @@ use crate::cli::BackupCommand;
 
 fn describe(i: &BackupInfo) -> String {
     let generation = i.identity.as_ref().map(|id| format!(", store generation {}", id.generation)).unwrap_or_default();
-    format!("{} memories, {} turns, {} bytes{generation}", i.memories, i.turns, i.bytes)
+    let heads: Vec<String> = i
+        .chain_heads
+        .iter()
+        .map(|h| format!("{} entry {} {}", h.namespace, h.seq, mnemo_core::chain::hex(&h.hash)))
+        .collect();
+    let heads = if heads.is_empty() { String::new() } else { format!("; history chain heads: {}", heads.join(", ")) };
+    format!("{} memories, {} turns, {} bytes{generation}{heads}", i.memories, i.turns, i.bytes)
 }
 
 /// Run a backup subcommand on the runtime's store.

@@ -23,6 +23,9 @@ struct Tally {
     events: usize,
     /// FNV-1a 64 of the canonical JSON of the turns, the memories and their histories.
     checksum: String,
+    /// The namespace's history chain head (hex; None: no chain): the same rows chained in the
+    /// same order give the same head.
+    chain_head: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -37,6 +40,7 @@ struct Contents {
     turns: Vec<Turn>,
     memories: Vec<Memory>,
     events: Vec<MemoryEvent>,
+    chain_head: Option<String>,
 }
 
 async fn contents(store: &dyn Store, ns: &Namespace) -> Result<Contents> {
@@ -46,7 +50,13 @@ async fn contents(store: &dyn Store, ns: &Namespace) -> Result<Contents> {
     for m in &memories {
         events.extend(store.history(ns, m.id).await?);
     }
-    Ok(Contents { turns, memories, events })
+    let chain_head = store
+        .chain_heads()
+        .await?
+        .into_iter()
+        .find(|h| h.namespace == ns.as_str())
+        .map(|h| mnemo_core::chain::hex(&h.hash));
+    Ok(Contents { turns, memories, events, chain_head })
 }
 
 fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
@@ -68,6 +78,7 @@ fn tally(c: &Contents) -> Result<Tally> {
         tombstones: c.memories.iter().filter(|m| !m.status.is_active()).count(),
         events: c.events.len(),
         checksum: format!("{h:016x}"),
+        chain_head: c.chain_head.clone(),
     })
 }
 
@@ -96,8 +107,17 @@ pub async fn run(cli: &Cli, args: &MigrateArgs) -> Result<ExitCode> {
     let mut rows = Vec::new();
     for ns in source.namespaces().await? {
         let c = contents(&source, &ns).await?;
+        // The source's chain order, so that the copy's history chain has the same head.
+        let (mut order, mut after) = (Vec::new(), 0);
+        while let Some(page) = source.history_chain(&ns, after, 10_000).await? {
+            order.extend(page.iter().map(|r| (r.entry, r.id)));
+            match page.last() {
+                Some(last) if page.len() == 10_000 => after = last.seq,
+                _ => break,
+            }
+        }
         target
-            .import_namespace(&ns, &c.turns, &c.memories, &c.events)
+            .import_namespace(&ns, &c.turns, &c.memories, &c.events, &order)
             .await
             .with_context(|| format!("importing namespace {ns}"))?;
         eprintln!("copied {ns}: {} turns, {} memories, {} events", c.turns.len(), c.memories.len(), c.events.len());

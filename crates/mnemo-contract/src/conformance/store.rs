@@ -37,6 +37,7 @@ where
     ids_reveal_nothing_of_other_namespaces(&*make().await).await;
     list_memories_pages_by_id(&*make().await).await;
     short_ids_find_their_own_namespace(&*make().await).await;
+    history_chain_covers_every_write(&*make().await).await;
     crate::conformance::decay::due_for_decay_matches_the_scan(&*make().await).await;
     crate::conformance::bounded::bounded_turn_lookups(&*make().await).await;
 }
@@ -882,4 +883,78 @@ pub async fn short_ids_find_their_own_namespace(s: &dyn Store) {
     assert_eq!(s.id_of_local(&a, IdKind::Turn, 1).await.unwrap(), Some(ta.id.0));
     assert_eq!(s.id_of_local(&b, IdKind::Memory, 2).await.unwrap(), None, "b has no m2: a's is not found from b");
     assert_eq!(s.id_of_local(&ns("short-none"), IdKind::Memory, 1).await.unwrap(), None);
+}
+
+/// A store that keeps a history chain (`verify_history` is Some) chains every turn and event
+/// of every write, per namespace, in write order; a rejected batch leaves no entry; the dump,
+/// the verification and the recorded heads agree. A store without a chain passes as it is.
+pub async fn history_chain_covers_every_write(s: &dyn Store) {
+    let Some(empty) = s.verify_history().await.unwrap() else { return };
+    assert!(empty.iter().all(|r| r.ok() && r.entries == 0), "an empty store's history: {empty:?}");
+    let (a, b) = (ns("alpha"), ns("beta"));
+    let turn = |n: &Namespace, text: &str, ms: i64| NewTurn {
+        namespace: n.clone(),
+        source: "user".into(),
+        at: at(ms),
+        text: text.into(),
+        external_id: None,
+    };
+    let t1 = s.record_turn(turn(&a, "one", 1)).await.unwrap();
+    let ts = s.record_turns(vec![turn(&a, "two", 2), turn(&b, "beta one", 3)]).await.unwrap();
+    let ids = s
+        .apply(
+            &a,
+            at(4),
+            vec![
+                WriteOp::Insert { memory: mem(&a, "first", &["acme"]), turn: Some(t1.id) },
+                ins(mem(&a, "second", &[])),
+            ],
+        )
+        .await
+        .unwrap();
+    s.apply(
+        &a,
+        at(5),
+        vec![
+            WriteOp::Reinforce { id: ids[0], source: "erp".into(), turn: Some(ts[0].id) },
+            WriteOp::Confirm { id: ids[0], source: "crm".into() },
+            WriteOp::Tombstone { id: ids[1], reason: "test".into(), superseded_by: None, turn: None },
+        ],
+    )
+    .await
+    .unwrap();
+    insert(s, mem(&b, "beta first", &[])).await;
+    // Rejected (a missing id after valid ops): nothing of it is chained.
+    let rejected = s
+        .apply(
+            &a,
+            at(6),
+            vec![
+                ins(mem(&a, "never", &[])),
+                WriteOp::Reinforce { id: MemoryId(987_654_321), source: "x".into(), turn: None },
+            ],
+        )
+        .await;
+    assert!(rejected.is_err(), "a batch with a missing id is rejected");
+    let reports = s.verify_history().await.unwrap().unwrap();
+    let of =
+        |n: &str| reports.iter().find(|r| r.namespace == n).unwrap_or_else(|| panic!("no report of {n}: {reports:?}"));
+    assert!(reports.iter().all(|r| r.ok()), "an untouched store verifies: {reports:?}");
+    // alpha: 2 turns + 2 created + reinforced + confirmed + tombstoned; beta: 1 turn + 1 created.
+    assert_eq!((of("alpha").entries, of("beta").entries), (7, 2), "{reports:?}");
+    let heads = s.chain_heads().await.unwrap();
+    for r in &reports {
+        assert!(heads.contains(r.head.as_ref().unwrap()), "the recorded head is the verified one: {heads:?} {r:?}");
+    }
+    let records = s.history_chain(&a, 0, 100).await.unwrap().unwrap();
+    use crate::chain::EntryKind::{Event as E, Turn as T};
+    assert_eq!(records.iter().map(|r| r.entry).collect::<Vec<_>>(), [T, T, E, E, E, E, E], "write order");
+    assert_eq!(records.iter().map(|r| r.seq).collect::<Vec<_>>(), (1..=7).collect::<Vec<i64>>());
+    assert_eq!(records[0].id, t1.id.0);
+    assert!(records.iter().all(|r| r.content.is_some()), "every entry's row is there");
+    let page = s.history_chain(&a, 2, 3).await.unwrap().unwrap();
+    assert_eq!(page.iter().map(|r| r.seq).collect::<Vec<_>>(), [3, 4, 5], "a page: after 2, at most 3");
+    assert_eq!(page, records[2..5].to_vec());
+    let recomputed = crate::chain::verify("alpha", records, heads.iter().find(|h| h.namespace == "alpha"), &[]);
+    assert!(recomputed.ok(), "the entries as read verify on their own (an export): {recomputed:?}");
 }

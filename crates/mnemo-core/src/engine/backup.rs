@@ -13,6 +13,28 @@ impl Engine {
         self.store.backup_to(dest).await
     }
 
+    /// One page of the tamper-evident history of `namespace` as the store holds it (see
+    /// `mnemo_contract::chain`, `Store::history_chain`): what `mnemo export --history` writes.
+    /// None: the store keeps no history chain.
+    pub async fn history_chain(
+        &self,
+        namespace: &crate::Namespace,
+        after: i64,
+        limit: usize,
+    ) -> Result<Option<Vec<mnemo_contract::chain::ChainRecord>>> {
+        self.store.history_chain(namespace, after, limit).await
+    }
+
+    /// Check the history chain of every namespace (None: the store keeps none).
+    pub async fn verify_history(&self) -> Result<Option<Vec<mnemo_contract::chain::ChainReport>>> {
+        self.store.verify_history().await
+    }
+
+    /// Every namespace's recorded chain head.
+    pub async fn chain_heads(&self) -> Result<Vec<mnemo_contract::chain::ChainHead>> {
+        self.store.chain_heads().await
+    }
+
     /// Replace the whole store's content with the backup at `src`, then bring the index to it
     /// (rebuilt from the restored store: the generation moved). No write of this engine runs
     /// meanwhile, and no sync starts from the watermark of the content before.

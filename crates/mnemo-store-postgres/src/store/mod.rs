@@ -1,6 +1,7 @@
 //! The PostgreSQL [`Store`]. Many processes may share one schema: batches of a namespace are
 //! serialised by an advisory lock, revisions are handed out in commit order (see `write`).
 mod bounded;
+mod chain;
 mod decay;
 mod ids;
 mod import;
@@ -47,7 +48,12 @@ impl PostgresStore {
 
     /// Create or migrate the schema now (otherwise done at first use).
     pub async fn migrate(&self) -> Result<()> {
-        self.ready.get_or_try_init(|| self.db.migrate("store", schema::STEPS, schema::GRANTS)).await?;
+        self.ready
+            .get_or_try_init(|| async {
+                self.db.migrate("store", schema::STEPS, schema::GRANTS).await?;
+                chain::backfill_once(&self.db).await
+            })
+            .await?;
         Ok(())
     }
 }
@@ -84,16 +90,21 @@ impl PostgresStore {
 
     /// Import one namespace of another store as it is (ids, revisions, history): for moving a
     /// data directory onto PostgreSQL. Call [`PostgresStore::finish_import`] after the last.
+    /// The imported rows are chained (see `mnemo_contract::chain`) in `chain_order` (the
+    /// source's chain as (kind, id), so that the same rows give the same chain head; rows it
+    /// leaves out follow in the backfill order).
     pub async fn import_namespace(
         &self,
         namespace: &Namespace,
         turns: &[Turn],
         memories: &[Memory],
         events: &[MemoryEvent],
+        chain_order: &[(mnemo_contract::chain::EntryKind, i64)],
     ) -> Result<()> {
         in_tx!(self, Scope::Namespace(namespace), |tx| {
             write::lock_namespace(&tx, self.db.schema(), namespace).await?;
-            import::namespace(&tx, namespace, turns, memories, events).await?
+            import::namespace(&tx, namespace, turns, memories, events).await?;
+            chain::chain_unchained(&tx, namespace, chain_order).await?
         })
     }
 
@@ -121,6 +132,15 @@ impl Store for PostgresStore {
                 .ok_or_else(|| CoreError::Store("INSERT INTO turns returned no id".into()))?
                 .try_get(0)
                 .db("turn id")?;
+            let content = mnemo_contract::chain::Content::Turn(mnemo_contract::chain::TurnContent {
+                namespace: t.namespace.as_str().to_string(),
+                id,
+                source: t.source.clone(),
+                at: t.at.0,
+                text: t.text.clone(),
+                external_id: t.external_id.clone(),
+            });
+            chain::append(&tx, &t.namespace, &[content]).await?;
             Turn {
                 id: TurnId(id),
                 namespace: t.namespace,
@@ -249,6 +269,26 @@ impl Store for PostgresStore {
     async fn namespaces(&self) -> Result<Vec<Namespace>> {
         self.migrate().await?;
         read::namespaces(&On::Db(&self.db)).await
+    }
+
+    async fn verify_history(&self) -> Result<Option<Vec<mnemo_contract::chain::ChainReport>>> {
+        self.migrate().await?;
+        chain::verify_all(&self.db).await.map(Some)
+    }
+
+    async fn history_chain(
+        &self,
+        namespace: &Namespace,
+        after: i64,
+        limit: usize,
+    ) -> Result<Option<Vec<mnemo_contract::chain::ChainRecord>>> {
+        self.migrate().await?;
+        chain::page(&self.db, namespace, after, limit).await.map(Some)
+    }
+
+    async fn chain_heads(&self) -> Result<Vec<mnemo_contract::chain::ChainHead>> {
+        self.migrate().await?;
+        chain::heads(&self.db).await
     }
 
     async fn lock_namespace(&self, namespace: &Namespace) -> Result<NamespaceGuard> {

@@ -12,7 +12,7 @@
 //!   The query role gets no DELETE: nothing is hard-deleted.
 
 /// Migration steps.
-pub(crate) const STEPS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(crate) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// Grants for the query role (`{role}`, `{schema}` filled in).
 pub(crate) const GRANTS: &str = "
@@ -22,6 +22,8 @@ GRANT SELECT ON {schema}.mnemo_schema_versions TO {role};
 GRANT SELECT, INSERT, UPDATE ON {schema}.namespace_ids TO {role};
 GRANT SELECT, INSERT, UPDATE ON {schema}.decay_rules TO {role};
 GRANT SELECT, INSERT ON {schema}.memory_entities TO {role};
+GRANT SELECT, INSERT ON {schema}.history_chain TO {role};
+GRANT SELECT, INSERT, UPDATE ON {schema}.chain_heads TO {role};
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
 ";
 
@@ -169,4 +171,42 @@ END $$;
 CREATE TRIGGER memories_entities AFTER INSERT OR UPDATE OF entities_norm ON memories
     FOR EACH ROW EXECUTE FUNCTION memory_entities_of_row();
 DROP INDEX IF EXISTS memories_entities;
+";
+
+/// Version 6: the tamper-evident history (see `chain` and docs/history-chain.md), as in the
+/// SQLite store: every turn and memory event of a namespace is an entry of that namespace's
+/// hash chain in `history_chain` (`seq` 1, 2, 3 … per namespace; `kind` 'turn' or 'event';
+/// `ref_id` the turn id or the event seq; the content hash recorded at write time, so a row
+/// whose content is later replaced by a tombstone can keep its place); `chain_heads` holds each
+/// namespace's last entry and is the row a write locks to append. The query role may insert
+/// entries and move heads, never update or delete an entry. The rows written before this
+/// version are chained once, in Rust, at the first use of the store after the migration
+/// (`chain::backfill_once`: per namespace by time, turns before events, then id), so an old
+/// store verifies after the upgrade.
+const V6: &str = "
+CREATE TABLE history_chain (
+    namespace    TEXT   NOT NULL,
+    seq          BIGINT NOT NULL,
+    kind         TEXT   NOT NULL CHECK (kind IN ('event', 'turn')),
+    ref_id       BIGINT NOT NULL,
+    content_hash BYTEA  NOT NULL,
+    prev_hash    BYTEA  NOT NULL,
+    entry_hash   BYTEA  NOT NULL,
+    PRIMARY KEY (namespace, seq)
+);
+CREATE TABLE chain_heads (
+    namespace TEXT   PRIMARY KEY,
+    seq       BIGINT NOT NULL,
+    hash      BYTEA  NOT NULL
+);
+ALTER TABLE history_chain ENABLE ROW LEVEL SECURITY;
+ALTER TABLE history_chain FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON history_chain
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
+    WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+ALTER TABLE chain_heads ENABLE ROW LEVEL SECURITY;
+ALTER TABLE chain_heads FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON chain_heads
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
+    WITH CHECK (namespace = current_setting('mnemo.namespace', true));
 ";

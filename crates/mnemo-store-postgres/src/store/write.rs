@@ -14,6 +14,7 @@
 use std::collections::HashSet;
 
 use deadpool_postgres::Transaction;
+use mnemo_contract::chain::{Content, CreatedMemory, EventContent};
 use mnemo_contract::decay_due::{DecayInputs, DecayRule};
 use mnemo_contract::text::norm_name;
 use mnemo_contract::{CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, Timestamp, TurnId, WriteOp};
@@ -62,10 +63,12 @@ pub(crate) async fn lock_namespace(tx: &Transaction<'_>, schema: &str, ns: &Name
     Ok(())
 }
 
-/// What a batch changed, in order of each memory's last change.
+/// What a batch changed, in order of each memory's last change; and the events it appended,
+/// in order, to be chained.
 #[derive(Default)]
 pub(crate) struct Changes {
     order: Vec<MemoryId>,
+    chained: Vec<Content>,
 }
 
 impl Changes {
@@ -115,7 +118,7 @@ pub(crate) async fn apply(
     let needs_rule =
         !inserts.is_empty() || rest.iter().any(|op| matches!(op, WriteOp::Reinforce { .. } | WriteOp::Confirm { .. }));
     let rule = if needs_rule { crate::store::decay::rule_in_force(tx, ns).await? } else { DecayRule::default() };
-    let new_ids = insert_all(tx, &rule, ns, at, inserts).await?;
+    let new_ids = insert_all(tx, &rule, ns, at, inserts, &mut changes.chained).await?;
     for id in &new_ids {
         changes.touch(*id);
     }
@@ -124,17 +127,20 @@ pub(crate) async fn apply(
             WriteOp::Insert { .. } => {}
             WriteOp::Reinforce { id, source, turn } => {
                 check_turn(turn, "reinforce")?;
-                reinforce(tx, &rule, ns, at, id, source, turn).await?;
+                let e = reinforce(tx, &rule, ns, at, id, source, turn).await?;
+                changes.chained.push(e);
                 changes.touch(id);
             }
             WriteOp::Confirm { id, source } => {
-                confirm(tx, &rule, ns, at, id, source).await?;
+                let e = confirm(tx, &rule, ns, at, id, source).await?;
+                changes.chained.push(e);
                 changes.touch(id);
             }
             WriteOp::Tombstone { id, reason, superseded_by, turn } => {
                 check_turn(turn, "tombstone")?;
                 let by = superseded(tx, ns, &new_ids, superseded_by).await?;
-                tombstone(tx, ns, at, id, reason, by, turn).await?;
+                let e = tombstone(tx, ns, at, id, reason, by, turn).await?;
+                changes.chained.push(e);
                 changes.touch(id);
             }
             WriteOp::TombstoneNew { index, reason, superseded_by, turn } => {
@@ -144,11 +150,14 @@ pub(crate) async fn apply(
                     .get(index)
                     .copied()
                     .ok_or_else(|| CoreError::InvalidInput(format!("no insert #{index} in the batch")))?;
-                tombstone(tx, ns, at, id, reason, by, turn).await?;
+                let e = tombstone(tx, ns, at, id, reason, by, turn).await?;
+                changes.chained.push(e);
                 changes.touch(id);
             }
         }
     }
+    // The chain before the revisions: the lock order is batch lock, chain head, revision lock.
+    crate::store::chain::append(tx, ns, &changes.chained).await?;
     assign_revs(tx, schema, &changes.order).await?;
     Ok(new_ids)
 }
@@ -195,6 +204,7 @@ async fn insert_all(
     ns: &Namespace,
     at: Timestamp,
     inserts: Vec<(NewMemory, Option<TurnId>)>,
+    chained: &mut Vec<Content>,
 ) -> Result<Vec<MemoryId>> {
     if inserts.is_empty() {
         return Ok(vec![]);
@@ -221,6 +231,7 @@ async fn insert_all(
     let mut turn_ids: Vec<Option<i64>> = Vec::with_capacity(len);
     let mut details = Vec::with_capacity(len);
     let mut dues: Vec<Option<i64>> = Vec::with_capacity(len);
+    let mut chained_memories = Vec::with_capacity(len);
     for (m, turn) in inserts {
         dues.push(
             rule.due(&DecayInputs {
@@ -241,6 +252,21 @@ async fn insert_all(
         cen.push(key.as_ref().map(|k| k.0.clone()));
         can.push(key.map(|k| k.1));
         entities.push(to_json(&m.entities)?);
+        chained_memories.push((
+            CreatedMemory {
+                kind: m.kind.as_str().to_string(),
+                content: m.content.clone(),
+                claim_entity: m.claim.as_ref().map(|c| c.entity.clone()),
+                claim_attribute: m.claim.as_ref().map(|c| c.attribute.clone()),
+                claim_value: m.claim.as_ref().map(|c| c.value.clone()),
+                entities: to_json(&m.entities)?,
+                importance: m.importance,
+                created_at: m.created_at.0,
+                pinned: m.pinned,
+            },
+            turn.map(|t| t.0),
+            json!({ "sources": m.sources }).to_string(),
+        ));
         let norm: Vec<String> = m.entities.iter().map(|e| norm_name(e)).filter(|e| !e.is_empty()).collect();
         entities_norm.push(to_json(&norm)?);
         importance.push(m.importance);
@@ -291,15 +317,33 @@ async fn insert_all(
         ],
     )
     .await?;
-    read::rows(
+    let seqs = read::rows(
         tx,
         "INSERT INTO memory_events (memory_id, namespace, at, event, turn_id, detail) \
          SELECT u.id, $2, $3, 'created', u.turn, u.detail \
          FROM unnest($1::bigint[], $4::bigint[], $5::text[]) WITH ORDINALITY AS u(id, turn, detail, ord) \
-         ORDER BY u.ord RETURNING seq",
+         ORDER BY u.ord RETURNING memory_id, seq",
         &[&ids, &ns.as_str(), &at.0, &turn_ids, &details],
     )
     .await?;
+    // Each new memory has one event here: its seq, by memory (RETURNING's order is not promised).
+    let seq_of: std::collections::HashMap<i64, i64> = seqs
+        .iter()
+        .map(|r| Ok((r.try_get::<_, i64>(0).db("event memory")?, r.try_get::<_, i64>(1).db("event seq")?)))
+        .collect::<Result<_>>()?;
+    for (id, (memory, turn, detail)) in ids.iter().zip(chained_memories) {
+        let seq = *seq_of.get(id).ok_or_else(|| CoreError::Store(format!("no created event for memory {id}")))?;
+        chained.push(Content::Event(EventContent {
+            namespace: Some(ns.as_str().to_string()),
+            seq,
+            memory_id: *id,
+            at: at.0,
+            event: "created".into(),
+            turn_id: turn,
+            detail,
+            memory: Some(memory),
+        }));
+    }
     Ok(ids.into_iter().map(MemoryId).collect())
 }
 
@@ -325,15 +369,30 @@ async fn event(
     kind: &str,
     turn: Option<TurnId>,
     detail: &serde_json::Value,
-) -> Result<()> {
-    read::rows(
+) -> Result<Content> {
+    let detail = detail.to_string();
+    let rows = read::rows(
         tx,
         "INSERT INTO memory_events (memory_id, namespace, at, event, turn_id, detail) \
          VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq",
-        &[&id.0, &ns.as_str(), &at.0, &kind, &turn.map(|t| t.0), &detail.to_string()],
+        &[&id.0, &ns.as_str(), &at.0, &kind, &turn.map(|t| t.0), &detail],
     )
     .await?;
-    Ok(())
+    let seq: i64 = rows
+        .first()
+        .ok_or_else(|| CoreError::Store("INSERT INTO memory_events returned no seq".into()))?
+        .try_get(0)
+        .db("event seq")?;
+    Ok(Content::Event(EventContent {
+        namespace: Some(ns.as_str().to_string()),
+        seq,
+        memory_id: id.0,
+        at: at.0,
+        event: kind.to_string(),
+        turn_id: turn.map(|t| t.0),
+        detail,
+        memory: None,
+    }))
 }
 
 async fn existing_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
@@ -361,7 +420,7 @@ async fn reinforce(
     id: MemoryId,
     source: String,
     turn: Option<TurnId>,
-) -> Result<()> {
+) -> Result<Content> {
     let mut m = active_in(tx, ns, id, "reinforce").await?;
     m.reinforcements = m
         .reinforcements
@@ -402,7 +461,7 @@ async fn confirm(
     at: Timestamp,
     id: MemoryId,
     source: String,
-) -> Result<()> {
+) -> Result<Content> {
     let mut m = active_in(tx, ns, id, "confirm").await?;
     if !m.sources.contains(&source) {
         m.sources.push(source.clone());
@@ -427,7 +486,7 @@ async fn tombstone(
     reason: String,
     superseded_by: Option<MemoryId>,
     turn: Option<TurnId>,
-) -> Result<()> {
+) -> Result<Content> {
     active_in(tx, ns, id, "tombstone").await?;
     if superseded_by == Some(id) {
         return Err(CoreError::InvalidInput(format!("tombstone: memory {id} cannot supersede itself")));

@@ -98,7 +98,8 @@ fn counts(conn: &Connection) -> Result<(u64, u64)> {
 /// What the database behind `conn` holds, as a backup of `bytes` bytes at `path`.
 fn info(conn: &Connection, path: &Path, bytes: u64, identity: Option<StoreIdentity>) -> Result<BackupInfo> {
     let (memories, turns) = counts(conn)?;
-    Ok(BackupInfo { path: path.to_path_buf(), bytes, identity, memories, turns })
+    let chain_heads = super::chain::heads(conn)?;
+    Ok(BackupInfo { path: path.to_path_buf(), bytes, identity, memories, turns, chain_heads })
 }
 
 fn file_len(path: &Path) -> u64 {

@@ -11,6 +11,7 @@
 //! - Schema changes go through `schema`'s migrator (`PRAGMA user_version`).
 mod backup;
 mod bounded;
+mod chain;
 mod check;
 mod connection;
 mod decay;
@@ -24,6 +25,8 @@ mod schema;
 mod write;
 mod writer;
 
+#[cfg(test)]
+mod chain_tests;
 #[cfg(test)]
 mod decay_tests;
 #[cfg(test)]
@@ -100,6 +103,7 @@ impl SqliteStore {
                     mnemo_contract::StoreErrorKind::Full => format!("the disk is full: {e}"),
                     _ => e.to_string(),
                 };
+                tracing::warn!(path = %path.display(), %why, "the store cannot be written: opened read-only");
                 return Self::open_read_only_because(path, why);
             }
             Err(e) => return Err(e.into()),
@@ -123,7 +127,6 @@ impl SqliteStore {
 
     fn open_read_only_because(path: &Path, why: String) -> Result<SqliteStore> {
         let reader = connection::open_read_only(path)?;
-        tracing::warn!(path = %path.display(), %why, "the store cannot be written: opened read-only");
         Ok(SqliteStore {
             writer: None,
             reader: Arc::new(Mutex::new(reader)),
@@ -413,6 +416,24 @@ impl Store for SqliteStore {
 
     async fn rev_fingerprint(&self, rev: u64) -> Result<Option<String>> {
         self.read_in_place(|c| read::rev_fingerprint(c, rev))
+    }
+
+    async fn verify_history(&self) -> Result<Option<Vec<mnemo_contract::chain::ChainReport>>> {
+        self.read_blocking(|c| chain::verify_all(c).map(Some)).await
+    }
+
+    async fn history_chain(
+        &self,
+        namespace: &Namespace,
+        after: i64,
+        limit: usize,
+    ) -> Result<Option<Vec<mnemo_contract::chain::ChainRecord>>> {
+        let ns = namespace.as_str().to_string();
+        self.read_blocking(move |c| chain::page(c, &ns, after, limit).map(Some)).await
+    }
+
+    async fn chain_heads(&self) -> Result<Vec<mnemo_contract::chain::ChainHead>> {
+        self.read_blocking(chain::heads).await
     }
 
     async fn backup_to(&self, dest: &Path) -> Result<mnemo_contract::BackupInfo> {

@@ -11,7 +11,7 @@ use crate::error::StoreError;
 pub(crate) const APPLICATION_ID: i64 = 0x4D4E_454D;
 
 /// Migration steps; step `i` brings the schema to version `i + 1`. Append, never edit.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The newest schema version this code knows.
 pub(crate) fn known_version() -> i64 {
@@ -128,10 +128,46 @@ DROP INDEX memories_namespace_pinned;
 CREATE INDEX memories_namespace_pinned ON memories(namespace, status) WHERE pinned = 1;
 ";
 
-/// Undoes V4 (tests build version-3 stores with it, rows written by this code included: their
+/// Version 5: the tamper-evident history (see `chain` and docs/history-chain.md). Every turn and
+/// memory event of a namespace is an entry of that namespace's hash chain in `history_chain`
+/// (`seq` 1, 2, 3 … per namespace; `kind` 'turn' or 'event'; `ref_id` the turn id or the
+/// event seq; the content hash recorded at write time, so a row whose content is later replaced
+/// by a tombstone can keep its place in the chain); `chain_heads` holds each namespace's last
+/// entry. The rows written before this version are chained by the migrator
+/// (`chain::backfill`, in the same transaction): per namespace by time, turns before events,
+/// then id, so an old store verifies after the upgrade.
+const V5: &str = "
+CREATE TABLE history_chain (
+    namespace    TEXT    NOT NULL,
+    seq          INTEGER NOT NULL,
+    kind         TEXT    NOT NULL CHECK (kind IN ('event', 'turn')),
+    ref_id       INTEGER NOT NULL,
+    content_hash BLOB    NOT NULL,
+    prev_hash    BLOB    NOT NULL,
+    entry_hash   BLOB    NOT NULL,
+    PRIMARY KEY (namespace, seq)
+) WITHOUT ROWID;
+CREATE TABLE chain_heads (
+    namespace TEXT    PRIMARY KEY,
+    seq       INTEGER NOT NULL,
+    hash      BLOB    NOT NULL
+) WITHOUT ROWID;
+";
+
+/// Undoes V5 (tests build pre-chain stores with it).
+#[cfg(test)]
+pub(crate) const UNDO_V5: &str = "
+DROP TABLE history_chain;
+DROP TABLE chain_heads;
+PRAGMA user_version = 4;
+";
+
+/// Undoes V5 and V4 (tests build version-3 stores with it, rows written by this code included: their
 /// embeddings must then be f32 again, which the caller sees to).
 #[cfg(test)]
 pub(crate) const UNDO_V4: &str = "
+DROP TABLE history_chain;
+DROP TABLE chain_heads;
 DROP INDEX memories_namespace_pinned;
 CREATE INDEX memories_namespace_pinned ON memories(namespace, pinned);
 CREATE INDEX memories_claim ON memories(namespace, claim_entity_norm, claim_attribute_norm);
@@ -176,6 +212,16 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
         let fail = |source| StoreError::Migration { path: path.to_path_buf(), version: target, source };
         tx.execute_batch(sql).map_err(fail)?;
         tx.pragma_update(None, "user_version", target).map_err(fail)?;
+        if target == 5 {
+            crate::sqlite::chain::backfill(&tx).map_err(|e| StoreError::Migration {
+                path: path.to_path_buf(),
+                version: target,
+                source: rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+                    Some(format!("chaining the existing history: {e}")),
+                ),
+            })?;
+        }
     }
     crate::sqlite::ids::ensure_key(&tx)?;
     crate::sqlite::decay::ensure_rule(&tx).map_err(|source| StoreError::Migration {

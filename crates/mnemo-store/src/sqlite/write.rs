@@ -16,7 +16,10 @@ use mnemo_contract::{
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use serde_json::json;
 
+use mnemo_contract::chain::{Content, CreatedMemory, EventContent, TurnContent};
+
 use crate::error::DbResult;
+use crate::sqlite::chain::Chains;
 use crate::sqlite::decay;
 use crate::sqlite::embedding;
 use crate::sqlite::ids::{self, Table};
@@ -44,6 +47,7 @@ pub(crate) fn record_turn(conn: &mut Connection, t: NewTurn) -> Result<Turn> {
 pub(crate) fn record_turns(conn: &mut Connection, turns: Vec<NewTurn>) -> Result<Vec<Turn>> {
     let tx = begin(conn)?;
     let mut recorded = Vec::with_capacity(turns.len());
+    let mut chains = Chains::default();
     {
         let mut stmt = tx
             .prepare_cached(
@@ -53,6 +57,15 @@ pub(crate) fn record_turns(conn: &mut Connection, turns: Vec<NewTurn>) -> Result
         for t in turns {
             let id = ids::next(&tx, &t.namespace, Table::Turns)?;
             stmt.execute(params![id, t.namespace.as_str(), t.source, t.at.0, t.text, t.external_id]).db()?;
+            let content = Content::Turn(TurnContent {
+                namespace: t.namespace.as_str().to_string(),
+                id,
+                source: t.source.clone(),
+                at: t.at.0,
+                text: t.text.clone(),
+                external_id: t.external_id.clone(),
+            });
+            chains.append(&tx, t.namespace.as_str(), &content)?;
             recorded.push(Turn {
                 id: TurnId(id),
                 namespace: t.namespace,
@@ -63,6 +76,7 @@ pub(crate) fn record_turns(conn: &mut Connection, turns: Vec<NewTurn>) -> Result
             });
         }
     }
+    chains.finish(&tx)?;
     tx.commit().db()?;
     Ok(recorded)
 }
@@ -127,7 +141,7 @@ pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: V
     }
     let tx = begin(conn)?;
     let rule = decay::rule_in_force(&tx).db()?;
-    let mut seqs = Seqs::of(&tx)?;
+    let mut seqs = Seqs::of(&tx, ns)?;
     let mut ids = if inserts > 0 { Some(ids::NextIds::of(&tx, ns, Table::Memories)?) } else { None };
     let mut new_ids = Vec::with_capacity(inserts);
     let mut rest = Vec::with_capacity(ops.len() - inserts);
@@ -161,6 +175,7 @@ pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: V
             }
         }
     }
+    seqs.chains.finish(&tx)?;
     tx.commit().db()?;
     Ok(new_ids)
 }
@@ -183,11 +198,16 @@ fn superseded(
 /// AUTOINCREMENT key: a seq is never reused, so the next is one above both the highest ever
 /// handed out (`sqlite_sequence`) and the highest present. Read once per transaction (which
 /// holds the write lock), so an insert knows its rev before its row is written and the row
-/// is written once, not inserted and then updated.
-struct Seqs(i64);
+/// is written once, not inserted and then updated. Beside them, the namespace's history chain
+/// each event is appended to (see `chain`).
+struct Seqs {
+    next: i64,
+    ns: String,
+    chains: Chains,
+}
 
 impl Seqs {
-    fn of(tx: &Transaction<'_>) -> Result<Self> {
+    fn of(tx: &Transaction<'_>, ns: &Namespace) -> Result<Self> {
         let last: i64 = tx
             .prepare_cached(
                 "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'memory_events'), 0), \
@@ -196,32 +216,48 @@ impl Seqs {
             .db()?
             .query_row([], |r| r.get(0))
             .db()?;
-        Ok(Seqs(last + 1))
+        Ok(Seqs { next: last + 1, ns: ns.as_str().to_string(), chains: Chains::default() })
     }
 
     fn take(&mut self) -> i64 {
-        self.0 += 1;
-        self.0 - 1
+        self.next += 1;
+        self.next - 1
     }
 }
 
-/// Append the event of seq `seq` (the memory's rev).
+/// Append the event of seq `seq` (the memory's rev) and chain it (`memory`: what a `created`
+/// event commits to of its memory).
+#[allow(clippy::too_many_arguments)]
 fn append_event(
     tx: &Transaction<'_>,
+    seqs: &mut Seqs,
     seq: i64,
     id: MemoryId,
     at: Timestamp,
     kind: &str,
     turn: Option<TurnId>,
     detail: &serde_json::Value,
+    memory: Option<CreatedMemory>,
 ) -> Result<()> {
+    let detail = detail.to_string();
     tx.prepare_cached(
         "INSERT INTO memory_events (seq, memory_id, at, event, turn_id, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )
     .db()?
-    .execute(params![seq, id.0, at.0, kind, turn.map(|t| t.0), detail.to_string()])
+    .execute(params![seq, id.0, at.0, kind, turn.map(|t| t.0), detail])
     .db()?;
-    Ok(())
+    let content = Content::Event(EventContent {
+        namespace: Some(seqs.ns.clone()),
+        seq,
+        memory_id: id.0,
+        at: at.0,
+        event: kind.to_string(),
+        turn_id: turn.map(|t| t.0),
+        detail,
+        memory,
+    });
+    let ns = seqs.ns.clone();
+    seqs.chains.append(tx, &ns, &content)
 }
 
 /// Append an event to an existing memory and make its seq the memory's rev.
@@ -235,7 +271,7 @@ fn event(
     detail: &serde_json::Value,
 ) -> Result<()> {
     let seq = seqs.take();
-    append_event(tx, seq, id, at, kind, turn, detail)?;
+    append_event(tx, seqs, seq, id, at, kind, turn, detail, None)?;
     tx.prepare_cached("UPDATE memories SET rev = ?1 WHERE id = ?2").db()?.execute(params![seq, id.0]).db()?;
     Ok(())
 }
@@ -302,6 +338,7 @@ fn insert(
         None => (None, None),
     };
     let rev = seqs.take();
+    let entities_json = to_json(&m.entities)?;
     let due = rule.due(&DecayInputs {
         kind: m.kind,
         pinned: m.pinned,
@@ -328,7 +365,7 @@ fn insert(
         m.claim.as_ref().map(|c| c.value.as_str()),
         norm_entity,
         norm_attribute,
-        to_json(&m.entities)?,
+        entities_json,
         f64::from(m.importance),
         to_json(&m.sources)?,
         to_json(&m.provenance)?,
@@ -350,7 +387,18 @@ fn insert(
             stmt.execute(params![id.0, e]).db()?;
         }
     }
-    append_event(tx, rev, id, at, "created", turn, &json!({ "sources": m.sources }))?;
+    let created = CreatedMemory {
+        kind: m.kind.as_str().to_string(),
+        content: m.content,
+        claim_entity: m.claim.as_ref().map(|c| c.entity.clone()),
+        claim_attribute: m.claim.as_ref().map(|c| c.attribute.clone()),
+        claim_value: m.claim.as_ref().map(|c| c.value.clone()),
+        entities: entities_json,
+        importance: m.importance,
+        created_at: m.created_at.0,
+        pinned: m.pinned,
+    };
+    append_event(tx, seqs, rev, id, at, "created", turn, &json!({ "sources": m.sources }), Some(created))?;
     Ok(id)
 }
 
