@@ -290,7 +290,11 @@ fn convert_legacy(dir: &Path, base_url: &str, mock: bool) -> Result<(), LlmError
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|e| io_error("write", &path, e))?;
     sync_dir(dir);
-    std::fs::remove_file(&legacy).map_err(|e| io_error("remove", &legacy, e))?;
+    match std::fs::remove_file(&legacy) {
+        // Another process converting the same cassette at once got there first: same result.
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_error("remove", &legacy, e)),
+        _ => {}
+    }
     sync_dir(dir);
     tracing::info!(from = %legacy.display(), to = %path.display(), entries = c.entries.len(), "cassette converted to JSON Lines");
     Ok(())
