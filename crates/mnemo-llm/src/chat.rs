@@ -7,15 +7,19 @@
 //! - A response ([`ChatResponse`]) carries the model string **as echoed by the API** and the
 //!   [`ClientKind`] that actually answered. The seam is loud: nothing downstream ever writes a
 //!   model name from config into an artifact; it writes what the response says.
-//! - The trait takes `&self` and is object-safe, so clients compose as `Arc<dyn ChatModel>`
-//!   decorators, tower-style. The cassette recorder/replayer is such a decorator:
-//!   it wraps an `Arc<dyn ChatModel>`, keys each request by its content, and either records
-//!   the inner answer or replays a stored one with `client = Replay`. A cassette miss is an
+//! - The trait takes `&self` and is object-safe, so clients compose as layers, tower-style:
+//!   a layer is generic over the model it wraps (`Recorder<M>`, `Metered<M>`, `Counted<M>`)
+//!   and is a `ChatModel` exactly when `M` is one; `Arc<M>` (and `Arc<dyn ChatModel>`) is a
+//!   model too, so a layer wraps a shared or type-erased client as well. The cassette
+//!   recorder keys each request by its content and records the inner answer; the replayer
+//!   answers a stored one with `client = Replay`. A cassette miss is an
 //!   [`LlmError::Cassette`], never a silent call to another client.
 //!
 //! Embeddings have the same shape of seam, [`EmbedModel`]: the live client, the fake and the
 //! cassette decorators implement it, and [`crate::seam::ModelEmbedder`] adapts any of them to
 //! mnemo-contract's `Embedder`.
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use mnemo_contract::{ClientKind, ModelInfo};
 use serde::{Deserialize, Serialize};
@@ -115,4 +119,23 @@ pub trait ChatModel: Send + Sync {
     /// Who is configured to answer, before any answer proves it (used for `model_info` before
     /// the first call). A decorator reports itself (a replayer says `Replay`).
     fn configured(&self) -> ModelInfo;
+}
+
+/// A shared model is a model: layers wrap an `Arc<M>` or an `Arc<dyn ChatModel>` as they wrap `M`.
+#[async_trait]
+impl<M: ChatModel + ?Sized> ChatModel for Arc<M> {
+    async fn chat(&self, req: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        (**self).chat(req).await
+    }
+    fn configured(&self) -> ModelInfo {
+        (**self).configured()
+    }
+}
+
+/// A shared embeddings model is one too.
+#[async_trait]
+impl<M: EmbedModel + ?Sized> EmbedModel for Arc<M> {
+    async fn embed(&self, req: &EmbedRequest) -> Result<EmbedResponse, LlmError> {
+        (**self).embed(req).await
+    }
 }

@@ -5,8 +5,8 @@
 //! | source | effect |
 //! |---|---|
 //! | `[llm] client` | fake (default), live, record, replay |
-//! | `MNEMO_REPLAY=DIR` | replay from `DIR/cassette.json` (no network, no key) |
-//! | `MNEMO_RECORD=DIR` | live calls, each recorded to `DIR/cassette.json` |
+//! | `MNEMO_REPLAY=DIR` | replay from the cassette in `DIR` (no network, no key) |
+//! | `MNEMO_RECORD=DIR` | live calls, each appended to `DIR/cassette.jsonl` |
 //! | `MNEMO_OFFLINE=1` | any live call (live, record) is an error naming the variable |
 //! | `MNEMO_LLM_BASE_URL` | overrides `[llm] base_url` |
 //!
@@ -34,6 +34,7 @@ use crate::chat::{ChatModel, EmbedModel, EmbedRequest};
 use crate::error::LlmError;
 use crate::fake::FakeQwen;
 use crate::live::{LiveChat, LiveEmbed, Resilience, TierTimeouts, Transport};
+use crate::usage::Counted;
 
 /// DashScope's international OpenAI-compatible endpoint.
 pub const DEFAULT_BASE_URL: &str = "https://dashscope-intl.aliyuncs.com/compatible-mode/v1";
@@ -379,38 +380,39 @@ impl Seam {
         Ok(LiveChat::new(self.transport()?, &s.extraction_model).with_timeouts(s.tier_timeouts()))
     }
 
-    /// The chat client of this mode (decorated for record/replay), its calls counted in the
-    /// process's tally ([`crate::usage`]).
+    /// The chat client of this mode, its calls counted in the process's tally
+    /// ([`crate::usage`]): `Counted<FakeQwen>`, `Counted<LiveChat>`, `Counted<Recorder<LiveChat>>`
+    /// or `Counted<Replayer>`, type-erased.
     pub fn chat(&self) -> Result<Arc<dyn ChatModel>, LlmError> {
         let s = &self.settings;
-        let client: Arc<dyn ChatModel> = match &self.mode {
-            Mode::Fake => Arc::new(FakeQwen::default()),
-            Mode::Live => Arc::new(self.live_chat()?),
+        Ok(match &self.mode {
+            Mode::Fake => Arc::new(Counted(FakeQwen::default())),
+            Mode::Live => Arc::new(Counted(self.live_chat()?)),
             Mode::Record(dir) => {
-                let live: Arc<dyn ChatModel> = Arc::new(self.live_chat()?);
-                Arc::new(Recorder::open(dir, &s.base_url, s.cassette_mock, Some(live), None)?)
+                Arc::new(Counted(Recorder::open(dir, &s.base_url, s.cassette_mock, self.live_chat()?)?))
             }
-            Mode::Replay(dir) => Arc::new(Replayer::open(dir)?),
-        };
-        Ok(Arc::new(crate::usage::Counted(client)))
+            Mode::Replay(dir) => Arc::new(Counted(Replayer::open(dir)?)),
+        })
     }
 
     /// The embeddings client of this mode (the fake: hashed bag of words at the configured
-    /// dims), its calls counted in the process's tally ([`crate::usage`]).
+    /// dims), its calls counted in the process's tally ([`crate::usage`]), layered as
+    /// [`Seam::chat`]'s. The chat and embeddings recorders of one cassette share its tape.
     pub fn embed(&self) -> Result<Arc<dyn EmbedModel>, LlmError> {
         let s = &self.settings;
-        let client: Arc<dyn EmbedModel> = match &self.mode {
+        Ok(match &self.mode {
             Mode::Fake => {
-                Arc::new(FakeQwen::new(s.embedding_dims.clamp(crate::fake::MIN_DIMS, crate::fake::MAX_DIMS))?)
+                Arc::new(Counted(FakeQwen::new(s.embedding_dims.clamp(crate::fake::MIN_DIMS, crate::fake::MAX_DIMS))?))
             }
-            Mode::Live => Arc::new(LiveEmbed::new(self.transport()?, s.embedding_batch)),
-            Mode::Record(dir) => {
-                let live: Arc<dyn EmbedModel> = Arc::new(LiveEmbed::new(self.transport()?, s.embedding_batch));
-                Arc::new(Recorder::open(dir, &s.base_url, s.cassette_mock, None, Some(live))?)
-            }
-            Mode::Replay(dir) => Arc::new(Replayer::open(dir)?),
-        };
-        Ok(Arc::new(crate::usage::Counted(client)))
+            Mode::Live => Arc::new(Counted(LiveEmbed::new(self.transport()?, s.embedding_batch))),
+            Mode::Record(dir) => Arc::new(Counted(Recorder::open(
+                dir,
+                &s.base_url,
+                s.cassette_mock,
+                LiveEmbed::new(self.transport()?, s.embedding_batch),
+            )?)),
+            Mode::Replay(dir) => Arc::new(Counted(Replayer::open(dir)?)),
+        })
     }
 
     /// The reasoner of this mode: extraction on the extraction tier, the rest on the reasoning

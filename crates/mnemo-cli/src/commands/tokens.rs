@@ -20,7 +20,7 @@ use serde_json::json;
 use mnemo_agent::assess::{AssessorSettings, GroundingAssessor};
 use mnemo_core::engine::{EngineParts, RecallOptions};
 use mnemo_core::*;
-use mnemo_llm::cassette::{Cassette, Metered, UsageTally};
+use mnemo_llm::cassette::{Cassette, Meter, UsageTally};
 use mnemo_llm::mock::MockServer;
 use mnemo_llm::seam::{resolve, LlmSettings, ModelEmbedder};
 
@@ -121,9 +121,11 @@ async fn run_demo(
     policy: EnginePolicy,
 ) -> Result<Run> {
     let seam = resolve(settings, env)?;
-    let meter = Metered::new(Some(seam.chat()?), Some(seam.embed()?));
-    let reasoner = seam.reasoner_over(Arc::new(meter.clone()));
-    let embedder = ModelEmbedder::new(Arc::new(meter.clone()), &seam.settings.embedding_model, DIMS, &seam.mode);
+    // One meter over both models of the run: its tally is taken per agent turn.
+    let meter = Meter::new();
+    let reasoner = seam.reasoner_over(Arc::new(meter.wrap(seam.chat()?)));
+    let embedder =
+        ModelEmbedder::new(Arc::new(meter.wrap(seam.embed()?)), &seam.settings.embedding_model, DIMS, &seam.mode);
     let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z")?));
     let engine = Engine::new(EngineParts {
         store: Arc::new(mnemo_store::sqlite::SqliteStore::open_in_memory()?),
@@ -196,9 +198,7 @@ pub async fn run(cli: &Cli, args: &TokensArgs) -> Result<mnemo_bench::BenchRepor
     }
     let policy = config.policy().clone();
     if args.record {
-        if args.cassette.join(mnemo_llm::cassette::CASSETTE_FILE).exists() {
-            std::fs::remove_file(args.cassette.join(mnemo_llm::cassette::CASSETTE_FILE))?;
-        }
+        Cassette::remove(&args.cassette)?;
         let mock = MockServer::start().await?;
         script(&mock);
         // The mock takes any key; this one is a placeholder, and no key is ever written.
