@@ -589,8 +589,13 @@ mod tests {
         let app = axum::Router::new()
             .route("/v1/namespaces/{ns}/memories/{id}", why)
             .route("/v1/namespaces/{ns}/recall", recall);
+        format!("{}/v1/namespaces/x", on_loopback(app).await)
+    }
+
+    /// Serve `app` on a loopback port; its base URL.
+    async fn on_loopback(app: axum::Router) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}/v1/namespaces/x", listener.local_addr().unwrap());
+        let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
         base
     }
@@ -689,10 +694,7 @@ mod tests {
             .route("/v1/namespaces/{ns}/turn", turn)
             .route("/v1/namespaces/{ns}/recall", recall)
             .route("/v1/namespaces/{ns}/memories/{id}", why);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        base
+        on_loopback(app).await
     }
 
     #[tokio::test]
