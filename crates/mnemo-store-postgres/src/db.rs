@@ -59,11 +59,10 @@ impl Db {
         let url = settings.resolved_url()?;
         let schema = if settings.throwaway {
             let n = THROWAWAY_SEQ.fetch_add(1, Ordering::SeqCst);
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0);
-            format!("{}_tmp_{}_{}_{}", settings.schema, std::process::id(), n, nanos)
+            // A random part, so a reused process id never meets a schema left by an earlier
+            // process (not the wall clock: only the one real `Clock` reads it).
+            let salt = std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), n) as u32;
+            format!("{}_tmp_{}_{}_{}", settings.schema, std::process::id(), n, salt)
         } else {
             settings.schema.clone()
         };

@@ -1,7 +1,7 @@
 //! The index path's shape is not trusted. Whatever sits at the index directory (`<data
 //! dir>/index`) that is not an index of ours — a regular file, a dangling symbolic link, a link
 //! to a file, a directory holding other things, `index/tantivy` as a file — is moved aside
-//! (renamed `index.broken-<unix seconds>`, kept for inspection) before the index is opened or
+//! (renamed `index.broken-<n>`, the first n free, kept for inspection) before the index is opened or
 //! rebuilt, and the index is rebuilt from the store, the move said as the rebuild's reason. The
 //! index is derived data: nothing in it is lost that the store does not hold.
 //!
@@ -76,17 +76,13 @@ pub(crate) fn set_aside(dir: &Path) -> Result<Option<String>> {
     }
 }
 
-/// `<dir>.broken-<unix seconds>`, with `-2`, `-3`, … when taken.
+/// `<dir>.broken-<n>`, the first n from 1 not taken. Numbered, not dated: only the one real
+/// `Clock` reads the wall clock, and the log line that moves it says when.
 fn free_name(dir: &Path) -> PathBuf {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let base = format!("{}.broken-{secs}", dir.display());
-    let mut candidate = PathBuf::from(&base);
-    let mut n = 2;
-    while std::fs::symlink_metadata(&candidate).is_ok() {
-        candidate = PathBuf::from(format!("{base}-{n}"));
-        n += 1;
-    }
-    candidate
+    (1u64..)
+        .map(|n| PathBuf::from(format!("{}.broken-{n}", dir.display())))
+        .find(|candidate| std::fs::symlink_metadata(candidate).is_err())
+        .unwrap_or_else(|| PathBuf::from(format!("{}.broken", dir.display())))
 }
 
 #[cfg(test)]
