@@ -164,7 +164,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every memory of the namespace as JSON lines (application/x-ndjson), one memory per line. */
+        /**
+         * Every memory of the namespace as JSON lines (application/x-ndjson), one memory per line;
+         *     the header `X-Mnemo-Chain-Head: SEQ HASH` names the namespace's history chain head.
+         */
         get: operations["export"];
         put?: never;
         post?: never;
