@@ -1,7 +1,6 @@
 //! A turn's derived changes land as one atomic batch, planned in turn order.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // The built-in kinds: linked here (the library links none), so their registrations are kept.
-use async_trait::async_trait;
 use mnemo_llm as _;
 use mnemo_store as _;
 use mnemo_tools as _;
@@ -13,27 +12,8 @@ use mnemo_llm::{FakeQwen, LlmReasoner};
 use mnemo_store::brute::BruteForceIndex;
 use mnemo_store::sqlite::SqliteStore;
 
-/// The fake reasoner, except that it fails to reconcile a candidate mentioning BOOM.
-struct FailsOnBoom(LlmReasoner);
-
-#[async_trait]
-impl Reasoner for FailsOnBoom {
-    async fn extract(&self, turn: &Turn) -> Result<Extraction> {
-        self.0.extract(turn).await
-    }
-    async fn reconcile(&self, candidate: &Candidate, neighbours: &[Memory]) -> Result<Verdict> {
-        if candidate.content.contains("BOOM") {
-            return Err(CoreError::Reasoner("scripted failure".into()));
-        }
-        self.0.reconcile(candidate, neighbours).await
-    }
-    async fn resolve_forget(&self, command: &str, candidates: &[Memory]) -> Result<Vec<MemoryId>> {
-        self.0.resolve_forget(command, candidates).await
-    }
-    fn model_info(&self) -> ModelInfo {
-        self.0.model_info()
-    }
-}
+mod common;
+use common::FailsOnBoom;
 
 fn engine() -> Engine {
     let fake = Arc::new(FakeQwen::new(64).unwrap());

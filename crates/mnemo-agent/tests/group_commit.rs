@@ -3,7 +3,6 @@
 //! the turn is committed and recallable.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // The built-in kinds: linked here (the library links none), so their registrations are kept.
-use async_trait::async_trait;
 use mnemo_llm as _;
 use mnemo_store as _;
 use mnemo_tools as _;
@@ -15,27 +14,8 @@ use mnemo_llm::{FakeQwen, LlmReasoner};
 use mnemo_store::brute::BruteForceIndex;
 use mnemo_store::sqlite::SqliteStore;
 
-/// The fake reasoner, except that it fails to reconcile a candidate mentioning BOOM.
-struct FailsOnBoom(LlmReasoner);
-
-#[async_trait]
-impl Reasoner for FailsOnBoom {
-    async fn extract(&self, turn: &Turn) -> Result<Extraction> {
-        self.0.extract(turn).await
-    }
-    async fn reconcile(&self, candidate: &Candidate, neighbours: &[Memory]) -> Result<Verdict> {
-        if candidate.content.contains("BOOM") {
-            return Err(CoreError::Reasoner("scripted failure".into()));
-        }
-        self.0.reconcile(candidate, neighbours).await
-    }
-    async fn resolve_forget(&self, command: &str, candidates: &[Memory]) -> Result<Vec<MemoryId>> {
-        self.0.resolve_forget(command, candidates).await
-    }
-    fn model_info(&self) -> ModelInfo {
-        self.0.model_info()
-    }
-}
+mod common;
+use common::FailsOnBoom;
 
 const T0: i64 = 1_780_000_000_000;
 

@@ -27,7 +27,7 @@ pub mod util;
 pub use answerability::{answerability, AnswerabilityArgs, GateConfig};
 pub use churn::{cli_churn, ChurnArgs};
 pub use error::{BenchError, Result};
-pub use locomo::{locomo, LocomoArgs};
+pub use locomo::{locomo, LocomoArgs, RetrievalFlags};
 pub use longmemeval::{longmemeval, LongMemEvalArgs};
 pub use report::BenchReport;
 pub use scale::{scale, ScaleArgs};

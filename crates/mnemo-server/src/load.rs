@@ -357,26 +357,23 @@ enum Checked {
 
 /// A check request, sent again after each shed answer's Retry-After (at most
 /// [`CHECK_ATTEMPTS`] times); the retries are counted in `retries`.
-async fn patiently<F, Fut>(retries: &mut usize, url: &str, mut send: F) -> Result<serde_json::Value, String>
+async fn patiently<T, F, Fut>(retries: &mut usize, url: &str, mut send: F) -> Result<T, String>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<serde_json::Value, Failure>>,
+    Fut: std::future::Future<Output = Result<T, Failure>>,
 {
-    for _ in 1..CHECK_ATTEMPTS {
+    for attempt in 1..=CHECK_ATTEMPTS {
         match send().await {
-            Err(Failure::Shed(wait)) => {
+            Ok(answered) => return Ok(answered),
+            Err(Failure::Error(m)) => return Err(m),
+            Err(Failure::Shed(wait)) if attempt < CHECK_ATTEMPTS => {
                 *retries += 1;
                 tokio::time::sleep(wait).await;
             }
-            Err(Failure::Error(m)) => return Err(m),
-            Ok(body) => return Ok(body),
+            Err(Failure::Shed(_)) => break,
         }
     }
-    match send().await {
-        Ok(body) => Ok(body),
-        Err(Failure::Shed(_)) => Err(format!("{url}: shed {CHECK_ATTEMPTS} times in a row")),
-        Err(Failure::Error(m)) => Err(m),
-    }
+    Err(format!("{url}: shed {CHECK_ATTEMPTS} times in a row"))
 }
 
 /// Read an acknowledged remember back from the store by its memory id, then (when `recall`)
@@ -393,16 +390,17 @@ async fn check_one(
         return Checked::Lost(format!("{}: the answer named no memory id", a.content()));
     };
     let url = format!("{base}/memories/{id}");
+    // None: 404, not in the store.
     let read = patiently(retries, &url, || async {
         match http.get(&url).bearer_auth(token).send().await {
-            Ok(r) if r.status().as_u16() == 404 => Ok(serde_json::Value::Null),
-            sent => answer(&url, sent).await,
+            Ok(r) if r.status().as_u16() == 404 => Ok(None),
+            sent => answer(&url, sent).await.map(Some),
         }
     })
     .await;
     match read {
-        Ok(serde_json::Value::Null) => return Checked::Lost(format!("{id} {}: not in the store", a.content())),
-        Ok(body) => {
+        Ok(None) => return Checked::Lost(format!("{id} {}: not in the store", a.content())),
+        Ok(Some(body)) => {
             let stored = body["why"]["memory"]["content"].as_str().unwrap_or_default();
             if stored != a.content() {
                 return Checked::Lost(format!("{id} {}: the store holds {stored:?} under that id", a.content()));

@@ -21,10 +21,10 @@ impl LocomoArgs {
         let f: FusionSettings =
             fusion_keys.try_into().map_err(|e| BenchError::Arg(format!("{origin}: [index]: {e}")))?;
         f.validate().map_err(|e| BenchError::Arg(format!("{origin}: {e}")))?;
-        self.fusion = self.fusion.or(Some(f.fusion));
-        self.lexical_weight = self.lexical_weight.or(Some(f.lexical_weight));
-        self.dense_weight = self.dense_weight.or(Some(f.dense_weight));
-        self.rrf_k = self.rrf_k.or(Some(f.rrf_k));
+        self.retrieval.fusion = self.retrieval.fusion.or(Some(f.fusion));
+        self.retrieval.lexical_weight = self.retrieval.lexical_weight.or(Some(f.lexical_weight));
+        self.retrieval.dense_weight = self.retrieval.dense_weight.or(Some(f.dense_weight));
+        self.retrieval.rrf_k = self.retrieval.rrf_k.or(Some(f.rrf_k));
         if self.entity_boost.is_none() {
             if let Some(v) = index.get("entity_boost") {
                 let b = v
@@ -36,9 +36,9 @@ impl LocomoArgs {
                 self.entity_boost = Some(b as f32);
             }
         }
-        if self.stemming.is_none() {
+        if self.retrieval.stemming.is_none() {
             if let Some(s) = index.get("stemming").and_then(toml::Value::as_bool) {
-                self.stemming = Some(s);
+                self.retrieval.stemming = Some(s);
             }
         }
         Ok(self)
@@ -70,15 +70,15 @@ mod tests {
     #[test]
     fn config_fills_what_the_command_line_left_open() {
         let mut args = LocomoArgs::new("x.json".into());
-        args.dense_weight = Some(0.3);
+        args.retrieval.dense_weight = Some(0.3);
         let cfg = table(
             "kind = \"tantivy\"\nfusion = \"convex\"\nlexical_weight = 0.6\ndense_weight = 0.4\nstemming = false",
         );
         let a = args.with_index_config(&cfg, "cfg.toml").unwrap();
-        assert_eq!(a.fusion, Some(FusionMethod::Convex));
-        assert_eq!(a.lexical_weight, Some(0.6));
-        assert_eq!(a.dense_weight, Some(0.3), "the flag wins");
-        assert_eq!(a.stemming, Some(false));
+        assert_eq!(a.retrieval.fusion, Some(FusionMethod::Convex));
+        assert_eq!(a.retrieval.lexical_weight, Some(0.6));
+        assert_eq!(a.retrieval.dense_weight, Some(0.3), "the flag wins");
+        assert_eq!(a.retrieval.stemming, Some(false));
         assert_eq!(a.entity_boost, None);
         let a = LocomoArgs::new("x.json".into()).with_index_config(&table("entity_boost = 0.5"), "c").unwrap();
         assert_eq!(a.entity_boost, Some(0.5));
@@ -88,7 +88,7 @@ mod tests {
         // Keys the config leaves out take the index's defaults.
         let d = FusionSettings::default();
         let a = LocomoArgs::new("x.json".into()).with_index_config(&table("kind = \"tantivy\""), "c").unwrap();
-        assert_eq!((a.fusion, a.rrf_k), (Some(d.fusion), Some(d.rrf_k)));
+        assert_eq!((a.retrieval.fusion, a.retrieval.rrf_k), (Some(d.fusion), Some(d.rrf_k)));
     }
 
     #[test]

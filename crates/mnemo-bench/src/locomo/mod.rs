@@ -36,21 +36,10 @@ use data::Conversation;
 use engine::BenchEngine;
 use metrics::{question_figures, Metric, Table};
 
-/// Arguments of `bench locomo`.
+/// The index a retrieval bench builds and its fusion (`bench locomo`, `bench longmemeval`);
+/// unset values come from the configured `[index]` (`with_index_config`), else its defaults.
 #[derive(Clone, Debug, clap::Args)]
-pub struct LocomoArgs {
-    /// A LoCoMo-format JSON file (e.g. the dev split: conversations 0–4 of locomo10.json).
-    #[arg(long = "data", alias = "file", value_name = "FILE")]
-    pub file: PathBuf,
-    /// Token budgets (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048")]
-    pub budgets: Vec<usize>,
-    /// Ranks k for R@k (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1,5,10,20")]
-    pub ks: Vec<usize>,
-    /// Candidates taken from the index per recall (and depth of the ranking for R@k / MRR).
-    #[arg(long, default_value_t = 200)]
-    pub candidates: usize,
+pub struct RetrievalFlags {
     /// Which index: tantivy (in RAM) or brute.
     #[arg(long, default_value = "tantivy")]
     pub index: String,
@@ -66,6 +55,42 @@ pub struct LocomoArgs {
     /// Override the fusion method: rrf (weighted reciprocal rank) or convex (min-max scores).
     #[arg(long, value_parser = parse_fusion)]
     pub fusion: Option<FusionMethod>,
+    /// Tantivy: stem words (default: the index's default).
+    #[arg(long)]
+    pub stemming: Option<bool>,
+}
+
+impl Default for RetrievalFlags {
+    fn default() -> Self {
+        RetrievalFlags {
+            index: "tantivy".into(),
+            lexical_weight: None,
+            dense_weight: None,
+            rrf_k: None,
+            fusion: None,
+            stemming: None,
+        }
+    }
+}
+
+/// Arguments of `bench locomo`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct LocomoArgs {
+    /// A LoCoMo-format JSON file (e.g. the dev split: conversations 0–4 of locomo10.json).
+    #[arg(long = "data", alias = "file", value_name = "FILE")]
+    pub file: PathBuf,
+    /// Token budgets (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "256,512,1024,2048")]
+    pub budgets: Vec<usize>,
+    /// Ranks k for R@k (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,5,10,20")]
+    pub ks: Vec<usize>,
+    /// Candidates taken from the index per recall (and depth of the ranking for R@k / MRR).
+    #[arg(long, default_value_t = 200)]
+    pub candidates: usize,
+    /// The index and its fusion.
+    #[command(flatten)]
+    pub retrieval: RetrievalFlags,
     /// Cache embeddings in FILE by (model, text) across runs (for tuning; the speed figures of
     /// a run with cache hits measure the cache and are marked so).
     #[arg(long, value_name = "FILE")]
@@ -113,9 +138,6 @@ pub struct LocomoArgs {
     /// fusion takes) to FILE as JSON lines, for offline fusion sweeps.
     #[arg(long, value_name = "FILE")]
     pub dump_candidates: Option<PathBuf>,
-    /// Tantivy: stem words (default: the index's default).
-    #[arg(long)]
-    pub stemming: Option<bool>,
     /// Only the first N conversations.
     #[arg(long)]
     pub conversations: Option<usize>,
@@ -132,11 +154,7 @@ impl LocomoArgs {
             budgets: vec![256, 512, 1024, 2048],
             ks: vec![1, 5, 10, 20],
             candidates: 200,
-            index: "tantivy".into(),
-            lexical_weight: None,
-            dense_weight: None,
-            rrf_k: None,
-            fusion: None,
+            retrieval: RetrievalFlags::default(),
             embed_cache: None,
             session_dates: false,
             query_norm: false,
@@ -148,7 +166,6 @@ impl LocomoArgs {
             recall_neighbour_turns: None,
             per_question: None,
             dump_candidates: None,
-            stemming: None,
             conversations: None,
             quiet: false,
         }
@@ -190,10 +207,10 @@ impl LocomoArgs {
     fn fusion(&self) -> FusionSettings {
         let d = FusionSettings::default();
         FusionSettings {
-            fusion: self.fusion.unwrap_or(d.fusion),
-            lexical_weight: self.lexical_weight.unwrap_or(d.lexical_weight),
-            dense_weight: self.dense_weight.unwrap_or(d.dense_weight),
-            rrf_k: self.rrf_k.unwrap_or(d.rrf_k),
+            fusion: self.retrieval.fusion.unwrap_or(d.fusion),
+            lexical_weight: self.retrieval.lexical_weight.unwrap_or(d.lexical_weight),
+            dense_weight: self.retrieval.dense_weight.unwrap_or(d.dense_weight),
+            rrf_k: self.retrieval.rrf_k.unwrap_or(d.rrf_k),
             parallel: d.parallel,
         }
     }
@@ -213,14 +230,17 @@ impl LocomoArgs {
             }
             .into(),
         );
-        if self.index != "tantivy" && self.entity_boost.is_some_and(|b| b > 0.0) {
-            return Err(BenchError::Arg(format!("--entity-boost needs --index tantivy (not {:?})", self.index)));
+        if self.retrieval.index != "tantivy" && self.entity_boost.is_some_and(|b| b > 0.0) {
+            return Err(BenchError::Arg(format!(
+                "--entity-boost needs --index tantivy (not {:?})",
+                self.retrieval.index
+            )));
         }
-        let desc = match self.index.as_str() {
+        let desc = match self.retrieval.index.as_str() {
             "brute" => format!("brute (lexical {} dense {} k {})", f.lexical_weight, f.dense_weight, f.rrf_k),
             "tantivy" => {
                 t.insert("in_memory".into(), true.into());
-                let stemming = self.stemming.unwrap_or(TantivySettings::default().stemming);
+                let stemming = self.retrieval.stemming.unwrap_or(TantivySettings::default().stemming);
                 t.insert("stemming".into(), stemming.into());
                 let boost = self.entity_boost.unwrap_or(0.0);
                 t.insert("entity_boost".into(), f64::from(boost).into());
@@ -233,7 +253,7 @@ impl LocomoArgs {
         };
         let section =
             Section { settings: &t, origin: "bench --index", data_dir: Path::new("."), config_dir: Path::new(".") };
-        let index = registry::build_index(&self.index, &IndexContext { section, clock, embedder })?;
+        let index = registry::build_index(&self.retrieval.index, &IndexContext { section, clock, embedder })?;
         Ok((index, desc))
     }
 }

@@ -21,12 +21,11 @@ use std::sync::Arc;
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::{Embedder, SearchMode, SearchQuery};
 use mnemo_report::RunProvenance;
-use mnemo_store::fusion::FusionMethod;
 use serde_json::json;
 
 use crate::error::{BenchError, Result};
 use crate::locomo::engine::BenchEngine;
-use crate::locomo::LocomoArgs;
+use crate::locomo::{LocomoArgs, RetrievalFlags};
 use crate::report::{provenance_md, table, BenchReport};
 use crate::util::{bar, episodic_turn, namespace_for};
 use data::Question;
@@ -47,24 +46,9 @@ pub struct LongMemEvalArgs {
     /// Candidates taken from the index per recall (and depth of the ranking).
     #[arg(long, default_value_t = 200)]
     pub candidates: usize,
-    /// Which index: tantivy (in RAM) or brute.
-    #[arg(long, default_value = "tantivy")]
-    pub index: String,
-    /// Override the fusion's lexical weight.
-    #[arg(long)]
-    pub lexical_weight: Option<f32>,
-    /// Override the fusion's dense weight.
-    #[arg(long)]
-    pub dense_weight: Option<f32>,
-    /// Override the RRF constant k.
-    #[arg(long)]
-    pub rrf_k: Option<f32>,
-    /// Override the fusion method: rrf or convex.
-    #[arg(long, value_parser = crate::locomo::parse_fusion)]
-    pub fusion: Option<FusionMethod>,
-    /// Tantivy: stem words (default: the index's default).
-    #[arg(long)]
-    pub stemming: Option<bool>,
+    /// The index and its fusion.
+    #[command(flatten)]
+    pub retrieval: RetrievalFlags,
     /// Cache embeddings in FILE by (model, text) across runs (a real model embeds an S
     /// haystack set in minutes; a cached rerun takes seconds).
     #[arg(long, value_name = "FILE")]
@@ -91,12 +75,7 @@ impl LongMemEvalArgs {
             budgets: vec![256, 512, 1024, 2048, 4096],
             ks: vec![1, 5, 10],
             candidates: 200,
-            index: "tantivy".into(),
-            lexical_weight: None,
-            dense_weight: None,
-            rrf_k: None,
-            fusion: None,
-            stemming: None,
+            retrieval: RetrievalFlags::default(),
             embed_cache: None,
             questions: None,
             quiet: false,
@@ -109,12 +88,7 @@ impl LongMemEvalArgs {
     fn engine_settings(&self) -> LocomoArgs {
         let mut s = LocomoArgs::new(self.file.clone());
         s.candidates = self.candidates;
-        s.index = self.index.clone();
-        s.lexical_weight = self.lexical_weight;
-        s.dense_weight = self.dense_weight;
-        s.rrf_k = self.rrf_k;
-        s.fusion = self.fusion;
-        s.stemming = self.stemming;
+        s.retrieval = self.retrieval.clone();
         s.embed_cache = self.embed_cache.clone();
         s.entity_boost = self.entity_boost;
         s.recall_neighbour_share = self.recall_neighbour.map(|(a, _)| a);
@@ -132,11 +106,7 @@ impl LongMemEvalArgs {
         recall: &mnemo_core::policy::RecallPolicy,
     ) -> Result<Self> {
         let s = self.engine_settings().with_index_config(index, origin)?.with_recall_policy(recall);
-        self.lexical_weight = s.lexical_weight;
-        self.dense_weight = s.dense_weight;
-        self.rrf_k = s.rrf_k;
-        self.fusion = s.fusion;
-        self.stemming = s.stemming;
+        self.retrieval = s.retrieval;
         self.entity_boost = s.entity_boost;
         self.recall_neighbour = s.recall_neighbour_share.map(|a| (a, s.recall_neighbour_turns.unwrap_or(2)));
         Ok(self)
