@@ -1,6 +1,6 @@
 /**
  * A typed client for Mnemo's HTTP JSON API (`mnemo serve`), with the vocabulary of the CLI:
- * remember, recall, turn, forget, why, list, export, escalations, answer, dismiss.
+ * remember, recall, turn, forget, why, history, list, export, escalations, answer, dismiss.
  *
  *     const mnemo = new MnemoClient({ url: "http://127.0.0.1:8080", token, namespace: "ops" });
  *     await mnemo.remember("[SEM] Northwind Labs | owner | Carla");
@@ -37,6 +37,8 @@ export type TurnView = Schemas["TurnView"];
 export type TurnResponse = Schemas["TurnResponse"];
 /** A memory's history: `{ why: { memory, events, turns, superseded_by } }`. */
 export type WhyResponse = Schemas["WhyResponse"];
+/** A claim's history: `{ history: { claim, values, notes }, text }`. */
+export type HistoryResponse = Schemas["HistoryResponse"];
 /** One page of memories and the `next_after` cursor. */
 export type ListResponse = Schemas["ListResponse"];
 /** A stored memory as list and export show it (no embedding vector). */
@@ -107,6 +109,8 @@ export interface RecallOptions extends CallOptions {
   raw?: boolean;
   /** `compact` (default) or `full`. */
   detail?: Detail;
+  /** What memory held at this past time instead of now (RFC 3339 text, a Date or epoch ms). */
+  asOf?: string | Date | number;
 }
 
 export interface TurnOptions extends CallOptions {
@@ -406,8 +410,9 @@ export class MnemoClient {
   recall(query: string, options: RecallOptions & { detail: "full" }): Promise<RecallResponse>;
   recall(query: string, options?: RecallOptions): Promise<AgentRecall | RecallResponse>;
   recall(query: string, options: RecallOptions = {}): Promise<AgentRecall | RecallResponse> {
-    const { budget, mode, about, raw, detail, ...call } = options;
-    const body: Schemas["RecallRequest"] = { query, budget, mode, about, raw, detail };
+    const { budget, mode, about, raw, detail, asOf, ...call } = options;
+    const as_of = when(asOf, "asOf", this.url);
+    const body: Schemas["RecallRequest"] = { query, budget, mode, about, raw, detail, as_of };
     return this.#json("POST", this.#ns(call, "recall"), { ...call, body });
   }
 
@@ -435,6 +440,11 @@ export class MnemoClient {
   /** A memory's history (`m42`): where it came from, what reinforced it, why it was tombstoned. */
   why(id: string, options: CallOptions = {}): Promise<WhyResponse> {
     return this.#json("GET", this.#ns(options, "memories", id), options);
+  }
+
+  /** The values a claim (`entity | attribute`) has had, oldest first, with when each was recorded and ended. */
+  history(claim: string, options: CallOptions = {}): Promise<HistoryResponse> {
+    return this.#json("GET", this.#ns(options, "history"), { ...options, query: { claim } });
   }
 
   /** One page of the namespace's memories by id, or with `all: true` every memory, page by page. */

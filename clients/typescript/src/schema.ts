@@ -194,6 +194,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces/{ns}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The values a claim has had, oldest first: when memory recorded each, when and why it
+         *     stopped holding it, and its sources.
+         */
+        get: operations["history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/namespaces/{ns}/memories": {
         parameters: {
             query?: never;
@@ -471,6 +491,32 @@ export interface components {
             /** @description The thing the claim is about. */
             entity: string;
             /** @description The value, as written. */
+            value: string;
+        };
+        /** @description Every value memory has held for one claim, oldest first. */
+        ClaimHistory: {
+            /** @description The claim, `entity | attribute`. */
+            claim: string;
+            /** @description What the answer cannot say (world time is not recorded). */
+            notes: string[];
+            /** @description Its values, oldest recording first. */
+            values: components["schemas"]["ClaimValue"][];
+        };
+        /** @description One value a claim has had (ids short, `m42`; times RFC 3339). */
+        ClaimValue: {
+            /** @description System time: when memory stopped holding it (absent: it holds it now). */
+            ended_at?: string | null;
+            /** @description Why it ended (a supersession names its successor). */
+            ended_because?: string | null;
+            /** @description The memory that held it. */
+            id: string;
+            /** @description System time: when memory recorded it. */
+            recorded_at: string;
+            /** @description Where it came from: the turn sources and grounders that stated or confirmed it. */
+            sources: string[];
+            /** @description The memory that took its place, when one did. */
+            superseded_by?: string | null;
+            /** @description The value. */
             value: string;
         };
         /**
@@ -756,6 +802,13 @@ export interface components {
              * @description The store's highest revision (readiness only).
              */
             store_rev?: number | null;
+        };
+        /** @description A claim's history. */
+        HistoryResponse: {
+            /** @description `claim`, `values` (oldest first), `notes`. */
+            history: components["schemas"]["ClaimHistory"];
+            /** @description The history as people read it (as `mnemo history` prints it). */
+            text: string;
         };
         /** @description One page of memories (no embedding vectors; `embedding_model` names the model). */
         ListResponse: {
@@ -1084,6 +1137,13 @@ export interface components {
         /** @description `POST /v1/namespaces/{ns}/recall`. */
         RecallRequest: {
             about?: null | components["schemas"]["AboutArg"];
+            /**
+             * @description What memory held at this past time instead of now (RFC 3339 or a date): memories
+             *     recorded later are absent, those superseded or forgotten later are present; graded as of
+             *     then, without asking the systems of record, and no escalation is raised.
+             * @example 2026-05-01
+             */
+            as_of?: string | null;
             /** @description Token budget (default from config). */
             budget?: number | null;
             /**
@@ -2228,6 +2288,86 @@ export interface operations {
                 };
             };
             /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    history: {
+        parameters: {
+            query: {
+                /** @description The claim, `entity | attribute` (URL-encoded: `Northwind%20Labs%20%7C%20lead%20time`). */
+                claim: string;
+            };
+            header?: never;
+            path: {
+                /** @description namespace */
+                ns: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the claim's values */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryResponse"];
+                };
+            };
+            /** @description bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or an unknown one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: the token does not reach this namespace */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, or config (the server's configuration) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -289,6 +289,27 @@ test("remember messages with timestamps: each turn is recorded at its message's 
   assert.equal((await mnemo.list({ all: true, includeTombstoned: true, namespace: OTHER_NS })).length, before, "nothing was sent");
 });
 
+test("recall asOf a past time answers what memory held then; history lists a claim's values", async () => {
+  const ns = OTHER_NS;
+  await mnemo.remember("[SEM] Acme | lead time | 21 days", { namespace: ns, at: "2026-01-01" });
+  await mnemo.remember("[SEM] Acme | lead time | 35 days", { namespace: ns, at: new Date("2026-01-21T00:00:00Z") });
+  const then = await mnemo.recall("Acme lead time", { namespace: ns, asOf: new Date("2026-01-11T00:00:00Z") });
+  const acme = (r) => r.memories.map((m) => m.content).filter((c) => c.startsWith("Acme"));
+  assert.deepEqual(acme(then), ["Acme | lead time | 21 days"]);
+  const now = await mnemo.recall("Acme lead time", { namespace: ns });
+  assert.deepEqual(acme(now), ["Acme | lead time | 35 days"]);
+  const h = await mnemo.history("Acme | lead time", { namespace: ns });
+  assert.deepEqual(
+    h.history.values.map((v) => [v.value, v.recorded_at, v.ended_at ?? null]),
+    [
+      ["21 days", "2026-01-01T00:00:00Z", "2026-01-21T00:00:00Z"],
+      ["35 days", "2026-01-21T00:00:00Z", null],
+    ],
+  );
+  const refused = await rejection(() => mnemo.recall("Acme", { namespace: ns, asOf: new Date(Number.NaN) }), InvalidInputError);
+  assert.match(refused.message, /^asOf /);
+});
+
 test("errors of the server's kinds: each code as its class, with Retry-After", async () => {
   // A stand-in answering each of the server's error documents (statuses and codes as
   // crates/mnemo-server/src/error.rs answers them).

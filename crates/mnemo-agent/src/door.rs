@@ -112,6 +112,9 @@ pub struct RecallInput {
     pub raw: bool,
     /// What the answer holds.
     pub detail: Detail,
+    /// Recall what memory held at this past system time instead of now: memories recorded
+    /// later are absent, those forgotten later are present (docs/time.md).
+    pub as_of: Option<Timestamp>,
 }
 
 /// The agent turn: remember a message, then recall, assess and decide with it as the query.
@@ -331,8 +334,8 @@ impl Runtime {
     }
 
     /// A recall at a time (the runtime's clock) more than `tolerance` before the namespace's
-    /// last turn is refused, naming both times: it would see memories before they existed (and
-    /// as-of recall, what was known at a past time, is not supported yet). The doors allow the
+    /// last turn is refused, naming both times: it would see memories before they existed (what
+    /// was known at a past time is an as-of recall, `RecallInput::as_of`). The doors allow the
     /// configured skew ([`future_skew`]: a turn may be stated that far ahead of the clock, and
     /// a recall right after it must still answer); a stated `--at` allows none. Recall never
     /// moves an access time back either way (the store keeps the later one).
@@ -342,8 +345,8 @@ impl Runtime {
         match self.engine().latest_turn_at(ns).await? {
             Some(last) if now.millis().saturating_add(tolerance_ms) < last.millis() => Err(invalid(format!(
                 "a recall at {now} is before the last turn of namespace {ns} at {last}: it would see memories \
-                 before they existed, and as-of recall (what was known at a past time) is not supported yet — \
-                 recall without --at, or at {last} or later"
+                 before they existed — recall without --at, or at {last} or later; what memory held at an \
+                 earlier time is an as-of recall (`--as-of`, `as_of`)"
             ))),
             _ => Ok(()),
         }
@@ -356,6 +359,9 @@ impl Runtime {
             return Err(invalid("`about` needs an assessed recall: drop `raw`, or drop `about` for plain retrieval"));
         }
         let opts = RecallOptions { budget: input.budget, mode: input.mode, ..RecallOptions::default() };
+        if let Some(at) = input.as_of {
+            return self.recall_as_of_input(ns, input, &opts, at).await;
+        }
         if input.raw {
             let pack = self.engine().recall(ns, &input.query, &opts).await?;
             self.counters.recalled_raw();
@@ -370,6 +376,44 @@ impl Runtime {
             Detail::Compact => RecallAnswer::Compact(Box::new(self.recall_view(&turn))),
             Detail::Full => RecallAnswer::Full(Box::new(turn)),
         })
+    }
+
+    /// [`Runtime::recall_input`] of what `ns` held at `at` (an as-of recall: no access is
+    /// recorded, no escalation raised, nothing corrected).
+    async fn recall_as_of_input(
+        &self,
+        ns: &Namespace,
+        input: &RecallInput,
+        opts: &RecallOptions,
+        at: Timestamp,
+    ) -> Result<RecallAnswer, AgentError> {
+        let opts = RecallOptions { no_touch: true, ..opts.clone() };
+        if input.raw {
+            let pack = self.recall_pack_as_of(ns, &input.query, &opts, at).await?;
+            self.counters.recalled_raw();
+            return Ok(match input.detail {
+                Detail::Compact => RecallAnswer::Compact(Box::new(self.raw_recall_view(&pack))),
+                Detail::Full => RecallAnswer::FullRaw(Box::new(pack)),
+            });
+        }
+        let task = Task { query: input.query.clone(), about: input.about.clone().map(ClaimKey::into_pair) };
+        let turn = self.turn_as_of(ns, &task, &opts, at).await?;
+        Ok(match input.detail {
+            Detail::Compact => RecallAnswer::Compact(Box::new(self.recall_view(&turn))),
+            Detail::Full => RecallAnswer::Full(Box::new(turn)),
+        })
+    }
+
+    /// Every value `ns` has held for the claim `key`, oldest first, each with its system time
+    /// and how it ended ([`crate::claim_history::ClaimHistory`]).
+    pub async fn history_input(
+        &self,
+        ns: &Namespace,
+        key: &ClaimKey,
+    ) -> Result<crate::claim_history::ClaimHistory, AgentError> {
+        let (entity, attribute) = key.clone().into_pair();
+        let values = self.engine().claim_history(ns, &entity, &attribute).await?;
+        Ok(crate::claim_history::ClaimHistory::of(key, &values))
     }
 
     /// Forget `input` in `ns` (the engine's rule: [`mnemo_core::engine::ForgetPreview`]); a

@@ -8,8 +8,10 @@
 #![deny(missing_docs)]
 
 pub mod agent_view;
+mod as_of;
 pub mod assess;
 mod blocking;
+pub mod claim_history;
 pub mod config;
 pub mod door;
 pub mod env;

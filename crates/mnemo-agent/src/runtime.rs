@@ -543,12 +543,15 @@ impl Runtime {
     /// What an agent reads of an assessed recall (the view every door shows by default),
     /// counted with the engine's token counter.
     pub fn recall_view(&self, turn: &AgentTurn) -> crate::agent_view::AgentRecall {
-        crate::agent_view::AgentRecall::assessed(turn, self.engine.now(), self.engine.token_counter())
+        // A pack of a past time (as-of recall) ages its memories as of then.
+        let now = turn.pack.as_of.unwrap_or_else(|| self.engine.now());
+        crate::agent_view::AgentRecall::assessed(turn, now, self.engine.token_counter())
     }
 
     /// What an agent reads of a raw recall (no grade, no decision).
     pub fn raw_recall_view(&self, pack: &Pack) -> crate::agent_view::AgentRecall {
-        crate::agent_view::AgentRecall::raw(pack, self.engine.now(), self.engine.token_counter())
+        let now = pack.as_of.unwrap_or_else(|| self.engine.now());
+        crate::agent_view::AgentRecall::raw(pack, now, self.engine.token_counter())
     }
 
     /// The text of `view` (within its budget plus `RENDER_OVERHEAD_TOKENS`, by the engine's

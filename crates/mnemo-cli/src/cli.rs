@@ -61,6 +61,7 @@ impl Cli {
             Command::Turn(a) => a.out.json,
             Command::Forget(a) => a.out.json,
             Command::Why(a) => a.out.json,
+            Command::History(a) => a.out.json,
             Command::Decay(j) | Command::Reindex(j) | Command::Plugins(j) => j.json,
             Command::Reextract(a) => a.json,
             Command::List(a) => a.out.json,
@@ -125,6 +126,9 @@ pub enum Command {
     Forget(ForgetArgs),
     /// Explain a memory: where it came from, what reinforced it, why it was tombstoned.
     Why(WhyArgs),
+    /// The values a claim has had (`entity | attribute`), oldest first: when memory recorded
+    /// each, when and why it stopped holding it (superseded, forgotten), and its sources.
+    History(HistoryArgs),
     /// List the escalations of the namespace (or show one): what the agent asked a human,
     /// why, and what became of it.
     ///
@@ -752,6 +756,23 @@ pub struct RecallArgs {
     /// Exit with status 3 when the decision is ESCALATE (0 on ACT; 1 on errors).
     #[arg(long)]
     pub exit_code: bool,
+    /// Recall what memory held at this past time instead of now (RFC 3339 or a date): memories
+    /// recorded later are absent, those superseded or forgotten later are present. Graded as of
+    /// then without asking the systems of record (they answer for now); no escalation is raised
+    /// and no access recorded. A time before the namespace's first memory, or after now, is
+    /// said in the notes (docs/time.md).
+    #[arg(long, value_name = "TIME")]
+    pub as_of: Option<String>,
+}
+
+/// `mnemo history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
+    /// The claim, `entity | attribute` (e.g. "Northwind Labs | lead time").
+    pub claim: String,
 }
 
 /// `mnemo turn`.

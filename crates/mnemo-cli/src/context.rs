@@ -35,7 +35,12 @@ pub fn clock(cli: &Cli, config: &Config) -> Result<Arc<dyn Clock>> {
 
 /// `--at`: RFC 3339, or a date alone (`2026-05-01` is that day's midnight UTC).
 pub fn parse_at(t: &str) -> Result<Timestamp> {
-    mnemo_agent::door::parse_time(t).map_err(|e| invalid(format!("--at {e}")))
+    parse_time_arg("--at", t)
+}
+
+/// A time given to option `flag`: RFC 3339, or a date alone (that day's midnight UTC).
+pub fn parse_time_arg(flag: &str, t: &str) -> Result<Timestamp> {
+    mnemo_agent::door::parse_time(t).map_err(|e| invalid(format!("{flag} {e}")))
 }
 
 /// The namespace.

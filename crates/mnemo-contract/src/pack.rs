@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Memory, MemoryKind};
+use crate::time::Timestamp;
 
 /// Why a candidate was or was not packed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -88,6 +89,10 @@ pub struct Pack {
     pub used: usize,
     /// Notes (e.g. a clamped budget).
     pub notes: Vec<String>,
+    /// The system time the pack is of, when it is not now: an as-of recall packs what memory
+    /// held then (and the assessor grades it as of then, without re-grounding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<Timestamp>,
 }
 
 impl Pack {

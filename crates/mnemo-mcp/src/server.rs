@@ -146,6 +146,11 @@ pub struct RecallParams {
     /// assessment and the verdict (large: tens of thousands of tokens).
     #[serde(default)]
     pub detail: Option<String>,
+    /// What memory held at this past time instead of now (RFC 3339 or a date): memories
+    /// recorded later are absent, those superseded or forgotten later are present; graded as of
+    /// then, without asking the systems of record, and no escalation is raised.
+    #[serde(default)]
+    pub as_of: Option<String>,
     /// The namespace; must be the one this server is bound to (default).
     #[serde(default)]
     pub namespace: Option<String>,
@@ -173,6 +178,16 @@ pub struct ForgetParams {
 pub struct WhyParams {
     /// The memory id as remember, recall or list reported it (`"m42"`), or its number.
     pub id: IdArg,
+    /// The namespace; must be the one this server is bound to (default).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// `history`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct HistoryParams {
+    /// The claim, `entity | attribute` (e.g. `"Northwind Labs | lead time"`).
+    pub claim: String,
     /// The namespace; must be the one this server is bound to (default).
     #[serde(default)]
     pub namespace: Option<String>,
@@ -676,7 +691,11 @@ impl MnemoMcp {
         // A budget too large for the machine is clamped by the engine like any budget above
         // its maximum (the pack's notes say so), as over HTTP.
         let budget = p.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
-        let input = RecallInput { query: p.query, budget, mode, about, raw: p.raw.unwrap_or(false), detail };
+        let as_of = match p.as_of.as_deref().map(mnemo_agent::door::parse_time).transpose() {
+            Ok(t) => t,
+            Err(e) => return Ok(Self::fix_argument("recall", format!("as_of {e}"))),
+        };
+        let input = RecallInput { query: p.query, budget, mode, about, raw: p.raw.unwrap_or(false), detail, as_of };
         let mut answer = self.rt.recall_input(ns, &input).await;
         let escalation = match &answer {
             Ok(RecallAnswer::Compact(view)) => {
@@ -755,6 +774,29 @@ impl MnemoMcp {
         match self.rt.engine().why(ns, id).await {
             Ok(w) => self.result(&w),
             Err(e) => Ok(Self::failed("why", e)),
+        }
+    }
+
+    /// The values a claim has had.
+    #[tool(
+        description = "The values a claim (`entity | attribute`) has had, oldest first: when memory recorded each, \
+                       when and why it stopped holding it (superseded, forgotten), and its sources. To recall what \
+                       memory held at a past time, call recall with `as_of`.",
+        // It reads the store and writes nothing.
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn history(&self, Parameters(p): Parameters<HistoryParams>) -> Result<CallToolResult, ErrorData> {
+        let ns = self.namespace(p.namespace.as_deref())?;
+        let key = match p.claim.parse::<ClaimKey>() {
+            Ok(k) => k,
+            Err(e) => return Ok(Self::fix_argument("history", e)),
+        };
+        match self.rt.history_input(ns, &key).await {
+            Ok(h) => {
+                let text = h.text();
+                self.with_text(&h, text)
+            }
+            Err(e) => Ok(Self::failed("history", e)),
         }
     }
 

@@ -75,7 +75,10 @@ async fn list_and_turn_are_listed_with_their_schemas_and_annotations() {
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
-    assert_eq!(names, ["answer", "dismiss", "escalations", "forget", "list", "recall", "remember", "turn", "why"]);
+    assert_eq!(
+        names,
+        ["answer", "dismiss", "escalations", "forget", "history", "list", "recall", "remember", "turn", "why"]
+    );
     let tool = |name: &str| tools.iter().find(|t| t.name == name).unwrap();
 
     let list = tool("list");
@@ -327,4 +330,25 @@ async fn forget_previews_with_dry_run_and_keeps_pinned_and_mentions() {
     let (_, page) = ok(&client, "list", json!({})).await;
     assert!(page.to_string().contains("Ben | role | buyer"), "the pinned memory stays: {page}");
     client.cancel().await.unwrap();
+}
+
+/// `recall` with `as_of` answers what memory held then; `history` lists a claim's values with
+/// their times; a bad time or claim is a tool error the model can fix (issue 38).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recall_as_of_and_history() {
+    let d = tempfile::tempdir().unwrap();
+    let client = connect(d.path()).await;
+    ok(&client, "remember", json!({"text": "[SEM] Acme | lead time | 21 days", "at": "2026-05-01"})).await;
+    ok(&client, "remember", json!({"text": "[SEM] Acme | lead time | 35 days", "at": "2026-05-21"})).await;
+    let (text, v) = ok(&client, "recall", json!({"query": "Acme lead time", "as_of": "2026-05-10"})).await;
+    assert_eq!(v["memories"][0]["content"], "Acme | lead time | 21 days", "{v}");
+    assert!(text.contains("as of 2026-05-10"), "{text}");
+    let (_, v) = ok(&client, "recall", json!({"query": "Acme lead time"})).await;
+    assert_eq!(v["memories"][0]["content"], "Acme | lead time | 35 days", "{v}");
+    tool_error(&client, "recall", json!({"query": "Acme", "as_of": "soon"}), "as_of").await;
+    let (text, h) = ok(&client, "history", json!({"claim": "Acme | lead time"})).await;
+    assert_eq!(h["values"].as_array().unwrap().len(), 2, "{h}");
+    assert_eq!(h["values"][0]["ended_at"], "2026-05-21T00:00:00Z", "{h}");
+    assert!(text.contains("m1 \"21 days\": recorded 2026-05-01T00:00:00Z"), "{text}");
+    tool_error(&client, "history", json!({"claim": "Acme"}), "history").await;
 }

@@ -275,6 +275,13 @@ struct WhyResponse {
     text: String,
 }
 
+/// `GET history`.
+#[derive(Serialize)]
+struct HistoryResponse {
+    history: mnemo_agent::claim_history::ClaimHistory,
+    text: String,
+}
+
 /// `GET memories`.
 #[derive(Serialize)]
 struct ListResponse {
@@ -335,6 +342,10 @@ fn budget_arg(budget: Option<i64>) -> Result<Option<usize>, Failure> {
 
 fn about_arg(about: Option<&str>) -> Result<Option<ClaimKey>, Failure> {
     Ok(about.map(str::parse::<ClaimKey>).transpose()?)
+}
+
+fn claim_arg(claim: &str) -> Result<ClaimKey, Failure> {
+    Ok(claim.parse::<ClaimKey>()?)
 }
 
 fn detail_arg(detail: &str) -> Result<Detail, Failure> {
@@ -741,8 +752,9 @@ impl Engine {
     /// claim the task is about, `"entity | attribute"`; `raw`: plain retrieval (no grade, no
     /// decision). `detail="compact"` answers what an agent reads (the memory lines within the
     /// budget and the decision); `"full"` the pack with its trace, the assessment, the
-    /// verdict and the action. The JSON of `POST recall`.
-    #[pyo3(signature = (query, *, namespace = None, budget = None, mode = None, about = None, raw = false, detail = "compact"))]
+    /// verdict and the action. `as_of` (RFC 3339 or a date): what memory held at that past
+    /// time instead of now. The JSON of `POST recall`.
+    #[pyo3(signature = (query, *, namespace = None, budget = None, mode = None, about = None, raw = false, detail = "compact", as_of = None))]
     #[allow(clippy::too_many_arguments)]
     fn recall(
         &self,
@@ -754,9 +766,11 @@ impl Engine {
         about: Option<String>,
         raw: bool,
         detail: &str,
+        as_of: Option<String>,
     ) -> PyResult<String> {
-        let input =
+        let mut input =
             recall_input(query, budget, mode.as_deref(), about.as_deref(), raw, detail).map_err(|e| e.into_py(py))?;
+        input.as_of = time_arg("as_of", as_of.as_deref()).map_err(|e| e.into_py(py))?;
         self.run(py, move |rt| async move {
             let ns = self.ns(namespace.as_deref())?;
             recall_json(&rt, &ns, &input).await
@@ -854,6 +868,20 @@ impl Engine {
             let ns = self.ns(namespace.as_deref())?;
             let w = rt.why(&ns, id).await?;
             json_text(&tenant(&WhyResponse { why: tenant(&w)?, text: mnemo_agent::why_view::render_why(&w) })?)
+        })
+    }
+
+    /// The values a claim (`"entity | attribute"`) has had, oldest first: when memory recorded
+    /// each, when and why it stopped holding it, and its sources. The JSON of `GET history`
+    /// (`history`, `text`).
+    #[pyo3(signature = (claim, *, namespace = None))]
+    fn history(&self, py: Python<'_>, claim: String, namespace: Option<String>) -> PyResult<String> {
+        let key = claim_arg(&claim).map_err(|e| e.into_py(py))?;
+        self.run(py, move |rt| async move {
+            let ns = self.ns(namespace.as_deref())?;
+            let h = rt.history_input(&ns, &key).await?;
+            let text = h.text();
+            json_text(&tenant(&HistoryResponse { history: h, text })?)
         })
     }
 
@@ -1037,6 +1065,7 @@ fn recall_input(
         about: about_arg(about)?,
         raw,
         detail: detail_arg(detail)?,
+        as_of: None,
     })
 }
 

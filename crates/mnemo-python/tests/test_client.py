@@ -106,3 +106,34 @@ def test_turn_escalation_answer(server):
     c.answer(e.id, "21 days")
     assert c.recall("lead time of IC-MC-44", about="IC-MC-44 | lead time").act_on[0].value == "21 days"
     assert c.health()["status"]
+
+
+def test_as_of_and_history_same_as_in_process(server, tmp_path):
+    from mnemo import History, Memory
+
+    c = Client(server.url, token=server.token, namespace="other")
+    with Memory(tmp_path / "local", namespace="other") as m:
+        answers = []
+        for door in (c, m):
+            door.remember("[SEM] Acme | lead time | 21 days", timestamp="2026-01-01")
+            door.remember("[SEM] Acme | lead time | 35 days", timestamp="2026-01-21")
+            then = door.recall("Acme lead time", as_of="2026-01-11")
+            h = door.history("Acme | lead time")
+            assert isinstance(h, History)
+            answers.append(
+                (
+                    [x.content for x in then.memories],
+                    [(v.value, v.recorded_at, v.ended_at, v.superseded_by) for v in h.values],
+                    str(h),
+                )
+            )
+        assert answers[0] == answers[1]
+        assert answers[0][0] == ["Acme | lead time | 21 days"]
+        assert answers[0][1] == [
+            ("21 days", "2026-01-01T00:00:00Z", "2026-01-21T00:00:00Z", "m2"),
+            ("35 days", "2026-01-21T00:00:00Z", None, None),
+        ]
+        with pytest.raises(InvalidInputError, match="as_of"):
+            c.recall("Acme", as_of="soon")
+        with pytest.raises(InvalidInputError, match="as_of"):
+            m.recall("Acme", as_of="soon")

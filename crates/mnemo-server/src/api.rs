@@ -89,6 +89,12 @@ pub struct RecallRequest {
     #[serde(default)]
     #[schema(example = "compact")]
     pub detail: Option<String>,
+    /// What memory held at this past time instead of now (RFC 3339 or a date): memories
+    /// recorded later are absent, those superseded or forgotten later are present; graded as of
+    /// then, without asking the systems of record, and no escalation is raised.
+    #[serde(default)]
+    #[schema(example = "2026-05-01")]
+    pub as_of: Option<String>,
 }
 
 /// A recall as answered: the agent view by default, the full result with `detail = "full"`.
@@ -271,6 +277,24 @@ pub struct WhyResponse {
     #[schema(value_type = crate::schema::WhyReport)]
     pub why: serde_json::Value,
     /// The history as people read it (as `mnemo why` prints it).
+    pub text: String,
+}
+
+/// Query of `GET /v1/namespaces/{ns}/history`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryQuery {
+    /// The claim, `entity | attribute` (URL-encoded: `Northwind%20Labs%20%7C%20lead%20time`).
+    pub claim: String,
+}
+
+/// A claim's history.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct HistoryResponse {
+    /// `claim`, `values` (oldest first), `notes`.
+    pub history: mnemo_agent::claim_history::ClaimHistory,
+    /// The history as people read it (as `mnemo history` prints it).
     pub text: String,
 }
 

@@ -303,6 +303,12 @@ pub async fn recall(
         about: req.about,
         raw: req.raw,
         detail: detail(req.detail.as_deref())?,
+        as_of: req
+            .as_of
+            .as_deref()
+            .map(mnemo_agent::door::parse_time)
+            .transpose()
+            .map_err(|e| invalid(format!("as_of {e}")))?,
     };
     // Written as the tenant reads it (short ids) here: the declared body is RecallResult.
     Ok(Json(match st.rt.recall_input(&c.namespace, &input).await? {
@@ -428,6 +434,28 @@ pub async fn why(
     let id = memory_in_path(&st, &c, p).await?;
     let w = st.rt.why(&c.namespace, id).await?;
     Ok(Json(WhyResponse { why: to_value(&w)?, text: mnemo_agent::why_view::render_why(&w) }))
+}
+
+/// The values a claim has had, oldest first: when memory recorded each, when and why it
+/// stopped holding it, and its sources.
+#[utoipa::path(get, path = "/v1/namespaces/{ns}/history", tag = "memories",
+    params(("ns" = String, Path, description = "namespace"), HistoryQuery),
+    responses((status = 200, description = "the claim's values", body = HistoryResponse),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, a value refused, or above a limit (too_many_items)", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace", body = ErrorBody),
+        (status = 500, description = "internal, or config (the server's configuration)", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn history(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    q: Result<Query<HistoryQuery>, QueryRejection>,
+) -> Result<Json<HistoryResponse>, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let key: mnemo_core::ClaimKey = q.claim.parse().map_err(|e: mnemo_core::CoreError| invalid(e.to_string()))?;
+    let h = st.rt.history_input(&c.namespace, &key).await?;
+    let text = h.text();
+    Ok(Json(HistoryResponse { history: h, text }))
 }
 
 /// One page of the namespace's memories, by id.

@@ -324,6 +324,48 @@ async fn a_remember_at_a_stated_time_is_recorded_then_and_a_bad_time_is_400() {
     s.stop().await;
 }
 
+/// `as_of` recalls what memory held then, and `GET history` lists a claim's values with their
+/// times (issue 38), as the CLI does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn recall_as_of_a_past_time_and_a_claims_history() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start(d.path(), None).await;
+    for (text, at) in
+        [("[SEM] Acme | lead time | 21 days", "2026-05-01"), ("[SEM] Acme | lead time | 35 days", "2026-05-21")]
+    {
+        let (st, v) =
+            s.call("POST", "/v1/namespaces/a/remember", Some(OPS), Some(json!({"text": text, "at": at}))).await;
+        assert_eq!(st, 200, "{v}");
+    }
+    let recall = |as_of: &'static str| {
+        let body = json!({"query": "Acme lead time", "as_of": as_of});
+        s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(body))
+    };
+    let (st, v) = recall("2026-05-10").await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["memories"][0]["content"], "Acme | lead time | 21 days", "{v}");
+    assert_eq!(v["memories"].as_array().unwrap().len(), 1, "{v}");
+    let (_, v) = recall("2026-06-01").await;
+    assert_eq!(v["memories"][0]["content"], "Acme | lead time | 35 days", "{v}");
+    let (st, v) = recall("soon").await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("as_of"), "{v}");
+    let (st, v) = s.call("GET", "/v1/namespaces/a/history?claim=Acme%20%7C%20lead%20time", Some(OPS), None).await;
+    assert_eq!(st, 200, "{v}");
+    let values = v["history"]["values"].as_array().unwrap();
+    assert_eq!(values.len(), 2, "{v}");
+    assert_eq!(
+        (values[0]["value"].as_str(), values[0]["superseded_by"].as_str()),
+        (Some("21 days"), Some("m2")),
+        "{v}"
+    );
+    assert_eq!(values[0]["ended_at"], "2026-05-21T00:00:00Z", "{v}");
+    assert!(v["text"].as_str().unwrap().contains("m2 \"35 days\""), "{v}");
+    let (st, v) = s.call("GET", "/v1/namespaces/a/history?claim=Acme", Some(OPS), None).await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "a claim without its attribute: {v}");
+    s.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_openapi_document_lists_the_paths() {
     let d = tempfile::tempdir().unwrap();
@@ -340,6 +382,7 @@ async fn the_openapi_document_lists_the_paths() {
         "/v1/namespaces/{ns}/memories",
         "/v1/namespaces/{ns}/memories/{id}",
         "/v1/namespaces/{ns}/memories/{id}/restore",
+        "/v1/namespaces/{ns}/history",
         "/v1/namespaces/{ns}/export",
         "/v1/namespaces/{ns}/escalations",
         "/v1/namespaces/{ns}/escalations/{id}",
@@ -834,7 +877,7 @@ fn the_document_declares_query_parameters_typed_bodies_and_error_statuses() {
             untyped_or_required_null(&body["schema"], &format!("{at} 200"), &mut found);
         }
     }
-    assert_eq!(operations, 16, "every route is in the document");
+    assert_eq!(operations, 17, "every route is in the document");
     for path in ["/v1/namespaces/{ns}/escalations/{id}/answer", "/v1/namespaces/{ns}/escalations/{id}/dismiss"] {
         assert!(doc["paths"][path]["post"]["responses"]["409"].is_object(), "{path}: a closed escalation is 409");
     }

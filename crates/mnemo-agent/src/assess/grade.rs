@@ -92,7 +92,10 @@ impl Assessor for GroundingAssessor {
             .filter_map(|i| i.memory.claim.as_ref().map(|c| (i.memory.id, c.entity.clone(), c.attribute.clone())))
             .collect();
         let timeout = Duration::from_millis(self.settings.grounder_timeout_ms);
-        let (grounded, lookups) = ground_all(&self.grounders, &claims, timeout).await;
+        // A pack of a past time (as-of recall) is graded as of then: a system of record
+        // answers for now, so it is not asked (each claim's basis says so).
+        let grounders: &[Arc<dyn Grounder>] = if pack.as_of.is_some() { &[] } else { &self.grounders };
+        let (grounded, lookups) = ground_all(grounders, &claims, timeout).await;
         let mut grounded = grounded.into_iter();
         // Absolute relevance of each packed memory to the query, from the recall trace's
         // evidence (0 where it has none: a pack built without recall's evidence).
@@ -182,6 +185,12 @@ impl Assessor for GroundingAssessor {
                         ),
                     )
                 }
+            };
+            let basis = match pack.as_of {
+                Some(t) if m.claim.is_some() && !self.grounders.is_empty() => {
+                    format!("as of {t}, not re-grounded (a system of record answers for now); {basis}")
+                }
+                _ => basis,
             };
             let basis = if load_bearing {
                 basis

@@ -134,6 +134,7 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
         // embedder (built at once either way) is what recall needs.
         Command::Recall(_)
         | Command::Why(_)
+        | Command::History(_)
         | Command::Escalations(_)
         | Command::Dismiss(_)
         | Command::Decay(_)
@@ -167,6 +168,7 @@ pub fn access(command: &Command) -> mnemo_agent::Access {
     match command {
         Command::Recall(_)
         | Command::Why(_)
+        | Command::History(_)
         | Command::List(_)
         | Command::Export(_)
         | Command::Escalations(_)
@@ -225,6 +227,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 raw: a.raw,
                 // The table printed for a person is drawn from the full answer.
                 detail: if full || !a.out.json { Detail::Full } else { Detail::Compact },
+                as_of: a.as_of.as_deref().map(|t| crate::context::parse_time_arg("--as-of", t)).transpose()?,
             };
             let escalated = match rt.recall_input(&ns, &input).await? {
                 RecallAnswer::Compact(v) => {
@@ -292,6 +295,15 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 ForgetAnswer::Preview(p) => out!("{}", p.render().trim_end()),
                 ForgetAnswer::Forgotten(r) if a.out.json => tenant_view::emit(&r)?,
                 ForgetAnswer::Forgotten(r) => print::remember(&r),
+            }
+        }
+        Command::History(a) => {
+            let key: mnemo_core::ClaimKey = a.claim.parse()?;
+            let h = rt.history_input(&ns, &key).await?;
+            if a.out.json {
+                tenant_view::emit(&h)?
+            } else {
+                out!("{}", h.text().trim_end());
             }
         }
         Command::Why(a) => {

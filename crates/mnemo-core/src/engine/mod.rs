@@ -16,7 +16,9 @@ use crate::traits::IndexState;
 use crate::traits::{Embedder, Index, IndexDoc, Reasoner, Store};
 
 mod access;
+mod as_of;
 mod backup;
+mod claim_history;
 mod correct;
 mod decay;
 mod evidence;
@@ -37,6 +39,7 @@ mod shared_error;
 mod why;
 mod write;
 
+pub use as_of::held_at;
 pub use decay::DecayReport;
 pub use forget::{ForgetMatch, ForgetOptions, ForgetPreview};
 pub use group_commit::TurnRequest;

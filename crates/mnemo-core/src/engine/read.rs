@@ -95,6 +95,16 @@ impl Engine {
         self.embedder.embed(texts).await
     }
 
+    /// The embedder (an index built beside the engine's holds its vectors).
+    pub fn embedder(&self) -> &std::sync::Arc<dyn crate::traits::Embedder> {
+        &self.embedder
+    }
+
+    /// The injected clock (an index built beside the engine's is given it).
+    pub fn clock(&self) -> &std::sync::Arc<dyn crate::clock::Clock> {
+        &self.clock
+    }
+
     /// The embedder's model id (stored beside every vector).
     pub fn embedder_model(&self) -> &str {
         self.embedder.model_id()

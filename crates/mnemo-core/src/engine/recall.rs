@@ -259,7 +259,7 @@ impl Engine {
                 }
             }
         }
-        Ok(Pack { items, trace, budget, used, notes })
+        Ok(Pack { items, trace, budget, used, notes, as_of: None })
     }
 
     /// The pinned memories of `ns`, from the recall cache or the store.

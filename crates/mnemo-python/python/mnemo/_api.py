@@ -21,7 +21,18 @@ from datetime import datetime
 from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, Union, overload
 
 from .errors import InvalidInputError
-from .types import Claim, Escalation, ForgetPreview, MemoryRecord, Page, Recall, RememberResult, TurnResult, Why
+from .types import (
+    Claim,
+    Escalation,
+    ForgetPreview,
+    History,
+    MemoryRecord,
+    Page,
+    Recall,
+    RememberResult,
+    TurnResult,
+    Why,
+)
 
 Message = Mapping[str, Any]
 """A chat message: ``{"role": "user" | "assistant" | …, "content": str, "timestamp"?: datetime | str}``."""
@@ -130,7 +141,19 @@ class Api:
     ) -> list:
         raise NotImplementedError
 
-    def _recall(self, ns: str, query: str, budget: Optional[int], mode: Optional[str], about: Optional[str], raw: bool) -> Any:
+    def _recall(
+        self,
+        ns: str,
+        query: str,
+        budget: Optional[int],
+        mode: Optional[str],
+        about: Optional[str],
+        raw: bool,
+        as_of: Optional[str],
+    ) -> Any:
+        raise NotImplementedError
+
+    def _history(self, ns: str, claim: str) -> Any:
         raise NotImplementedError
 
     def _turn(self, ns: str, text: str, budget: Optional[int], about: Optional[str]) -> Any:
@@ -197,16 +220,28 @@ class Api:
         about: About = None,
         raw: bool = False,
         namespace: Optional[str] = None,
+        as_of: Union[datetime, str, None] = None,
     ) -> Recall:
         """Recall memories for ``query`` into a token ``budget``, re-check verifiable claims
         against the systems of record, grade the pack and decide ``act`` or ``escalate``.
 
         ``mode``: ``hybrid`` (default), ``lexical`` or ``dense``. ``about``: the claim the task
         is about (``"entity | attribute"``). ``raw``: plain retrieval, no grade and no decision.
+        ``as_of``: what memory held at that past time instead of now (graded as of then,
+        without asking the systems of record; no escalation is raised).
         """
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
             raise InvalidInputError(f"budget must be a whole number of tokens ≥ 0, got {budget!r}")
-        return Recall.of(self._recall(self._ns(namespace), query, budget, mode, about_arg(about), bool(raw)))
+        at = time_arg(as_of, "as_of")
+        return Recall.of(self._recall(self._ns(namespace), query, budget, mode, about_arg(about), bool(raw), at))
+
+    def history(self, claim: About, *, namespace: Optional[str] = None) -> History:
+        """The values a claim (``"entity | attribute"``) has had, oldest first: when memory
+        recorded each, when and why it stopped holding it, and its sources."""
+        key = about_arg(claim)
+        if key is None:
+            raise InvalidInputError("history needs a claim: \"entity | attribute\"")
+        return History.of(self._history(self._ns(namespace), key))
 
     def turn(
         self,
@@ -336,6 +371,9 @@ class AsyncApi:
 
     async def why(self, id: str, **kw: Any) -> Why:
         return await asyncio.to_thread(self._sync.why, id, **kw)
+
+    async def history(self, claim: About, **kw: Any) -> History:
+        return await asyncio.to_thread(self._sync.history, claim, **kw)
 
     async def page(self, **kw: Any) -> Page:
         return await asyncio.to_thread(self._sync.page, **kw)

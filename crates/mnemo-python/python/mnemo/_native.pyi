@@ -151,12 +151,14 @@ class Engine:
         about: Optional[str] = None,
         raw: bool = False,
         detail: str = "compact",
+        as_of: Optional[str] = None,
     ) -> str:
         """Recall memories for ``query`` into a token ``budget``, re-check verifiable claims
         against the systems of record, grade the pack and decide ACT or ESCALATE (an
         escalation is recorded). ``mode``: ``hybrid``, ``lexical`` (``bm25``) or ``dense``
         (``vector``); ``about``: the claim the task is about, ``"entity | attribute"``;
-        ``raw``: plain retrieval (no grade, no decision).
+        ``raw``: plain retrieval (no grade, no decision); ``as_of`` (RFC 3339 or a date): what
+        memory held at that past time instead of now.
 
         Returns the JSON of ``POST recall``: with ``detail="compact"`` what an agent reads
         (``memories`` within the budget, ``decision``, ``notes`` …); with ``"full"``
@@ -188,6 +190,12 @@ class Engine:
 
         Returns the JSON of ``POST forget``: ``{"principal", "report"}``, or with ``dry_run``
         ``{"principal", "preview", "text"}``."""
+    def history(self, claim: str, *, namespace: Optional[str] = None) -> str:
+        """The values a claim (``"entity | attribute"``) has had, oldest first: when memory
+        recorded each, when and why it stopped holding it, and its sources.
+
+        Returns the JSON of ``GET history``: ``{"history": {"claim", "values", "notes"},
+        "text"}``."""
     def why(self, id: _Id, *, namespace: Optional[str] = None) -> str:
         """A memory's history: the turns it came from, what reinforced it, and if tombstoned
         why, when and what superseded it. ``id``: ``"m42"``, ``"42"`` or a stored number (a

@@ -134,8 +134,10 @@ class Client(Api):
             out.append(self._remember(ns, m["content"], label, k, m.get("timestamp", at)))
         return out
 
-    def _recall(self, ns, query, budget, mode, about, raw):  # type: ignore[no-untyped-def]
+    def _recall(self, ns, query, budget, mode, about, raw, as_of):  # type: ignore[no-untyped-def]
         body: dict = {"query": query, "raw": raw}
+        if as_of is not None:
+            body["as_of"] = as_of
         if budget is not None:
             body["budget"] = budget
         if mode is not None:
@@ -159,6 +161,9 @@ class Client(Api):
         if include_pinned:
             body["include_pinned"] = True
         return self._request("POST", self._path(ns, "forget"), body)
+
+    def _history(self, ns, claim):  # type: ignore[no-untyped-def]
+        return self._request("GET", self._path(ns, "history"), query={"claim": claim})
 
     def _why(self, ns, id):  # type: ignore[no-untyped-def]
         return self._request("GET", self._path(ns, "memories/" + urllib.parse.quote(id, safe="")))

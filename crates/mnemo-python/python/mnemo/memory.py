@@ -90,8 +90,13 @@ class Memory(Api):
             self._engine.remember_messages(messages, namespace=ns, source=source, idempotency_key=key, at=at)
         )
 
-    def _recall(self, ns, query, budget, mode, about, raw):  # type: ignore[no-untyped-def]
-        return _json(self._engine.recall(query, namespace=ns, budget=budget, mode=mode, about=about, raw=raw))
+    def _recall(self, ns, query, budget, mode, about, raw, as_of):  # type: ignore[no-untyped-def]
+        return _json(
+            self._engine.recall(query, namespace=ns, budget=budget, mode=mode, about=about, raw=raw, as_of=as_of)
+        )
+
+    def _history(self, ns, claim):  # type: ignore[no-untyped-def]
+        return _json(self._engine.history(claim, namespace=ns))
 
     def _turn(self, ns, text, budget, about):  # type: ignore[no-untyped-def]
         return _json(self._engine.turn(text, namespace=ns, budget=budget, about=about))

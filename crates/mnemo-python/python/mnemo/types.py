@@ -423,6 +423,57 @@ class Why:
 
 
 @dataclass(slots=True)
+class ClaimValue:
+    """One value a claim has had: when memory recorded it and, if it ended, when and why."""
+
+    id: str
+    value: str
+    recorded_at: str
+    ended_at: Optional[str]
+    ended_because: Optional[str]
+    superseded_by: Optional[str]
+    sources: list[str]
+
+    @staticmethod
+    def of(j: dict) -> "ClaimValue":
+        return ClaimValue(
+            id=j["id"],
+            value=j["value"],
+            recorded_at=j["recorded_at"],
+            ended_at=j.get("ended_at"),
+            ended_because=j.get("ended_because"),
+            superseded_by=j.get("superseded_by"),
+            sources=list(j.get("sources") or []),
+        )
+
+
+@dataclass(slots=True)
+class History:
+    """Every value memory has held for one claim, oldest first. ``str(history)`` is the text
+    every door prints."""
+
+    claim: str
+    values: list[ClaimValue]
+    notes: list[str]
+    text: str
+    raw: dict = field(repr=False, compare=False)
+
+    @staticmethod
+    def of(j: dict) -> "History":
+        h = j["history"]
+        return History(
+            claim=h["claim"],
+            values=[ClaimValue.of(v) for v in h.get("values") or []],
+            notes=list(h.get("notes") or []),
+            text=j.get("text", ""),
+            raw=j,
+        )
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(slots=True)
 class Page:
     """One page of memories by id; pass ``next_after`` as ``after`` for the next page."""
 

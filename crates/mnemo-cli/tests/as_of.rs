@@ -1,0 +1,128 @@
+//! Time at the CLI (issue 38): `recall --as-of` answers what memory held at a past system time
+//! (a value superseded later is held then; one recorded later is not), and `history` lists the
+//! values a claim has had with when each was recorded and when and why it ended. A time before
+//! the namespace's first memory, or after now, is said in the notes, never a silent empty pack.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use std::path::Path;
+
+use serde_json::Value;
+
+mod cli_run;
+use cli_run::{mnemo, ok, text};
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let out = ok(&mnemo(dir, args)).0;
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+const QUESTION: &str = "what is the lead time of Northwind Labs";
+
+/// A lead time of 21 days on day 0 (2026-01-01), 35 days on day 20.
+fn two_values() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    ok(&mnemo(d.path(), &["--at", "2026-01-01", "remember", "[SEM] Northwind Labs | lead time | 21 days"]));
+    ok(&mnemo(d.path(), &["--at", "2026-01-21", "remember", "[SEM] Northwind Labs | lead time | 35 days"]));
+    d
+}
+
+fn contents(v: &Value) -> Vec<String> {
+    v["memories"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().into())
+        .collect()
+}
+
+fn notes(v: &Value) -> String {
+    v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn recall_as_of_day_10_answers_21_days_and_as_of_day_30_answers_35() {
+    let d = two_values();
+    let then = json(d.path(), &["recall", QUESTION, "--as-of", "2026-01-11", "--json"]);
+    assert_eq!(contents(&then), ["Northwind Labs | lead time | 21 days"], "{then}");
+    assert_eq!(then["decision"]["decision"], "act", "{then}");
+    assert!(notes(&then).contains("superseded by m2 at 2026-01-21"), "{then}");
+    let later = json(d.path(), &["recall", QUESTION, "--as-of", "2026-01-31", "--json"]);
+    assert_eq!(contents(&later), ["Northwind Labs | lead time | 35 days"], "{later}");
+    // Now, without --as-of, as before.
+    let now = json(d.path(), &["recall", QUESTION, "--json"]);
+    assert_eq!(contents(&now), ["Northwind Labs | lead time | 35 days"], "{now}");
+    // The full answer carries the time the pack is of.
+    let full = json(d.path(), &["recall", QUESTION, "--as-of", "2026-01-11", "--json", "--full"]);
+    assert_eq!(full["pack"]["as_of"], 1_768_089_600_000i64, "{full}"); // 2026-01-11, in ms as every time of the pack
+    assert!(full["action"].as_str().unwrap().starts_with("as of 2026-01-11"), "{full}");
+}
+
+#[test]
+fn a_memory_forgotten_later_is_held_before_its_forget() {
+    let d = tempfile::tempdir().unwrap();
+    ok(&mnemo(d.path(), &["--at", "2026-01-01", "remember", "[SEM] Ben | phone | +1 555 0100"]));
+    ok(&mnemo(d.path(), &["--at", "2026-01-05", "forget", "Ben | phone"]));
+    let before = json(d.path(), &["recall", "Ben phone", "--as-of", "2026-01-03", "--raw", "--json"]);
+    assert_eq!(contents(&before), ["Ben | phone | +1 555 0100"], "{before}");
+    let after = json(d.path(), &["recall", "Ben phone", "--as-of", "2026-01-06", "--raw", "--json"]);
+    assert!(contents(&after).is_empty(), "{after}");
+    assert!(notes(&after).contains("already been forgotten"), "{after}");
+}
+
+#[test]
+fn before_the_first_memory_and_after_now_are_said_never_silent() {
+    let d = two_values();
+    let early = json(d.path(), &["recall", QUESTION, "--as-of", "2025-06-01", "--json"]);
+    assert!(contents(&early).is_empty(), "{early}");
+    assert!(notes(&early).contains("before the namespace's first memory"), "{early}");
+    assert_eq!(early["decision"]["decision"], "escalate", "{early}");
+    let late = json(d.path(), &["recall", QUESTION, "--as-of", "2999-01-01", "--json"]);
+    assert!(notes(&late).contains("after now"), "{late}");
+    assert_eq!(contents(&late), ["Northwind Labs | lead time | 35 days"], "{late}");
+    // A time that does not parse names the option.
+    let bad = mnemo(d.path(), &["recall", QUESTION, "--as-of", "last tuesday"]);
+    assert!(!bad.status.success());
+    assert!(text(&bad).1.contains("--as-of"), "{}", text(&bad).1);
+}
+
+#[test]
+fn history_lists_both_values_with_when_each_was_recorded_and_ended() {
+    let d = two_values();
+    let h = json(d.path(), &["history", "Northwind Labs | lead time", "--json"]);
+    let values = h["values"].as_array().unwrap();
+    assert_eq!(values.len(), 2, "{h}");
+    assert_eq!(values[0]["value"], "21 days");
+    assert_eq!(values[0]["recorded_at"], "2026-01-01T00:00:00Z");
+    assert_eq!(values[0]["ended_at"], "2026-01-21T00:00:00Z");
+    assert_eq!(values[0]["superseded_by"], "m2");
+    assert!(values[0]["ended_because"].as_str().unwrap().contains("changed from \"21 days\" to \"35 days\""), "{h}");
+    assert_eq!(values[1]["value"], "35 days");
+    assert_eq!(values[1]["recorded_at"], "2026-01-21T00:00:00Z");
+    assert!(values[1].get("ended_at").is_none(), "{h}");
+    let printed = ok(&mnemo(d.path(), &["history", "Northwind Labs | lead time"])).0;
+    assert!(printed.contains("m1 \"21 days\": recorded 2026-01-01T00:00:00Z, until 2026-01-21T00:00:00Z"), "{printed}");
+    assert!(printed.contains("m2 \"35 days\": recorded 2026-01-21T00:00:00Z, held now"), "{printed}");
+    let none = json(d.path(), &["history", "Northwind Labs | owner", "--json"]);
+    assert!(none["values"].as_array().unwrap().is_empty());
+    assert!(notes(&none).contains("never held a value"), "{none}");
+    let bad = mnemo(d.path(), &["history", "Northwind Labs"]);
+    assert!(!bad.status.success(), "a claim without its attribute is refused");
+}
+
+#[test]
+fn an_index_kind_without_an_in_memory_form_ranks_in_the_exact_index_with_its_fusion_weights() {
+    let d = tempfile::tempdir().unwrap();
+    let config = d.path().join("brute.toml");
+    std::fs::write(&config, "[index]\nkind = \"brute\"\nlexical_weight = 1.0\ndense_weight = 0.5\nrrf_k = 20.0\n")
+        .unwrap();
+    let c = config.to_str().unwrap();
+    ok(&mnemo(
+        d.path(),
+        &["--config", c, "--at", "2026-01-01", "remember", "[SEM] Northwind Labs | lead time | 21 days"],
+    ));
+    ok(&mnemo(
+        d.path(),
+        &["--config", c, "--at", "2026-01-21", "remember", "[SEM] Northwind Labs | lead time | 35 days"],
+    ));
+    let then = json(d.path(), &["--config", c, "recall", QUESTION, "--as-of", "2026-01-11", "--json"]);
+    assert_eq!(contents(&then), ["Northwind Labs | lead time | 21 days"], "{then}");
+}

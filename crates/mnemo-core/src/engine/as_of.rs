@@ -1,0 +1,183 @@
+//! As-of recall: what memory held at a past system time T. A memory was held at T when it was
+//! recorded at or before T and was still active then (tombstoned later, or never). The index
+//! only holds what is active now, so an as-of recall ranks the memories held at T in a scratch
+//! index the caller hands in (an exact in-memory one), then plans and packs them as recall
+//! does, with salience at T. Nothing is touched or cached: the past is read, never written.
+//!
+//! A memory is packed as it was held at T: active. Its row is otherwise the row as stored now
+//! (reinforcements and confirmations after T still count); the pack's notes say which packed
+//! memories ended after T, when and why.
+use std::sync::Arc;
+
+use super::Engine;
+use crate::error::{CoreError, Result};
+use crate::model::*;
+use crate::planner::{decide, Pack, PackItem, PlanCandidate, Quotas};
+use crate::policy::MAX_BUDGET_TOKENS;
+use crate::time::Timestamp;
+use crate::traits::{Index, SearchMode, SearchQuery};
+
+use super::recall::RecallOptions;
+
+/// Whether `m` was held at system time `at`: recorded by then, and not yet tombstoned.
+pub fn held_at(m: &Memory, at: Timestamp) -> bool {
+    m.created_at <= at
+        && match &m.status {
+            Status::Active => true,
+            Status::Tombstoned { at: ended, .. } => *ended > at,
+        }
+}
+
+impl Engine {
+    /// Recall a pack for `query` in `ns` from what memory held at `at` (see the module),
+    /// ranked in `scratch`, an empty index this recall fills and searches. The pack's `as_of`
+    /// is `at`; a time before the namespace's first memory, or after the engine's clock, is
+    /// said in its notes.
+    pub async fn recall_as_of(
+        &self,
+        ns: &Namespace,
+        query: &str,
+        opts: &RecallOptions,
+        at: Timestamp,
+        scratch: &dyn Index,
+    ) -> Result<Pack> {
+        let now = self.clock.now();
+        let mut notes = vec![format!("as of {at}: what memory held then (recorded by then, not yet forgotten)")];
+        let mut budget = opts.budget.unwrap_or(self.policy.recall.budget_tokens);
+        if budget > MAX_BUDGET_TOKENS {
+            notes.push(format!("budget {budget} clamped to the maximum {MAX_BUDGET_TOKENS} tokens"));
+            budget = MAX_BUDGET_TOKENS;
+        }
+        let limit = opts.candidates.unwrap_or(self.policy.recall.candidates);
+        if limit == 0 {
+            return Err(CoreError::InvalidInput("candidates must be at least 1".into()));
+        }
+        let mode = opts.mode.unwrap_or(self.policy.recall.mode);
+        if at > now {
+            notes.push(format!(
+                "as of {at}, which is after now ({now}): memory cannot hold what is not yet recorded, so this is what it holds now"
+            ));
+        }
+        let all = self.store.all_memories(ns).await?;
+        let first = all.iter().map(|m| m.created_at).min();
+        // Packed as held then (active); what ended later is said of each one packed.
+        let mut ended = std::collections::HashMap::new();
+        let held: Vec<Memory> = all
+            .into_iter()
+            .filter(|m| held_at(m, at))
+            .map(|mut m| {
+                if !m.status.is_active() {
+                    ended.insert(m.id, ended_note(&m));
+                    m.status = Status::Active;
+                }
+                m
+            })
+            .collect();
+        match first {
+            None => notes.push(format!("as of {at}: namespace {ns} holds no memory at all")),
+            Some(f) if at < f => {
+                notes.push(format!("as of {at}, before the namespace's first memory ({f}): memory held nothing then"))
+            }
+            Some(_) if held.is_empty() => {
+                notes.push(format!("as of {at}: every memory recorded by then had already been forgotten"))
+            }
+            Some(_) => {}
+        }
+        let embedding = match mode {
+            SearchMode::Lexical => None,
+            _ => self.embedder.embed(&[query.to_string()]).await?.into_iter().next(),
+        };
+        let docs = self.index_docs(&held).await?;
+        if !docs.is_empty() {
+            scratch.upsert(docs).await?;
+        }
+        let search = SearchQuery { namespace: ns.clone(), text: query.to_string(), embedding, limit, mode };
+        let hits = scratch.search(&search).await?;
+        let relevance: std::collections::HashMap<MemoryId, f32> = hits.iter().map(|h| (h.id, h.score)).collect();
+        let mut candidates: Vec<PlanCandidate> = held
+            .into_iter()
+            .filter(|m| relevance.contains_key(&m.id) || m.pinned)
+            .map(|m| {
+                let tokens = self.tokens.count(&m.content);
+                PlanCandidate {
+                    relevance: f64::from(relevance.get(&m.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
+                    salience: crate::salience::salience(&m, at, &self.policy),
+                    tokens,
+                    decays: self.policy.kinds.of(m.kind).decays,
+                    memory: Arc::new(m),
+                }
+            })
+            .collect();
+        super::neighbours::share(
+            &mut candidates,
+            self.policy.recall.neighbour_share,
+            self.policy.recall.neighbour_turns,
+        );
+        let shares =
+            [self.policy.kinds.semantic.quota, self.policy.kinds.procedural.quota, self.policy.kinds.episodic.quota];
+        let planned = decide(candidates, budget, Quotas { shares }, self.policy.decay.threshold);
+        let items =
+            planned.packed.into_iter().map(|(memory, score, tokens)| PackItem { memory, score, tokens }).collect();
+        let mut pack =
+            Pack { items, trace: planned.trace, budget: planned.budget, used: planned.used, notes, as_of: Some(at) };
+        let later: Vec<String> = pack.items.iter().filter_map(|i| ended.remove(&i.memory.id)).collect();
+        pack.notes.extend(later);
+        self.attach_evidence(ns, query, search.embedding.as_deref(), &mut pack).await;
+        Ok(pack)
+    }
+}
+
+/// The note of a memory held at the recall's time that ended later.
+fn ended_note(m: &Memory) -> String {
+    match &m.status {
+        Status::Tombstoned { reason, at, superseded_by: Some(by) } => {
+            format!("memory {} was held then; superseded by {by} at {at}: {reason}", m.id)
+        }
+        Status::Tombstoned { reason, at, superseded_by: None } => {
+            format!("memory {} was held then; tombstoned at {at}: {reason}", m.id)
+        }
+        Status::Active => format!("memory {} is still held", m.id),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::model::{ClientKind, MemoryKind, Provenance};
+
+    fn memory(created: i64, status: Status) -> Memory {
+        Memory {
+            id: MemoryId(1),
+            namespace: Namespace::default(),
+            kind: MemoryKind::Semantic,
+            content: "x".into(),
+            claim: None,
+            entities: vec![],
+            importance: 0.5,
+            reinforcements: 0,
+            sources: vec![],
+            provenance: Provenance { client: ClientKind::Rules, model: "t".into(), turns: vec![] },
+            created_at: Timestamp::from_millis(created),
+            last_confirmed_at: Timestamp::from_millis(created),
+            last_accessed_at: None,
+            pinned: false,
+            embedding: None,
+            status,
+            rev: 1,
+        }
+    }
+
+    #[test]
+    fn held_from_its_recording_until_its_tombstone() {
+        let ended = |t| Status::Tombstoned { reason: "r".into(), at: Timestamp::from_millis(t), superseded_by: None };
+        let active = memory(100, Status::Active);
+        assert!(!held_at(&active, Timestamp::from_millis(99)), "not yet recorded");
+        assert!(held_at(&active, Timestamp::from_millis(100)));
+        assert!(held_at(&active, Timestamp::from_millis(10_000)));
+        let gone = memory(100, ended(200));
+        assert!(held_at(&gone, Timestamp::from_millis(199)));
+        assert!(!held_at(&gone, Timestamp::from_millis(200)), "tombstoned at that instant: no longer held");
+        assert!(!held_at(&gone, Timestamp::from_millis(300)));
+    }
+}
