@@ -1,0 +1,95 @@
+//! Time on PostgreSQL (issue 38): `recall --as-of` and `history` answer from a PostgreSQL store as
+//! from SQLite (crates/mnemo-cli/tests/as_of.rs), with the PostgreSQL index (an as-of recall
+//! ranks in the exact in-memory index with its fusion weights) and with tantivy beside it.
+//!
+//! The server: `MNEMO_POSTGRES_URL`, else one started with `scripts/pg-test-server`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+mod common;
+use common::url;
+
+fn mnemo(config: &Path, dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .arg("--config")
+        .arg(config)
+        .arg("--data-dir")
+        .arg(dir)
+        .arg("--namespace")
+        .arg("acme")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(config: &Path, dir: &Path, args: &[&str]) -> Value {
+    let out = mnemo(config, dir, args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn contents(v: &Value) -> Vec<String> {
+    v["memories"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().into())
+        .collect()
+}
+
+async fn as_of_on(index: &str) {
+    let url = url();
+    let schema = format!("asof_{index}_{}", std::process::id());
+    // The PostgreSQL index lives in the store's schema, beside its tables.
+    let index_keys =
+        if index == "postgres" { format!("url = \"{url}\"\nschema = \"{schema}\"\n") } else { String::new() };
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("pg.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n\n\
+             [index]\nkind = \"{index}\"\n{index_keys}"
+        ),
+    )
+    .unwrap();
+    let dir = tmp.path().join("data");
+    for (at, text) in [
+        ("2026-01-01", "[SEM] Northwind Labs | lead time | 21 days"),
+        ("2026-01-21", "[SEM] Northwind Labs | lead time | 35 days"),
+    ] {
+        let out = mnemo(&config, &dir, &["--at", at, "remember", text]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let q = "what is the lead time of Northwind Labs";
+    let then = json(&config, &dir, &["recall", q, "--as-of", "2026-01-11", "--json"]);
+    assert_eq!(contents(&then), ["Northwind Labs | lead time | 21 days"], "{index}: {then}");
+    let later = json(&config, &dir, &["recall", q, "--as-of", "2026-01-31", "--json"]);
+    assert_eq!(contents(&later), ["Northwind Labs | lead time | 35 days"], "{index}: {later}");
+    let h = json(&config, &dir, &["history", "Northwind Labs | lead time", "--json"]);
+    let values: Vec<(&str, &str, Option<&str>)> = h["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["value"].as_str().unwrap(), v["recorded_at"].as_str().unwrap(), v["ended_at"].as_str()))
+        .collect();
+    assert_eq!(
+        values,
+        [("21 days", "2026-01-01T00:00:00Z", Some("2026-01-21T00:00:00Z")), ("35 days", "2026-01-21T00:00:00Z", None)],
+        "{index}: {h}"
+    );
+    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).await.unwrap();
+}
+
+// One test: the shared server is started once (two tests starting it at once would race).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn as_of_and_history_on_postgres_with_its_own_index_and_with_tantivy() {
+    as_of_on("postgres").await;
+    as_of_on("tantivy").await;
+}
