@@ -126,3 +126,29 @@ fn an_index_kind_without_an_in_memory_form_ranks_in_the_exact_index_with_its_fus
     let then = json(d.path(), &["--config", c, "recall", QUESTION, "--as-of", "2026-01-11", "--json"]);
     assert_eq!(contents(&then), ["Northwind Labs | lead time | 21 days"], "{then}");
 }
+
+#[test]
+fn a_question_about_change_is_told_the_earlier_value_in_the_notes_and_the_trace() {
+    let d = two_values();
+    // Asked a few days after the change (a year later the value would be too old to act on).
+    let v =
+        json(d.path(), &["--at", "2026-01-25", "recall", "what was the lead time of Northwind Labs before", "--json"]);
+    assert_eq!(contents(&v), ["Northwind Labs | lead time | 35 days"], "only what memory holds is packed: {v}");
+    let n = notes(&v);
+    assert!(
+        n.contains("earlier value of Northwind Labs | lead time (before m2): \"21 days\" as m1, held from 2026-01-01T00:00:00Z until 2026-01-21T00:00:00Z"),
+        "{v}"
+    );
+    assert_eq!(v["decision"]["act_on"][0]["value"], "35 days", "the agent acts on the current value: {v}");
+    let full = json(
+        d.path(),
+        &["--at", "2026-01-25", "recall", "what was the lead time of Northwind Labs before", "--json", "--full"],
+    );
+    let trace = full["pack"]["trace"].as_array().unwrap();
+    let m1 = trace.iter().find(|t| t["id"] == "m1").unwrap_or_else(|| panic!("m1 not in the trace: {full}"));
+    assert_eq!((m1["included"].as_bool(), m1["reason"].as_str()), (Some(false), Some("tombstoned")), "{m1}");
+    assert!(m1["detail"].as_str().unwrap().contains("query asks about change"), "{m1}");
+    // Not asked about change: no earlier value.
+    let now = json(d.path(), &["recall", QUESTION, "--json"]);
+    assert!(!notes(&now).contains("earlier value"), "{now}");
+}

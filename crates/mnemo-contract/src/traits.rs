@@ -39,6 +39,17 @@ pub trait Store: Send + Sync {
     async fn pinned(&self, namespace: &Namespace) -> Result<Vec<Memory>>;
     /// Every memory of a namespace, tombstoned ones included, by id.
     async fn all_memories(&self, namespace: &Namespace) -> Result<Vec<Memory>>;
+    /// Every memory of a namespace whose claim is on `entity | attribute` (as `Claim::is_on`
+    /// compares names), tombstoned ones included, by id: a claim's history. Default: a scan of
+    /// `all_memories`; a store with the claim's normalised names in a column answers from them.
+    async fn claim_memories(&self, namespace: &Namespace, entity: &str, attribute: &str) -> Result<Vec<Memory>> {
+        Ok(self
+            .all_memories(namespace)
+            .await?
+            .into_iter()
+            .filter(|m| m.claim.as_ref().is_some_and(|c| c.is_on(entity, attribute)))
+            .collect())
+    }
     /// Memories of any namespace whose `rev` is greater than `rev`, by rev, at most `limit`
     /// (how a derived Index catches up).
     async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>>;

@@ -5,10 +5,10 @@
 //! "session_id#i", dated by its session's `haystack_dates` entry plus i seconds so a session's
 //! turns keep their order), through `Engine::ingest` on the engine `bench locomo` builds
 //! ([`BenchEngine`]: same index, fusion, embedding cache and policy, episodic decay off).
-//! The question is then asked with the clock set to its `question_date`. The engine has no
-//! as-of recall yet, so every turn of the haystack stays recallable, also those of sessions
-//! dated after the question (upstream dates some evidence sessions later the same day as the
-//! question; the report counts them). For BM25, dense and hybrid: the index's ranking gives
+//! The question is then asked with the clock set to its `question_date`. Every turn of the
+//! haystack stays recallable, also those of sessions dated after the question (upstream dates
+//! some evidence sessions later the same day as the question; the report counts them), unless
+//! `--as-of-question-date` asks for what memory held at the question's date (`recall_as_of`). For BM25, dense and hybrid: the index's ranking gives
 //! session recall@k, turn recall@k and NDCG@10, and `recall` (no_touch) under each budget the
 //! evidence recall within it (`metrics`). Abstention questions (`_abs`) are reported apart.
 pub mod data;
@@ -59,6 +59,11 @@ pub struct LongMemEvalArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Recall as of each question's `question_date` (`Engine::recall_as_of`: what memory held
+    /// then, so the turns of sessions dated after the question are absent), ranking in a scratch
+    /// index of the same kind and settings; without it every turn of the haystack is recalled.
+    #[arg(long)]
+    pub as_of_question_date: bool,
     /// The configured `[index] entity_boost` (taken from the config; not a flag).
     #[arg(skip)]
     pub entity_boost: Option<f32>,
@@ -79,6 +84,7 @@ impl LongMemEvalArgs {
             embed_cache: None,
             questions: None,
             quiet: false,
+            as_of_question_date: false,
             entity_boost: None,
             recall_neighbour: None,
         }
@@ -150,8 +156,9 @@ pub async fn longmemeval(
     if let Some(n) = args.questions {
         questions.truncate(n);
     }
+    let settings = args.engine_settings();
     let BenchEngine { engine, clock, embedder, cache, tokens, index_desc, .. } =
-        BenchEngine::build(&args.engine_settings(), embedder)?;
+        BenchEngine::build(&settings, embedder)?;
     provenance.embedder = embedder.model_id().to_string();
     provenance.token_counter = mnemo_core::TokenCounter::name(tokens.as_ref()).to_string();
 
@@ -208,17 +215,17 @@ pub async fn longmemeval(
         clock.set(q.asked_at);
         let qvec = embedder.embed(std::slice::from_ref(&q.question)).await?.into_iter().next();
         for (method, mode) in METHODS {
-            let hits = engine
-                .search(&SearchQuery {
-                    namespace: ns.clone(),
-                    text: q.question.clone(),
-                    embedding: if mode == SearchMode::Lexical { None } else { qvec.clone() },
-                    limit: args.candidates,
-                    mode,
-                })
-                .await?;
-            let ranking: Vec<usize> = hits.iter().filter_map(|h| turn_of.get(&h.id).copied()).collect();
+            let search = SearchQuery {
+                namespace: ns.clone(),
+                text: q.question.clone(),
+                embedding: if mode == SearchMode::Lexical { None } else { qvec.clone() },
+                limit: args.candidates,
+                mode,
+            };
             let mut packed = Vec::with_capacity(args.budgets.len());
+            // As of the question's date: each recall ranks in a scratch index it fills with
+            // what memory held then; the ranking is that index's too.
+            let mut held_then = None;
             for b in &args.budgets {
                 let opts = RecallOptions {
                     budget: Some(*b),
@@ -226,9 +233,21 @@ pub async fn longmemeval(
                     candidates: Some(args.candidates),
                     no_touch: true,
                 };
-                let pack = engine.recall(&ns, &q.question, &opts).await?;
+                let pack = if args.as_of_question_date {
+                    let (scratch, _) = settings.index(clock.clone(), embedder.clone())?;
+                    let pack = engine.recall_as_of(&ns, &q.question, &opts, q.asked_at, &*scratch).await?;
+                    held_then = Some(scratch);
+                    pack
+                } else {
+                    engine.recall(&ns, &q.question, &opts).await?
+                };
                 packed.push((*b, pack.memories().filter_map(|m| turn_of.get(&m.id).copied()).collect::<HashSet<_>>()));
             }
+            let hits = match &held_then {
+                Some(scratch) => scratch.search(&search).await?,
+                None => engine.search(&search).await?,
+            };
+            let ranking: Vec<usize> = hits.iter().filter_map(|h| turn_of.get(&h.id).copied()).collect();
             tab.add(method, &groups, &question_figures(&ev, &ranking, &packed, &args.ks));
         }
         pb.inc(1);
@@ -315,13 +334,18 @@ fn markdown(
     let mut s = format!("# LongMemEval retrieval\n\n{}\n", provenance_md(p));
     s.push_str(&format!(
         "{} questions ({} answerable, {} abstention), {turns} turns, one namespace per question; index: {index_desc}; \
-         candidates {}; episodic decay off; asked with the clock at question_date (no as-of recall: later turns stay recallable).\n\
+         candidates {}; episodic decay off; asked with the clock at question_date ({}).\n\
          S-any@k / S-all@k = any / every evidence session has a turn in the top k turns; R@k = share of has_answer turns \
          in the top k; NDCG@{NDCG_AT} over turns; ER@B / S-ER@B = has_answer turns / evidence sessions within B tokens ({}).\n\n",
         n(ALL) + n(ABSTENTION),
         n(ALL),
         n(ABSTENTION),
         args.candidates,
+        if args.as_of_question_date {
+            "recalled as of question_date: turns of later sessions are absent"
+        } else {
+            "no as-of recall: later turns stay recallable"
+        },
         p.token_counter,
     ));
     let (ranking, budget) = metric_list(args);
@@ -393,8 +417,9 @@ fn markdown(
         }
         if c.with_later_sessions > 0 {
             notes.push(format!(
-                "{g}: {} questions have haystack sessions dated after question_date (recalled all the same)",
-                c.with_later_sessions
+                "{g}: {} questions have haystack sessions dated after question_date ({})",
+                c.with_later_sessions,
+                if args.as_of_question_date { "absent from their recall" } else { "recalled all the same" }
             ));
         }
     }

@@ -26,6 +26,7 @@ where
     apply_is_atomic(&*make().await).await;
     reinforce_and_confirm(&*make().await).await;
     tombstone_keeps_the_row(&*make().await).await;
+    claim_memories_hold_every_value_of_a_claim(&*make().await).await;
     tombstone_new_within_a_batch(&*make().await).await;
     tombstone_is_final(&*make().await).await;
     rev_increases_on_every_change(&*make().await).await;
@@ -582,6 +583,43 @@ pub async fn tombstone_keeps_the_row(s: &dyn Store) {
         Status::Tombstoned { reason: "newer".into(), at: at(70), superseded_by: Some(later[0]) }
     );
     assert_eq!(ids(&s.active(&a).await.unwrap()), later);
+}
+
+/// `claim_memories`: every memory on the claim, superseded ones included, by id, matched by
+/// normalised names; nothing of another claim or namespace.
+pub async fn claim_memories_hold_every_value_of_a_claim(s: &dyn Store) {
+    let (a, b) = (ns("alpha"), ns("beta"));
+    let claim = |ns: &Namespace, e: &str, attr: &str, v: &str| {
+        let mut m = mem(ns, &format!("{e} | {attr} | {v}"), &[]);
+        m.claim = Some(Claim::new(e, attr, v));
+        m
+    };
+    let old = insert(s, claim(&a, "Acme Corp", "lead time", "21 days")).await;
+    let other = insert(s, claim(&a, "Acme Corp", "owner", "Ben")).await;
+    insert(s, claim(&b, "Acme Corp", "lead time", "9 days")).await;
+    insert(s, mem(&a, "Acme Corp lead time is long", &["acme corp"])).await;
+    let new_ids = s
+        .apply(
+            &a,
+            at(50),
+            vec![
+                ins(claim(&a, "Acme Corp", "lead time", "35 days")),
+                WriteOp::Tombstone {
+                    id: old,
+                    reason: "superseded".into(),
+                    superseded_by: Some(MemoryRef::New(0)),
+                    turn: None,
+                },
+            ],
+        )
+        .await
+        .unwrap();
+    let got = s.claim_memories(&a, "acme  corp", "Lead Time").await.unwrap();
+    assert_eq!(ids(&got), vec![old, new_ids[0]], "both values, the superseded one first (by id)");
+    assert!(!got[0].status.is_active() && got[1].status.is_active());
+    assert_eq!(ids(&s.claim_memories(&a, "Acme Corp", "owner").await.unwrap()), vec![other]);
+    assert!(s.claim_memories(&a, "Acme Corp", "city").await.unwrap().is_empty());
+    assert!(s.claim_memories(&ns("gamma"), "Acme Corp", "lead time").await.unwrap().is_empty());
 }
 
 /// A tombstone is never reactivated, re-tombstoned, reinforced or confirmed.

@@ -123,6 +123,7 @@ impl Engine {
         let later: Vec<String> = pack.items.iter().filter_map(|i| ended.remove(&i.memory.id)).collect();
         pack.notes.extend(later);
         self.attach_evidence(ns, query, search.embedding.as_deref(), &mut pack).await;
+        self.attach_previous_values(ns, query, Some(at), &mut pack).await?;
         Ok(pack)
     }
 }

@@ -9,13 +9,7 @@ impl Engine {
     /// The memories of `ns` whose claim is on `entity | attribute` (as `Claim::is_on` matches
     /// names), every status, oldest recording first (then by id).
     pub async fn claim_history(&self, ns: &Namespace, entity: &str, attribute: &str) -> Result<Vec<Memory>> {
-        let mut values: Vec<Memory> = self
-            .store
-            .all_memories(ns)
-            .await?
-            .into_iter()
-            .filter(|m| m.claim.as_ref().is_some_and(|c| c.is_on(entity, attribute)))
-            .collect();
+        let mut values = self.store.claim_memories(ns, entity, attribute).await?;
         values.sort_by_key(|m| (m.created_at, m.id));
         Ok(values)
     }

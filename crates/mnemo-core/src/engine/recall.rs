@@ -146,6 +146,9 @@ impl Engine {
         self.attach_evidence(ns, query, search.embedding.as_deref(), &mut pack)
             .instrument(tracing::info_span!("evidence"))
             .await;
+        self.attach_previous_values(ns, query, None, &mut pack)
+            .instrument(tracing::info_span!("previous_values"))
+            .await?;
         if !opts.no_touch && !pack.items.is_empty() {
             // Recorded here and written in batches (see `access`), not by a store write now.
             let ids: Vec<MemoryId> = pack.items.iter().map(|i| i.memory.id).collect();

@@ -191,6 +191,11 @@ impl Store for PostgresStore {
         read::all_memories(&On::Db(&self.db), namespace).await
     }
 
+    async fn claim_memories(&self, namespace: &Namespace, entity: &str, attribute: &str) -> Result<Vec<Memory>> {
+        self.migrate().await?;
+        read::claim_memories(&On::Db(&self.db), namespace, entity, attribute).await
+    }
+
     async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>> {
         self.migrate().await?;
         read::changed_since(&On::Db(&self.db), rev, limit).await

@@ -127,6 +127,23 @@ pub(crate) async fn all_memories(on: &On<'_, '_>, ns: &Namespace) -> Result<Vec<
     memories_where(on, Some(ns), "namespace = $1 ORDER BY id", &[&ns.as_str()]).await
 }
 
+/// Every memory of `ns` whose claim is on `entity | attribute` (normalised), every status, by id.
+pub(crate) async fn claim_memories(
+    on: &On<'_, '_>,
+    ns: &Namespace,
+    entity: &str,
+    attribute: &str,
+) -> Result<Vec<Memory>, CoreError> {
+    let (e, a) = (mnemo_contract::text::norm_name(entity), mnemo_contract::text::norm_name(attribute));
+    memories_where(
+        on,
+        Some(ns),
+        "namespace = $1 AND claim_entity_norm = $2 AND claim_attribute_norm = $3 ORDER BY id",
+        &[&ns.as_str(), &e.as_str(), &a.as_str()],
+    )
+    .await
+}
+
 /// Memories of any namespace with a rev above `rev`, by rev, at most `limit` (scope `*`).
 pub(crate) async fn changed_since(on: &On<'_, '_>, rev: u64, limit: usize) -> Result<Vec<Memory>, CoreError> {
     let Ok(rev) = i64::try_from(rev) else { return Ok(Vec::new()) };

@@ -302,6 +302,11 @@ impl Store for SqliteStore {
         self.read_blocking(move |c| read::all_memories(c, &ns)).await
     }
 
+    async fn claim_memories(&self, namespace: &Namespace, entity: &str, attribute: &str) -> Result<Vec<Memory>> {
+        let (ns, e, a) = (namespace.clone(), entity.to_string(), attribute.to_string());
+        self.read_blocking(move |c| read::claim_memories(c, &ns, &e, &a)).await
+    }
+
     async fn changed_since(&self, rev: u64, limit: usize) -> Result<Vec<Memory>> {
         // Every write's index sync asks (one row after a single write).
         self.read_in_place(|c| read::changed_since(c, rev, limit))

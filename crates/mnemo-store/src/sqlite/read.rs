@@ -93,6 +93,22 @@ pub(crate) fn all_memories(conn: &Connection, ns: &Namespace) -> Result<Vec<Memo
     memories_where(conn, "namespace = ?1 ORDER BY id", [ns.as_str()])
 }
 
+/// Every memory of `ns` whose claim is on `entity | attribute` (normalised), every status, by id
+/// (the `memories_claim` index).
+pub(crate) fn claim_memories(
+    conn: &Connection,
+    ns: &Namespace,
+    entity: &str,
+    attribute: &str,
+) -> Result<Vec<Memory>, CoreError> {
+    let (e, a) = (mnemo_contract::text::norm_name(entity), mnemo_contract::text::norm_name(attribute));
+    memories_where(
+        conn,
+        "namespace = ?1 AND claim_entity_norm = ?2 AND claim_attribute_norm = ?3 ORDER BY id",
+        [ns.as_str(), e.as_str(), a.as_str()],
+    )
+}
+
 /// Memories of any namespace with a rev above `rev`, by rev, at most `limit`.
 pub(crate) fn changed_since(conn: &Connection, rev: u64, limit: usize) -> Result<Vec<Memory>, CoreError> {
     // A rev beyond i64 cannot exist in SQLite, so nothing is above it.
