@@ -111,6 +111,10 @@ export interface RecallOptions extends CallOptions {
   detail?: Detail;
   /** What memory held at this past time instead of now (RFC 3339 text, a Date or epoch ms). */
   asOf?: string | Date | number;
+  /** Only episodes recorded at or after this time (facts and rules are not windowed). */
+  since?: string | Date | number;
+  /** Only episodes recorded before this time. */
+  until?: string | Date | number;
 }
 
 export interface TurnOptions extends CallOptions {
@@ -410,9 +414,18 @@ export class MnemoClient {
   recall(query: string, options: RecallOptions & { detail: "full" }): Promise<RecallResponse>;
   recall(query: string, options?: RecallOptions): Promise<AgentRecall | RecallResponse>;
   recall(query: string, options: RecallOptions = {}): Promise<AgentRecall | RecallResponse> {
-    const { budget, mode, about, raw, detail, asOf, ...call } = options;
-    const as_of = when(asOf, "asOf", this.url);
-    const body: Schemas["RecallRequest"] = { query, budget, mode, about, raw, detail, as_of };
+    const { budget, mode, about, raw, detail, asOf, since, until, ...call } = options;
+    const body: Schemas["RecallRequest"] = {
+      query,
+      budget,
+      mode,
+      about,
+      raw,
+      detail,
+      as_of: when(asOf, "asOf", this.url),
+      since: when(since, "since", this.url),
+      until: when(until, "until", this.url),
+    };
     return this.#json("POST", this.#ns(call, "recall"), { ...call, body });
   }
 

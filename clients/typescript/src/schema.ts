@@ -1162,6 +1162,13 @@ export interface components {
             query: string;
             /** @description Plain retrieval: no grounding, no grade, no decision. */
             raw?: boolean;
+            /**
+             * @description Only episodes recorded at or after this time (RFC 3339 or a date); facts and rules are
+             *     not windowed.
+             */
+            since?: string | null;
+            /** @description Only episodes recorded before this time (RFC 3339 or a date). */
+            until?: string | null;
         };
         /**
          * @description A full recall (`detail = "full"`): the pack with its trace; unless raw, the assessment,

@@ -308,6 +308,10 @@ test("recall asOf a past time answers what memory held then; history lists a cla
   );
   const refused = await rejection(() => mnemo.recall("Acme", { namespace: ns, asOf: new Date(Number.NaN) }), InvalidInputError);
   assert.match(refused.message, /^asOf /);
+  await mnemo.remember("[EPI] Shipped 5 crates to Acme", { namespace: ns, at: "2026-01-22" });
+  const shipped = (r) => r.memories.some((m) => m.content === "Shipped 5 crates to Acme");
+  assert.ok(shipped(await mnemo.recall("Acme crates shipped", { namespace: ns, raw: true, since: "2026-01-22", until: new Date("2026-01-23T00:00:00Z") })));
+  assert.ok(!shipped(await mnemo.recall("Acme crates shipped", { namespace: ns, raw: true, until: "2026-01-22" })));
 });
 
 test("errors of the server's kinds: each code as its class, with Retry-After", async () => {

@@ -1,12 +1,13 @@
-//! As-of recall at the runtime: what memory held at a past system time, ranked in a scratch
-//! index of the configured kind kept in memory (tantivy in RAM: the same analysis, fusion and
+//! Filtered recall at the runtime — as of a past system time, and/or the episodes of a time
+//! window (`Engine::recall_filtered`) — ranked in a scratch index of the configured kind kept
+//! in memory (tantivy in RAM: the same analysis, fusion and
 //! entity boost as recall's; any other kind: the exact in-memory index with the configured
 //! fusion weights), graded as of that time. A grade of the past asks no system of record (it
 //! answers for now), applies no correction and raises no escalation: nobody acts on the past,
 //! the answer says what memory held.
 use std::sync::Arc;
 
-use mnemo_core::engine::RecallOptions;
+use mnemo_core::engine::{RecallFilter, RecallOptions};
 use mnemo_core::registry::{self, IndexContext, Section};
 use mnemo_core::*;
 
@@ -51,27 +52,31 @@ impl Runtime {
         })?)
     }
 
-    /// The pack of what `ns` held at `at` for `query`.
-    pub async fn recall_pack_as_of(
+    /// The pack of what `filter` keeps of `ns` for `query` (`Engine::recall_filtered`).
+    pub async fn recall_pack_filtered(
         &self,
         ns: &Namespace,
         query: &str,
         opts: &RecallOptions,
-        at: Timestamp,
+        filter: RecallFilter,
     ) -> Result<Pack, AgentError> {
         let scratch = self.scratch_index()?;
-        Ok(self.engine().recall_as_of(ns, query, opts, at, &*scratch).await?)
+        Ok(self.engine().recall_filtered(ns, query, opts, filter, &*scratch).await?)
     }
 
-    /// The assessed recall of what `ns` held at `at` (see the module).
-    pub async fn turn_as_of(
+    /// The assessed recall of what `filter` keeps: as of a past time, graded as of then (see
+    /// the module); an episode window alone is a recall of now, assessed as any.
+    pub async fn turn_filtered(
         &self,
         ns: &Namespace,
         task: &Task,
         opts: &RecallOptions,
-        at: Timestamp,
+        filter: RecallFilter,
     ) -> Result<AgentTurn, AgentError> {
-        let pack = self.recall_pack_as_of(ns, &task.query, opts, at).await?;
+        let pack = self.recall_pack_filtered(ns, &task.query, opts, filter).await?;
+        let Some(at) = filter.as_of else {
+            return self.assess_now(ns, task, pack).await;
+        };
         let assessment = self.assessor().assess(task, pack.clone(), at).await?;
         self.counters.assessed(&assessment);
         // Said of the past: what memory held then is not an instruction to act now.

@@ -6,7 +6,7 @@
 //! by [`Runtime::remember_messages`].
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::engine::{ForgetOptions, ForgetPreview, RecallOptions, RememberReport};
+use mnemo_core::engine::{ForgetOptions, ForgetPreview, RecallFilter, RecallOptions, RememberReport};
 use mnemo_core::{ClaimKey, CoreError, ForgetCommand, Namespace, Pack, SearchMode, Task, Timestamp};
 
 use crate::agent_view::{AgentRecall, Detail};
@@ -115,6 +115,10 @@ pub struct RecallInput {
     /// Recall what memory held at this past system time instead of now: memories recorded
     /// later are absent, those forgotten later are present (docs/time.md).
     pub as_of: Option<Timestamp>,
+    /// Only episodes recorded at or after this time (facts and rules are not windowed).
+    pub since: Option<Timestamp>,
+    /// Only episodes recorded before this time.
+    pub until: Option<Timestamp>,
 }
 
 /// The agent turn: remember a message, then recall, assess and decide with it as the query.
@@ -359,8 +363,9 @@ impl Runtime {
             return Err(invalid("`about` needs an assessed recall: drop `raw`, or drop `about` for plain retrieval"));
         }
         let opts = RecallOptions { budget: input.budget, mode: input.mode, ..RecallOptions::default() };
-        if let Some(at) = input.as_of {
-            return self.recall_as_of_input(ns, input, &opts, at).await;
+        let filter = RecallFilter { as_of: input.as_of, since: input.since, until: input.until };
+        if filter.is_set() {
+            return self.recall_filtered_input(ns, input, &opts, filter).await;
         }
         if input.raw {
             let pack = self.engine().recall(ns, &input.query, &opts).await?;
@@ -378,18 +383,18 @@ impl Runtime {
         })
     }
 
-    /// [`Runtime::recall_input`] of what `ns` held at `at` (an as-of recall: no access is
-    /// recorded, no escalation raised, nothing corrected).
-    async fn recall_as_of_input(
+    /// [`Runtime::recall_input`] of what `filter` keeps (no access is recorded; as of a past
+    /// time, no escalation is raised and nothing corrected either).
+    async fn recall_filtered_input(
         &self,
         ns: &Namespace,
         input: &RecallInput,
         opts: &RecallOptions,
-        at: Timestamp,
+        filter: RecallFilter,
     ) -> Result<RecallAnswer, AgentError> {
         let opts = RecallOptions { no_touch: true, ..opts.clone() };
         if input.raw {
-            let pack = self.recall_pack_as_of(ns, &input.query, &opts, at).await?;
+            let pack = self.recall_pack_filtered(ns, &input.query, &opts, filter).await?;
             self.counters.recalled_raw();
             return Ok(match input.detail {
                 Detail::Compact => RecallAnswer::Compact(Box::new(self.raw_recall_view(&pack))),
@@ -397,7 +402,7 @@ impl Runtime {
             });
         }
         let task = Task { query: input.query.clone(), about: input.about.clone().map(ClaimKey::into_pair) };
-        let turn = self.turn_as_of(ns, &task, &opts, at).await?;
+        let turn = self.turn_filtered(ns, &task, &opts, filter).await?;
         Ok(match input.detail {
             Detail::Compact => RecallAnswer::Compact(Box::new(self.recall_view(&turn))),
             Detail::Full => RecallAnswer::Full(Box::new(turn)),

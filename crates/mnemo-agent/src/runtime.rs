@@ -513,6 +513,12 @@ impl Runtime {
     /// configured sinks; `AgentTurn::escalation` says what was done, and never fails the turn).
     pub async fn turn(&self, ns: &Namespace, task: &Task, opts: &RecallOptions) -> Result<AgentTurn, AgentError> {
         let pack = self.engine.recall(ns, &task.query, opts).await?;
+        self.assess_now(ns, task, pack).await
+    }
+
+    /// Assess `pack` (recalled now) for `task`: ground, grade, apply the corrections, decide,
+    /// and on ESCALATE raise the escalation.
+    pub(crate) async fn assess_now(&self, ns: &Namespace, task: &Task, pack: Pack) -> Result<AgentTurn, AgentError> {
         let now = self.engine.now();
         let assessment = tracing::Instrument::instrument(
             self.assessor.assess(task, pack.clone(), now),

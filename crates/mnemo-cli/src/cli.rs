@@ -763,6 +763,14 @@ pub struct RecallArgs {
     /// said in the notes (docs/time.md).
     #[arg(long, value_name = "TIME")]
     pub as_of: Option<String>,
+    /// Only episodes recorded at or after this time (RFC 3339 or a date, midnight UTC); facts
+    /// and rules are not windowed (docs/time.md).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only episodes recorded before this time (a date alone is its midnight: `--until
+    /// 2026-02-01` takes all of January).
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
 }
 
 /// `mnemo history`.

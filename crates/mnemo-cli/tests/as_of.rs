@@ -152,3 +152,34 @@ fn a_question_about_change_is_told_the_earlier_value_in_the_notes_and_the_trace(
     let now = json(d.path(), &["recall", QUESTION, "--json"]);
     assert!(!notes(&now).contains("earlier value"), "{now}");
 }
+
+#[test]
+fn since_and_until_window_the_episodes_and_not_the_facts() {
+    let d = tempfile::tempdir().unwrap();
+    for (at, text) in [
+        ("2026-01-05", "[EPI] Ordered 40 valves from Northwind Labs"),
+        ("2026-01-20", "[EPI] Ordered 12 pumps from Northwind Labs"),
+        ("2026-02-03", "[EPI] Ordered 7 filters from Northwind Labs"),
+        ("2026-02-04", "[SEM] Northwind Labs | owner | Ben"),
+    ] {
+        ok(&mnemo(d.path(), &["--at", at, "remember", text]));
+    }
+    let q = "what did we order from Northwind Labs";
+    let january = json(d.path(), &["recall", q, "--since", "2026-01-01", "--until", "2026-02-01", "--raw", "--json"]);
+    let got = contents(&january);
+    assert!(got.iter().any(|c| c.contains("40 valves")) && got.iter().any(|c| c.contains("12 pumps")), "{january}");
+    assert!(!got.iter().any(|c| c.contains("7 filters")), "February's order is outside the window: {january}");
+    assert!(got.iter().any(|c| c.contains("owner | Ben")), "a fact is not windowed: {january}");
+    assert!(
+        notes(&january).contains("episodes recorded from 2026-01-01T00:00:00Z until 2026-02-01T00:00:00Z only"),
+        "{january}"
+    );
+    let late = json(d.path(), &["recall", q, "--since", "2026-01-15", "--raw", "--json"]);
+    let got = contents(&late);
+    assert!(!got.iter().any(|c| c.contains("40 valves")) && got.iter().any(|c| c.contains("7 filters")), "{late}");
+    let empty = json(d.path(), &["recall", q, "--since", "2025-01-01", "--until", "2025-02-01", "--raw", "--json"]);
+    assert!(notes(&empty).contains("no episode was recorded in that window"), "{empty}");
+    let backwards = mnemo(d.path(), &["recall", q, "--since", "2026-02-01", "--until", "2026-01-01"]);
+    assert!(!backwards.status.success());
+    assert!(text(&backwards).1.contains("until must be after since"), "{}", text(&backwards).1);
+}

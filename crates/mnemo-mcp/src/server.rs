@@ -151,6 +151,13 @@ pub struct RecallParams {
     /// then, without asking the systems of record, and no escalation is raised.
     #[serde(default)]
     pub as_of: Option<String>,
+    /// Only episodes recorded at or after this time (RFC 3339 or a date); facts and rules are
+    /// not windowed.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only episodes recorded before this time (RFC 3339 or a date).
+    #[serde(default)]
+    pub until: Option<String>,
     /// The namespace; must be the one this server is bound to (default).
     #[serde(default)]
     pub namespace: Option<String>,
@@ -691,11 +698,16 @@ impl MnemoMcp {
         // A budget too large for the machine is clamped by the engine like any budget above
         // its maximum (the pack's notes say so), as over HTTP.
         let budget = p.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
-        let as_of = match p.as_of.as_deref().map(mnemo_agent::door::parse_time).transpose() {
-            Ok(t) => t,
-            Err(e) => return Ok(Self::fix_argument("recall", format!("as_of {e}"))),
-        };
-        let input = RecallInput { query: p.query, budget, mode, about, raw: p.raw.unwrap_or(false), detail, as_of };
+        let mut times = [None; 3];
+        for (slot, (name, t)) in times.iter_mut().zip([("as_of", &p.as_of), ("since", &p.since), ("until", &p.until)]) {
+            match t.as_deref().map(mnemo_agent::door::parse_time).transpose() {
+                Ok(t) => *slot = t,
+                Err(e) => return Ok(Self::fix_argument("recall", format!("{name} {e}"))),
+            }
+        }
+        let [as_of, since, until] = times;
+        let raw = p.raw.unwrap_or(false);
+        let input = RecallInput { query: p.query, budget, mode, about, raw, detail, as_of, since, until };
         let mut answer = self.rt.recall_input(ns, &input).await;
         let escalation = match &answer {
             Ok(RecallAnswer::Compact(view)) => {

@@ -346,6 +346,14 @@ async fn recall_as_of_and_history() {
     let (_, v) = ok(&client, "recall", json!({"query": "Acme lead time"})).await;
     assert_eq!(v["memories"][0]["content"], "Acme | lead time | 35 days", "{v}");
     tool_error(&client, "recall", json!({"query": "Acme", "as_of": "soon"}), "as_of").await;
+    tool_error(&client, "recall", json!({"query": "Acme", "since": "soon"}), "since").await;
+    ok(&client, "remember", json!({"text": "[EPI] Shipped 5 crates to Acme", "at": "2026-05-22"})).await;
+    let in_window = json!({"query": "Acme crates shipped", "raw": true, "since": "2026-05-22", "until": "2026-05-23"});
+    let (_, v) = ok(&client, "recall", in_window).await;
+    assert!(v["memories"].as_array().unwrap().iter().any(|m| m["content"] == "Shipped 5 crates to Acme"), "{v}");
+    let (_, v) =
+        ok(&client, "recall", json!({"query": "Acme crates shipped", "raw": true, "until": "2026-05-22"})).await;
+    assert!(!v["memories"].as_array().unwrap().iter().any(|m| m["content"] == "Shipped 5 crates to Acme"), "{v}");
     let (text, h) = ok(&client, "history", json!({"claim": "Acme | lead time"})).await;
     assert_eq!(h["values"].as_array().unwrap().len(), 2, "{h}");
     assert_eq!(h["values"][0]["ended_at"], "2026-05-21T00:00:00Z", "{h}");

@@ -137,3 +137,11 @@ def test_as_of_and_history_same_as_in_process(server, tmp_path):
             c.recall("Acme", as_of="soon")
         with pytest.raises(InvalidInputError, match="as_of"):
             m.recall("Acme", as_of="soon")
+        for door in (c, m):
+            door.remember("[EPI] Shipped 5 crates to Acme", timestamp="2026-01-22")
+            inside = door.recall("Acme crates shipped", raw=True, since="2026-01-22", until="2026-01-23")
+            outside = door.recall("Acme crates shipped", raw=True, until="2026-01-22")
+            assert "Shipped 5 crates to Acme" in [x.content for x in inside.memories]
+            assert "Shipped 5 crates to Acme" not in [x.content for x in outside.memories]
+            with pytest.raises(InvalidInputError, match="until"):
+                door.recall("Acme", since="2026-01-22", until="2026-01-01")

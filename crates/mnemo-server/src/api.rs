@@ -95,6 +95,13 @@ pub struct RecallRequest {
     #[serde(default)]
     #[schema(example = "2026-05-01")]
     pub as_of: Option<String>,
+    /// Only episodes recorded at or after this time (RFC 3339 or a date); facts and rules are
+    /// not windowed.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only episodes recorded before this time (RFC 3339 or a date).
+    #[serde(default)]
+    pub until: Option<String>,
 }
 
 /// A recall as answered: the agent view by default, the full result with `detail = "full"`.

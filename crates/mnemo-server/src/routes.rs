@@ -303,12 +303,9 @@ pub async fn recall(
         about: req.about,
         raw: req.raw,
         detail: detail(req.detail.as_deref())?,
-        as_of: req
-            .as_of
-            .as_deref()
-            .map(mnemo_agent::door::parse_time)
-            .transpose()
-            .map_err(|e| invalid(format!("as_of {e}")))?,
+        as_of: time_field("as_of", req.as_of.as_deref())?,
+        since: time_field("since", req.since.as_deref())?,
+        until: time_field("until", req.until.as_deref())?,
     };
     // Written as the tenant reads it (short ids) here: the declared body is RecallResult.
     Ok(Json(match st.rt.recall_input(&c.namespace, &input).await? {
@@ -795,4 +792,9 @@ pub async fn not_found() -> ApiError {
 /// Known paths, other methods.
 pub async fn method_not_allowed() -> ApiError {
     ApiError::new(StatusCode::METHOD_NOT_ALLOWED, code::METHOD_NOT_ALLOWED, "this method is not served on this path")
+}
+
+/// A time field of a request body: RFC 3339 or a date, else 400 naming the field.
+fn time_field(name: &str, t: Option<&str>) -> Result<Option<mnemo_core::Timestamp>, ApiError> {
+    t.map(mnemo_agent::door::parse_time).transpose().map_err(|e| invalid(format!("{name} {e}")))
 }

@@ -363,6 +363,22 @@ async fn recall_as_of_a_past_time_and_a_claims_history() {
     assert!(v["text"].as_str().unwrap().contains("m2 \"35 days\""), "{v}");
     let (st, v) = s.call("GET", "/v1/namespaces/a/history?claim=Acme", Some(OPS), None).await;
     assert_eq!((st, code(&v)), (400, "invalid_input"), "a claim without its attribute: {v}");
+    // An episode window: the episode of May 25 only in a window holding it.
+    let body = json!({"text": "[EPI] Shipped 5 crates to Acme", "at": "2026-05-25"});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/remember", Some(OPS), Some(body)).await;
+    assert_eq!(st, 200, "{v}");
+    let shipped =
+        |v: &Value| v["memories"].as_array().unwrap().iter().any(|m| m["content"] == "Shipped 5 crates to Acme");
+    let body = json!({"query": "Acme crates shipped", "raw": true, "since": "2026-05-24", "until": "2026-05-26"});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(body)).await;
+    assert!(st == 200 && shipped(&v), "{v}");
+    let body = json!({"query": "Acme crates shipped", "raw": true, "since": "2026-05-26"});
+    let (_, v) = s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(body)).await;
+    assert!(!shipped(&v), "{v}");
+    let body = json!({"query": "Acme", "until": "whenever"});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(body)).await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("until"), "{v}");
     s.stop().await;
 }
 

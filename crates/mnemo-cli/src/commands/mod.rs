@@ -228,6 +228,8 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 // The table printed for a person is drawn from the full answer.
                 detail: if full || !a.out.json { Detail::Full } else { Detail::Compact },
                 as_of: a.as_of.as_deref().map(|t| crate::context::parse_time_arg("--as-of", t)).transpose()?,
+                since: a.since.as_deref().map(|t| crate::context::parse_time_arg("--since", t)).transpose()?,
+                until: a.until.as_deref().map(|t| crate::context::parse_time_arg("--until", t)).transpose()?,
             };
             let escalated = match rt.recall_input(&ns, &input).await? {
                 RecallAnswer::Compact(v) => {

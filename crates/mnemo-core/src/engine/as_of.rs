@@ -1,8 +1,11 @@
-//! As-of recall: what memory held at a past system time T. A memory was held at T when it was
-//! recorded at or before T and was still active then (tombstoned later, or never). The index
-//! only holds what is active now, so an as-of recall ranks the memories held at T in a scratch
-//! index the caller hands in (an exact in-memory one), then plans and packs them as recall
-//! does, with salience at T. Nothing is touched or cached: the past is read, never written.
+//! Filtered recall: what memory held at a past system time T (as-of), and/or only the episodes
+//! of a time window. A memory was held at T when it was recorded at or before T and was still
+//! active then (tombstoned later, or never); an episode is in the window [since, until) when it
+//! was recorded in it (semantic and procedural memories are not windowed: they hold until they
+//! end). The index holds only what is active now, unwindowed, so such a recall ranks the
+//! memories that pass the filter in a scratch index the caller hands in (an in-memory one),
+//! then plans and packs them as recall does, with salience at T. Nothing is touched or cached:
+//! the past is read, never written.
 //!
 //! A memory is packed as it was held at T: active. Its row is otherwise the row as stored now
 //! (reinforcements and confirmations after T still count); the pack's notes say which packed
@@ -18,6 +21,35 @@ use crate::time::Timestamp;
 use crate::traits::{Index, SearchMode, SearchQuery};
 
 use super::recall::RecallOptions;
+
+/// What a filtered recall keeps (see the module).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecallFilter {
+    /// What memory held at this system time (None: now).
+    pub as_of: Option<Timestamp>,
+    /// Only episodes recorded at or after this time.
+    pub since: Option<Timestamp>,
+    /// Only episodes recorded before this time.
+    pub until: Option<Timestamp>,
+}
+
+impl RecallFilter {
+    /// Whether it filters anything (else recall answers as usual).
+    pub fn is_set(&self) -> bool {
+        self.as_of.is_some() || self.since.is_some() || self.until.is_some()
+    }
+
+    /// Whether `m` passes: held at `as_of` (now: active), and an episode within the window.
+    fn keeps(&self, m: &Memory) -> bool {
+        let held = match self.as_of {
+            Some(t) => held_at(m, t),
+            None => m.status.is_active(),
+        };
+        let in_window = m.kind != crate::model::MemoryKind::Episodic
+            || (self.since.is_none_or(|s| m.created_at >= s) && self.until.is_none_or(|u| m.created_at < u));
+        held && in_window
+    }
+}
 
 /// Whether `m` was held at system time `at`: recorded by then, and not yet tombstoned.
 pub fn held_at(m: &Memory, at: Timestamp) -> bool {
@@ -41,8 +73,48 @@ impl Engine {
         at: Timestamp,
         scratch: &dyn Index,
     ) -> Result<Pack> {
+        let filter = RecallFilter { as_of: Some(at), ..RecallFilter::default() };
+        self.recall_filtered(ns, query, opts, filter, scratch).await
+    }
+
+    /// Recall a pack for `query` in `ns` from the memories `filter` keeps (see the module),
+    /// ranked in `scratch`, an empty index this recall fills and searches. The pack's `as_of`
+    /// is the filter's; a time before the namespace's first memory, after the engine's clock,
+    /// or a window with nothing in it, is said in its notes. A window that ends before it
+    /// starts is refused.
+    pub async fn recall_filtered(
+        &self,
+        ns: &Namespace,
+        query: &str,
+        opts: &RecallOptions,
+        filter: RecallFilter,
+        scratch: &dyn Index,
+    ) -> Result<Pack> {
+        if let (Some(s), Some(u)) = (filter.since, filter.until) {
+            if u <= s {
+                return Err(CoreError::InvalidInput(format!(
+                    "the episode window ends ({u}) before it starts ({s}): until must be after since"
+                )));
+            }
+        }
         let now = self.clock.now();
-        let mut notes = vec![format!("as of {at}: what memory held then (recorded by then, not yet forgotten)")];
+        let at = filter.as_of.unwrap_or(now);
+        let mut notes = Vec::new();
+        if filter.as_of.is_some() {
+            notes.push(format!("as of {at}: what memory held then (recorded by then, not yet forgotten)"));
+        }
+        // A window asks for that period: nothing in it is cut for its age, and salience is
+        // taken at the window's end (a January episode is as fresh as it was in January).
+        let windowed = filter.since.is_some() || filter.until.is_some();
+        let salience_at = filter.until.map_or(at, |u| u.min(at));
+        let threshold = if windowed { 0.0 } else { self.policy.decay.threshold };
+        if windowed {
+            let from = filter.since.map_or("the first".to_string(), |t| t.to_string());
+            let to = filter.until.map_or("now".to_string(), |t| t.to_string());
+            notes.push(format!(
+                "episodes recorded from {from} until {to} only (facts and rules are not windowed; nothing is cut for its age)"
+            ));
+        }
         let mut budget = opts.budget.unwrap_or(self.policy.recall.budget_tokens);
         if budget > MAX_BUDGET_TOKENS {
             notes.push(format!("budget {budget} clamped to the maximum {MAX_BUDGET_TOKENS} tokens"));
@@ -53,7 +125,7 @@ impl Engine {
             return Err(CoreError::InvalidInput("candidates must be at least 1".into()));
         }
         let mode = opts.mode.unwrap_or(self.policy.recall.mode);
-        if at > now {
+        if filter.as_of.is_some_and(|t| t > now) {
             notes.push(format!(
                 "as of {at}, which is after now ({now}): memory cannot hold what is not yet recorded, so this is what it holds now"
             ));
@@ -64,7 +136,7 @@ impl Engine {
         let mut ended = std::collections::HashMap::new();
         let held: Vec<Memory> = all
             .into_iter()
-            .filter(|m| held_at(m, at))
+            .filter(|m| filter.keeps(m))
             .map(|mut m| {
                 if !m.status.is_active() {
                     ended.insert(m.id, ended_note(&m));
@@ -74,14 +146,20 @@ impl Engine {
             })
             .collect();
         match first {
-            None => notes.push(format!("as of {at}: namespace {ns} holds no memory at all")),
+            None => notes.push(format!("namespace {ns} holds no memory at all")),
             Some(f) if at < f => {
                 notes.push(format!("as of {at}, before the namespace's first memory ({f}): memory held nothing then"))
             }
-            Some(_) if held.is_empty() => {
+            Some(_) if held.is_empty() && filter.as_of.is_some() => {
                 notes.push(format!("as of {at}: every memory recorded by then had already been forgotten"))
             }
+            Some(_) if held.is_empty() => notes.push("no memory passes the filter".to_string()),
             Some(_) => {}
+        }
+        if (filter.since.is_some() || filter.until.is_some())
+            && !held.iter().any(|m| m.kind == crate::model::MemoryKind::Episodic)
+        {
+            notes.push("no episode was recorded in that window".to_string());
         }
         let embedding = match mode {
             SearchMode::Lexical => None,
@@ -101,7 +179,7 @@ impl Engine {
                 let tokens = self.tokens.count(&m.content);
                 PlanCandidate {
                     relevance: f64::from(relevance.get(&m.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
-                    salience: crate::salience::salience(&m, at, &self.policy),
+                    salience: crate::salience::salience(&m, salience_at, &self.policy),
                     tokens,
                     decays: self.policy.kinds.of(m.kind).decays,
                     memory: Arc::new(m),
@@ -115,15 +193,21 @@ impl Engine {
         );
         let shares =
             [self.policy.kinds.semantic.quota, self.policy.kinds.procedural.quota, self.policy.kinds.episodic.quota];
-        let planned = decide(candidates, budget, Quotas { shares }, self.policy.decay.threshold);
+        let planned = decide(candidates, budget, Quotas { shares }, threshold);
         let items =
             planned.packed.into_iter().map(|(memory, score, tokens)| PackItem { memory, score, tokens }).collect();
-        let mut pack =
-            Pack { items, trace: planned.trace, budget: planned.budget, used: planned.used, notes, as_of: Some(at) };
+        let mut pack = Pack {
+            items,
+            trace: planned.trace,
+            budget: planned.budget,
+            used: planned.used,
+            notes,
+            as_of: filter.as_of,
+        };
         let later: Vec<String> = pack.items.iter().filter_map(|i| ended.remove(&i.memory.id)).collect();
         pack.notes.extend(later);
         self.attach_evidence(ns, query, search.embedding.as_deref(), &mut pack).await;
-        self.attach_previous_values(ns, query, Some(at), &mut pack).await?;
+        self.attach_previous_values(ns, query, filter.as_of, &mut pack).await?;
         Ok(pack)
     }
 }

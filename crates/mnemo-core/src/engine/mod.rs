@@ -40,7 +40,7 @@ mod shared_error;
 mod why;
 mod write;
 
-pub use as_of::held_at;
+pub use as_of::{held_at, RecallFilter};
 pub use decay::DecayReport;
 pub use forget::{ForgetMatch, ForgetOptions, ForgetPreview};
 pub use group_commit::TurnRequest;

@@ -150,6 +150,8 @@ class Api:
         about: Optional[str],
         raw: bool,
         as_of: Optional[str],
+        since: Optional[str],
+        until: Optional[str],
     ) -> Any:
         raise NotImplementedError
 
@@ -221,6 +223,8 @@ class Api:
         raw: bool = False,
         namespace: Optional[str] = None,
         as_of: Union[datetime, str, None] = None,
+        since: Union[datetime, str, None] = None,
+        until: Union[datetime, str, None] = None,
     ) -> Recall:
         """Recall memories for ``query`` into a token ``budget``, re-check verifiable claims
         against the systems of record, grade the pack and decide ``act`` or ``escalate``.
@@ -228,12 +232,13 @@ class Api:
         ``mode``: ``hybrid`` (default), ``lexical`` or ``dense``. ``about``: the claim the task
         is about (``"entity | attribute"``). ``raw``: plain retrieval, no grade and no decision.
         ``as_of``: what memory held at that past time instead of now (graded as of then,
-        without asking the systems of record; no escalation is raised).
+        without asking the systems of record; no escalation is raised). ``since`` / ``until``:
+        only the episodes recorded in that window (facts and rules are not windowed).
         """
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
             raise InvalidInputError(f"budget must be a whole number of tokens ≥ 0, got {budget!r}")
-        at = time_arg(as_of, "as_of")
-        return Recall.of(self._recall(self._ns(namespace), query, budget, mode, about_arg(about), bool(raw), at))
+        times = (time_arg(as_of, "as_of"), time_arg(since, "since"), time_arg(until, "until"))
+        return Recall.of(self._recall(self._ns(namespace), query, budget, mode, about_arg(about), bool(raw), *times))
 
     def history(self, claim: About, *, namespace: Optional[str] = None) -> History:
         """The values a claim (``"entity | attribute"``) has had, oldest first: when memory

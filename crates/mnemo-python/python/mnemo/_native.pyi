@@ -152,13 +152,16 @@ class Engine:
         raw: bool = False,
         detail: str = "compact",
         as_of: Optional[str] = None,
+        since: Optional[str] = None,
+        until: Optional[str] = None,
     ) -> str:
         """Recall memories for ``query`` into a token ``budget``, re-check verifiable claims
         against the systems of record, grade the pack and decide ACT or ESCALATE (an
         escalation is recorded). ``mode``: ``hybrid``, ``lexical`` (``bm25``) or ``dense``
         (``vector``); ``about``: the claim the task is about, ``"entity | attribute"``;
         ``raw``: plain retrieval (no grade, no decision); ``as_of`` (RFC 3339 or a date): what
-        memory held at that past time instead of now.
+        memory held at that past time instead of now; ``since`` / ``until``: only the episodes
+        recorded in that window.
 
         Returns the JSON of ``POST recall``: with ``detail="compact"`` what an agent reads
         (``memories`` within the budget, ``decision``, ``notes`` …); with ``"full"``

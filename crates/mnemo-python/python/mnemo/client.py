@@ -134,10 +134,11 @@ class Client(Api):
             out.append(self._remember(ns, m["content"], label, k, m.get("timestamp", at)))
         return out
 
-    def _recall(self, ns, query, budget, mode, about, raw, as_of):  # type: ignore[no-untyped-def]
+    def _recall(self, ns, query, budget, mode, about, raw, as_of, since, until):  # type: ignore[no-untyped-def]
         body: dict = {"query": query, "raw": raw}
-        if as_of is not None:
-            body["as_of"] = as_of
+        for name, t in (("as_of", as_of), ("since", since), ("until", until)):
+            if t is not None:
+                body[name] = t
         if budget is not None:
             body["budget"] = budget
         if mode is not None:

@@ -90,9 +90,11 @@ class Memory(Api):
             self._engine.remember_messages(messages, namespace=ns, source=source, idempotency_key=key, at=at)
         )
 
-    def _recall(self, ns, query, budget, mode, about, raw, as_of):  # type: ignore[no-untyped-def]
+    def _recall(self, ns, query, budget, mode, about, raw, as_of, since, until):  # type: ignore[no-untyped-def]
         return _json(
-            self._engine.recall(query, namespace=ns, budget=budget, mode=mode, about=about, raw=raw, as_of=as_of)
+            self._engine.recall(
+                query, namespace=ns, budget=budget, mode=mode, about=about, raw=raw, as_of=as_of, since=since, until=until
+            )
         )
 
     def _history(self, ns, claim):  # type: ignore[no-untyped-def]
