@@ -99,6 +99,7 @@ fn turn_at(row: &Row, at: usize) -> Result<Option<TurnContent>> {
         at: row.try_get(at + 3).db(g)?,
         text: row.try_get(at + 4).db(g)?,
         external_id: row.try_get(at + 5).db(g)?,
+        erased: None,
     }))
 }
 
@@ -131,6 +132,7 @@ fn event_at(row: &Row, at: usize) -> Result<Option<EventContent>> {
         turn_id: row.try_get(at + 4).db(g)?,
         detail: row.try_get(at + 5).db(g)?,
         memory,
+        erased: None,
     }))
 }
 
@@ -181,6 +183,8 @@ fn record_at(r: &Row, ns: &str) -> Result<ChainRecord> {
     let content = match entry {
         EntryKind::Turn => turn_at(r, 6)?.map(Content::Turn),
         EntryKind::Event => event_at(r, 12)?.map(Content::Event),
+        // This store keeps no erasures yet: such an entry's row reads as missing.
+        EntryKind::Erasure => None,
     };
     Ok(ChainRecord {
         namespace: ns.to_string(),
@@ -226,6 +230,7 @@ async fn verify_namespace(tx: &Transaction<'_>, ns: &str) -> Result<ChainReport>
             match rec.entry {
                 EntryKind::Turn => turns.insert(rec.id),
                 EntryKind::Event => events.insert(rec.id),
+                EntryKind::Erasure => false,
             };
             after = rec.seq;
             if !v.push(rec) {

@@ -139,6 +139,7 @@ impl Store for PostgresStore {
                 at: t.at.0,
                 text: t.text.clone(),
                 external_id: t.external_id.clone(),
+                erased: None,
             });
             chain::append(&tx, &t.namespace, &[content]).await?;
             Turn {

@@ -342,6 +342,7 @@ async fn insert_all(
             turn_id: turn,
             detail,
             memory: Some(memory),
+            erased: None,
         }));
     }
     Ok(ids.into_iter().map(MemoryId).collect())
@@ -392,6 +393,7 @@ async fn event(
         turn_id: turn.map(|t| t.0),
         detail,
         memory: None,
+        erased: None,
     }))
 }
 
