@@ -168,9 +168,11 @@ impl ErasureRecord {
     }
 }
 
-/// `text` with every occurrence of each of `values` (compared without regard to case)
-/// replaced by [`ERASED_TEXT`]; None when none occurs. Empty values are ignored; longer values
-/// are cut first (so a value inside another goes with it).
+/// `text` with every occurrence of each of `values` (compared without regard to ASCII case,
+/// and only as a whole word: a value that starts or ends with a letter or digit is not cut out
+/// of a longer word, so `Ben` leaves `Benefit` alone) replaced by [`ERASED_TEXT`]; None when
+/// none occurs. Empty values are ignored; longer values are cut first (so a value inside
+/// another goes with it).
 pub fn redact(text: &str, values: &[String]) -> Option<String> {
     let mut values: Vec<&str> = values.iter().map(|v| v.trim()).filter(|v| !v.is_empty()).collect();
     values.sort_by_key(|v| std::cmp::Reverse(v.len()));
@@ -178,24 +180,34 @@ pub fn redact(text: &str, values: &[String]) -> Option<String> {
     let mut out = text.to_string();
     let mut changed = false;
     for v in values {
-        while let Some(at) = find_caseless(&out, v) {
+        let mut from = 0;
+        while let Some(at) = find_word(&out, v, from) {
             out.replace_range(at..at + v.len(), ERASED_TEXT);
+            from = at + ERASED_TEXT.len();
             changed = true;
         }
     }
     changed.then_some(out)
 }
 
-/// The byte offset of the first occurrence of `needle` in `hay` with ASCII case ignored (and
-/// any other character compared exactly).
-fn find_caseless(hay: &str, needle: &str) -> Option<usize> {
+/// The byte offset of the first occurrence of `needle` in `hay` at or after `from`, with ASCII
+/// case ignored (any other character compared exactly), as a whole word (see [`redact`]).
+fn find_word(hay: &str, needle: &str, from: usize) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
-    if n.is_empty() || n.len() > h.len() {
+    if n.is_empty() || from + n.len() > h.len() {
         return None;
     }
-    (0..=h.len() - n.len())
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    let starts_word = word(needle.chars().next());
+    let ends_word = word(needle.chars().next_back());
+    (from..=h.len() - n.len())
         .filter(|&i| hay.is_char_boundary(i) && hay.is_char_boundary(i + n.len()))
-        .find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
+        .filter(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
+        .find(|&i| {
+            let glued_before = starts_word && word(hay[..i].chars().next_back());
+            let glued_after = ends_word && word(hay[i + n.len()..].chars().next());
+            !glued_before && !glued_after
+        })
 }
 
 #[cfg(test)]
@@ -208,8 +220,10 @@ mod tests {
         let out = redact("Ben's phone is +1 555 0100; call BEN at +1 555 0100.", &values).unwrap();
         assert_eq!(out, "[erased]'s phone is [erased]; call [erased] at [erased].");
         assert_eq!(redact("nothing here", &values), None);
+        // Only whole words: a name inside another word stays.
+        assert_eq!(redact("Benefits for Ben", &values).unwrap(), "Benefits for [erased]");
         // Multi-byte text around a value is kept whole.
-        assert_eq!(redact("é+1 555 0100é", &values).unwrap(), "é[erased]é");
+        assert_eq!(redact("«+1 555 0100»", &values).unwrap(), "«[erased]»");
     }
 
     #[test]

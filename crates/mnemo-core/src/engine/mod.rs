@@ -19,6 +19,7 @@ mod access;
 mod backup;
 mod correct;
 mod decay;
+mod erase;
 mod evidence;
 mod forget;
 mod group_commit;
@@ -37,7 +38,9 @@ mod shared_error;
 mod why;
 mod write;
 
+pub use backup::{Reintroduced, RestoredErasures};
 pub use decay::DecayReport;
+pub use erase::{EraseOptions, EraseReport, ErasedMemory, SWEEP_MIN_CHARS};
 pub use forget::{ForgetMatch, ForgetOptions, ForgetPreview};
 pub use group_commit::TurnRequest;
 pub use group_queue::{GroupCommit, MAX_BATCH_TURNS};
