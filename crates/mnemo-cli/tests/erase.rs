@@ -38,6 +38,12 @@ fn seeded() -> tempfile::TempDir {
     d
 }
 
+/// What a run printed on stdout, as JSON.
+fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let out = ok(&mnemo(dir, args)).0;
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
 /// What a run printed, stdout and stderr together.
 fn all(dir: &Path, args: &[&str]) -> String {
     let (out, err) = ok(&mnemo(dir, args));
@@ -120,4 +126,35 @@ fn a_restore_of_an_older_backup_erases_again_or_says_what_it_re_introduces() {
     assert!(kept.contains("RE-INTRODUCED (--keep-erased) what erasure 1"), "{kept}");
     assert!(kept.contains("memory m1") && kept.contains("turn t1"), "{kept}");
     assert!(!files_holding(copy.path(), PHONE).is_empty(), "--keep-erased leaves it: {kept}");
+}
+
+#[test]
+fn a_subject_erasure_takes_its_memories_and_name_and_a_turn_erasure_lists_what_came_from_it() {
+    let d = tempfile::tempdir().unwrap();
+    ok(&mnemo(
+        d.path(),
+        &["remember", "[SEM] Ben | phone | +1 555 0100\n[SEM] Ben | role | buyer\n[SEM] Ann | drink | tea"],
+    ));
+    ok(&mnemo(d.path(), &["remember", "Benefits review with Ann on Friday"]));
+    let v = json(d.path(), &["erase", "--subject", "ben", "--reason", "GDPR request 9", "--dry-run", "--json"]);
+    let whys: Vec<&str> = v["memories"].as_array().unwrap().iter().map(|m| m["why"].as_str().unwrap()).collect();
+    assert_eq!(whys, ["about the subject", "about the subject"], "{v}");
+    assert_eq!(v["redacted"], serde_json::json!(["t1"]), "only the turn that names Ben: {v}");
+    ok(&mnemo(d.path(), &["erase", "--subject", "ben", "--reason", "GDPR request 9"]));
+    let list = all(d.path(), &["list", "--all"]);
+    assert!(!list.contains("Ben |") && !list.contains(PHONE), "{list}");
+    assert!(list.contains("Ann | drink | tea") && list.contains("Benefits review"), "a longer word stays: {list}");
+    assert_eq!(files_holding(d.path(), "Ben |"), Vec::<PathBuf>::new());
+
+    // A turn, whole: the memory extracted from it is listed, not erased.
+    let v = json(d.path(), &["erase", "t2", "--reason", "pasted by mistake", "--json"]);
+    assert_eq!(
+        (v["turns"].clone(), v["derived"].clone()),
+        (serde_json::json!(["t2"]), serde_json::json!(["m4"])),
+        "{v}"
+    );
+    assert_eq!(files_holding(d.path(), "Benefits review with Ann on Friday").len(), 1, "the episode m4 stays: {v}");
+    let o = mnemo(d.path(), &["erase", "t2", "--reason", "again"]);
+    assert!(!o.status.success() && text(&o).1.contains("erased already"), "{:?}", text(&o));
+    assert!(all(d.path(), &["verify"]).contains("history: verified"));
 }
