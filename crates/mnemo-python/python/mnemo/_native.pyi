@@ -188,6 +188,15 @@ class Engine:
 
         Returns the JSON of ``POST forget``: ``{"principal", "report"}``, or with ``dry_run``
         ``{"principal", "preview", "text"}``."""
+    def erase(
+        self, what: str, *, reason: str, namespace: Optional[str] = None, subject: bool = False, dry_run: bool = False
+    ) -> str:
+        """Erase for good (unlike forget): ``what`` is ``"m42"``, ``"t17"``,
+        ``"entity | attribute"`` (every version), or with ``subject`` an entity. The content
+        leaves the store, the index, the raw turns and the recall cache; a content-free record
+        (time, reason) stays. Irreversible: try ``dry_run`` first.
+
+        Returns the JSON of ``POST erase``: ``{"principal", "report", "text"}``."""
     def why(self, id: _Id, *, namespace: Optional[str] = None) -> str:
         """A memory's history: the turns it came from, what reinforced it, and if tombstoned
         why, when and what superseded it. ``id``: ``"m42"``, ``"42"`` or a stored number (a
