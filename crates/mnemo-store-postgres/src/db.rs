@@ -342,6 +342,18 @@ impl Db {
         client.batch_execute(&sql).await.db("vacuum the schema's tables")
     }
 
+    /// `VACUUM` of these tables of the schema (as the login role, outside any transaction): the
+    /// dead row versions an erasure left, which still hold the erased content, are removed.
+    pub async fn vacuum(&self, tables: &[&str]) -> Result<(), CoreError> {
+        if tables.is_empty() {
+            return Ok(());
+        }
+        let client = self.client().await?;
+        let names: Vec<String> =
+            tables.iter().map(|t| format!("{}.\"{}\"", self.quoted_schema(), t.replace('"', "\"\""))).collect();
+        client.batch_execute(&format!("VACUUM {}", names.join(", "))).await.db("vacuum the erased rows away")
+    }
+
     /// CPU time (nanoseconds) the server's processes have run so far: the postmaster and its
     /// children, from the kernel's scheduler statistics, when the server runs on this machine
     /// and they are readable; None otherwise. The difference over a stretch of work is the

@@ -362,7 +362,7 @@ async fn superseded(
     })
 }
 
-async fn event(
+pub(crate) async fn event(
     tx: &Transaction<'_>,
     ns: &Namespace,
     id: MemoryId,
@@ -397,7 +397,7 @@ async fn event(
     }))
 }
 
-async fn existing_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
+pub(crate) async fn existing_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
     read::memory_in(tx, ns, id)
         .await?
         .ok_or_else(|| CoreError::NotFound(format!("{what}: memory {id} not found in namespace {ns}")))
