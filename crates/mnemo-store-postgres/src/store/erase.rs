@@ -2,8 +2,9 @@
 //! transaction (under the namespace's write lock) empties every content column of the plan's
 //! memories and turns, records the rows changed with their content hashes before and after,
 //! appends an `erased` event to each memory (a new rev) and the erasure to the history chain.
-//! Then the dead row versions that still hold the content are removed: `VACUUM` of the touched
-//! tables (as the login role, outside the transaction). What PostgreSQL keeps elsewhere — its
+//! Then the old row versions that still hold the content are removed: `VACUUM FULL` of the
+//! touched tables (as the login role, outside the transaction), which rewrites them into new
+//! files (a plain `VACUUM` marks dead tuples' space free but leaves their bytes in the page). What PostgreSQL keeps elsewhere — its
 //! write-ahead log, a WAL archive, replicas, dumps — is outside Mnemo's reach.
 use deadpool_postgres::Transaction;
 use mnemo_contract::chain::{Content, EntryKind};
