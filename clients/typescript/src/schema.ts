@@ -76,6 +76,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/namespaces/{ns}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase for good (unlike forget, which tombstones): a memory, a turn, every version of a
+         *     claim, or every memory and turn of a subject; needs the token's `erase` scope. Irreversible:
+         *     try `dry_run` first. See docs/erasure.md.
+         */
+        post: operations["erase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/namespaces/{ns}/escalations": {
         parameters: {
             query?: never;
@@ -593,6 +614,105 @@ export interface components {
             dims: number;
             /** @description The embedder's model id. */
             model: string;
+        };
+        /** @description What an erasure did, or would do. */
+        EraseReport: {
+            /** @description Memories derived from an erased turn that are not erased. */
+            derived: string[];
+            /** @description Whether nothing was written. */
+            dry_run: boolean;
+            erasure?: null | components["schemas"]["ErasureRecord"];
+            /** @description The memories erased. */
+            memories: components["schemas"]["ErasedMemory"][];
+            /** @description The turns the erased values are cut out of. */
+            redacted: string[];
+            /** @description The target in words. */
+            target: string;
+            /** @description The turns erased whole (ids as shown, e.g. `t17`). */
+            turns: string[];
+        };
+        /** @description `POST /v1/namespaces/{ns}/erase`. */
+        EraseRequest: {
+            /** @description Write nothing: answer what would be erased. */
+            dry_run?: boolean;
+            /** @description Why (required; kept in the content-free erasure record). */
+            reason: string;
+            /**
+             * @description `what` is a subject entity: every memory about it or naming it, and its name and values
+             *     out of the raw turns.
+             */
+            subject?: boolean;
+            /**
+             * @description A memory id (`m42`), a turn id (`t17`), `entity | attribute` (every version of the
+             *     claim), or with `subject` an entity name.
+             */
+            what: string;
+        };
+        /** @description What an erasure did (or with `dry_run`, would do). */
+        EraseResponse: {
+            /** @description The authenticated principal the erasure is recorded under. */
+            principal: string;
+            /** @description The memories and turns erased, and the record kept (absent on a dry run). */
+            report: components["schemas"]["EraseReport"];
+            /** @description The report as people read it (as `mnemo erase` prints it). */
+            text: string;
+        };
+        /** @description A memory an erasure takes. */
+        ErasedMemory: {
+            /** @description Whether it was active (else: a tombstoned version). */
+            active: boolean;
+            /** @description Its content before: on a dry run only. */
+            content?: string | null;
+            /** @description The memory (its id as remember and list show it, e.g. `m42`). */
+            id: string;
+            /**
+             * @description Why it is taken: `named`, `a version of the claim`, `about the subject`, `names the
+             *     subject`, or `holds an erased value`.
+             */
+            why: string;
+        };
+        /** @description One row an erasure changed, with its content hash before and after (hex). */
+        ErasedRow: {
+            /** @description Its content hash after. */
+            after: string;
+            /** @description Its content hash before the erasure. */
+            before: string;
+            /** @description `event` or `turn`. */
+            entry: string;
+            /**
+             * Format: int64
+             * @description The event's seq or the turn's id.
+             */
+            id: number;
+        };
+        /** @description The content-free record an erasure keeps. */
+        ErasureRecord: {
+            /**
+             * Format: int64
+             * @description When (milliseconds since the Unix epoch).
+             */
+            at: number;
+            /** @description Who asked. */
+            by?: string | null;
+            /**
+             * Format: int64
+             * @description The erasure's id.
+             */
+            id: number;
+            /** @description The memories erased (ids as shown, e.g. `m42`). */
+            memories: string[];
+            /** @description The namespace. */
+            namespace: string;
+            /** @description Why. */
+            reason: string;
+            /** @description The turns the erased values were cut out of. */
+            redacted: string[];
+            /** @description Every row changed. */
+            rows: components["schemas"]["ErasedRow"][];
+            /** @description `memory`, `turn`, `claim` or `subject`. */
+            target: string;
+            /** @description The turns erased whole (ids as shown, e.g. `t17`). */
+            turns: string[];
         };
         /** @description The error document. */
         ErrorBody: {
@@ -1452,6 +1572,7 @@ export interface components {
         };
         /** @description A memory and everything that happened to it. */
         WhyReport: {
+            erased?: null | components["schemas"]["ErasureRecord"];
             /** @description Its history, oldest first. */
             events: components["schemas"]["MemoryEvent"][];
             /** @description The memory as it is now. */
@@ -1644,6 +1765,132 @@ export interface operations {
                 };
             };
             /** @description overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    erase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description namespace */
+                ns: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EraseRequest"];
+            };
+        };
+        responses: {
+            /** @description what was erased (with `dry_run`: what would be, with the memories' content; nothing written) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EraseResponse"];
+                };
+            };
+            /** @description bad_request or invalid_input: malformed JSON or parameter, no reason, a target that does not parse, or already erased */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unauthorized: no bearer token, or an unknown one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: the token does not reach this namespace, or lacks the `erase` scope (erase = true in [[serve.tokens]]) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description not_found: no such memory, turn, claim or subject in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description request_timeout: the body stopped coming for serve.request_body_timeout_secs */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is above serve.max_body_bytes */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description bad_request: the body is not sent as application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description rate_limited: the token made its serve.rate_limit_requests for the window; Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, or config (the server's configuration) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again; or overloaded: serve.max_in_flight requests are being handled (shed, not queued); Retry-After says when to try again */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -30,6 +30,9 @@ pub const SERVE: &str = "serve";
 pub const ESCALATION: &str = "escalation";
 /// Time (`[time] max_future_skew_secs`): how far a stated time may run ahead of the clock.
 pub const TIME: &str = "time";
+/// The MCP server's section (`[mcp] erase`: whether the `erase` tool is offered; off by
+/// default).
+pub const MCP: &str = "mcp";
 /// The default of `[time] max_future_skew_secs`: five minutes.
 pub const DEFAULT_MAX_FUTURE_SKEW_SECS: u64 = 300;
 
@@ -133,11 +136,12 @@ impl Config {
                 || key == LLM
                 || key == SERVE
                 || key == ESCALATION
-                || key == TIME;
+                || key == TIME
+                || key == MCP;
             if !known {
                 return Err(err(format!(
                     "unknown key `{key}`; known: {}, {}, {GROUNDERS}, {SOURCES}, {PLUGINS}, {LLM}, {SERVE}, {ESCALATION}, \
-                     {TIME}",
+                     {TIME}, {MCP}",
                     PLUGIN_SECTIONS.join(", "),
                     POLICY_SECTIONS.join(", ")
                 )));
@@ -163,6 +167,9 @@ impl Config {
             }
             if key == TIME {
                 time_skew_of(&new).map_err(err)?;
+            }
+            if key == MCP {
+                mcp_erase_of(&new).map_err(err)?;
             }
             if key == ESCALATION {
                 // Checked as written, so that a mistake names this file.
@@ -265,6 +272,13 @@ impl Config {
         std::time::Duration::from_secs(time_skew_of(&t).unwrap_or(DEFAULT_MAX_FUTURE_SKEW_SECS))
     }
 
+    /// `[mcp] erase`: whether `mnemo mcp` offers the `erase` tool (default false: an erasure
+    /// cannot be undone, and an MCP client is a model); checked when the file was merged.
+    pub fn mcp_erase(&self) -> bool {
+        let t = self.table.get(MCP).and_then(|v| v.as_table()).cloned().unwrap_or_default();
+        mcp_erase_of(&t).unwrap_or(false)
+    }
+
     /// The `[[grounders]]` entries: (kind, settings, origin).
     pub fn grounders(&self) -> Result<Vec<(String, toml::Table, String)>, AgentError> {
         let origin = self.origins.get(GROUNDERS).cloned().unwrap_or_default();
@@ -365,6 +379,18 @@ fn declared_of(t: &toml::Table) -> Result<Vec<String>, String> {
             _ => Err(format!("`{SOURCES}.declared` entries must be non-empty strings, got {x}")),
         })
         .collect()
+}
+
+/// `[mcp]`: only `erase`, a boolean.
+fn mcp_erase_of(t: &toml::Table) -> Result<bool, String> {
+    if let Some(k) = t.keys().find(|k| k.as_str() != "erase") {
+        return Err(format!("[{MCP}]: unknown key `{k}`; known: erase"));
+    }
+    match t.get("erase") {
+        None => Ok(false),
+        Some(toml::Value::Boolean(b)) => Ok(*b),
+        Some(other) => Err(format!("[{MCP}] erase must be true or false, got {other}")),
+    }
 }
 
 /// `[time]`: only `max_future_skew_secs`, a whole number of seconds from 0 to a year.

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use mnemo_core::engine::{ForgetOptions, ForgetPreview, RecallFilter, RecallOptions, RememberReport};
+use mnemo_core::erase::EraseTarget;
 use mnemo_core::{ClaimKey, CoreError, ForgetCommand, Namespace, Pack, SearchMode, Task, Timestamp};
 
 use crate::agent_view::{AgentRecall, Detail};
@@ -160,6 +161,57 @@ pub struct ForgetInput {
     /// Let a free-text command take pinned memories too (an exact `entity | attribute` takes a
     /// pinned claim without it).
     pub include_pinned: bool,
+}
+
+/// What `erase` names, as a door reads it (ids not yet found in the namespace).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EraseWhat {
+    /// A memory (`m42`, bare digits, or a stored id).
+    Memory(mnemo_core::IdRef),
+    /// A raw turn (`t17`).
+    Turn(mnemo_core::IdRef),
+    /// Every version of a claim (`entity | attribute`).
+    Claim(ClaimKey),
+    /// Every memory and turn of a subject entity.
+    Subject(String),
+}
+
+impl EraseWhat {
+    /// Read a door's argument: with `subject`, an entity name; else `entity | attribute`, a
+    /// turn id (`t17`) or a memory id (`m42` or bare digits).
+    pub fn parse_arg(arg: &str, subject: bool) -> Result<EraseWhat, String> {
+        let a = arg.trim();
+        if a.is_empty() {
+            return Err("erase needs what to erase: a memory id (m42), a turn id (t17), `entity | attribute`, or --subject ENTITY".into());
+        }
+        if subject {
+            return Ok(EraseWhat::Subject(a.to_string()));
+        }
+        if a.contains('|') {
+            return a.parse::<ClaimKey>().map(EraseWhat::Claim).map_err(|e| e.to_string());
+        }
+        match a.parse::<mnemo_core::IdRef>() {
+            Ok(r @ mnemo_core::IdRef::Short { kind: Some(mnemo_core::IdKind::Turn), .. }) => Ok(EraseWhat::Turn(r)),
+            Ok(r) => Ok(EraseWhat::Memory(r)),
+            Err(_) => Err(format!(
+                "{a:?} is not a memory id (m42), a turn id (t17) or `entity | attribute`; to erase a subject entity, \
+                 name it with --subject (subject: true)"
+            )),
+        }
+    }
+}
+
+/// Erase for good (see docs/erasure.md): irreversible, unlike forget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EraseInput {
+    /// What.
+    pub what: EraseWhat,
+    /// Why (required; kept in the erasure record).
+    pub reason: String,
+    /// Only say what would be erased.
+    pub dry_run: bool,
+    /// Who asks, as the door established it (kept in the record).
+    pub by: String,
 }
 
 /// A forget as answered.
@@ -431,6 +483,23 @@ impl Runtime {
         let r = self.engine().forget_with(ns, &input.source, &input.command, opts).await?;
         self.counters.forgotten();
         Ok(ForgetAnswer::Forgotten(Box::new(r)))
+    }
+
+    /// Erase (or with `dry_run`, preview) what `input` names in `ns`.
+    pub async fn erase_input(
+        &self,
+        ns: &Namespace,
+        input: &EraseInput,
+    ) -> Result<mnemo_core::engine::EraseReport, AgentError> {
+        non_empty("reason", &input.reason)?;
+        let target = match &input.what {
+            EraseWhat::Memory(r) => EraseTarget::Memory { id: self.engine().memory_id(ns, *r).await? },
+            EraseWhat::Turn(r) => EraseTarget::Turn { id: self.engine().turn_id(ns, *r).await? },
+            EraseWhat::Claim(k) => EraseTarget::Claim { entity: k.entity.clone(), attribute: k.attribute.clone() },
+            EraseWhat::Subject(e) => EraseTarget::Subject { entity: e.clone() },
+        };
+        let opts = mnemo_core::engine::EraseOptions { dry_run: input.dry_run, by: Some(input.by.clone()) };
+        Ok(self.engine().erase(ns, &target, &input.reason, &opts).await?)
     }
 
     /// The agent turn for `input` in `ns`.

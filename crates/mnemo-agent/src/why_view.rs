@@ -27,9 +27,19 @@ pub fn render_why(w: &WhyReport) -> String {
 fn write_why(s: &mut String, w: &WhyReport) -> std::fmt::Result {
     let m = &w.memory;
     writeln!(s, "memory {} [{}] in {}: {}", m.id, m.kind, m.namespace, m.content)?;
-    match &m.status {
-        Status::Active => writeln!(s, "  status: active")?,
-        Status::Tombstoned { reason, at, superseded_by } => {
+    match (&m.status, &w.erased) {
+        (Status::Tombstoned { .. }, Some(e)) => {
+            writeln!(s, "  status: ERASED at {}: {}", e.at, e.reason)?;
+            writeln!(
+                s,
+                "  its content, claim, entities and embedding are gone (erasure {}, {} row(s) emptied{})",
+                e.id,
+                e.rows.len(),
+                e.by.as_deref().map(|b| format!(", asked by {b}")).unwrap_or_default()
+            )?;
+        }
+        (Status::Active, _) => writeln!(s, "  status: active")?,
+        (Status::Tombstoned { reason, at, superseded_by }, None) => {
             writeln!(s, "  status: TOMBSTONED at {at}")?;
             writeln!(s, "  reason: {reason}")?;
             if let Some(by_id) = superseded_by {

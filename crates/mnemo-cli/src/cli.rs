@@ -60,6 +60,7 @@ impl Cli {
             Command::Recall(a) => a.out.json,
             Command::Turn(a) => a.out.json,
             Command::Forget(a) => a.out.json,
+            Command::Erase(a) => a.out.json,
             Command::Why(a) => a.out.json,
             Command::History(a) => a.out.json,
             Command::Decay(j) | Command::Reindex(j) | Command::Plugins(j) => j.json,
@@ -124,6 +125,18 @@ pub enum Command {
     Turn(TurnArgs),
     /// Forget exactly what a command designates: `entity | attribute`, or free text.
     Forget(ForgetArgs),
+    /// Erase for good — unlike forget, which only tombstones: a memory (m42), a turn (t17),
+    /// every version of a claim (`entity | attribute`), or every memory and turn of a subject
+    /// (--subject ENTITY).
+    ///
+    /// The content is removed from the store (every content column overwritten, the file
+    /// compacted), from the index (rebuilt) and from the recall cache; the erased values are
+    /// cut out of the raw turns. A content-free record stays (time, reason, who, the rows'
+    /// hashes), so `why`, `list --all` and the history chain say that something was erased and
+    /// when (`mnemo verify` still passes). IRREVERSIBLE: try --dry-run first. Backups made
+    /// before still hold the content; restoring one re-applies the erasures (see
+    /// docs/erasure.md).
+    Erase(EraseArgs),
     /// Explain a memory: where it came from, what reinforced it, why it was tombstoned.
     Why(WhyArgs),
     /// The values a claim has had (`entity | attribute`), oldest first: when memory recorded
@@ -416,6 +429,11 @@ pub enum BackupCommand {
     Restore {
         /// The backup file (written by `mnemo backup create`).
         file: PathBuf,
+        /// Leave in the restored store what was erased after the backup was made (by default
+        /// every erasure of the store replaced is applied again); the report lists what comes
+        /// back.
+        #[arg(long)]
+        keep_erased: bool,
         /// Output options.
         #[command(flatten)]
         out: JsonFlag,
@@ -825,6 +843,26 @@ pub struct ForgetArgs {
     /// pinned claim without it).
     #[arg(long)]
     pub include_pinned: bool,
+}
+
+/// `mnemo erase`.
+#[derive(Debug, Args)]
+pub struct EraseArgs {
+    /// Output options.
+    #[command(flatten)]
+    pub out: JsonFlag,
+    /// A memory id (m42), a turn id (t17), `entity | attribute`, or with --subject an entity.
+    pub what: String,
+    /// WHAT is a subject entity: erase every memory about it or naming it, and its name and
+    /// values out of the raw turns.
+    #[arg(long)]
+    pub subject: bool,
+    /// Why (required; kept in the erasure record, so write no erased value into it).
+    #[arg(long)]
+    pub reason: String,
+    /// Write nothing: list what would be erased (the memories with their content, the turns).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `mnemo why`.

@@ -183,3 +183,13 @@ fn since_and_until_window_the_episodes_and_not_the_facts() {
     assert!(!backwards.status.success());
     assert!(text(&backwards).1.contains("until must be after since"), "{}", text(&backwards).1);
 }
+
+#[test]
+fn an_erased_memory_is_not_what_memory_held_then() {
+    let d = tempfile::tempdir().unwrap();
+    ok(&mnemo(d.path(), &["--at", "2026-01-01", "remember", "[SEM] Ben | phone | +1 555 0100"]));
+    ok(&mnemo(d.path(), &["--at", "2026-01-03", "erase", "Ben | phone", "--reason", "asked"]));
+    let then = json(d.path(), &["recall", "Ben phone", "--as-of", "2026-01-02", "--raw", "--json"]);
+    assert!(contents(&then).is_empty(), "{then}");
+    assert!(!then.to_string().contains("555 0100"), "{then}");
+}

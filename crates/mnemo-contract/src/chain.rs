@@ -25,6 +25,8 @@ pub const GENESIS: Hash = [0u8; 32];
 pub const TAG_TURN: &str = "mnemo/history/v1/turn";
 /// Domain tag of an event's content hash.
 pub const TAG_EVENT: &str = "mnemo/history/v1/event";
+/// Domain tag of an erasure's content hash (see `crate::erase`).
+pub const TAG_ERASURE: &str = "mnemo/history/v1/erasure";
 /// Domain tag of an entry hash.
 pub const TAG_ENTRY: &str = "mnemo/history/v1/entry";
 
@@ -86,6 +88,8 @@ pub enum EntryKind {
     Event,
     /// A raw turn (`turns`, its id is the turn id).
     Turn,
+    /// An erasure (`erasures`, its id is the erasure id; see `crate::erase`).
+    Erasure,
 }
 
 impl EntryKind {
@@ -94,13 +98,15 @@ impl EntryKind {
         match self {
             EntryKind::Event => "event",
             EntryKind::Turn => "turn",
+            EntryKind::Erasure => "erasure",
         }
     }
-    /// Parse `event` / `turn`.
+    /// Parse `event` / `turn` / `erasure`.
     pub fn parse(s: &str) -> Option<EntryKind> {
         match s {
             "event" => Some(EntryKind::Event),
             "turn" => Some(EntryKind::Turn),
+            "erasure" => Some(EntryKind::Erasure),
             _ => None,
         }
     }
@@ -127,6 +133,24 @@ pub struct TurnContent {
     pub text: String,
     /// The idempotency key, if any.
     pub external_id: Option<String>,
+    /// Set when the turn's text was erased or had values cut out of it (see [`ErasedMark`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erased: Option<ErasedMark>,
+}
+
+/// What the erasure(s) of a row list for it: the row's content hash before the first and after
+/// the last (an erased row no longer hashes to what was chained; it is checked against these,
+/// which its erasure entries commit to).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErasedMark {
+    /// The last erasure that changed the row.
+    pub erasure: i64,
+    /// The row's content hash before the first erasure (the chained one).
+    #[serde(with = "hex_serde")]
+    pub before: Hash,
+    /// The row's content hash after the last erasure (what it hashes to now).
+    #[serde(with = "hex_serde")]
+    pub after: Hash,
 }
 
 /// The immutable part of a memory, chained with its `created` event (so a changed byte of a
@@ -174,6 +198,9 @@ pub struct EventContent {
     /// For a `created` event: the memory's immutable part (None: the memory row is missing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<CreatedMemory>,
+    /// Set when the event (or its memory's content) was erased (see [`ErasedMark`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erased: Option<ErasedMark>,
 }
 
 /// An entry's content.
@@ -184,6 +211,8 @@ pub enum Content {
     Event(EventContent),
     /// A turn.
     Turn(TurnContent),
+    /// An erasure record.
+    Erasure(crate::erase::ErasureRecord),
 }
 
 impl Content {
@@ -192,20 +221,33 @@ impl Content {
         match self {
             Content::Event(_) => EntryKind::Event,
             Content::Turn(_) => EntryKind::Turn,
+            Content::Erasure(_) => EntryKind::Erasure,
         }
     }
 
-    /// The row's id (event seq or turn id).
+    /// The row's id (event seq, turn id or erasure id).
     pub fn id(&self) -> i64 {
         match self {
             Content::Event(e) => e.seq,
             Content::Turn(t) => t.id,
+            Content::Erasure(r) => r.id,
         }
     }
 
-    /// The content hash (see the module docs and `docs/history-chain.md`).
+    /// What the erasures of the row list for it, if it was erased.
+    pub fn erased(&self) -> Option<&ErasedMark> {
+        match self {
+            Content::Event(e) => e.erased.as_ref(),
+            Content::Turn(t) => t.erased.as_ref(),
+            Content::Erasure(_) => None,
+        }
+    }
+
+    /// The content hash of the row as it is now (see the module docs and
+    /// `docs/history-chain.md`; an erased row's mark is not part of it).
     pub fn hash(&self) -> Hash {
         match self {
+            Content::Erasure(r) => r.hash(),
             Content::Turn(t) => {
                 let mut e = Encoder::new(TAG_TURN);
                 e.text(&t.namespace)
@@ -485,15 +527,26 @@ impl Verifier {
                     BreakKind::ContentHashMismatch,
                     format!("the entry points at {} {} but the row is {} {}", r.entry, r.id, c.kind(), c.id()),
                 )),
+                Some(c) if c.erased().is_some_and(|m| m.before != r.content_hash) => Some(bad(
+                    BreakKind::ContentHashMismatch,
+                    format!(
+                        "{}: recorded {}, but its erasure says it hashed to {} before",
+                        BreakKind::ContentHashMismatch.describe(),
+                        hex(&r.content_hash),
+                        c.erased().map(|m| hex(&m.before)).unwrap_or_default()
+                    ),
+                )),
                 Some(c) => {
                     let now = c.hash();
-                    if now != r.content_hash {
+                    // An erased row is checked against what its erasure says it hashes to now.
+                    let expected = c.erased().map_or(r.content_hash, |m| m.after);
+                    if now != expected {
                         Some(bad(
                             BreakKind::ContentHashMismatch,
                             format!(
                                 "{}: recorded {}, the row hashes to {}",
                                 BreakKind::ContentHashMismatch.describe(),
-                                hex(&r.content_hash),
+                                hex(&expected),
                                 hex(&now)
                             ),
                         ))
@@ -633,10 +686,12 @@ pub fn backfill_order(a: &Content, b: &Content) -> std::cmp::Ordering {
     let at = |c: &Content| match c {
         Content::Turn(t) => t.at,
         Content::Event(e) => e.at,
+        Content::Erasure(r) => r.at.0,
     };
     let rank = |c: &Content| match c {
         Content::Turn(_) => 0,
         Content::Event(_) => 1,
+        Content::Erasure(_) => 2,
     };
     (at(a), rank(a), a.id()).cmp(&(at(b), rank(b), b.id()))
 }
@@ -653,6 +708,7 @@ mod tests {
             at: 1000 + id,
             text: text.into(),
             external_id: None,
+            erased: None,
         })
     }
 
@@ -704,6 +760,7 @@ mod tests {
             at: 0,
             text: "hi".into(),
             external_id: None,
+            erased: None,
         });
         let mut a = Appender::after("default", None);
         let e = a.append(&t);

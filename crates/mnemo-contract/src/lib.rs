@@ -13,6 +13,7 @@ pub mod clock;
 pub mod conformance;
 pub mod correction;
 pub mod decay_due;
+pub mod erase;
 pub mod error;
 pub mod ids;
 pub mod model;

@@ -185,6 +185,30 @@ pub trait Store: Send + Sync {
     ) -> Result<Option<Vec<crate::chain::ChainRecord>>> {
         Ok(None)
     }
+    /// Erase what `plan` names in `namespace` at `at`, in one transaction (all or none; see
+    /// `crate::erase` and docs/erasure.md): every content column of its memories (content,
+    /// claim, entities, embedding, every event's detail) and the text of its turns (whole, or
+    /// with the values cut out: `plan.redact`) are overwritten, the memories become erased
+    /// tombstones (a new rev each, so an index drops them), and a content-free
+    /// [`crate::erase::ErasureRecord`] is kept as an entry of the namespace's history chain
+    /// (which still verifies). The bytes must not survive in the store's files (free pages,
+    /// write-ahead log, dead rows): a store compacts what it must before returning. An id not
+    /// in the namespace is NotFound. Default: this store cannot erase.
+    async fn erase(
+        &self,
+        namespace: &Namespace,
+        _at: Timestamp,
+        _plan: crate::erase::ErasePlan,
+    ) -> Result<crate::erase::ErasureRecord> {
+        Err(crate::CoreError::InvalidInput(format!(
+            "this store cannot erase (namespace {namespace}): erasure needs the SQLite or PostgreSQL store"
+        )))
+    }
+    /// The erasure records of `namespace`, oldest first (empty: none, or a store that cannot
+    /// erase).
+    async fn erasures(&self, _namespace: &Namespace) -> Result<Vec<crate::erase::ErasureRecord>> {
+        Ok(vec![])
+    }
     /// The recorded chain head of every namespace, by namespace (empty: no chain kept).
     async fn chain_heads(&self) -> Result<Vec<crate::chain::ChainHead>> {
         Ok(vec![])

@@ -27,6 +27,7 @@ pub use mnemo_contract::chain;
 pub use mnemo_contract::clock::{Clock, SimClock, SystemClock};
 pub use mnemo_contract::correction::Correction;
 pub use mnemo_contract::decay_due::{DecayRule, DueMemory, DuePage};
+pub use mnemo_contract::erase;
 pub use mnemo_contract::error::{
     CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, Result, StoreErrorKind,
 };

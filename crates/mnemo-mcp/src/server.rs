@@ -180,6 +180,25 @@ pub struct ForgetParams {
     pub namespace: Option<String>,
 }
 
+/// `erase`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EraseParams {
+    /// What to erase: a memory id (`"m42"`), a turn id (`"t17"`), `entity | attribute` (every
+    /// version of the claim), or with `subject` an entity name.
+    pub what: String,
+    /// `what` is a subject entity: every memory about it or naming it.
+    #[serde(default)]
+    pub subject: bool,
+    /// Why (required; kept in the erasure record: write no erased value into it).
+    pub reason: String,
+    /// Write nothing: answer what would be erased.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// The namespace; must be the one this server is bound to (default).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
 /// `why`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WhyParams {
@@ -358,13 +377,12 @@ pub struct MnemoMcp {
 impl MnemoMcp {
     /// A server for `ns` over `rt`.
     pub fn new(rt: Arc<Runtime>, ns: Namespace) -> Self {
-        MnemoMcp {
-            rt,
-            ns,
-            with_vectors: false,
-            elicitation_timeout: Some(ELICITATION_TIMEOUT),
-            tool_router: Self::tool_router(),
+        let mut tool_router = Self::tool_router();
+        // Erasure cannot be undone: offered only when the config says so (`[mcp] erase = true`).
+        if !rt.config().mcp_erase() {
+            tool_router.remove_route("erase");
         }
+        MnemoMcp { rt, ns, with_vectors: false, elicitation_timeout: Some(ELICITATION_TIMEOUT), tool_router }
     }
 
     /// How long a human asked in the client has to answer (default [`ELICITATION_TIMEOUT`]);
@@ -765,6 +783,32 @@ impl MnemoMcp {
                 self.result(&Preview { dry_run: true, preview: &p, text: p.render() })
             }
             Err(e) => Ok(Self::failed("forget", e)),
+        };
+        self.flush().await;
+        r
+    }
+
+    /// Erase (offered only with `[mcp] erase = true`).
+    #[tool(description = "Erase for good, only when the user asks for it (a right-to-erasure request, a secret \
+                       pasted by mistake): unlike forget, the content is removed from the store, the index and \
+                       the raw turns, and cannot be brought back; a content-free record (time, reason) stays. \
+                       `what`: a memory id (m42), a turn id (t17), `entity | attribute` (every version), or with \
+                       `subject` an entity. Always call with `dry_run` first and show the user what would go. \
+                       Offered because the config enables it ([mcp] erase = true; off by default).")]
+    async fn erase(&self, Parameters(p): Parameters<EraseParams>) -> Result<CallToolResult, ErrorData> {
+        let ns = self.namespace(p.namespace.as_deref())?;
+        let what = match mnemo_agent::door::EraseWhat::parse_arg(&p.what, p.subject) {
+            Ok(w) => w,
+            Err(m) => return Ok(Self::fix_argument("erase", m)),
+        };
+        let input =
+            mnemo_agent::door::EraseInput { what, reason: p.reason, dry_run: p.dry_run, by: OPERATOR.to_string() };
+        let r = match self.rt.erase_input(ns, &input).await {
+            Ok(r) => {
+                let text = r.render();
+                self.with_text(&r, text)
+            }
+            Err(e) => Ok(Self::failed("erase", e)),
         };
         self.flush().await;
         r

@@ -21,8 +21,13 @@ use mnemo_tools as _;
 
 /// A client connected to a server over `dir`, bound to namespace `alice`.
 async fn connect(dir: &std::path::Path) -> RunningService<RoleClient, ()> {
+    connect_with(dir, Config::embedded_default().unwrap()).await
+}
+
+/// [`connect`] under `config`.
+async fn connect_with(dir: &std::path::Path, config: Config) -> RunningService<RoleClient, ()> {
     let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
-    let rt = Runtime::build(&Config::embedded_default().unwrap(), dir, clock, vec![]).await.unwrap();
+    let rt = Runtime::build(&config, dir, clock, vec![]).await.unwrap();
     let server = MnemoMcp::new(Arc::new(rt), Namespace::new("alice").unwrap());
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
@@ -75,6 +80,7 @@ async fn list_and_turn_are_listed_with_their_schemas_and_annotations() {
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
+    // No `erase`: it is offered only with `[mcp] erase = true`.
     assert_eq!(
         names,
         ["answer", "dismiss", "escalations", "forget", "history", "list", "recall", "remember", "turn", "why"]
@@ -359,4 +365,27 @@ async fn recall_as_of_and_history() {
     assert_eq!(h["values"][0]["ended_at"], "2026-05-21T00:00:00Z", "{h}");
     assert!(text.contains("m1 \"21 days\": recorded 2026-05-01T00:00:00Z"), "{text}");
     tool_error(&client, "history", json!({"claim": "Acme"}), "history").await;
+}
+
+/// `erase` is offered only when the config enables it; then a dry run shows what would go, and
+/// the erasure leaves the value in nothing a tool answers, `why` saying "erased" (issue 41).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn erase_is_a_tool_only_when_enabled_in_config() {
+    let d = tempfile::tempdir().unwrap();
+    let on: toml::Table = toml::from_str("[mcp]\nerase = true").unwrap();
+    let config = Config::embedded_default().unwrap().with_overrides(&on, "test").unwrap();
+    let client = connect_with(d.path(), config).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let erase = tools.iter().find(|t| t.name == "erase").expect("offered when enabled");
+    assert!(erase.description.as_deref().unwrap_or_default().contains("dry_run"), "{erase:?}");
+    ok(&client, "remember", json!({"text": "[SEM] Ben | phone | +1 555 0100"})).await;
+    let (text, r) = ok(&client, "erase", json!({"what": "Ben | phone", "reason": "asked", "dry_run": true})).await;
+    assert!(text.contains("would erase") && text.contains("+1 555 0100"), "{text}");
+    assert_eq!(r["dry_run"], true, "{r}");
+    tool_error(&client, "erase", json!({"what": "m9", "reason": "asked"}), "m9").await;
+    let (text, _) = ok(&client, "erase", json!({"what": "Ben | phone", "reason": "asked"})).await;
+    assert!(!text.contains("555 0100") && text.contains("erased at"), "{text}");
+    let (why, w) = ok(&client, "why", json!({"id": "m1"})).await;
+    assert_eq!((&w["erased"]["reason"], &w["memory"]["content"]), (&json!("asked"), &json!("")), "{w}");
+    assert!(!why.contains("555 0100"), "{why}");
 }

@@ -863,6 +863,33 @@ impl Engine {
         })
     }
 
+    /// Erase for good (unlike forget, which tombstones; see docs/erasure.md): `what` is a memory
+    /// id (`"m42"`), a turn id (`"t17"`), `"entity | attribute"` (every version of the claim),
+    /// or with `subject` an entity. The content leaves the store, the index, the raw turns and
+    /// the recall cache; a content-free record (time, reason) stays. Irreversible: try
+    /// `dry_run` first. The JSON of `POST erase` (`principal`, `report`, `text`).
+    #[pyo3(signature = (what, *, reason, namespace = None, subject = false, dry_run = false))]
+    fn erase(
+        &self,
+        py: Python<'_>,
+        what: String,
+        reason: String,
+        namespace: Option<String>,
+        subject: bool,
+        dry_run: bool,
+    ) -> PyResult<String> {
+        let what = door::EraseWhat::parse_arg(&what, subject).map_err(|e| Failure::invalid(e).into_py(py))?;
+        let input = door::EraseInput { what, reason, dry_run, by: OPERATOR.to_string() };
+        self.run(py, move |rt| async move {
+            if !dry_run {
+                self.writable("erase")?;
+            }
+            let ns = self.ns(namespace.as_deref())?;
+            let r = rt.erase_input(&ns, &input).await?;
+            json_text(&serde_json::json!({"principal": OPERATOR, "report": tenant(&r)?, "text": r.render()}))
+        })
+    }
+
     /// A memory's history: the turns it came from, what reinforced it, and if it is
     /// tombstoned, why, when and what superseded it. `id` is `"m42"` as the other calls show
     /// it, `"42"`, or a stored number. The JSON of `GET memories/{id}` (`{"why": …}`).

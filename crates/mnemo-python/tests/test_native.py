@@ -180,3 +180,15 @@ def test_calls_release_the_gil(engine):
     c.join()
     assert len(times) == 100 and all(t > 0 for t in times)
     assert during > 10_000, f"the counter advanced {during} times during {sum(times):.3f} s of native work"
+
+
+def test_erase_removes_a_value_for_good_and_why_says_erased(engine):
+    engine.remember("[SEM] Ben | phone | +1 555 0100\n[SEM] Ann | drink | tea")
+    preview = json.loads(engine.erase("Ben | phone", reason="GDPR request 7", dry_run=True))
+    assert preview["report"]["memories"][0]["content"] == "Ben | phone | +1 555 0100", preview
+    done = json.loads(engine.erase("Ben | phone", reason="GDPR request 7"))
+    assert done["report"]["erasure"]["reason"] == "GDPR request 7" and "555 0100" not in json.dumps(done), done
+    why = json.loads(engine.why("m1"))
+    assert "ERASED at" in why["text"] and "555 0100" not in json.dumps(why), why
+    with pytest.raises(Exception, match="m9"):
+        engine.erase("m9", reason="x")

@@ -277,6 +277,36 @@ pub struct ForgetResponse {
     pub text: Option<String>,
 }
 
+/// `POST /v1/namespaces/{ns}/erase`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EraseRequest {
+    /// A memory id (`m42`), a turn id (`t17`), `entity | attribute` (every version of the
+    /// claim), or with `subject` an entity name.
+    pub what: String,
+    /// `what` is a subject entity: every memory about it or naming it, and its name and values
+    /// out of the raw turns.
+    #[serde(default)]
+    pub subject: bool,
+    /// Why (required; kept in the content-free erasure record).
+    pub reason: String,
+    /// Write nothing: answer what would be erased.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// What an erasure did (or with `dry_run`, would do).
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct EraseResponse {
+    /// The authenticated principal the erasure is recorded under.
+    pub principal: String,
+    /// The memories and turns erased, and the record kept (absent on a dry run).
+    #[schema(value_type = crate::schema::EraseReport)]
+    pub report: serde_json::Value,
+    /// The report as people read it (as `mnemo erase` prints it).
+    pub text: String,
+}
+
 /// A memory's history.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct WhyResponse {

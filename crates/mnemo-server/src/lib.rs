@@ -109,7 +109,7 @@ impl AppState {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Mnemo HTTP API", description = "Long-term memory for AI agents that audits what it recalls."),
-    paths(metrics::scrape, routes::remember, routes::recall, routes::turn, routes::forget, routes::why, routes::history, routes::list,
+    paths(metrics::scrape, routes::remember, routes::recall, routes::turn, routes::forget, routes::erase, routes::why, routes::history, routes::list,
         routes::export, routes::restore, routes::escalations, routes::escalation, routes::answer, routes::dismiss,
         routes::backup, routes::health, routes::ready),
     components(schemas(api::RememberRequest, api::RememberResponse, api::About, api::AboutArg, api::RecallRequest,
@@ -117,12 +117,12 @@ impl AppState {
         mnemo_agent::agent_view::RecallDecision, mnemo_agent::agent_view::ActOnValue,
         mnemo_agent::agent_view::PlanView, mnemo_agent::agent_view::PlanUseView,
         mnemo_agent::agent_view::EscalationView, api::TurnRequest, api::TurnResult, api::TurnView,
-        api::TurnResponse, api::ForgetRequest, api::ForgetResponse, api::WhyResponse, api::HistoryResponse,
+        api::TurnResponse, api::ForgetRequest, api::ForgetResponse, api::EraseRequest, api::EraseResponse, api::WhyResponse, api::HistoryResponse,
         mnemo_agent::claim_history::ClaimHistory, mnemo_agent::claim_history::ClaimValue, api::ListResponse, api::RestoreResponse,
         api::EscalationList, api::AnswerRequest, api::DismissRequest,
         api::Health, api::BackupFile, error::ErrorBody, error::ErrorDetail, schema::RememberReport, schema::Pack,
         schema::Assessment, schema::Verdict, schema::AgentTurn, schema::CheckedPlan, schema::TurnEscalation,
-        schema::ForgetPreview, schema::ForgetMatch, schema::WhyReport, schema::Memory, schema::MemoryRecord, schema::Escalation, schema::EscalationClaim,
+        schema::ForgetPreview, schema::ForgetMatch, schema::EraseReport, schema::ErasedMemory, schema::ErasureRecord, schema::ErasedRow, schema::WhyReport, schema::Memory, schema::MemoryRecord, schema::Escalation, schema::EscalationClaim,
         schema::EscalationAnswer, schema::EscalationDismissal, schema::Delivery, schema::WeakMemory,
         schema::AnsweredEscalation)),
     modifiers(&BearerAuth, &GuardResponses)
@@ -150,6 +150,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/namespaces/{ns}/recall", post(routes::recall))
         .route("/v1/namespaces/{ns}/turn", post(routes::turn))
         .route("/v1/namespaces/{ns}/forget", post(routes::forget))
+        .route("/v1/namespaces/{ns}/erase", post(routes::erase))
         .route("/v1/namespaces/{ns}/memories", get(routes::list))
         .route("/v1/namespaces/{ns}/history", get(routes::history))
         .route("/v1/namespaces/{ns}/memories/{id}", get(routes::why))

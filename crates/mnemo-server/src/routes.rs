@@ -30,6 +30,8 @@ pub struct Caller {
     pub namespace: Namespace,
     /// The token may answer and dismiss escalations (`answers = true`).
     pub answers: bool,
+    /// The token has the `erase` scope (`erase = true`).
+    pub erase: bool,
 }
 
 /// Default page size of `list`.
@@ -151,7 +153,12 @@ pub async fn auth(
         )
         .into_response();
     }
-    req.extensions_mut().insert(Caller { principal: grant.principal.clone(), namespace, answers: grant.answers });
+    req.extensions_mut().insert(Caller {
+        principal: grant.principal.clone(),
+        namespace,
+        answers: grant.answers,
+        erase: grant.erase,
+    });
     next.run(req).await
 }
 
@@ -411,6 +418,50 @@ pub async fn forget(
             preview: Some(to_value(&p)?),
         },
     }))
+}
+
+/// Erase for good (unlike forget, which tombstones): a memory, a turn, every version of a
+/// claim, or every memory and turn of a subject; needs the token's `erase` scope. Irreversible:
+/// try `dry_run` first. See docs/erasure.md.
+#[utoipa::path(post, path = "/v1/namespaces/{ns}/erase", tag = "memory",
+    params(("ns" = String, Path, description = "namespace")),
+    request_body = EraseRequest,
+    responses((status = 200, description = "what was erased (with `dry_run`: what would be, with the memories' content; nothing written)", body = EraseResponse),
+        (status = 400, description = "bad_request or invalid_input: malformed JSON or parameter, no reason, a target that does not parse, or already erased", body = ErrorBody),
+        (status = 401, description = "unauthorized: no bearer token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "forbidden: the token does not reach this namespace, or lacks the `erase` scope (erase = true in [[serve.tokens]])", body = ErrorBody),
+        (status = 404, description = "not_found: no such memory, turn, claim or subject in this namespace", body = ErrorBody),
+        (status = 413, description = "payload_too_large: the body is above serve.max_body_bytes", body = ErrorBody),
+        (status = 415, description = "bad_request: the body is not sent as application/json", body = ErrorBody),
+        (status = 422, description = "bad_request: the JSON is not this endpoint's body (an unknown, missing or mistyped field)", body = ErrorBody),
+        (status = 500, description = "internal, or config (the server's configuration)", body = ErrorBody),
+        (status = 503, description = "busy (another writer holds the store or the index) or read_only (the store or the index cannot be written here); Retry-After says when to try again", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn erase(
+    State(st): State<AppState>,
+    Extension(c): Extension<Caller>,
+    ApiJson(req): ApiJson<EraseRequest>,
+) -> Result<Json<EraseResponse>, ApiError> {
+    if !c.erase {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            code::FORBIDDEN,
+            format!(
+                "the token of {} lacks the erase scope: erasure cannot be undone, so a token must be given it \
+                 (erase = true in [[serve.tokens]])",
+                c.principal
+            ),
+        ));
+    }
+    let input = mnemo_agent::door::EraseInput {
+        what: mnemo_agent::door::EraseWhat::parse_arg(&req.what, req.subject)
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, code::INVALID_INPUT, e))?,
+        reason: req.reason,
+        dry_run: req.dry_run,
+        by: c.principal.clone(),
+    };
+    let r = st.rt.erase_input(&c.namespace, &input).await?;
+    Ok(Json(EraseResponse { principal: c.principal, text: r.render(), report: to_value(&r)? }))
 }
 
 /// A memory's history: created from which turn, reinforced by whom, tombstoned why.

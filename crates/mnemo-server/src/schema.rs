@@ -808,6 +808,81 @@ pub struct WhyReport {
     pub turns: Vec<Turn>,
     /// The memory that superseded it, if any.
     pub superseded_by: Option<Memory>,
+    /// The erasure that emptied it, if it was erased.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erased: Option<ErasureRecord>,
+}
+
+/// One row an erasure changed, with its content hash before and after (hex).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ErasedRow {
+    /// `event` or `turn`.
+    pub entry: String,
+    /// The event's seq or the turn's id.
+    pub id: i64,
+    /// Its content hash before the erasure.
+    pub before: String,
+    /// Its content hash after.
+    pub after: String,
+}
+
+/// The content-free record an erasure keeps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ErasureRecord {
+    /// The namespace.
+    pub namespace: String,
+    /// The erasure's id.
+    pub id: i64,
+    /// When (milliseconds since the Unix epoch).
+    pub at: i64,
+    /// Why.
+    pub reason: String,
+    /// Who asked.
+    pub by: Option<String>,
+    /// `memory`, `turn`, `claim` or `subject`.
+    pub target: String,
+    /// The memories erased (ids as shown, e.g. `m42`).
+    pub memories: Vec<String>,
+    /// The turns erased whole (ids as shown, e.g. `t17`).
+    pub turns: Vec<String>,
+    /// The turns the erased values were cut out of.
+    pub redacted: Vec<String>,
+    /// Every row changed.
+    pub rows: Vec<ErasedRow>,
+}
+
+/// A memory an erasure takes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ErasedMemory {
+    /// The memory (its id as remember and list show it, e.g. `m42`).
+    pub id: String,
+    /// Its content before: on a dry run only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Whether it was active (else: a tombstoned version).
+    pub active: bool,
+    /// Why it is taken: `named`, `a version of the claim`, `about the subject`, `names the
+    /// subject`, or `holds an erased value`.
+    pub why: String,
+}
+
+/// What an erasure did, or would do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct EraseReport {
+    /// The target in words.
+    pub target: String,
+    /// Whether nothing was written.
+    pub dry_run: bool,
+    /// The memories erased.
+    pub memories: Vec<ErasedMemory>,
+    /// The turns erased whole (ids as shown, e.g. `t17`).
+    pub turns: Vec<String>,
+    /// The turns the erased values are cut out of.
+    pub redacted: Vec<String>,
+    /// Memories derived from an erased turn that are not erased.
+    pub derived: Vec<String>,
+    /// The record kept (absent on a dry run).
+    pub erasure: Option<ErasureRecord>,
 }
 
 /// Whether `value` is exactly what type `T` describes: it reads into `T`, and `T` written back

@@ -86,6 +86,8 @@ struct RawToken {
     namespaces: Vec<String>,
     #[serde(default)]
     answers: bool,
+    #[serde(default)]
+    erase: bool,
     rate_limit_requests: Option<u32>,
 }
 
@@ -101,6 +103,9 @@ pub struct TokenGrant {
     /// It may answer and dismiss escalations: its word is recorded as a human's
     /// (`human:PRINCIPAL`), which the assessor trusts most, so an agent's own token must not.
     pub answers: bool,
+    /// The `erase` scope: it may erase for good (`POST …/erase`; see docs/erasure.md). Off
+    /// unless `erase = true`: an erasure cannot be undone.
+    pub erase: bool,
     /// Requests it may make per rate-limit window (None: `serve.rate_limit_requests`; 0: no
     /// limit).
     pub rate_limit_requests: Option<u32>,
@@ -114,8 +119,14 @@ impl TokenGrant {
             digest: digest(token),
             namespaces: namespaces.iter().map(|s| s.to_string()).collect(),
             answers: false,
+            erase: false,
             rate_limit_requests: None,
         }
+    }
+    /// The same grant, with the `erase` scope.
+    pub fn erasing(mut self) -> Self {
+        self.erase = true;
+        self
     }
     /// The same grant, allowed to answer and dismiss escalations (a human's token).
     pub fn answering(mut self) -> Self {
@@ -272,6 +283,7 @@ impl ServeSettings {
                 digest: digest(token.trim()),
                 namespaces: t.namespaces.clone(),
                 answers: t.answers,
+                erase: t.erase,
                 rate_limit_requests: t.rate_limit_requests,
             };
             if tokens.iter().any(|g: &TokenGrant| g.digest == grant.digest) {

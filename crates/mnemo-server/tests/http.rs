@@ -39,7 +39,7 @@ impl Server {
         // As `mnemo serve` does: concurrent remembers are written as group commits.
         rt.start_group_commit().unwrap();
         let mut settings = ServeSettings::with_tokens(vec![
-            TokenGrant::new("ops", OPS, &["a", "ctl"]).answering(),
+            TokenGrant::new("ops", OPS, &["a", "ctl"]).answering().erasing(),
             TokenGrant::new("crm", CRM, &["a", "ctl"]),
             TokenGrant::new("other", OTHER, &["b"]).answering(),
             TokenGrant::new("admin", ADMIN, &["*"]),
@@ -236,6 +236,49 @@ async fn forget_dry_run_previews_and_writes_nothing() {
     assert!(v.get("preview").is_none(), "{v}");
 }
 
+/// Erasure over HTTP needs the token's `erase` scope (403 naming it otherwise); a dry run
+/// lists what would go; an erasure leaves the value nowhere the API shows, and `why` says
+/// "erased" with the time and reason (issue 41).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn erase_needs_its_scope_and_leaves_the_value_nowhere() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start(d.path(), None).await;
+    s.remember("a", OPS, "[SEM] Ben | phone | +1 555 0100\n[SEM] Ann | drink | tea", None).await;
+    let body = json!({"what": "Ben | phone", "reason": "GDPR request 7"});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/erase", Some(CRM), Some(body.clone())).await;
+    assert_eq!(st, 403, "{v}");
+    assert!(v.to_string().contains("erase scope"), "names the missing scope: {v}");
+    let (st, v) = s.call("POST", "/v1/namespaces/a/erase", Some(OPS), Some(json!({"what": "m9", "reason": "x"}))).await;
+    assert_eq!(st, 404, "{v}");
+    let (st, v) = s.call("POST", "/v1/namespaces/a/erase", Some(OPS), Some(json!({"what": "m1", "reason": " "}))).await;
+    assert_eq!(st, 400, "{v}");
+    let dry = json!({"what": "Ben | phone", "reason": "GDPR request 7", "dry_run": true});
+    let (st, v) = s.call("POST", "/v1/namespaces/a/erase", Some(OPS), Some(dry)).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<mnemo_server::api::EraseResponse>(&v);
+    typed::<mnemo_server::schema::EraseReport>(&v["report"]);
+    assert_eq!(v["report"]["memories"][0]["content"], "Ben | phone | +1 555 0100", "{v}");
+    assert!(v["report"]["erasure"].is_null(), "{v}");
+    let (st, v) = s.call("POST", "/v1/namespaces/a/erase", Some(OPS), Some(body)).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<mnemo_server::schema::EraseReport>(&v["report"]);
+    assert_eq!(v["report"]["erasure"]["by"], "ops", "{v}");
+    assert!(!v.to_string().contains("555 0100"), "{v}");
+    let (st, v) = s.call("GET", "/v1/namespaces/a/memories/m1", Some(OPS), None).await;
+    assert_eq!(st, 200, "{v}");
+    typed::<mnemo_server::schema::WhyReport>(&v["why"]);
+    assert!(v["text"].as_str().unwrap().contains("ERASED at "), "{v}");
+    assert!(v["text"].as_str().unwrap().contains("GDPR request 7"), "{v}");
+    for path in
+        ["/v1/namespaces/a/memories?include_tombstoned=true", "/v1/namespaces/a/export", "/v1/namespaces/a/memories/m1"]
+    {
+        let (st, v) = s.call("GET", path, Some(OPS), None).await;
+        assert_eq!(st, 200, "{path}: {v}");
+        assert!(!v.to_string().contains("555 0100"), "{path}: {v}");
+    }
+    s.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn forget_why_restore_list_and_export() {
     let d = tempfile::tempdir().unwrap();
@@ -395,6 +438,7 @@ async fn the_openapi_document_lists_the_paths() {
         "/v1/namespaces/{ns}/recall",
         "/v1/namespaces/{ns}/turn",
         "/v1/namespaces/{ns}/forget",
+        "/v1/namespaces/{ns}/erase",
         "/v1/namespaces/{ns}/memories",
         "/v1/namespaces/{ns}/memories/{id}",
         "/v1/namespaces/{ns}/memories/{id}/restore",
@@ -893,7 +937,7 @@ fn the_document_declares_query_parameters_typed_bodies_and_error_statuses() {
             untyped_or_required_null(&body["schema"], &format!("{at} 200"), &mut found);
         }
     }
-    assert_eq!(operations, 17, "every route is in the document");
+    assert_eq!(operations, 18, "every route is in the document");
     for path in ["/v1/namespaces/{ns}/escalations/{id}/answer", "/v1/namespaces/{ns}/escalations/{id}/dismiss"] {
         assert!(doc["paths"][path]["post"]["responses"]["409"].is_object(), "{path}: a closed escalation is 409");
     }

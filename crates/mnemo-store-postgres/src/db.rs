@@ -342,6 +342,20 @@ impl Db {
         client.batch_execute(&sql).await.db("vacuum the schema's tables")
     }
 
+    /// `VACUUM FULL` of these tables of the schema (as the login role, their owner, outside any
+    /// transaction): each is rewritten into new files, so neither the dead row versions an
+    /// erasure left nor the bytes a plain `VACUUM` would only mark free (it does not zero them)
+    /// stay in the table's files. It holds each table's exclusive lock while it is rewritten.
+    pub async fn vacuum(&self, tables: &[&str]) -> Result<(), CoreError> {
+        if tables.is_empty() {
+            return Ok(());
+        }
+        let client = self.client().await?;
+        let names: Vec<String> =
+            tables.iter().map(|t| format!("{}.\"{}\"", self.quoted_schema(), t.replace('"', "\"\""))).collect();
+        client.batch_execute(&format!("VACUUM FULL {}", names.join(", "))).await.db("vacuum the erased rows away")
+    }
+
     /// CPU time (nanoseconds) the server's processes have run so far: the postmaster and its
     /// children, from the kernel's scheduler statistics, when the server runs on this machine
     /// and they are readable; None otherwise. The difference over a stretch of work is the

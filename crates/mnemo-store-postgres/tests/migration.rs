@@ -180,7 +180,7 @@ async fn a_store_of_schema_4_with_memories_finds_them_by_entity_after_migrating(
     common::client()
         .await
         .batch_execute(&format!(
-            "SET search_path TO \"{schema}\", public; DROP TRIGGER memories_entities ON memories; \
+            "SET search_path TO \"{schema}\", public; DROP TABLE erased_rows; DROP TABLE erasures; ALTER TABLE memories DROP COLUMN erased_by; DROP TRIGGER memories_entities ON memories; \
              DROP FUNCTION memory_entities_of_row(); DROP TABLE memory_entities; \
              CREATE INDEX memories_entities ON memories USING gin (entities_norm); \
              DROP TABLE history_chain; DROP TABLE chain_heads; \
@@ -198,7 +198,7 @@ async fn a_store_of_schema_4_with_memories_finds_them_by_entity_after_migrating(
     assert_eq!(sorted(&bob), vec![ids_a[1]]);
     let beta = s.active_by_entities(&b, &["Ada".to_string()]).await.unwrap();
     assert_eq!(sorted(&beta), ids_b, "namespaces stay apart");
-    assert_eq!(version(&schema, "store").await, 6);
+    assert_eq!(version(&schema, "store").await, 7);
     assert_eq!(count(&schema, "memory_entities").await, 4);
     // The trigger is back: a write after the migration is found by its entity too.
     let new = s.apply(&a, Timestamp(1), vec![fact(&a, "Cy", &["Cy"])]).await.unwrap();

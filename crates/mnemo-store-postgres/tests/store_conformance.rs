@@ -45,6 +45,7 @@ conformance!(
     touch_does_not_bump_rev,
     active_by_entities_matches_any,
     history_chain_covers_every_write,
+    erase_empties_content_and_keeps_a_record,
 );
 
 #[tokio::test]

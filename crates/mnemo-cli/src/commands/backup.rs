@@ -28,12 +28,12 @@ pub async fn run(rt: &Runtime, cmd: &BackupCommand) -> Result<()> {
                 out!("backed up to {}: {}", file.display(), describe(&info));
             }
         }
-        BackupCommand::Restore { file, out } => {
+        BackupCommand::Restore { file, keep_erased, out } => {
             let bar = indicatif::ProgressBar::new(0);
             let b = bar.clone();
-            let (info, sync) = rt
+            let (info, sync, erasures) = rt
                 .engine()
-                .restore_backup(file, &move |done, total| {
+                .restore_backup_with(file, *keep_erased, &move |done, total| {
                     b.set_length(total);
                     b.set_position(done);
                 })
@@ -41,7 +41,7 @@ pub async fn run(rt: &Runtime, cmd: &BackupCommand) -> Result<()> {
                 .with_context(|| format!("restoring from {}", file.display()))?;
             bar.finish_and_clear();
             if out.json {
-                super::emit_json(&serde_json::json!({"restored": info, "index": sync}))?;
+                super::emit_json(&serde_json::json!({"restored": info, "index": sync, "erasures": erasures}))?;
             } else {
                 out!("restored from {}: {}", file.display(), describe(&info));
                 match &sync.rebuilt_because {
@@ -49,6 +49,10 @@ pub async fn run(rt: &Runtime, cmd: &BackupCommand) -> Result<()> {
                         out!("index rebuilt from the restored store ({why}): {} memories indexed", sync.upserted)
                     }
                     None => out!("index brought up to the restored store: {} memories indexed", sync.upserted),
+                }
+                let said = erasures.render();
+                if !said.is_empty() {
+                    out!("{}", said.trim_end());
                 }
             }
         }

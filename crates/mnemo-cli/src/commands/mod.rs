@@ -135,6 +135,7 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
         Command::Recall(_)
         | Command::Why(_)
         | Command::History(_)
+        | Command::Erase(_)
         | Command::Escalations(_)
         | Command::Dismiss(_)
         | Command::Decay(_)
@@ -175,6 +176,7 @@ pub fn access(command: &Command) -> mnemo_agent::Access {
         | Command::Stats(_) => Read,
         // A dry run writes nothing: it reads beside a writer.
         Command::Forget(a) if a.dry_run => Read,
+        Command::Erase(a) if a.dry_run => Read,
         Command::Backup(BackupCommand::Create { .. }) => Read,
         _ => Write,
     }
@@ -306,6 +308,21 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 tenant_view::emit(&h)?
             } else {
                 out!("{}", h.text().trim_end());
+            }
+        }
+        Command::Erase(a) => {
+            use mnemo_agent::door::{EraseInput, EraseWhat, OPERATOR};
+            let input = EraseInput {
+                what: EraseWhat::parse_arg(&a.what, a.subject).map_err(invalid)?,
+                reason: a.reason.clone(),
+                dry_run: a.dry_run,
+                by: OPERATOR.to_string(),
+            };
+            let r = rt.erase_input(&ns, &input).await?;
+            if a.out.json {
+                tenant_view::emit(&r)?
+            } else {
+                out!("{}", r.render().trim_end())
             }
         }
         Command::Why(a) => {

@@ -191,6 +191,7 @@ fn entry_name(kind: EntryKind, id: i64) -> String {
     match kind {
         EntryKind::Event => format!("event {id}"),
         EntryKind::Turn => format!("turn {} (id {id})", mnemo_core::TurnId(id)),
+        EntryKind::Erasure => format!("erasure {id}"),
     }
 }
 

@@ -8,6 +8,8 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::Arc;
 
+use crate::error::CoreError;
+use crate::ids::TurnId;
 use crate::model::*;
 use crate::time::Timestamp;
 use crate::traits::Store;
@@ -39,6 +41,7 @@ where
     list_memories_pages_by_id(&*make().await).await;
     short_ids_find_their_own_namespace(&*make().await).await;
     history_chain_covers_every_write(&*make().await).await;
+    erase_empties_content_and_keeps_a_record(&*make().await).await;
     crate::conformance::decay::due_for_decay_matches_the_scan(&*make().await).await;
     crate::conformance::bounded::bounded_turn_lookups(&*make().await).await;
 }
@@ -995,4 +998,71 @@ pub async fn history_chain_covers_every_write(s: &dyn Store) {
     assert_eq!(page, records[2..5].to_vec());
     let recomputed = crate::chain::verify("alpha", records, heads.iter().find(|h| h.namespace == "alpha"), &[]);
     assert!(recomputed.ok(), "the entries as read verify on their own (an export): {recomputed:?}");
+}
+
+/// Erasure (see `crate::erase`): every content column of an erased memory is emptied, a
+/// turn's text is replaced, the memory becomes a tombstone with a new rev (an index drops it),
+/// a content-free record stays, the history still verifies, and nothing else changes. An id
+/// of another namespace is NotFound and changes nothing; so does a store that cannot erase
+/// (it refuses with InvalidInput, changing nothing, and the rest is not asked of it).
+pub async fn erase_empties_content_and_keeps_a_record(s: &dyn Store) {
+    use crate::erase::{ErasePlan, EraseTarget};
+    let (a, b) = (ns("alpha"), ns("beta"));
+    let t = turn(s, &a, "Ben's phone is 555-0100", at(1)).await;
+    let phone = NewMemory {
+        claim: Some(Claim { entity: "Ben".into(), attribute: "phone".into(), value: "555-0100".into() }),
+        embedding: Some(Embedding { model: "m".into(), vector: vec![0.5, -0.25] }),
+        ..mem(&a, "Ben | phone | 555-0100", &["ben"])
+    };
+    let phone = s.apply(&a, at(2), vec![WriteOp::Insert { memory: phone, turn: Some(t.id) }]).await.unwrap()[0];
+    let kept = insert(s, mem(&a, "Ann likes tea", &["ann"])).await;
+    let other = insert(s, mem(&b, "beta's own", &[])).await;
+    let plan = |memories: Vec<MemoryId>, redact: Vec<(TurnId, String)>| ErasePlan {
+        target: EraseTarget::Memory { id: phone }.kind().to_string(),
+        reason: "asked".into(),
+        by: Some("dpo".into()),
+        memories,
+        turns: vec![],
+        redact,
+    };
+    let before = snapshot(s, &[&a, &b]).await;
+    let wrong = s.erase(&a, at(9), plan(vec![other], vec![])).await;
+    match wrong {
+        Err(CoreError::InvalidInput(m)) if m.contains("cannot erase") => {
+            assert_eq!(before, snapshot(s, &[&a, &b]).await, "a refused erasure changes nothing");
+            return;
+        }
+        Err(CoreError::NotFound(_)) => {}
+        other => panic!("an id of another namespace is NotFound, got {other:?}"),
+    }
+    assert_eq!(before, snapshot(s, &[&a, &b]).await, "a rejected erasure changes nothing");
+    let rev = s.max_rev().await.unwrap();
+    let r = s.erase(&a, at(10), plan(vec![phone], vec![(t.id, "Ben's phone is [erased]".into())])).await.unwrap();
+    assert_eq!((r.memories.clone(), r.redacted.clone(), r.turns.clone()), (vec![phone], vec![t.id], vec![]));
+    assert_eq!(
+        (r.at, r.reason.as_str(), r.by.as_deref(), r.namespace.as_str()),
+        (at(10), "asked", Some("dpo"), "alpha")
+    );
+    assert!(r.rows.iter().all(|row| row.before != row.after), "every row listed changed: {r:?}");
+    let m = get(s, &a, phone).await;
+    assert_eq!((m.content.as_str(), &m.claim, &m.entities, &m.embedding), ("", &None, &vec![], &None), "{m:?}");
+    match &m.status {
+        Status::Tombstoned { reason, at: when, .. } => assert_eq!((reason.as_str(), *when), ("erased: asked", at(10))),
+        other => panic!("an erased memory is a tombstone: {other:?}"),
+    }
+    assert!(m.rev > rev, "a new rev, so an index drops it");
+    let h = s.history(&a, phone).await.unwrap();
+    assert_eq!(h.last().map(|e| e.event.as_str()), Some("erased"), "{h:?}");
+    assert!(h.iter().all(|e| !e.detail.contains("555")), "{h:?}");
+    assert_eq!(s.turns(&a).await.unwrap()[0].text, "Ben's phone is [erased]");
+    assert!(s.active_by_entities(&a, &["ben".to_string()]).await.unwrap().is_empty());
+    assert_eq!(get(s, &a, kept).await.content, "Ann likes tea", "what was not named stays");
+    assert_eq!(get(s, &b, other).await.content, "beta's own");
+    assert_eq!(s.erasures(&a).await.unwrap(), vec![r], "the record, as kept");
+    assert!(s.erasures(&b).await.unwrap().is_empty(), "records are per namespace");
+    if let Some(reports) = s.verify_history().await.unwrap() {
+        assert!(reports.iter().all(|r| r.ok()), "the history still verifies after an erasure: {reports:?}");
+    }
+    let again = s.erase(&a, at(11), plan(vec![phone], vec![])).await;
+    assert!(matches!(again, Err(CoreError::InvalidInput(_))), "nothing left to erase: {again:?}");
 }

@@ -40,7 +40,11 @@ impl RecallFilter {
     }
 
     /// Whether `m` passes: held at `as_of` (now: active), and an episode within the window.
+    /// An erased memory never does: its content is gone, and so is what it held then.
     fn keeps(&self, m: &Memory) -> bool {
+        if m.content.is_empty() {
+            return false;
+        }
         let held = match self.as_of {
             Some(t) => held_at(m, t),
             None => m.status.is_active(),

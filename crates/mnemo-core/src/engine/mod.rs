@@ -21,6 +21,7 @@ mod backup;
 mod claim_history;
 mod correct;
 mod decay;
+mod erase;
 mod evidence;
 mod forget;
 mod group_commit;
@@ -41,7 +42,9 @@ mod why;
 mod write;
 
 pub use as_of::{held_at, RecallFilter};
+pub use backup::{Reintroduced, RestoredErasures};
 pub use decay::DecayReport;
+pub use erase::{EraseOptions, EraseReport, ErasedMemory, SWEEP_MIN_CHARS};
 pub use forget::{ForgetMatch, ForgetOptions, ForgetPreview};
 pub use group_commit::TurnRequest;
 pub use group_queue::{GroupCommit, MAX_BATCH_TURNS};

@@ -17,6 +17,10 @@ pub struct WhyReport {
     pub turns: Vec<Turn>,
     /// The memory that superseded it, if any.
     pub superseded_by: Option<Memory>,
+    /// The erasure that emptied it, if it was erased (its content is gone; this says when and
+    /// why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erased: Option<crate::erase::ErasureRecord>,
 }
 
 impl Engine {
@@ -41,6 +45,12 @@ impl Engine {
         turn_ids.sort();
         turn_ids.dedup();
         let turns = self.store.turns_by_ids(ns, &turn_ids).await?;
-        Ok(WhyReport { memory, events, turns, superseded_by })
+        let erased = match &memory.status {
+            Status::Tombstoned { reason, .. } if reason.starts_with("erased: ") => {
+                self.store.erasures(ns).await?.into_iter().rev().find(|e| e.memories.contains(&id))
+            }
+            _ => None,
+        };
+        Ok(WhyReport { memory, events, turns, superseded_by, erased })
     }
 }

@@ -193,6 +193,15 @@ class Engine:
 
         Returns the JSON of ``POST forget``: ``{"principal", "report"}``, or with ``dry_run``
         ``{"principal", "preview", "text"}``."""
+    def erase(
+        self, what: str, *, reason: str, namespace: Optional[str] = None, subject: bool = False, dry_run: bool = False
+    ) -> str:
+        """Erase for good (unlike forget): ``what`` is ``"m42"``, ``"t17"``,
+        ``"entity | attribute"`` (every version), or with ``subject`` an entity. The content
+        leaves the store, the index, the raw turns and the recall cache; a content-free record
+        (time, reason) stays. Irreversible: try ``dry_run`` first.
+
+        Returns the JSON of ``POST erase``: ``{"principal", "report", "text"}``."""
     def history(self, claim: str, *, namespace: Optional[str] = None) -> str:
         """The values a claim (``"entity | attribute"``) has had, oldest first: when memory
         recorded each, when and why it stopped holding it, and its sources.

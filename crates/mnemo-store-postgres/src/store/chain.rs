@@ -14,10 +14,11 @@ use std::collections::HashSet;
 
 use deadpool_postgres::Transaction;
 use mnemo_contract::chain::{
-    self, Appender, ChainHead, ChainRecord, ChainReport, Content, CreatedMemory, EntryKind, EventContent, Hash,
-    TurnContent,
+    self, Appender, ChainHead, ChainRecord, ChainReport, Content, CreatedMemory, EntryKind, ErasedMark, EventContent,
+    Hash, TurnContent,
 };
-use mnemo_contract::{CoreError, Namespace};
+use mnemo_contract::erase::{ErasedRow, ErasureRecord};
+use mnemo_contract::{CoreError, MemoryId, Namespace, Timestamp, TurnId};
 use tokio_postgres::Row;
 
 use crate::db::{Db, Scope};
@@ -83,13 +84,14 @@ fn bytes_hash(row: &Row, i: usize) -> Result<Hash> {
 }
 
 /// The turn columns, in order.
-const TURN_COLS: &str = "t.id, t.namespace, t.source, t.at, t.text, t.external_id";
+pub(crate) const TURN_COLS: &str = "t.id, t.namespace, t.source, t.at, t.text, t.external_id";
 /// The event columns (with its memory's), in order.
-const EVENT_COLS: &str = "e.seq, e.memory_id, e.at, e.event, e.turn_id, e.detail, m.id, m.namespace, m.kind, \
+pub(crate) const EVENT_COLS: &str =
+    "e.seq, e.memory_id, e.at, e.event, e.turn_id, e.detail, m.id, m.namespace, m.kind, \
                           m.content, m.claim_entity, m.claim_attribute, m.claim_value, m.entities, m.importance, \
                           m.created_at, m.pinned";
 
-fn turn_at(row: &Row, at: usize) -> Result<Option<TurnContent>> {
+pub(crate) fn turn_at(row: &Row, at: usize) -> Result<Option<TurnContent>> {
     let g = "a chained turn";
     let Some(id) = row.try_get::<_, Option<i64>>(at).db(g)? else { return Ok(None) };
     Ok(Some(TurnContent {
@@ -99,10 +101,11 @@ fn turn_at(row: &Row, at: usize) -> Result<Option<TurnContent>> {
         at: row.try_get(at + 3).db(g)?,
         text: row.try_get(at + 4).db(g)?,
         external_id: row.try_get(at + 5).db(g)?,
+        erased: None,
     }))
 }
 
-fn event_at(row: &Row, at: usize) -> Result<Option<EventContent>> {
+pub(crate) fn event_at(row: &Row, at: usize) -> Result<Option<EventContent>> {
     let g = "a chained event";
     let Some(seq) = row.try_get::<_, Option<i64>>(at).db(g)? else { return Ok(None) };
     let event: String = row.try_get(at + 3).db(g)?;
@@ -131,6 +134,7 @@ fn event_at(row: &Row, at: usize) -> Result<Option<EventContent>> {
         turn_id: row.try_get(at + 4).db(g)?,
         detail: row.try_get(at + 5).db(g)?,
         memory,
+        erased: None,
     }))
 }
 
@@ -166,21 +170,81 @@ pub(crate) async fn heads(db: &Db) -> Result<Vec<ChainHead>> {
 /// at most `$3`.
 fn chain_select() -> String {
     format!(
-        "SELECT c.seq, c.kind, c.ref_id, c.content_hash, c.prev_hash, c.entry_hash, {TURN_COLS}, {EVENT_COLS} \
+        "SELECT c.seq, c.kind, c.ref_id, c.content_hash, c.prev_hash, c.entry_hash, {TURN_COLS}, {EVENT_COLS}, \
+         {MARK_COLS}, {ERASURE_COLS} \
          FROM history_chain c \
          LEFT JOIN turns t ON c.kind = 'turn' AND t.id = c.ref_id \
          LEFT JOIN memory_events e ON c.kind = 'event' AND e.seq = c.ref_id \
          LEFT JOIN memories m ON m.id = e.memory_id \
+         LEFT JOIN erasures er ON c.kind = 'erasure' AND er.id = c.ref_id \
          WHERE c.namespace = $1 AND c.seq > $2 ORDER BY c.seq LIMIT $3"
     )
+}
+
+/// What the erasures list for the row an entry points at (see `ErasedMark`): the last
+/// erasure's id, the first's `before`, the last's `after` (NULLs: never erased).
+const MARK_COLS: &str = "(SELECT max(x.erasure_id) FROM erased_rows x WHERE x.kind = c.kind AND x.ref_id = c.ref_id), \
+     (SELECT x.before FROM erased_rows x WHERE x.kind = c.kind AND x.ref_id = c.ref_id ORDER BY x.erasure_id LIMIT 1), \
+     (SELECT x.after FROM erased_rows x WHERE x.kind = c.kind AND x.ref_id = c.ref_id \
+      ORDER BY x.erasure_id DESC LIMIT 1)";
+/// Column of `chain_select` where `MARK_COLS` start.
+const MARK_AT: usize = 29;
+/// The erasure columns (`er`), in order: what `erasure_at` reads.
+pub(crate) const ERASURE_COLS: &str = "er.id, er.namespace, er.at, er.reason, er.by_whom, er.target, er.memories, \
+     er.turns, er.redacted, (SELECT string_agg(x.kind || ':' || x.ref_id || ':' || encode(x.before, 'hex') || ':' || \
+     encode(x.after, 'hex'), ',') FROM erased_rows x WHERE x.erasure_id = er.id)";
+/// Column of `chain_select` where `ERASURE_COLS` start.
+const ERASURE_AT: usize = 32;
+
+/// The erasure in `ERASURE_COLS` starting at column `at` (None: no row).
+pub(crate) fn erasure_at(row: &Row, at: usize) -> Result<Option<ErasureRecord>> {
+    let g = "an erasure";
+    let Some(id) = row.try_get::<_, Option<i64>>(at).db(g)? else { return Ok(None) };
+    let ids = |i: usize| -> Result<Vec<i64>> {
+        let t: String = row.try_get(i).db(g)?;
+        Ok(serde_json::from_str::<Vec<i64>>(&t).unwrap_or_else(|_| vec![i64::MIN]))
+    };
+    let mut rows = Vec::new();
+    let listed: Option<String> = row.try_get(at + 9).db(g)?;
+    for part in listed.unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
+        let f: Vec<&str> = part.split(':').collect();
+        let hash = |i: usize| f.get(i).and_then(|h| chain::parse_hex(h)).unwrap_or([0xff; 32]);
+        rows.push(ErasedRow {
+            entry: f.first().and_then(|k| EntryKind::parse(k)).unwrap_or(EntryKind::Erasure),
+            id: f.get(1).and_then(|n| n.parse().ok()).unwrap_or(i64::MIN),
+            before: hash(2),
+            after: hash(3),
+        });
+    }
+    rows.sort_by_key(|r| (r.entry, r.id));
+    Ok(Some(ErasureRecord {
+        id,
+        namespace: row.try_get(at + 1).db(g)?,
+        at: Timestamp(row.try_get(at + 2).db(g)?),
+        reason: row.try_get(at + 3).db(g)?,
+        by: row.try_get(at + 4).db(g)?,
+        target: row.try_get(at + 5).db(g)?,
+        memories: ids(at + 6)?.into_iter().map(MemoryId).collect(),
+        turns: ids(at + 7)?.into_iter().map(TurnId).collect(),
+        redacted: ids(at + 8)?.into_iter().map(TurnId).collect(),
+        rows,
+    }))
+}
+
+fn mark_at(row: &Row, at: usize) -> Result<Option<ErasedMark>> {
+    let g = "an erased row";
+    let Some(erasure) = row.try_get::<_, Option<i64>>(at).db(g)? else { return Ok(None) };
+    Ok(Some(ErasedMark { erasure, before: bytes_hash(row, at + 1)?, after: bytes_hash(row, at + 2)? }))
 }
 
 fn record_at(r: &Row, ns: &str) -> Result<ChainRecord> {
     let kind: String = r.try_get(1).db("chain entry")?;
     let entry = EntryKind::parse(&kind).unwrap_or(EntryKind::Event);
+    let mark = mark_at(r, MARK_AT)?;
     let content = match entry {
-        EntryKind::Turn => turn_at(r, 6)?.map(Content::Turn),
-        EntryKind::Event => event_at(r, 12)?.map(Content::Event),
+        EntryKind::Turn => turn_at(r, 6)?.map(|t| Content::Turn(TurnContent { erased: mark, ..t })),
+        EntryKind::Event => event_at(r, 12)?.map(|e| Content::Event(EventContent { erased: mark, ..e })),
+        EntryKind::Erasure => erasure_at(r, ERASURE_AT)?.map(Content::Erasure),
     };
     Ok(ChainRecord {
         namespace: ns.to_string(),
@@ -217,7 +281,7 @@ const CHECK_PAGE: usize = 5_000;
 /// outside it.
 async fn verify_namespace(tx: &Transaction<'_>, ns: &str) -> Result<ChainReport> {
     let mut v = chain::Verifier::new(ns);
-    let (mut turns, mut events) = (HashSet::new(), HashSet::new());
+    let (mut turns, mut events, mut erasures) = (HashSet::new(), HashSet::new(), HashSet::new());
     let mut after = i64::MIN;
     'pages: loop {
         let page = page_in(tx, ns, after, CHECK_PAGE).await?;
@@ -226,6 +290,7 @@ async fn verify_namespace(tx: &Transaction<'_>, ns: &str) -> Result<ChainReport>
             match rec.entry {
                 EntryKind::Turn => turns.insert(rec.id),
                 EntryKind::Event => events.insert(rec.id),
+                EntryKind::Erasure => erasures.insert(rec.id),
             };
             after = rec.seq;
             if !v.push(rec) {
@@ -258,7 +323,13 @@ async fn verify_namespace(tx: &Transaction<'_>, ns: &str) -> Result<ChainReport>
             unchained.push((EntryKind::Event, seq));
         }
     }
-    let seen = !turns.is_empty() || !events.is_empty();
+    for r in read::rows(tx, "SELECT id FROM erasures WHERE namespace = $1", &[&ns]).await? {
+        let id: i64 = r.try_get(0).db("erasure id")?;
+        if !erasures.contains(&id) {
+            unchained.push((EntryKind::Erasure, id));
+        }
+    }
+    let seen = !turns.is_empty() || !events.is_empty() || !erasures.is_empty();
     let head = heads_of(tx, Some(ns))
         .await?
         .pop()

@@ -3,6 +3,7 @@
 mod bounded;
 mod chain;
 mod decay;
+mod erase;
 mod ids;
 mod import;
 mod lock;
@@ -139,6 +140,7 @@ impl Store for PostgresStore {
                 at: t.at.0,
                 text: t.text.clone(),
                 external_id: t.external_id.clone(),
+                erased: None,
             });
             chain::append(&tx, &t.namespace, &[content]).await?;
             Turn {
@@ -161,6 +163,38 @@ impl Store for PostgresStore {
             write::lock_namespace(&tx, self.db.schema(), namespace).await?;
             write::apply(&tx, self.db.schema(), namespace, at, ops).await?
         })
+    }
+
+    async fn erase(
+        &self,
+        namespace: &Namespace,
+        at: Timestamp,
+        plan: mnemo_contract::erase::ErasePlan,
+    ) -> Result<mnemo_contract::erase::ErasureRecord> {
+        self.migrate().await?;
+        let mut client = self.db.client().await?;
+        let tx = self.db.begin(&mut client, Scope::Namespace(namespace)).await?;
+        let written = match write::lock_namespace(&tx, self.db.schema(), namespace).await {
+            Ok(()) => erase::erase(&tx, self.db.schema(), namespace, at, plan).await,
+            Err(e) => Err(e),
+        };
+        let record = match written {
+            Ok(r) => {
+                tx.commit().await.db("commit")?;
+                r
+            }
+            Err(e) => {
+                // Rolled back before answering (an erasure refused late holds row locks).
+                let _ = tx.rollback().await;
+                return Err(e);
+            }
+        };
+        self.db.vacuum(erase::TOUCHED).await?;
+        Ok(record)
+    }
+
+    async fn erasures(&self, namespace: &Namespace) -> Result<Vec<mnemo_contract::erase::ErasureRecord>> {
+        in_tx!(self, Scope::Namespace(namespace), |tx| erase::erasures(&tx, namespace).await?)
     }
 
     async fn get_many(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {

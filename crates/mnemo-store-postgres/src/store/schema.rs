@@ -12,7 +12,7 @@
 //!   The query role gets no DELETE: nothing is hard-deleted.
 
 /// Migration steps.
-pub(crate) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub(crate) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// Grants for the query role (`{role}`, `{schema}` filled in).
 pub(crate) const GRANTS: &str = "
@@ -24,6 +24,9 @@ GRANT SELECT, INSERT, UPDATE ON {schema}.decay_rules TO {role};
 GRANT SELECT, INSERT ON {schema}.memory_entities TO {role};
 GRANT SELECT, INSERT ON {schema}.history_chain TO {role};
 GRANT SELECT, INSERT, UPDATE ON {schema}.chain_heads TO {role};
+GRANT SELECT, INSERT, UPDATE ON {schema}.erasures TO {role};
+GRANT SELECT, INSERT ON {schema}.erased_rows TO {role};
+GRANT DELETE ON {schema}.memory_entities TO {role};
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
 ";
 
@@ -207,6 +210,49 @@ CREATE POLICY namespace_partition ON history_chain
 ALTER TABLE chain_heads ENABLE ROW LEVEL SECURITY;
 ALTER TABLE chain_heads FORCE ROW LEVEL SECURITY;
 CREATE POLICY namespace_partition ON chain_heads
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
+    WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+";
+
+/// Version 7: erasure (see `erase` and docs/erasure.md), as in the SQLite store: `erasures`
+/// keeps each erasure's content-free record, `erased_rows` the rows it changed with their
+/// content hashes before and after; an erasure is an entry of the history chain of kind
+/// `erasure`; `memories.erased_by` names the erasure that emptied a memory. The query role may
+/// delete an erased memory's `memory_entities` rows (its only DELETE).
+const V7: &str = "
+ALTER TABLE history_chain DROP CONSTRAINT IF EXISTS history_chain_kind_check;
+ALTER TABLE history_chain ADD CONSTRAINT history_chain_kind_check CHECK (kind IN ('event', 'turn', 'erasure'));
+CREATE TABLE erasures (
+    id        BIGSERIAL PRIMARY KEY,
+    namespace TEXT   NOT NULL,
+    at        BIGINT NOT NULL,
+    reason    TEXT   NOT NULL,
+    by_whom   TEXT,
+    target    TEXT   NOT NULL,
+    memories  TEXT   NOT NULL,
+    turns     TEXT   NOT NULL,
+    redacted  TEXT   NOT NULL
+);
+CREATE INDEX erasures_namespace ON erasures (namespace, id);
+CREATE TABLE erased_rows (
+    erasure_id BIGINT NOT NULL REFERENCES erasures (id),
+    namespace  TEXT   NOT NULL,
+    kind       TEXT   NOT NULL,
+    ref_id     BIGINT NOT NULL,
+    before     BYTEA  NOT NULL,
+    after      BYTEA  NOT NULL,
+    PRIMARY KEY (kind, ref_id, erasure_id)
+);
+CREATE INDEX erased_rows_erasure ON erased_rows (erasure_id);
+ALTER TABLE memories ADD COLUMN erased_by BIGINT;
+ALTER TABLE erasures ENABLE ROW LEVEL SECURITY;
+ALTER TABLE erasures FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON erasures
+    USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
+    WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+ALTER TABLE erased_rows ENABLE ROW LEVEL SECURITY;
+ALTER TABLE erased_rows FORCE ROW LEVEL SECURITY;
+CREATE POLICY namespace_partition ON erased_rows
     USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
     WITH CHECK (namespace = current_setting('mnemo.namespace', true));
 ";

@@ -342,6 +342,7 @@ async fn insert_all(
             turn_id: turn,
             detail,
             memory: Some(memory),
+            erased: None,
         }));
     }
     Ok(ids.into_iter().map(MemoryId).collect())
@@ -361,7 +362,7 @@ async fn superseded(
     })
 }
 
-async fn event(
+pub(crate) async fn event(
     tx: &Transaction<'_>,
     ns: &Namespace,
     id: MemoryId,
@@ -392,10 +393,11 @@ async fn event(
         turn_id: turn.map(|t| t.0),
         detail,
         memory: None,
+        erased: None,
     }))
 }
 
-async fn existing_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
+pub(crate) async fn existing_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
     read::memory_in(tx, ns, id)
         .await?
         .ok_or_else(|| CoreError::NotFound(format!("{what}: memory {id} not found in namespace {ns}")))

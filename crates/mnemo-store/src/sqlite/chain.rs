@@ -6,10 +6,11 @@
 use std::collections::{HashMap, HashSet};
 
 use mnemo_contract::chain::{
-    self, Appender, ChainHead, ChainRecord, ChainReport, Content, CreatedMemory, EntryKind, EventContent, Hash,
-    TurnContent,
+    self, Appender, ChainHead, ChainRecord, ChainReport, Content, CreatedMemory, EntryKind, ErasedMark, EventContent,
+    Hash, TurnContent,
 };
-use mnemo_contract::CoreError;
+use mnemo_contract::erase::{ErasedRow, ErasureRecord};
+use mnemo_contract::{CoreError, MemoryId, Timestamp, TurnId};
 use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, Row};
 
@@ -104,14 +105,15 @@ fn real(row: &Row<'_>, i: usize) -> rusqlite::Result<f32> {
 }
 
 /// The turn columns, in order.
-const TURN_COLS: &str = "t.id, t.namespace, t.source, t.at, t.text, t.external_id";
+pub(crate) const TURN_COLS: &str = "t.id, t.namespace, t.source, t.at, t.text, t.external_id";
 /// The event columns (with its memory's), in order.
-const EVENT_COLS: &str = "e.seq, e.memory_id, e.at, e.event, e.turn_id, e.detail, m.id, m.namespace, m.kind, \
+pub(crate) const EVENT_COLS: &str =
+    "e.seq, e.memory_id, e.at, e.event, e.turn_id, e.detail, m.id, m.namespace, m.kind, \
                           m.content, m.claim_entity, m.claim_attribute, m.claim_value, m.entities, m.importance, \
                           m.created_at, m.pinned";
 
 /// The turn in `TURN_COLS` starting at column `at` (None: no row).
-fn turn_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<TurnContent>> {
+pub(crate) fn turn_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<TurnContent>> {
     let Some(id) = int(row, at)? else { return Ok(None) };
     Ok(Some(TurnContent {
         id,
@@ -120,11 +122,12 @@ fn turn_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<TurnContent>> {
         at: int(row, at + 3)?.unwrap_or(i64::MIN),
         text: text(row, at + 4)?.unwrap_or_default(),
         external_id: text(row, at + 5)?,
+        erased: None,
     }))
 }
 
 /// The event in `EVENT_COLS` starting at column `at` (None: no row).
-fn event_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<EventContent>> {
+pub(crate) fn event_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<EventContent>> {
     let Some(seq) = int(row, at)? else { return Ok(None) };
     let event = text(row, at + 3)?.unwrap_or_default();
     let memory_found = int(row, at + 6)?.is_some();
@@ -152,6 +155,7 @@ fn event_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<EventContent>> 
         turn_id: int(row, at + 4)?,
         detail: text(row, at + 5)?.unwrap_or_default(),
         memory,
+        erased: None,
     }))
 }
 
@@ -198,13 +202,69 @@ fn namespaces(conn: &Connection) -> Result<Vec<String>> {
 /// adds to the WHERE clause (`?1` is the namespace), `limit` ends the statement.
 fn chain_select(more: &str, limit: &str) -> String {
     format!(
-        "SELECT c.seq, c.kind, c.ref_id, c.content_hash, c.prev_hash, c.entry_hash, {TURN_COLS}, {EVENT_COLS} \
+        "SELECT c.seq, c.kind, c.ref_id, c.content_hash, c.prev_hash, c.entry_hash, {TURN_COLS}, {EVENT_COLS}, \
+         {MARK_COLS}, {ERASURE_COLS} \
          FROM history_chain c \
          LEFT JOIN turns t ON c.kind = 'turn' AND t.id = c.ref_id \
          LEFT JOIN memory_events e ON c.kind = 'event' AND e.seq = c.ref_id \
          LEFT JOIN memories m ON m.id = e.memory_id \
+         LEFT JOIN erasures er ON c.kind = 'erasure' AND er.id = c.ref_id \
          WHERE c.namespace = ?1 {more} ORDER BY c.seq {limit}"
     )
+}
+
+/// What the erasures list for the row an entry points at (see `ErasedMark`): the last
+/// erasure's id, the first's `before`, the last's `after` (NULLs: never erased).
+const MARK_COLS: &str = "(SELECT MAX(x.erasure_id) FROM erased_rows x WHERE x.kind = c.kind AND x.ref_id = c.ref_id), \
+     (SELECT x.before FROM erased_rows x WHERE x.kind = c.kind AND x.ref_id = c.ref_id ORDER BY x.erasure_id LIMIT 1), \
+     (SELECT x.after FROM erased_rows x WHERE x.kind = c.kind AND x.ref_id = c.ref_id \
+      ORDER BY x.erasure_id DESC LIMIT 1)";
+/// Column of `chain_select` where `MARK_COLS` start.
+const MARK_AT: usize = 29;
+/// The erasure columns (`er`), in order: what `erasure_at` reads.
+pub(crate) const ERASURE_COLS: &str = "er.id, er.namespace, er.at, er.reason, er.by_whom, er.target, er.memories, \
+     er.turns, er.redacted, (SELECT group_concat(x.kind || ':' || x.ref_id || ':' || hex(x.before) || ':' || hex(x.after), ',') \
+     FROM erased_rows x WHERE x.erasure_id = er.id)";
+/// Column of `chain_select` where `ERASURE_COLS` start.
+const ERASURE_AT: usize = 32;
+
+/// The erasure in `ERASURE_COLS` starting at column `at` (None: no row). A value no write
+/// produced reads as something that hashes differently, so the check catches it.
+pub(crate) fn erasure_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<ErasureRecord>> {
+    let Some(id) = int(row, at)? else { return Ok(None) };
+    let ids = |i: usize| -> rusqlite::Result<Vec<i64>> {
+        Ok(serde_json::from_str::<Vec<i64>>(&text(row, i)?.unwrap_or_default()).unwrap_or_else(|_| vec![i64::MIN]))
+    };
+    let mut rows = Vec::new();
+    for part in text(row, at + 9)?.unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
+        let f: Vec<&str> = part.split(':').collect();
+        let hash = |i: usize| f.get(i).and_then(|h| chain::parse_hex(h)).unwrap_or([0xff; 32]);
+        rows.push(ErasedRow {
+            entry: f.first().and_then(|k| EntryKind::parse(k)).unwrap_or(EntryKind::Erasure),
+            id: f.get(1).and_then(|n| n.parse().ok()).unwrap_or(i64::MIN),
+            before: hash(2),
+            after: hash(3),
+        });
+    }
+    rows.sort_by_key(|r| (r.entry, r.id));
+    Ok(Some(ErasureRecord {
+        id,
+        namespace: text(row, at + 1)?.unwrap_or_default(),
+        at: Timestamp(int(row, at + 2)?.unwrap_or(i64::MIN)),
+        reason: text(row, at + 3)?.unwrap_or_default(),
+        by: text(row, at + 4)?,
+        target: text(row, at + 5)?.unwrap_or_default(),
+        memories: ids(at + 6)?.into_iter().map(MemoryId).collect(),
+        turns: ids(at + 7)?.into_iter().map(TurnId).collect(),
+        redacted: ids(at + 8)?.into_iter().map(TurnId).collect(),
+        rows,
+    }))
+}
+
+/// The mark in `MARK_COLS` starting at column `at` (None: the row was never erased).
+fn mark_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<ErasedMark>> {
+    let Some(erasure) = int(row, at)? else { return Ok(None) };
+    Ok(Some(ErasedMark { erasure, before: hash_col(row, at + 1)?, after: hash_col(row, at + 2)? }))
 }
 
 /// A row of `chain_select`.
@@ -212,9 +272,11 @@ fn record_at(r: &Row<'_>, namespace: &str) -> rusqlite::Result<ChainRecord> {
     let kind_text = text(r, 1)?.unwrap_or_default();
     // A kind no write produces reads as an event, whose row then does not match.
     let entry = EntryKind::parse(&kind_text).unwrap_or(EntryKind::Event);
+    let mark = mark_at(r, MARK_AT)?;
     let content = match entry {
-        EntryKind::Turn => turn_at(r, 6)?.map(Content::Turn),
-        EntryKind::Event => event_at(r, 12)?.map(Content::Event),
+        EntryKind::Turn => turn_at(r, 6)?.map(|t| Content::Turn(TurnContent { erased: mark, ..t })),
+        EntryKind::Event => event_at(r, 12)?.map(|e| Content::Event(EventContent { erased: mark, ..e })),
+        EntryKind::Erasure => erasure_at(r, ERASURE_AT)?.map(Content::Erasure),
     };
     Ok(ChainRecord {
         namespace: namespace.to_string(),
@@ -241,7 +303,7 @@ pub(crate) fn page(conn: &Connection, namespace: &str, after: i64, limit: usize)
 /// outside it.
 fn verify_namespace(conn: &Connection, namespace: &str) -> Result<ChainReport> {
     let mut v = chain::Verifier::new(namespace);
-    let (mut turns, mut events) = (HashSet::new(), HashSet::new());
+    let (mut turns, mut events, mut erasures) = (HashSet::new(), HashSet::new(), HashSet::new());
     {
         let mut stmt = conn.prepare(&chain_select("", "")).db()?;
         let mut rows = stmt.query([namespace]).db()?;
@@ -250,6 +312,7 @@ fn verify_namespace(conn: &Connection, namespace: &str) -> Result<ChainReport> {
             match rec.entry {
                 EntryKind::Turn => turns.insert(rec.id),
                 EntryKind::Event => events.insert(rec.id),
+                EntryKind::Erasure => erasures.insert(rec.id),
             };
             if !v.push(&rec) {
                 break;
@@ -278,7 +341,14 @@ fn verify_namespace(conn: &Connection, namespace: &str) -> Result<ChainReport> {
             unchained.push((EntryKind::Event, seq));
         }
     }
-    let seen = !turns.is_empty() || !events.is_empty();
+    let mut stmt = conn.prepare_cached("SELECT id FROM erasures WHERE namespace = ?1").db()?;
+    for id in stmt.query_map([namespace], |r| r.get::<_, i64>(0)).db()? {
+        let id = id.db()?;
+        if !erasures.contains(&id) {
+            unchained.push((EntryKind::Erasure, id));
+        }
+    }
+    let seen = !turns.is_empty() || !events.is_empty() || !erasures.is_empty();
     let head = head(conn, namespace)?.or_else(|| {
         // No head recorded: as if the chain were empty, so entries without a head are caught.
         seen.then(|| ChainHead { namespace: namespace.to_string(), seq: 0, hash: chain::GENESIS })

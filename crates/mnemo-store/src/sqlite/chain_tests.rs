@@ -14,11 +14,11 @@ use rusqlite::Connection;
 use super::schema::{known_version, UNDO_V5};
 use super::SqliteStore;
 
-fn ns(name: &str) -> Namespace {
+pub(super) fn ns(name: &str) -> Namespace {
     Namespace::new(name).unwrap()
 }
 
-fn mem(n: &Namespace, content: &str) -> NewMemory {
+pub(super) fn mem(n: &Namespace, content: &str) -> NewMemory {
     NewMemory {
         namespace: n.clone(),
         kind: MemoryKind::Semantic,
@@ -34,7 +34,7 @@ fn mem(n: &Namespace, content: &str) -> NewMemory {
     }
 }
 
-fn turn(n: &Namespace, text: &str, at: i64) -> NewTurn {
+pub(super) fn turn(n: &Namespace, text: &str, at: i64) -> NewTurn {
     NewTurn { namespace: n.clone(), source: "user".into(), at: Timestamp(at), text: text.into(), external_id: None }
 }
 
@@ -99,21 +99,21 @@ async fn populate(s: &SqliteStore) -> (Vec<MemoryId>, Vec<TurnId>) {
     (ids, turns)
 }
 
-async fn reports(path: &Path) -> Vec<ChainReport> {
+pub(super) async fn reports(path: &Path) -> Vec<ChainReport> {
     let s = SqliteStore::open_read_only(path).unwrap();
     s.verify_history().await.unwrap().expect("the SQLite store keeps a chain")
 }
 
-fn alpha(reports: &[ChainReport]) -> &ChainReport {
+pub(super) fn alpha(reports: &[ChainReport]) -> &ChainReport {
     reports.iter().find(|r| r.namespace == "alpha").unwrap()
 }
 
-fn sql(path: &Path, sql: &str) {
+pub(super) fn sql(path: &Path, sql: &str) {
     Connection::open(path).unwrap().execute_batch(sql).unwrap();
 }
 
 /// A populated store file and its alpha memory and turn ids.
-async fn store() -> (tempfile::TempDir, std::path::PathBuf, Vec<MemoryId>, Vec<TurnId>) {
+pub(super) async fn store() -> (tempfile::TempDir, std::path::PathBuf, Vec<MemoryId>, Vec<TurnId>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mnemo.db");
     let (ids, turns) = {

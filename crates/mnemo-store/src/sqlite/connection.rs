@@ -52,10 +52,15 @@ fn stable_plans(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Turn "file is not a database" into a clear error naming the path.
+/// Turn "file is not a database" (and a damaged file) into a clear error naming the path.
 fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
     match e.sqlite_error_code() {
         Some(ErrorCode::NotADatabase) => StoreError::NotADatabase { path: path.to_path_buf(), detail: e.to_string() },
+        // A damaged schema page is found before any integrity check runs (the schema is read
+        // first; since schema version 6 it spans more than the first page).
+        Some(ErrorCode::DatabaseCorrupt) => {
+            StoreError::Damaged { path: path.to_path_buf(), check: "open", problems: e.to_string() }
+        }
         _ => StoreError::Sqlite(e),
     }
 }
@@ -106,6 +111,9 @@ pub(crate) fn open_writer(
     }
     conn.pragma_update(None, "synchronous", sync.pragma())?;
     conn.pragma_update(None, "foreign_keys", true)?;
+    // Freed cells and pages are overwritten with zeros, so an erased value's bytes do not
+    // linger in the file (see `erase`).
+    conn.pragma_update(None, "secure_delete", true).map_err(|e| classify(path, e))?;
     let note = match (check, full) {
         (Check::Off, _) => None,
         (_, Some(why)) => check::full_check(&conn, path, why)?,
@@ -279,6 +287,7 @@ pub(crate) fn open_memory() -> Result<Connection, StoreError> {
     let mut conn = Connection::open_in_memory()?;
     stable_plans(&conn)?;
     conn.pragma_update(None, "foreign_keys", true)?;
+    conn.pragma_update(None, "secure_delete", true)?;
     schema::migrate(&mut conn, Path::new(":memory:"))?;
     Ok(conn)
 }

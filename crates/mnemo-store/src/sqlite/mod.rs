@@ -16,6 +16,7 @@ mod check;
 mod connection;
 mod decay;
 mod embedding;
+mod erase;
 mod ids;
 mod in_list;
 mod plugin;
@@ -29,6 +30,8 @@ mod writer;
 mod chain_tests;
 #[cfg(test)]
 mod decay_tests;
+#[cfg(test)]
+mod erase_tests;
 #[cfg(test)]
 mod tests;
 
@@ -275,6 +278,21 @@ impl Store for SqliteStore {
     async fn apply(&self, namespace: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
         let ns = namespace.clone();
         self.seen(self.writer()?.run(move |c| write::apply(c, &ns, at, ops)).await)
+    }
+
+    async fn erase(
+        &self,
+        namespace: &Namespace,
+        at: Timestamp,
+        plan: mnemo_contract::erase::ErasePlan,
+    ) -> Result<mnemo_contract::erase::ErasureRecord> {
+        let ns = namespace.clone();
+        self.seen(self.writer()?.run(move |c| erase::erase(c, &ns, at, plan)).await)
+    }
+
+    async fn erasures(&self, namespace: &Namespace) -> Result<Vec<mnemo_contract::erase::ErasureRecord>> {
+        let ns = namespace.clone();
+        self.read_blocking(move |c| erase::erasures(c, &ns)).await
     }
 
     async fn get_many(&self, namespace: &Namespace, ids: &[MemoryId]) -> Result<Vec<Memory>> {

@@ -11,7 +11,7 @@ use crate::error::StoreError;
 pub(crate) const APPLICATION_ID: i64 = 0x4D4E_454D;
 
 /// Migration steps; step `i` brings the schema to version `i + 1`. Append, never edit.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The newest schema version this code knows.
 pub(crate) fn known_version() -> i64 {
@@ -154,9 +154,65 @@ CREATE TABLE chain_heads (
 ) WITHOUT ROWID;
 ";
 
+/// Version 6: erasure (see `erase` and docs/erasure.md). `erasures` keeps each erasure's
+/// content-free record (time, reason, who, what kind of target, the ids it erased) and
+/// `erased_rows` the rows it changed with their content hashes before and after (so the chain
+/// checks an erased row against them); an erasure is an entry of the history chain of kind
+/// `erasure`, so `history_chain` is rebuilt with that kind allowed (SQLite cannot change a
+/// CHECK in place). `memories.erased_by` names the erasure that emptied a memory.
+const V6: &str = "
+CREATE TABLE history_chain_v6 (
+    namespace    TEXT    NOT NULL,
+    seq          INTEGER NOT NULL,
+    kind         TEXT    NOT NULL CHECK (kind IN ('event', 'turn', 'erasure')),
+    ref_id       INTEGER NOT NULL,
+    content_hash BLOB    NOT NULL,
+    prev_hash    BLOB    NOT NULL,
+    entry_hash   BLOB    NOT NULL,
+    PRIMARY KEY (namespace, seq)
+) WITHOUT ROWID;
+INSERT INTO history_chain_v6 SELECT namespace, seq, kind, ref_id, content_hash, prev_hash, entry_hash FROM history_chain;
+DROP TABLE history_chain;
+ALTER TABLE history_chain_v6 RENAME TO history_chain;
+CREATE TABLE erasures (
+    id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    namespace TEXT    NOT NULL,
+    at        INTEGER NOT NULL,
+    reason    TEXT    NOT NULL,
+    by_whom   TEXT,
+    target    TEXT    NOT NULL,
+    memories  TEXT    NOT NULL,
+    turns     TEXT    NOT NULL,
+    redacted  TEXT    NOT NULL
+);
+CREATE INDEX erasures_namespace ON erasures(namespace, id);
+CREATE TABLE erased_rows (
+    erasure_id INTEGER NOT NULL REFERENCES erasures(id),
+    kind       TEXT    NOT NULL,
+    ref_id     INTEGER NOT NULL,
+    before     BLOB    NOT NULL,
+    after      BLOB    NOT NULL,
+    PRIMARY KEY (kind, ref_id, erasure_id)
+) WITHOUT ROWID;
+CREATE INDEX erased_rows_erasure ON erased_rows(erasure_id);
+ALTER TABLE memories ADD COLUMN erased_by INTEGER;
+";
+
+/// Undoes V6 (tests build version-5 stores with it).
+#[cfg(test)]
+pub(crate) const UNDO_V6: &str = "
+DROP TABLE erased_rows;
+DROP TABLE erasures;
+ALTER TABLE memories DROP COLUMN erased_by;
+PRAGMA user_version = 5;
+";
+
 /// Undoes V5 (tests build pre-chain stores with it).
 #[cfg(test)]
 pub(crate) const UNDO_V5: &str = "
+DROP TABLE erased_rows;
+DROP TABLE erasures;
+ALTER TABLE memories DROP COLUMN erased_by;
 DROP TABLE history_chain;
 DROP TABLE chain_heads;
 PRAGMA user_version = 4;
@@ -166,6 +222,9 @@ PRAGMA user_version = 4;
 /// embeddings must then be f32 again, which the caller sees to).
 #[cfg(test)]
 pub(crate) const UNDO_V4: &str = "
+DROP TABLE erased_rows;
+DROP TABLE erasures;
+ALTER TABLE memories DROP COLUMN erased_by;
 DROP TABLE history_chain;
 DROP TABLE chain_heads;
 DROP INDEX memories_namespace_pinned;

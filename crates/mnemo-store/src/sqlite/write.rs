@@ -29,7 +29,7 @@ type Result<T> = std::result::Result<T, CoreError>;
 
 /// Start a write transaction; IMMEDIATE takes the write lock up front, so a concurrent
 /// writer in another process waits (busy_timeout) instead of failing at commit.
-fn begin(conn: &mut Connection) -> Result<Transaction<'_>> {
+pub(crate) fn begin(conn: &mut Connection) -> Result<Transaction<'_>> {
     conn.transaction_with_behavior(TransactionBehavior::Immediate).db()
 }
 
@@ -64,6 +64,7 @@ pub(crate) fn record_turns(conn: &mut Connection, turns: Vec<NewTurn>) -> Result
                 at: t.at.0,
                 text: t.text.clone(),
                 external_id: t.external_id.clone(),
+                erased: None,
             });
             chains.append(&tx, t.namespace.as_str(), &content)?;
             recorded.push(Turn {
@@ -200,14 +201,14 @@ fn superseded(
 /// holds the write lock), so an insert knows its rev before its row is written and the row
 /// is written once, not inserted and then updated. Beside them, the namespace's history chain
 /// each event is appended to (see `chain`).
-struct Seqs {
+pub(crate) struct Seqs {
     next: i64,
     ns: String,
-    chains: Chains,
+    pub(crate) chains: Chains,
 }
 
 impl Seqs {
-    fn of(tx: &Transaction<'_>, ns: &Namespace) -> Result<Self> {
+    pub(crate) fn of(tx: &Transaction<'_>, ns: &Namespace) -> Result<Self> {
         let last: i64 = tx
             .prepare_cached(
                 "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'memory_events'), 0), \
@@ -255,13 +256,14 @@ fn append_event(
         turn_id: turn.map(|t| t.0),
         detail,
         memory,
+        erased: None,
     });
     let ns = seqs.ns.clone();
     seqs.chains.append(tx, &ns, &content)
 }
 
 /// Append an event to an existing memory and make its seq the memory's rev.
-fn event(
+pub(crate) fn event(
     tx: &Transaction<'_>,
     seqs: &mut Seqs,
     id: MemoryId,
@@ -277,7 +279,7 @@ fn event(
 }
 
 /// A turn referenced by an op must exist in the batch's namespace.
-fn check_turn(tx: &Transaction<'_>, ns: &Namespace, turn: Option<TurnId>, what: &str) -> Result<()> {
+pub(crate) fn check_turn(tx: &Transaction<'_>, ns: &Namespace, turn: Option<TurnId>, what: &str) -> Result<()> {
     let Some(turn) = turn else { return Ok(()) };
     match read::turn_namespace(tx, turn.0)? {
         Some(t) if t == ns.as_str() => Ok(()),
@@ -286,7 +288,7 @@ fn check_turn(tx: &Transaction<'_>, ns: &Namespace, turn: Option<TurnId>, what: 
 }
 
 /// The memory `id` of `ns` (any status); a missing or foreign id is NotFound.
-fn existing_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
+pub(crate) fn existing_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
     match read::memory(tx, id)? {
         Some(m) if &m.namespace == ns => Ok(m),
         _ => Err(CoreError::NotFound(format!("{what}: memory {id} not found in namespace {ns}"))),

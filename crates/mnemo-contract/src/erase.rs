@@ -1,0 +1,253 @@
+//! Erasure (see docs/erasure.md): removing content for good, where forgetting only tombstones.
+//!
+//! The engine resolves what a request erases (an [`ErasePlan`]: memories, whole turns, and turns
+//! whose text keeps everything but the erased values); the store applies it in one transaction:
+//! it overwrites every content column of those rows, and keeps a content-free [`ErasureRecord`]
+//! (which rows, the hash each had before and has after, the time, the reason, who asked). The
+//! record is an entry of the namespace's history chain, so the chain still verifies: an erased
+//! row is checked against the hashes its erasure lists (see `chain`).
+use serde::{Deserialize, Serialize};
+
+use crate::chain::{self, EntryKind, Hash};
+use crate::ids::{MemoryId, TurnId};
+use crate::time::Timestamp;
+
+/// What is asked to be erased.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "lowercase")]
+pub enum EraseTarget {
+    /// One memory (and the values it holds, out of every turn of its namespace).
+    Memory {
+        /// The memory.
+        id: MemoryId,
+    },
+    /// One raw turn, whole.
+    Turn {
+        /// The turn.
+        id: TurnId,
+    },
+    /// Every version of a claim `entity | attribute`, tombstoned ones included (and their
+    /// values, out of every turn).
+    Claim {
+        /// The entity, as written.
+        entity: String,
+        /// The attribute, as written.
+        attribute: String,
+    },
+    /// Every memory of a subject entity (its claims, and every memory that names it), and the
+    /// subject's name and values out of every turn.
+    Subject {
+        /// The entity, as written.
+        entity: String,
+    },
+}
+
+impl EraseTarget {
+    /// `memory`, `turn`, `claim` or `subject`: what an erasure record keeps of its target
+    /// (never the entity's name or a value).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EraseTarget::Memory { .. } => "memory",
+            EraseTarget::Turn { .. } => "turn",
+            EraseTarget::Claim { .. } => "claim",
+            EraseTarget::Subject { .. } => "subject",
+        }
+    }
+
+    /// In words, for the one who asked (it may name the entity).
+    pub fn describe(&self) -> String {
+        match self {
+            EraseTarget::Memory { id } => format!("memory {id}"),
+            EraseTarget::Turn { id } => format!("turn {id}"),
+            EraseTarget::Claim { entity, attribute } => format!("claim {entity} | {attribute} (every version)"),
+            EraseTarget::Subject { entity } => format!("subject {entity} (every memory and turn of it)"),
+        }
+    }
+}
+
+/// What a store is asked to erase, resolved by the engine (every id in the namespace).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErasePlan {
+    /// `memory`, `turn`, `claim` or `subject` (see [`EraseTarget::kind`]).
+    pub target: String,
+    /// Why (required, kept).
+    pub reason: String,
+    /// Who asked (the principal), if known.
+    pub by: Option<String>,
+    /// Memories whose content is erased (every content column emptied, every event's detail
+    /// emptied; the row stays as an erased tombstone).
+    pub memories: Vec<MemoryId>,
+    /// Turns erased whole (their text becomes [`ERASED_TEXT`]).
+    pub turns: Vec<TurnId>,
+    /// Turns that keep their text with the erased values cut out: the new text of each.
+    pub redact: Vec<(TurnId, String)>,
+}
+
+impl ErasePlan {
+    /// Whether it erases nothing.
+    pub fn is_empty(&self) -> bool {
+        self.memories.is_empty() && self.turns.is_empty() && self.redact.is_empty()
+    }
+}
+
+/// What an erased turn's text becomes, and what replaces an erased value inside a turn.
+pub const ERASED_TEXT: &str = "[erased]";
+
+/// One row an erasure changed: its hash as chained before and as it is after (so the history
+/// chain still checks it, and a later change of what is left is still caught).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErasedRow {
+    /// Event or turn.
+    pub entry: EntryKind,
+    /// The event's seq or the turn's id.
+    pub id: i64,
+    /// Its content hash before the erasure.
+    #[serde(with = "chain::hex_serde")]
+    pub before: Hash,
+    /// Its content hash after the erasure.
+    #[serde(with = "chain::hex_serde")]
+    pub after: Hash,
+}
+
+/// The content-free record an erasure leaves (an entry of the namespace's history chain).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErasureRecord {
+    /// The namespace.
+    pub namespace: String,
+    /// Its id (store-wide, increasing).
+    pub id: i64,
+    /// When.
+    pub at: Timestamp,
+    /// Why.
+    pub reason: String,
+    /// Who asked, if known.
+    pub by: Option<String>,
+    /// `memory`, `turn`, `claim` or `subject`.
+    pub target: String,
+    /// The memories erased.
+    pub memories: Vec<MemoryId>,
+    /// The turns erased whole.
+    pub turns: Vec<TurnId>,
+    /// The turns the erased values were cut out of.
+    pub redacted: Vec<TurnId>,
+    /// Every row changed, with its hashes before and after.
+    pub rows: Vec<ErasedRow>,
+}
+
+impl ErasureRecord {
+    /// Its content hash (see docs/history-chain.md): fields `"mnemo/history/v1/erasure"`,
+    /// namespace, id, at, reason, by (text or NULL), target; then the count and ids of
+    /// memories, of turns and of redacted turns; then the count of rows and, per row, its kind,
+    /// id, before and after.
+    pub fn hash(&self) -> Hash {
+        let mut e = chain::Encoder::new(chain::TAG_ERASURE);
+        e.text(&self.namespace).int(self.id).int(self.at.0).text(&self.reason).opt_text(self.by.as_deref());
+        e.text(&self.target);
+        e.int(self.memories.len() as i64);
+        for m in &self.memories {
+            e.int(m.0);
+        }
+        e.int(self.turns.len() as i64);
+        for t in &self.turns {
+            e.int(t.0);
+        }
+        e.int(self.redacted.len() as i64);
+        for t in &self.redacted {
+            e.int(t.0);
+        }
+        e.int(self.rows.len() as i64);
+        for r in &self.rows {
+            e.text(r.entry.as_str()).int(r.id).bytes(&r.before).bytes(&r.after);
+        }
+        e.finish()
+    }
+
+    /// "erased at <time>: <reason>".
+    pub fn describe(&self) -> String {
+        format!("erased at {}: {}", self.at.to_rfc3339(), self.reason)
+    }
+}
+
+/// `text` with every occurrence of each of `values` (compared without regard to ASCII case,
+/// and only as a whole word: a value that starts or ends with a letter or digit is not cut out
+/// of a longer word, so `Ben` leaves `Benefit` alone) replaced by [`ERASED_TEXT`]; None when
+/// none occurs. Empty values are ignored; longer values are cut first (so a value inside
+/// another goes with it).
+pub fn redact(text: &str, values: &[String]) -> Option<String> {
+    let mut values: Vec<&str> = values.iter().map(|v| v.trim()).filter(|v| !v.is_empty()).collect();
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    values.dedup();
+    let mut out = text.to_string();
+    let mut changed = false;
+    for v in values {
+        let mut from = 0;
+        while let Some(at) = find_word(&out, v, from) {
+            out.replace_range(at..at + v.len(), ERASED_TEXT);
+            from = at + ERASED_TEXT.len();
+            changed = true;
+        }
+    }
+    changed.then_some(out)
+}
+
+/// The byte offset of the first occurrence of `needle` in `hay` at or after `from`, with ASCII
+/// case ignored (any other character compared exactly), as a whole word (see [`redact`]).
+fn find_word(hay: &str, needle: &str, from: usize) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    if n.is_empty() || from + n.len() > h.len() {
+        return None;
+    }
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    let starts_word = word(needle.chars().next());
+    let ends_word = word(needle.chars().next_back());
+    (from..=h.len() - n.len())
+        .filter(|&i| hay.is_char_boundary(i) && hay.is_char_boundary(i + n.len()))
+        .filter(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
+        .find(|&i| {
+            let glued_before = starts_word && word(hay[..i].chars().next_back());
+            let glued_after = ends_word && word(hay[i + n.len()..].chars().next());
+            !glued_before && !glued_after
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_cuts_every_occurrence_whatever_its_case_and_leaves_the_rest() {
+        let values = vec!["+1 555 0100".to_string(), "ben".to_string(), " ".to_string()];
+        let out = redact("Ben's phone is +1 555 0100; call BEN at +1 555 0100.", &values).unwrap();
+        assert_eq!(out, "[erased]'s phone is [erased]; call [erased] at [erased].");
+        assert_eq!(redact("nothing here", &values), None);
+        // Only whole words: a name inside another word stays.
+        assert_eq!(redact("Benefits for Ben", &values).unwrap(), "Benefits for [erased]");
+        // Multi-byte text around a value is kept whole.
+        assert_eq!(redact("«+1 555 0100»", &values).unwrap(), "«[erased]»");
+    }
+
+    #[test]
+    fn an_erasure_record_hashes_every_field() {
+        let r = ErasureRecord {
+            namespace: "default".into(),
+            id: 1,
+            at: Timestamp(5),
+            reason: "asked".into(),
+            by: None,
+            target: "memory".into(),
+            memories: vec![MemoryId(3)],
+            turns: vec![],
+            redacted: vec![TurnId(2)],
+            rows: vec![ErasedRow { entry: EntryKind::Turn, id: 2, before: [1; 32], after: [2; 32] }],
+        };
+        let h = r.hash();
+        let mut other = r.clone();
+        other.rows[0].after = [3; 32];
+        assert_ne!(other.hash(), h);
+        let mut other = r.clone();
+        other.redacted.clear();
+        other.turns.push(TurnId(2));
+        assert_ne!(other.hash(), h);
+        assert_eq!(r.describe(), format!("erased at {}: asked", Timestamp(5).to_rfc3339()));
+    }
+}

@@ -1,0 +1,184 @@
+//! Erasure (see `mnemo_contract::erase` and docs/erasure.md), as in the SQLite store: one
+//! transaction (under the namespace's write lock) empties every content column of the plan's
+//! memories and turns, records the rows changed with their content hashes before and after,
+//! appends an `erased` event to each memory (a new rev) and the erasure to the history chain.
+//! Then the old row versions that still hold the content are removed: `VACUUM FULL` of the
+//! touched tables (as the login role, outside the transaction), which rewrites them into new
+//! files (a plain `VACUUM` marks dead tuples' space free but leaves their bytes in the page). What PostgreSQL keeps elsewhere — its
+//! write-ahead log, a WAL archive, replicas, dumps — is outside Mnemo's reach.
+use deadpool_postgres::Transaction;
+use mnemo_contract::chain::{Content, EntryKind};
+use mnemo_contract::erase::{ErasePlan, ErasedRow, ErasureRecord, ERASED_TEXT};
+use mnemo_contract::{CoreError, MemoryId, Namespace, Timestamp, TurnId};
+use serde_json::json;
+
+use crate::error::DbContext;
+use crate::store::chain::{self, ERASURE_COLS, EVENT_COLS, TURN_COLS};
+use crate::store::{read, write};
+
+type Result<T> = std::result::Result<T, CoreError>;
+
+/// The tables an erasure rewrites (vacuumed after it).
+pub(crate) const TOUCHED: &[&str] = &["memories", "memory_events", "memory_entities", "turns"];
+
+async fn events_of(tx: &Transaction<'_>, id: MemoryId) -> Result<Vec<Content>> {
+    let sql = format!(
+        "SELECT {EVENT_COLS} FROM memory_events e JOIN memories m ON m.id = e.memory_id WHERE e.memory_id = $1 \
+         ORDER BY e.seq"
+    );
+    let mut out = Vec::new();
+    for r in read::rows(tx, &sql, &[&id.0]).await? {
+        if let Some(e) = chain::event_at(&r, 0)? {
+            out.push(Content::Event(e));
+        }
+    }
+    Ok(out)
+}
+
+async fn turn_of(tx: &Transaction<'_>, ns: &Namespace, id: TurnId) -> Result<Option<Content>> {
+    let sql = format!("SELECT {TURN_COLS} FROM turns t WHERE t.id = $1 AND t.namespace = $2");
+    match read::rows(tx, &sql, &[&id.0, &ns.as_str()]).await?.first() {
+        Some(r) => Ok(chain::turn_at(r, 0)?.map(Content::Turn)),
+        None => Ok(None),
+    }
+}
+
+fn ids_json(v: Vec<i64>) -> Result<String> {
+    serde_json::to_string(&v).map_err(|e| CoreError::Store(format!("cannot encode JSON: {e}")))
+}
+
+/// Apply `plan` to `ns` at `at` inside `tx` (which holds the namespace's write lock).
+pub(crate) async fn erase(
+    tx: &Transaction<'_>,
+    schema: &str,
+    ns: &Namespace,
+    at: Timestamp,
+    plan: ErasePlan,
+) -> Result<ErasureRecord> {
+    if plan.reason.trim().is_empty() {
+        return Err(CoreError::InvalidInput("an erasure needs a reason".into()));
+    }
+    for id in &plan.memories {
+        write::existing_in(tx, ns, *id, "erase").await?;
+    }
+    for id in plan.turns.iter().chain(plan.redact.iter().map(|(t, _)| t)) {
+        if turn_of(tx, ns, *id).await?.is_none() {
+            return Err(CoreError::NotFound(format!("erase: turn {id} not found in namespace {ns}")));
+        }
+    }
+    let row = read::rows(
+        tx,
+        "INSERT INTO erasures (namespace, at, reason, by_whom, target, memories, turns, redacted) \
+         VALUES ($1, $2, $3, $4, $5, '[]', '[]', '[]') RETURNING id",
+        &[&ns.as_str(), &at.0, &plan.reason, &plan.by, &plan.target],
+    )
+    .await?;
+    let eid: i64 = row.first().ok_or_else(|| CoreError::Store("no erasure id".into()))?.try_get(0).db("erasure id")?;
+    let reason = format!("erased: {}", plan.reason);
+    let (mut rows, mut memories, mut chained) = (Vec::new(), Vec::new(), Vec::new());
+    for id in plan.memories {
+        let already = read::rows(tx, "SELECT erased_by FROM memories WHERE id = $1", &[&id.0]).await?;
+        let already: Option<i64> = match already.first() {
+            Some(r) => r.try_get(0).db("erased_by")?,
+            None => None,
+        };
+        if already.is_some() || memories.contains(&id) {
+            continue;
+        }
+        let before = events_of(tx, id).await?;
+        read::rows(
+            tx,
+            "UPDATE memories SET content = '', claim_entity = NULL, claim_attribute = NULL, claim_value = NULL, \
+             claim_entity_norm = NULL, claim_attribute_norm = NULL, entities = '[]', entities_norm = '{}', \
+             embedding = NULL, embedding_model = NULL, pinned = false, status = 'tombstoned', \
+             tombstone_reason = $1, tombstoned_at = $2, decay_due = NULL, erased_by = $3 WHERE id = $4",
+            &[&reason, &at.0, &eid, &id.0],
+        )
+        .await?;
+        read::rows(tx, "UPDATE memory_events SET detail = '{}' WHERE memory_id = $1", &[&id.0]).await?;
+        read::rows(tx, "DELETE FROM memory_entities WHERE id = $1", &[&id.0]).await?;
+        let after = events_of(tx, id).await?;
+        for (b, a) in before.iter().zip(after.iter()) {
+            rows.push(ErasedRow { entry: EntryKind::Event, id: b.id(), before: b.hash(), after: a.hash() });
+        }
+        chained.push(write::event(tx, ns, id, at, "erased", None, &json!({ "erasure": eid })).await?);
+        memories.push(id);
+    }
+    let (mut turns, mut redacted) = (Vec::new(), Vec::new());
+    let changes = plan
+        .turns
+        .iter()
+        .map(|t| (*t, ERASED_TEXT.to_string(), true))
+        .chain(plan.redact.into_iter().map(|(t, s)| (t, s, false)));
+    for (id, text, whole) in changes {
+        if turns.contains(&id) || redacted.contains(&id) {
+            continue;
+        }
+        let Some(before) = turn_of(tx, ns, id).await? else { continue };
+        if matches!(&before, Content::Turn(t) if t.text == text) {
+            continue;
+        }
+        read::rows(tx, "UPDATE turns SET text = $1 WHERE id = $2", &[&text, &id.0]).await?;
+        let Some(after) = turn_of(tx, ns, id).await? else { continue };
+        rows.push(ErasedRow { entry: EntryKind::Turn, id: id.0, before: before.hash(), after: after.hash() });
+        if whole {
+            turns.push(id);
+        } else {
+            redacted.push(id);
+        }
+    }
+    if memories.is_empty() && turns.is_empty() && redacted.is_empty() {
+        return Err(CoreError::InvalidInput(format!(
+            "nothing left to erase in namespace {ns}: what was named is erased already"
+        )));
+    }
+    rows.sort_by_key(|r| (r.entry, r.id));
+    read::rows(
+        tx,
+        "UPDATE erasures SET memories = $1, turns = $2, redacted = $3 WHERE id = $4",
+        &[
+            &ids_json(memories.iter().map(|m| m.0).collect())?,
+            &ids_json(turns.iter().map(|t| t.0).collect())?,
+            &ids_json(redacted.iter().map(|t| t.0).collect())?,
+            &eid,
+        ],
+    )
+    .await?;
+    for r in &rows {
+        read::rows(
+            tx,
+            "INSERT INTO erased_rows (erasure_id, namespace, kind, ref_id, before, after) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[&eid, &ns.as_str(), &r.entry.as_str(), &r.id, &&r.before[..], &&r.after[..]],
+        )
+        .await?;
+    }
+    let record = ErasureRecord {
+        namespace: ns.as_str().to_string(),
+        id: eid,
+        at,
+        reason: plan.reason,
+        by: plan.by,
+        target: plan.target,
+        memories: memories.clone(),
+        turns,
+        redacted,
+        rows,
+    };
+    chained.push(Content::Erasure(record.clone()));
+    // The chain before the revisions: the lock order is batch lock, chain head, revision lock.
+    chain::append(tx, ns, &chained).await?;
+    write::assign_revs(tx, schema, &memories).await?;
+    Ok(record)
+}
+
+/// The erasure records of `ns`, oldest first.
+pub(crate) async fn erasures(tx: &Transaction<'_>, ns: &Namespace) -> Result<Vec<ErasureRecord>> {
+    let sql = format!("SELECT {ERASURE_COLS} FROM erasures er WHERE er.namespace = $1 ORDER BY er.id");
+    let mut out = Vec::new();
+    for r in read::rows(tx, &sql, &[&ns.as_str()]).await? {
+        if let Some(e) = chain::erasure_at(&r, 0)? {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
