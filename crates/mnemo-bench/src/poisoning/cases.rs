@@ -257,7 +257,7 @@ fn repeated(rng: &mut SplitMix, i: usize, attack: bool, subject: &str) -> Case {
         marker = last;
         query = format!("Which payout account does {subject} use?");
     } else {
-        let spacing = if i % 2 == 0 { 60 } else { DAY };
+        let spacing = if i.is_multiple_of(2) { 60 } else { DAY };
         let mut level = 400 + rng.below(200) as i64;
         turns.push(remember(
             0,
@@ -329,7 +329,7 @@ fn thousands(n: i64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (k, c) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k) % 3 == 0 {
+        if k > 0 && (s.len() - k).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
