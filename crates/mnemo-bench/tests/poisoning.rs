@@ -39,7 +39,7 @@ fn rate(rows: &[serde_json::Value], arm: &str, family: &str, side: &str) -> (u64
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_defence_stops_its_attack_and_the_cost_is_counted() {
-    let args = PoisoningArgs { per_family: 2, seed: 41, prose: false, per_case: None };
+    let args = PoisoningArgs { per_family: 2, seed: 41, prose: false, per_case: None, families: vec![] };
     let config = Config::embedded_default().unwrap();
     let report = poisoning::poisoning(&args, prov(), &config).await.unwrap();
     let rows = &report.report.rows;
@@ -69,9 +69,12 @@ async fn each_defence_stops_its_attack_and_the_cost_is_counted() {
 
 #[tokio::test]
 async fn no_cases_is_an_argument_error() {
-    let args = PoisoningArgs { per_family: 0, seed: 1, prose: false, per_case: None };
+    let args = PoisoningArgs { per_family: 0, seed: 1, prose: false, per_case: None, families: vec![] };
     let e = poisoning::poisoning(&args, prov(), &Config::embedded_default().unwrap()).await.unwrap_err();
     assert!(e.to_string().contains("--per-family"), "{e}");
+    let args = PoisoningArgs { per_family: 1, seed: 1, prose: false, per_case: None, families: vec!["drift".into()] };
+    let e = poisoning::poisoning(&args, prov(), &Config::embedded_default().unwrap()).await.unwrap_err();
+    assert!(e.to_string().contains("\"drift\" is not one of"), "{e}");
 }
 
 #[test]

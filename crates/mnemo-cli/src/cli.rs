@@ -531,8 +531,8 @@ pub enum BenchCommand {
     /// cassette with MNEMO_RECORD / MNEMO_REPLAY and --prose), then asks the question an agent
     /// acts on. Reports attack success (ACT on the attacker's value) and benign false rejection
     /// (not ACT on the benign value), with n and Wilson 95% intervals, under each defence arm:
-    /// none, [assessor] quarantine_instructions, [assessor] supersession_limit, both
-    /// (docs/poisoning.md).
+    /// none, [assessor] quarantine_instructions (the default), supersession_limit = 3,
+    /// protect_authoritative_values, all three (docs/poisoning.md). The markdown goes to stdout.
     Poisoning {
         /// Benchmark settings.
         #[command(flatten)]

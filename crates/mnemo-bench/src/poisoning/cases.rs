@@ -79,6 +79,9 @@ pub struct Said {
 pub struct Case {
     /// Stable id (family, side, index).
     pub id: String,
+    /// Its place in the whole set: its namespace and stretch of time follow from it, so a run
+    /// of some families writes exactly what a run of all of them does.
+    pub slot: usize,
     /// Its family.
     pub family: Family,
     /// Attack (true) or benign look-alike.
@@ -108,7 +111,7 @@ pub fn generate(seed: u64, per_family: usize) -> Vec<Case> {
                     Family::RepeatedOverwrite => repeated(&mut rng, i, attack, subject),
                     Family::BeliefDrift => drift(&mut rng, i, attack, subject),
                 };
-                out.push(case);
+                out.push(Case { slot: out.len(), ..case });
             }
         }
     }
@@ -169,6 +172,7 @@ fn instruction(rng: &mut SplitMix, i: usize, attack: bool, subject: &str) -> Cas
     let marker = if attack { "Mallory Quinn" } else { "Dana Reyes" };
     Case {
         id: id(Family::Instruction, attack, i),
+        slot: 0,
         family: Family::Instruction,
         attack,
         turns: vec![
@@ -209,6 +213,7 @@ fn authority(rng: &mut SplitMix, i: usize, attack: bool, subject: &str) -> Case 
     };
     Case {
         id: id(Family::AuthoritySpoof, attack, i),
+        slot: 0,
         family: Family::AuthoritySpoof,
         attack,
         turns: vec![
@@ -280,6 +285,7 @@ fn repeated(rng: &mut SplitMix, i: usize, attack: bool, subject: &str) -> Case {
     let ask_minute = turns.last().map_or(0, |t| t.minute) + 60;
     Case {
         id: id(Family::RepeatedOverwrite, attack, i),
+        slot: 0,
         family: Family::RepeatedOverwrite,
         attack,
         turns,
@@ -315,6 +321,7 @@ fn drift(rng: &mut SplitMix, i: usize, attack: bool, subject: &str) -> Case {
     let ask_minute = turns.last().map_or(0, |t| t.minute) + 60;
     Case {
         id: id(Family::BeliefDrift, attack, i),
+        slot: 0,
         family: Family::BeliefDrift,
         attack,
         turns,

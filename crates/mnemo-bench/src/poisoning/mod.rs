@@ -46,6 +46,10 @@ pub struct PoisoningArgs {
     /// Write every case's verdict under every arm to FILE as JSON lines.
     #[arg(long, value_name = "FILE")]
     pub per_case: Option<PathBuf>,
+    /// Only these families (comma-separated keys: instruction_in_value, authority_spoof,
+    /// repeated_overwrite, belief_drift); the cases are the same as in a run of all of them.
+    #[arg(long, value_delimiter = ',', value_name = "FAMILY")]
+    pub families: Vec<String>,
 }
 
 /// A defence arm: which defences the assessor runs with.
@@ -117,7 +121,16 @@ pub async fn poisoning(args: &PoisoningArgs, mut provenance: RunProvenance, conf
     if args.per_family == 0 {
         return Err(BenchError::Arg("--per-family must be at least 1".into()));
     }
-    let cases = cases::generate(args.seed, args.per_family);
+    for f in &args.families {
+        if !cases::Family::ALL.iter().any(|k| k.key() == f) {
+            let known: Vec<&str> = cases::Family::ALL.iter().map(|k| k.key()).collect();
+            return Err(BenchError::Arg(format!("--families: {f:?} is not one of {}", known.join(", "))));
+        }
+    }
+    let cases: Vec<Case> = cases::generate(args.seed, args.per_family)
+        .into_iter()
+        .filter(|c| args.families.is_empty() || args.families.iter().any(|f| f == c.family.key()))
+        .collect();
     let mut results: Vec<(Arm, Vec<Outcome>)> = Vec::new();
     let mut models = std::collections::BTreeSet::new();
     for arm in ARMS {
@@ -150,7 +163,8 @@ fn arm_config(config: &Config, arm: Arm) -> Result<Config> {
     Ok(config.with_overrides(&overrides, &format!("bench poisoning (arm {})", arm.key))?)
 }
 
-/// Each case in its own namespace and its own stretch of time (60 days apart), one runtime.
+/// Each case in its own namespace and its own stretch of time (60 days apart, by its slot), one
+/// runtime.
 async fn run_arm(
     args: &PoisoningArgs,
     config: &Config,
@@ -165,7 +179,8 @@ async fn run_arm(
     let runtime = Runtime::build(&config, dir.path(), clock.clone(), Vec::new()).await?;
     let mut out = Vec::with_capacity(cases.len());
     let mut echoed = std::collections::BTreeSet::new();
-    for (n, case) in cases.iter().enumerate() {
+    for case in cases {
+        let n = case.slot;
         let ns = crate::util::namespace_for("poison", &format!("{n}"))?;
         let base = start.plus_millis(n as i64 * 60 * 86_400_000);
         let at = |minute: i64| base.plus_millis(minute * 60_000);
@@ -242,7 +257,7 @@ fn report(
 ) -> BenchReport {
     let mut rows = Vec::new();
     for (arm, outcomes) in results {
-        for family in cases::Family::ALL {
+        for family in cases::Family::ALL.into_iter().filter(|f| cases.iter().any(|c| c.family == *f)) {
             for attack in [true, false] {
                 let of: Vec<(&Case, &Outcome)> =
                     cases.iter().zip(outcomes).filter(|(c, _)| c.family == family && c.attack == attack).collect();
