@@ -16,6 +16,11 @@ use crate::error::AgentError;
 pub struct Runtime {
     engine: Arc<Engine>,
     assessor: Arc<dyn Assessor>,
+    /// `[assessor] supersession_limit`: applied after the assessment (it reads the claim's
+    /// history, which an assessor does not see).
+    supersession: crate::assess::poison::SupersessionLimit,
+    /// `[assessor] protect_authoritative_values`: applied with the supersession limit.
+    authority: crate::assess::poison::AuthorityGuard,
     grounders: Vec<Arc<dyn Grounder>>,
     config: Config,
     /// What bringing the index up to the store at build time did (a rebuild says why).
@@ -238,6 +243,12 @@ impl Runtime {
         }
         grounders.extend(extra_grounders);
         let (k, s, o) = config.plugin("assessor")?;
+        let supersession = crate::assess::poison::SupersessionLimit::from_settings(&s, &o)
+            .map_err(|message| AgentError::Config { file: o.clone(), message })?;
+        let authorities: Vec<String> =
+            config.declared_sources().into_iter().chain(grounders.iter().map(|g| g.source().to_string())).collect();
+        let authority = crate::assess::poison::AuthorityGuard::from_settings(&s, &o, authorities)
+            .map_err(|message| AgentError::Config { file: o.clone(), message })?;
         let assessor = match dynamic.assessor(&k, &s, &o, data_dir).await? {
             Some(a) => a,
             None => registry::build_assessor(
@@ -276,6 +287,8 @@ impl Runtime {
         Ok(Runtime {
             engine: Arc::new(engine),
             assessor,
+            supersession,
+            authority,
             grounders,
             config: config.clone(),
             startup_sync,
@@ -530,6 +543,7 @@ impl Runtime {
             tracing::info_span!("apply_corrections"),
         )
         .await?;
+        let assessment = self.hold_unconfirmed_overwrites(ns, assessment).await?;
         self.counters.assessed(&assessment);
         let action = action_text(task, &assessment);
         let verdict = crate::verdict::verdict(task, &assessment);
@@ -544,6 +558,42 @@ impl Runtime {
             Decision::Act => None,
         };
         Ok(AgentTurn { remembered: None, pack, assessment, action, verdict, escalation, plan: None })
+    }
+
+    /// `[assessor] supersession_limit` and `protect_authoritative_values`: an ACT on a claim
+    /// one principal replaced that many times in a row, or replaced an authority's value on,
+    /// becomes ESCALATE (`crate::assess::poison`). Reads the namespace's memories only when one
+    /// of them is on and the decision is ACT on a single-source claim.
+    async fn hold_unconfirmed_overwrites(
+        &self,
+        ns: &Namespace,
+        mut assessment: Assessment,
+    ) -> Result<Assessment, AgentError> {
+        if (self.supersession.off() && !self.authority.on) || !matches!(assessment.decision, Decision::Act) {
+            return Ok(assessment);
+        }
+        let bearing: Vec<Memory> = assessment
+            .pack
+            .memories()
+            .filter(|m| m.claim.is_some() && m.sources.len() == 1)
+            .filter(|m| assessment.grades.iter().any(|g| g.id == m.id && g.load_bearing))
+            .cloned()
+            .collect();
+        if bearing.is_empty() {
+            return Ok(assessment);
+        }
+        let all = self.engine.all_memories(ns).await?;
+        for m in &bearing {
+            let Some(c) = &m.claim else { continue };
+            let history: Vec<Memory> = all
+                .iter()
+                .filter(|h| h.claim.as_ref().is_some_and(|hc| hc.is_on(&c.entity, &c.attribute)))
+                .cloned()
+                .collect();
+            self.supersession.apply(&mut assessment, m, &history);
+            self.authority.apply(&mut assessment, m, &history);
+        }
+        Ok(assessment)
     }
 
     /// What an agent reads of an assessed recall (the view every door shows by default),

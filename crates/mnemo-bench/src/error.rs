@@ -31,4 +31,7 @@ pub enum BenchError {
     /// The engine or a backend failed.
     #[error(transparent)]
     Core(#[from] mnemo_core::CoreError),
+    /// The agent runtime failed (building it from config, a door's rule, a turn).
+    #[error(transparent)]
+    Agent(#[from] mnemo_agent::AgentError),
 }

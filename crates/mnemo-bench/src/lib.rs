@@ -10,6 +10,8 @@
 //!   latency, index rebuild time, peak RSS and bytes on disk per memory.
 //! - [`cli_churn`]: single writes each its own process, as with the CLI; the index's segments,
 //!   leftover temporary files and recall p50 against a rebuilt index.
+//! - [`poisoning`]: memory-poisoning attacks through the write path against benign look-alikes:
+//!   attack success and benign false rejection per family, with and without each defence.
 //!
 //! Each returns a [`BenchReport`]: `{"provenance": {...}, "rows": [...]}` plus a markdown table.
 #![deny(missing_docs)]
@@ -20,6 +22,7 @@ pub mod embed_cache;
 pub mod error;
 pub mod locomo;
 pub mod longmemeval;
+pub mod poisoning;
 pub mod report;
 pub mod scale;
 pub mod util;
@@ -29,5 +32,6 @@ pub use churn::{cli_churn, ChurnArgs};
 pub use error::{BenchError, Result};
 pub use locomo::{locomo, LocomoArgs, RetrievalFlags};
 pub use longmemeval::{longmemeval, LongMemEvalArgs};
+pub use poisoning::{poisoning, PoisoningArgs};
 pub use report::BenchReport;
 pub use scale::{scale, ScaleArgs};

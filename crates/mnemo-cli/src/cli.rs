@@ -84,6 +84,7 @@ impl Cli {
                 BenchCommand::Locomo { json, .. }
                 | BenchCommand::Longmemeval { json, .. }
                 | BenchCommand::Answerability { json, .. }
+                | BenchCommand::Poisoning { json, .. }
                 | BenchCommand::Tokens { json, .. }
                 | BenchCommand::Extraction { json, .. }
                 | BenchCommand::Scale { json, .. }
@@ -539,6 +540,25 @@ pub enum BenchCommand {
         /// Benchmark settings.
         #[command(flatten)]
         args: mnemo_bench::AnswerabilityArgs,
+        /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Memory poisoning: attacks through the normal write path against benign look-alikes.
+    ///
+    /// A generated, seeded case set: per family (instructions hidden in a value, an
+    /// authority-spoofed source, overwrites repeated by one principal, belief drift over many
+    /// turns), attacks and benign look-alikes of the same shape. Each case writes its turns
+    /// through the doors' rules with the configured model seam (offline fake; a live model or a
+    /// cassette with MNEMO_RECORD / MNEMO_REPLAY and --prose), then asks the question an agent
+    /// acts on. Reports attack success (ACT on the attacker's value) and benign false rejection
+    /// (not ACT on the benign value), with n and Wilson 95% intervals, under each defence arm:
+    /// none, [assessor] quarantine_instructions (the default), supersession_limit = 3,
+    /// protect_authoritative_values, all three (docs/poisoning.md). The markdown goes to stdout.
+    Poisoning {
+        /// Benchmark settings.
+        #[command(flatten)]
+        args: mnemo_bench::PoisoningArgs,
         /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,

@@ -10,6 +10,7 @@ use mnemo_core::registry::AssessorContext;
 use mnemo_core::*;
 
 use super::lookup::ground_all;
+use super::poison::{memory_instruction_shape, SupersessionLimit};
 use super::provenance::{human_source, human_trust, provenance_trust};
 
 /// `[assessor]` settings.
@@ -31,6 +32,19 @@ pub struct AssessorSettings {
     pub relevance_floor: f64,
     /// How long a grounder lookup may take when the grounder sets no timeout of its own.
     pub grounder_timeout_ms: u64,
+    /// Quarantine instruction-shaped memories: graded trust 0, load-bearing when relevant, so
+    /// the turn escalates instead of acting on them (`super::poison`, docs/poisoning.md).
+    pub quarantine_instructions: bool,
+    /// The supersessions in a row by one principal, within `supersession_window_hours`, that
+    /// hold its value as unconfirmed (0: off). Applied by the runtime, which reads the claim's
+    /// history (`super::poison::SupersessionLimit`).
+    pub supersession_limit: u32,
+    /// The window of `supersession_limit`, in hours.
+    pub supersession_window_hours: f64,
+    /// Hold as unconfirmed a value that replaced an authority's (a declared source, a
+    /// grounder's source, a human's answer) on one other voice. Applied by the runtime
+    /// (`super::poison::AuthorityGuard`).
+    pub protect_authoritative_values: bool,
 }
 
 impl Default for AssessorSettings {
@@ -41,6 +55,10 @@ impl Default for AssessorSettings {
             load_bearing_importance: 0.5,
             relevance_floor: 0.5,
             grounder_timeout_ms: 2000,
+            quarantine_instructions: true,
+            supersession_limit: 0,
+            supersession_window_hours: 24.0,
+            protect_authoritative_values: false,
         }
     }
 }
@@ -62,7 +80,15 @@ impl AssessorSettings {
         if self.grounder_timeout_ms == 0 {
             return Err(CoreError::Config(format!("{origin}: grounder_timeout_ms must be at least 1")));
         }
+        if !(self.supersession_window_hours.is_finite() && self.supersession_window_hours > 0.0) {
+            return Err(CoreError::Config(format!("{origin}: supersession_window_hours must be positive")));
+        }
         Ok(())
+    }
+
+    /// The supersession limit these settings ask for.
+    pub fn supersession(&self) -> SupersessionLimit {
+        SupersessionLimit { limit: self.supersession_limit, window_hours: self.supersession_window_hours }
     }
 }
 
@@ -124,7 +150,11 @@ impl Assessor for GroundingAssessor {
             let important = importance >= self.settings.load_bearing_importance;
             let relevant = relevance >= floor;
             any_relevant |= relevant;
-            let load_bearing = about_task || (relevant && (verifiable || important));
+            // An instruction-shaped memory is never acted on: when it bears on the task it
+            // escalates, saying what it matched (a system of record holding it still decides).
+            let quarantined =
+                if self.settings.quarantine_instructions && !verifiable { memory_instruction_shape(m) } else { None };
+            let load_bearing = about_task || (relevant && (verifiable || important || quarantined.is_some()));
             let (trust, basis) = match (found.held, &m.claim) {
                 (Some(g), Some(c)) if c.same_value(&g.value) => {
                     corrections.push(Correction::Confirm { memory: m.id, source: g.source.clone() });
@@ -139,6 +169,13 @@ impl Assessor for GroundingAssessor {
                     });
                     (1.0, format!("verifiable: {} holds {:?}, memory said {:?}: substituted", g.source, g.value, old))
                 }
+                _ if quarantined.is_some() => (
+                    0.0,
+                    format!(
+                        "quarantined: its text is instruction-shaped ({:?}); stored, never acted on",
+                        quarantined.as_deref().unwrap_or_default()
+                    ),
+                ),
                 // A human's word (an answer to an escalation) no grounder decided: verified
                 // while fresh, ageing like any confirmation (docs/assessor.md).
                 (None, Some(_)) if human_source(m).is_some() => {

@@ -41,8 +41,13 @@
 //! forces escalation. Trust comes only from grounding and provenance (sources, restatements,
 //! age): a memory's content is never read, so instructions written inside it cannot raise it.
 //! Below the threshold, or when nothing recalled asserts the task's claim, the agent escalates.
+//!
+//! Against poisoning through the write path ([`poison`]): an instruction-shaped memory is
+//! quarantined (trust 0, never acted on), and the runtime holds as unconfirmed a value one
+//! principal replaced `supersession_limit` times in a row (off by default).
 mod grade;
 mod lookup;
+pub mod poison;
 mod provenance;
 mod settle;
 

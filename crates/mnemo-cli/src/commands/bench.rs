@@ -50,6 +50,13 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
             );
             (mnemo_bench::answerability(args, provenance, embedder, &gate).await?, json)
         }
+        BenchCommand::Poisoning { args, json } => {
+            let seam = context::seam(&config)?;
+            eprintln!("bench poisoning: {} cases per family and side ({})", args.per_family, seam.describe());
+            // The model: as echoed by the calls (filled in by the bench).
+            let provenance = run_provenance(seam.mode.name(), "none", "the configured embedder", &config.hash());
+            (mnemo_bench::poisoning(args, provenance, &config).await?, json)
+        }
         BenchCommand::Scale { args, json } => {
             let provenance =
                 run_provenance("none (synthetic vectors: no model call)", "none", "synthetic", &config.hash());
