@@ -562,8 +562,8 @@ impl Runtime {
 
     /// `[assessor] supersession_limit` and `protect_authoritative_values`: an ACT on a claim
     /// one principal replaced that many times in a row, or replaced an authority's value on,
-    /// becomes ESCALATE (`crate::assess::poison`). Reads the namespace's memories only when one
-    /// of them is on and the decision is ACT on a single-source claim.
+    /// becomes ESCALATE (`crate::assess::poison`). Reads each such claim's history (one indexed
+    /// store read) only when one of them is on and the decision is ACT on a single-source claim.
     async fn hold_unconfirmed_overwrites(
         &self,
         ns: &Namespace,
@@ -582,14 +582,10 @@ impl Runtime {
         if bearing.is_empty() {
             return Ok(assessment);
         }
-        let all = self.engine.all_memories(ns).await?;
         for m in &bearing {
             let Some(c) = &m.claim else { continue };
-            let history: Vec<Memory> = all
-                .iter()
-                .filter(|h| h.claim.as_ref().is_some_and(|hc| hc.is_on(&c.entity, &c.attribute)))
-                .cloned()
-                .collect();
+            // The claim's memories of every status: one indexed read (`Store::claim_memories`).
+            let history = self.engine.claim_history(ns, &c.entity, &c.attribute).await?;
             self.supersession.apply(&mut assessment, m, &history);
             self.authority.apply(&mut assessment, m, &history);
         }

@@ -80,7 +80,10 @@ async fn an_mcp_client_lists_the_tools_remembers_recalls_and_meets_the_namespace
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
-    assert_eq!(names, ["answer", "dismiss", "escalations", "forget", "list", "recall", "remember", "turn", "why"]);
+    assert_eq!(
+        names,
+        ["answer", "dismiss", "escalations", "forget", "history", "list", "recall", "remember", "turn", "why"]
+    );
     for (tool, required) in
         [("remember", "text"), ("recall", "query"), ("forget", "command"), ("why", "id"), ("turn", "text")]
     {
