@@ -16,7 +16,6 @@ use super::Engine;
 use crate::error::{CoreError, Result};
 use crate::model::*;
 use crate::planner::{decide, Pack, PackItem, PlanCandidate, Quotas};
-use crate::policy::MAX_BUDGET_TOKENS;
 use crate::time::Timestamp;
 use crate::traits::{Index, SearchMode, SearchQuery};
 
@@ -119,16 +118,7 @@ impl Engine {
                 "episodes recorded from {from} until {to} only (facts and rules are not windowed; nothing is cut for its age)"
             ));
         }
-        let mut budget = opts.budget.unwrap_or(self.policy.recall.budget_tokens);
-        if budget > MAX_BUDGET_TOKENS {
-            notes.push(format!("budget {budget} clamped to the maximum {MAX_BUDGET_TOKENS} tokens"));
-            budget = MAX_BUDGET_TOKENS;
-        }
-        let limit = opts.candidates.unwrap_or(self.policy.recall.candidates);
-        if limit == 0 {
-            return Err(CoreError::InvalidInput("candidates must be at least 1".into()));
-        }
-        let mode = opts.mode.unwrap_or(self.policy.recall.mode);
+        let (budget, limit, mode) = self.recall_settings(opts, &mut notes)?;
         if filter.as_of.is_some_and(|t| t > now) {
             notes.push(format!(
                 "as of {at}, which is after now ({now}): memory cannot hold what is not yet recorded, so this is what it holds now"

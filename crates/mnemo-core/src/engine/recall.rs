@@ -45,16 +45,7 @@ impl Engine {
     async fn recall_inner(&self, ns: &Namespace, query: &str, opts: &RecallOptions) -> Result<Pack> {
         let now = self.clock.now();
         let mut notes = Vec::new();
-        let mut budget = opts.budget.unwrap_or(self.policy.recall.budget_tokens);
-        if budget > MAX_BUDGET_TOKENS {
-            notes.push(format!("budget {budget} clamped to the maximum {MAX_BUDGET_TOKENS} tokens"));
-            budget = MAX_BUDGET_TOKENS;
-        }
-        let limit = opts.candidates.unwrap_or(self.policy.recall.candidates);
-        if limit == 0 {
-            return Err(CoreError::InvalidInput("candidates must be at least 1".into()));
-        }
-        let mode = opts.mode.unwrap_or(self.policy.recall.mode);
+        let (budget, limit, mode) = self.recall_settings(opts, &mut notes)?;
         // The index must hold every change the store does before its answer is used (another
         // process may have written). The check runs at the same time as the embedding and a
         // speculative search, not before them; only when it finds the index behind is the
@@ -171,6 +162,25 @@ impl Engine {
             }
         }
         Ok(pack)
+    }
+
+    /// The budget (clamped to `MAX_BUDGET_TOKENS`, said in `notes`), the candidates taken and
+    /// the mode of a recall with `opts` (the policy's where unset); no candidate is refused.
+    pub(super) fn recall_settings(
+        &self,
+        opts: &RecallOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<(usize, usize, SearchMode)> {
+        let mut budget = opts.budget.unwrap_or(self.policy.recall.budget_tokens);
+        if budget > MAX_BUDGET_TOKENS {
+            notes.push(format!("budget {budget} clamped to the maximum {MAX_BUDGET_TOKENS} tokens"));
+            budget = MAX_BUDGET_TOKENS;
+        }
+        let limit = opts.candidates.unwrap_or(self.policy.recall.candidates);
+        if limit == 0 {
+            return Err(CoreError::InvalidInput("candidates must be at least 1".into()));
+        }
+        Ok((budget, limit, opts.mode.unwrap_or(self.policy.recall.mode)))
     }
 
     /// Whether the store holds a newer revision than the index's watermark: one look at each
