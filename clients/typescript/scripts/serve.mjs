@@ -57,6 +57,7 @@ answers = true
 principal = "ts-client-admin"
 token_env = "MNEMO_TS_CLIENT_ADMIN_TOKEN"
 namespaces = ["*"]
+erase = true
 `,
   );
   const child = spawn(

@@ -39,6 +39,8 @@ export type TurnResponse = Schemas["TurnResponse"];
 export type WhyResponse = Schemas["WhyResponse"];
 /** A claim's history: `{ history: { claim, values, notes }, text }`. */
 export type HistoryResponse = Schemas["HistoryResponse"];
+/** What an erasure did (or with `dryRun`, would do): `{ principal, report, text }`. */
+export type EraseResponse = Schemas["EraseResponse"];
 /** One page of memories and the `next_after` cursor. */
 export type ListResponse = Schemas["ListResponse"];
 /** A stored memory as list and export show it (no embedding vector). */
@@ -77,6 +79,15 @@ export interface ForgetOptions extends CallOptions {
   dryRun?: boolean;
   /** Let a free-text command take pinned memories too (`entity | attribute` takes a pinned claim without it). */
   includePinned?: boolean;
+}
+
+export interface EraseOptions extends CallOptions {
+  /** Why (required; kept in the content-free erasure record). */
+  reason: string;
+  /** `what` is a subject entity: every memory about it or naming it, and its name and values out of the raw turns. */
+  subject?: boolean;
+  /** Write nothing: answer what would be erased. */
+  dryRun?: boolean;
 }
 
 /** One message of a conversation, for `remember(messages)`. */
@@ -448,6 +459,18 @@ export class MnemoClient {
     const { dryRun, includePinned, ...call } = options;
     const body: Schemas["ForgetRequest"] = { command, dry_run: dryRun, include_pinned: includePinned };
     return this.#json("POST", this.#ns(call, "forget"), { ...call, body });
+  }
+
+  /**
+   * Erase for good (unlike forget): `what` is `m42`, `t17`, `entity | attribute` (every version),
+   * or with `subject` an entity. The content leaves the store, the index, the raw turns and the
+   * recall cache; a content-free record (time, reason) stays. Needs a token with the `erase`
+   * scope (403 otherwise). Irreversible: try `dryRun` first.
+   */
+  erase(what: string, options: EraseOptions): Promise<EraseResponse> {
+    const { reason, subject, dryRun, ...call } = options;
+    const body: Schemas["EraseRequest"] = { what, reason, subject, dry_run: dryRun };
+    return this.#json("POST", this.#ns(call, "erase"), { ...call, body });
   }
 
   /** A memory's history (`m42`): where it came from, what reinforced it, why it was tombstoned. */

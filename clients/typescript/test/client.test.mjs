@@ -314,6 +314,21 @@ test("recall asOf a past time answers what memory held then; history lists a cla
   assert.ok(!shipped(await mnemo.recall("Acme crates shipped", { namespace: ns, raw: true, until: "2026-01-22" })));
 });
 
+test("erase: refused to a token without the erase scope; with it, a dry run, then the value is gone", async () => {
+  const ns = OTHER_NS;
+  await mnemo.remember("[SEM] Gus | phone | +1 555 0142", { namespace: ns });
+  const refused = await rejection(() => mnemo.erase("Gus | phone", { namespace: ns, reason: "asked" }), UnauthorizedError);
+  assert.equal(refused.status, 403);
+  assert.match(refused.message, /erase/);
+  const admin = new MnemoClient({ url: server.base, token: server.tokens.admin, namespace: ns });
+  const preview = await admin.erase("Gus | phone", { reason: "asked", dryRun: true });
+  assert.match(preview.text, /555 0142/);
+  const done = await admin.erase("Gus | phone", { reason: "asked" });
+  assert.doesNotMatch(done.text, /555 0142/);
+  const all = await admin.export({ includeTombstoned: true });
+  assert.ok(!JSON.stringify(all).includes("555 0142"), "no export holds the erased number");
+});
+
 test("errors of the server's kinds: each code as its class, with Retry-After", async () => {
   // A stand-in answering each of the server's error documents (statuses and codes as
   // crates/mnemo-server/src/error.rs answers them).
