@@ -499,7 +499,12 @@ impl Runtime {
             EraseWhat::Subject(e) => EraseTarget::Subject { entity: e.clone() },
         };
         let opts = mnemo_core::engine::EraseOptions { dry_run: input.dry_run, by: Some(input.by.clone()) };
-        Ok(self.engine().erase(ns, &target, &input.reason, &opts).await?)
+        let report = self.engine().erase(ns, &target, &input.reason, &opts).await?;
+        if !report.dry_run {
+            // The ledger keeps the tasks and packs of escalations: the values go from it too.
+            self.redact_escalations(ns, &report.values).await?;
+        }
+        Ok(report)
     }
 
     /// The agent turn for `input` in `ns`.

@@ -158,3 +158,19 @@ fn a_subject_erasure_takes_its_memories_and_name_and_a_turn_erasure_lists_what_c
     assert!(!o.status.success() && text(&o).1.contains("erased already"), "{:?}", text(&o));
     assert!(all(d.path(), &["verify"]).contains("history: verified"));
 }
+
+#[test]
+fn an_escalation_that_held_the_number_loses_it_with_the_erasure() {
+    let d = seeded();
+    // A task about Ben's phone that escalates (it names someone memory holds nothing on), its
+    // pack and task kept in the escalation ledger.
+    let (out, _) =
+        text(&mnemo(d.path(), &["recall", &format!("is {NEW_PHONE} the phone of Dana Whitfield"), "--json"]));
+    assert!(out.contains("\"escalate\""), "the task escalates: {out}");
+    let ledger = d.path().join("escalations.json");
+    assert!(!files_holding(&ledger, NEW_PHONE).is_empty(), "the ledger holds the number before the erasure");
+    ok(&mnemo(d.path(), &["erase", "Ben | phone", "--reason", "GDPR request 7"]));
+    assert_eq!(files_holding(d.path(), NEW_PHONE), Vec::<PathBuf>::new());
+    let e = all(d.path(), &["escalations", "--json"]);
+    assert!(e.contains("[erased]") && !e.contains("555 0199"), "{e}");
+}

@@ -119,7 +119,50 @@ fn must_be_open(e: &Escalation, verb: &str) -> Result<(), AgentError> {
     }
 }
 
+/// Every string of `v` with `values` cut out ([`mnemo_core::erase::redact`]); whether any was.
+fn redact_strings(v: &mut serde_json::Value, values: &[String]) -> bool {
+    match v {
+        serde_json::Value::String(s) => match mnemo_core::erase::redact(s, values) {
+            Some(cut) => {
+                *s = cut;
+                true
+            }
+            None => false,
+        },
+        serde_json::Value::Array(a) => a.iter_mut().fold(false, |any, x| redact_strings(x, values) | any),
+        serde_json::Value::Object(o) => o.values_mut().fold(false, |any, x| redact_strings(x, values) | any),
+        _ => false,
+    }
+}
+
 impl Runtime {
+    /// Cut `values` (what an erasure took) out of every text the ledger keeps of `ns`'s
+    /// escalations: their tasks, reasons and packs. Returns how many escalations changed.
+    pub async fn redact_escalations(&self, ns: &Namespace, values: &[String]) -> Result<usize, AgentError> {
+        if values.is_empty() {
+            return Ok(0);
+        }
+        crate::blocking::blocking(|| {
+            self.escalation_state().ledger.update(|file| {
+                let mut changed = 0;
+                for e in file.escalations.iter_mut().filter(|e| &e.namespace == ns) {
+                    let mut v = serde_json::to_value(&*e).map_err(|err| AgentError::Config {
+                        file: LEDGER_FILE.into(),
+                        message: format!("escalation {} cannot be encoded: {err}", e.id),
+                    })?;
+                    if redact_strings(&mut v, values) {
+                        *e = serde_json::from_value(v).map_err(|err| AgentError::Config {
+                            file: LEDGER_FILE.into(),
+                            message: format!("escalation {} cannot be read back after redaction: {err}", e.id),
+                        })?;
+                        changed += 1;
+                    }
+                }
+                Ok(changed)
+            })
+        })
+    }
+
     /// The escalations of `ns`, oldest first (`open_only`: those waiting for a human).
     pub async fn escalations(&self, ns: &Namespace, open_only: bool) -> Result<Vec<Escalation>, AgentError> {
         let file = crate::blocking::blocking(|| self.escalation_state().ledger.read())?;

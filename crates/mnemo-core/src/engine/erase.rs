@@ -77,6 +77,11 @@ pub struct EraseReport {
     pub derived: Vec<MemoryId>,
     /// The record kept (None for a dry run).
     pub erasure: Option<ErasureRecord>,
+    /// The values cut out of the raw turns (claim values, claimless contents, a subject's
+    /// names): in process only, for what else keeps text the engine does not own (the
+    /// escalation ledger) — never serialised, never shown.
+    #[serde(skip)]
+    pub values: Vec<String>,
 }
 
 impl EraseReport {
@@ -288,6 +293,7 @@ impl Engine {
             redacted: redact_plan.iter().map(|(t, _)| *t).collect(),
             derived,
             erasure: None,
+            values: values.clone(),
         };
         let plan = ErasePlan {
             target: target.kind().to_string(),
