@@ -166,7 +166,10 @@ impl SupersessionLimit {
         let window_ms = (self.window_hours * 3_600_000.0) as i64;
         let mut run = 0;
         let mut cur = m;
-        while let Some(prev) = predecessor.get(&cur.id) {
+        // At most one step per memory: a damaged store's cycle of successors cannot loop.
+        let mut steps = history.len();
+        while let Some(prev) = predecessor.get(&cur.id).filter(|_| steps > 0) {
+            steps -= 1;
             let same_voice = cur.sources.first() == Some(principal);
             let within = m.created_at.millis().saturating_sub(cur.created_at.millis()) <= window_ms;
             if !same_voice || !within {
@@ -202,7 +205,9 @@ fn replaced_before_run<'a>(m: &'a Memory, history: &'a [Memory]) -> Option<&'a M
     let principal = m.sources.first()?;
     let predecessor = predecessors(history);
     let mut cur = m;
-    while let Some(prev) = predecessor.get(&cur.id) {
+    let mut steps = history.len();
+    while let Some(prev) = predecessor.get(&cur.id).filter(|_| steps > 0) {
+        steps -= 1;
         if prev.sources.first() != Some(principal) {
             return Some(prev);
         }

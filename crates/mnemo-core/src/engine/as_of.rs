@@ -101,7 +101,9 @@ impl Engine {
             }
         }
         let now = self.clock.now();
-        let at = filter.as_of.unwrap_or(now);
+        // A time after now answers what memory holds now (said in the notes): planned and graded
+        // at now, not at a future time that would age memories that have not aged.
+        let at = filter.as_of.map_or(now, |t| t.min(now));
         let mut notes = Vec::new();
         if filter.as_of.is_some() {
             notes.push(format!("as of {at}: what memory held then (recorded by then, not yet forgotten)"));
@@ -119,9 +121,9 @@ impl Engine {
             ));
         }
         let (budget, limit, mode) = self.recall_settings(opts, &mut notes)?;
-        if filter.as_of.is_some_and(|t| t > now) {
+        if let Some(asked) = filter.as_of.filter(|t| *t > now) {
             notes.push(format!(
-                "as of {at}, which is after now ({now}): memory cannot hold what is not yet recorded, so this is what it holds now"
+                "as of {asked}, which is after now ({now}): memory cannot hold what is not yet recorded, so this is what it holds now"
             ));
         }
         let all = self.store.all_memories(ns).await?;
@@ -196,7 +198,7 @@ impl Engine {
             budget: planned.budget,
             used: planned.used,
             notes,
-            as_of: filter.as_of,
+            as_of: filter.as_of.map(|_| at),
         };
         let later: Vec<String> = pack.items.iter().filter_map(|i| ended.remove(&i.memory.id)).collect();
         pack.notes.extend(later);

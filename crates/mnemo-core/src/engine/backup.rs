@@ -25,6 +25,10 @@ pub struct RestoredErasures {
     pub reintroduced: Vec<Reintroduced>,
     /// Erasures not looked for: the backup is of another store (its ids name other rows).
     pub not_checked: usize,
+    /// Erasures whose re-application failed (each with why): the content they erased may be
+    /// back; erase it again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
 }
 
 /// The rows of one erasure a restored backup held again.
@@ -71,6 +75,11 @@ impl RestoredErasures {
                 r.reason,
                 r.namespace,
                 ids(r)
+            ));
+        }
+        for f in &self.failed {
+            out.push_str(&format!(
+                "COULD NOT RE-APPLY {f}: what it erased may be back — erase it again (mnemo erase)\n"
             ));
         }
         if self.not_checked > 0 {
@@ -150,9 +159,11 @@ impl Engine {
             let info = self.store.replace_from_backup(src).await?;
             // The next sync checks the index's stamp against the store again (and rebuilds it).
             *applied = None;
+            // Without both identities nothing says the ids name the same rows: not re-applied
+            // (and said so), rather than erasing rows that merely share an id.
             let same_store = match (&identity, &info.identity) {
                 (Some(a), Some(b)) => a.id == b.id,
-                _ => true,
+                _ => false,
             };
             let erasures = self.reapply_erasures(before, keep_erased, same_store).await?;
             (info, erasures)
@@ -233,8 +244,17 @@ impl Engine {
             if keep_erased {
                 out.reintroduced.push(again);
             } else {
-                self.store.erase(&ns, self.clock.now(), plan).await?;
-                out.reapplied.push(again);
+                // One failure does not stop the others: the records are only in memory now.
+                match self.store.erase(&ns, self.clock.now(), plan).await {
+                    Ok(_) => out.reapplied.push(again),
+                    Err(err) => out.failed.push(format!(
+                        "erasure {} of {} in {} ({}): {err}",
+                        e.id,
+                        e.at.to_rfc3339(),
+                        e.namespace,
+                        e.reason
+                    )),
+                }
             }
         }
         Ok(out)

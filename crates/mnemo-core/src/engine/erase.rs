@@ -132,19 +132,24 @@ impl Engine {
         if reason.is_empty() {
             return Err(CoreError::InvalidInput("erase needs a reason (it is kept in the erasure record)".into()));
         }
+        if opts.dry_run {
+            // A preview writes nothing: it takes no write lock, as forget's does not.
+            return Ok(self.plan_erase(ns, target, reason, opts).await?.1);
+        }
         let _write = self.write_guard(ns).await?;
         let (plan, mut report) = self.plan_erase(ns, target, reason, opts).await?;
-        if opts.dry_run {
-            return Ok(report);
-        }
-        let record = self.store.erase(ns, self.clock.now(), plan).await?;
+        let erased = self.store.erase(ns, self.clock.now(), plan).await;
+        // The index's files are rewritten without the erased documents (a sync would only mark
+        // them deleted inside segments that keep their bytes), and the recall cache emptied —
+        // also when the store failed after its commit (a compaction that did not finish), since
+        // the erasure then happened: a rebuild after a failure before it costs time, not data.
+        let rebuilt = self.rebuild_index(&|_, _| {}).await;
+        let record = erased?;
+        rebuilt?;
         for m in &mut report.memories {
             m.content = None;
         }
         report.erasure = Some(record);
-        // The index's files are rewritten without the erased documents (a sync would only mark
-        // them deleted inside segments that keep their bytes), and the recall cache emptied.
-        self.rebuild_index(&|_, _| {}).await?;
         Ok(report)
     }
 
@@ -244,8 +249,13 @@ impl Engine {
         values.retain(|v| !v.trim().is_empty());
         values.sort();
         values.dedup();
-        let long: Vec<String> =
-            values.iter().filter(|v| v.trim().chars().count() >= SWEEP_MIN_CHARS).cloned().collect();
+        // Short values are cut only from the turns their memories came from (a PIN "4821"
+        // elsewhere may be anything); a subject's names the user gave are swept everywhere.
+        let long: Vec<String> = values
+            .iter()
+            .filter(|v| v.trim().chars().count() >= SWEEP_MIN_CHARS || names.contains(v))
+            .cloned()
+            .collect();
         // Another memory whose content (or tombstone reason: "changed from X to Y") holds an
         // erased value (an episode that quoted the number) holds the erased data: it goes too.
         if !long.is_empty() {
