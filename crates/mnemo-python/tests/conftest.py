@@ -46,6 +46,7 @@ answers = true
 principal = "admin"
 token_env = "MNEMO_PY_TEST_ADMIN"
 namespaces = ["*"]
+erase = true
 """
     )
     log = tmp_path / "serve.log"

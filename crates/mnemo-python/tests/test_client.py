@@ -145,3 +145,25 @@ def test_as_of_and_history_same_as_in_process(server, tmp_path):
             assert "Shipped 5 crates to Acme" not in [x.content for x in outside.memories]
             with pytest.raises(InvalidInputError, match="until"):
                 door.recall("Acme", since="2026-01-22", until="2026-01-01")
+
+
+def test_erase_same_as_in_process_and_needs_the_scope_over_http(server, tmp_path):
+    from mnemo import Memory
+
+    agent = Client(server.url, token=server.token, namespace="other")
+    admin = Client(server.url, token=server.admin, namespace="other")
+    with Memory(tmp_path / "local", namespace="other") as m:
+        texts = []
+        for door in (admin, m):
+            door.remember("[SEM] Gus | phone | +1 555 0142")
+            preview = door.erase("Gus | phone", reason="asked", dry_run=True)
+            assert "555 0142" in preview["text"]
+            done = door.erase("Gus | phone", reason="asked")
+            assert "555 0142" not in done["text"]
+            assert "555 0142" not in str(door.export(all=True))
+            texts.append(done["text"].splitlines()[0])
+        assert texts[0] == texts[1]
+        with pytest.raises(InvalidInputError, match="reason"):
+            m.erase("Gus | phone", reason=" ")
+    with pytest.raises(UnauthorizedError, match="erase"):
+        agent.erase("m1", reason="asked")

@@ -182,6 +182,9 @@ class Api:
     def _dismiss(self, ns: str, id: str) -> Any:
         raise NotImplementedError
 
+    def _erase(self, ns: str, what: str, reason: str, subject: bool, dry_run: bool) -> Any:
+        raise NotImplementedError
+
     # -- the API -------------------------------------------------------------------------
     def _ns(self, namespace: Optional[str]) -> str:
         return self.namespace if namespace is None else namespace
@@ -344,6 +347,18 @@ class Api:
         which memory then trusts most."""
         return self._answer(self._ns(namespace), str(id), value)
 
+    def erase(
+        self, what: str, *, reason: str, subject: bool = False, dry_run: bool = False, namespace: Optional[str] = None
+    ) -> dict:
+        """Erase for good (unlike forget): ``what`` is ``"m42"``, ``"t17"``, ``"entity |
+        attribute"`` (every version), or with ``subject=True`` an entity. The content leaves the
+        store, the index, the raw turns, the escalation ledger and the recall cache; a
+        content-free record (time, reason) stays. Irreversible: try ``dry_run=True`` first. Over
+        HTTP the token needs the ``erase`` scope. Answers ``{"principal", "report", "text"}``."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInputError("erase needs a reason (it is kept in the erasure record)")
+        return self._erase(self._ns(namespace), str(what), reason, bool(subject), bool(dry_run))
+
     def dismiss(self, id: str, *, namespace: Optional[str] = None) -> dict:
         """Close an escalation without an answer: nothing is recorded in memory."""
         return self._dismiss(self._ns(namespace), str(id))
@@ -397,6 +412,9 @@ class AsyncApi:
 
     async def dismiss(self, id: str, **kw: Any) -> dict:
         return await asyncio.to_thread(self._sync.dismiss, id, **kw)
+
+    async def erase(self, what: str, **kw: Any) -> dict:
+        return await asyncio.to_thread(self._sync.erase, what, **kw)
 
     async def close(self) -> None:
         await asyncio.to_thread(self._sync.close)  # type: ignore[attr-defined]

@@ -186,6 +186,10 @@ class Client(Api):
     def _dismiss(self, ns, id):  # type: ignore[no-untyped-def]
         return self._request("POST", self._path(ns, f"escalations/{urllib.parse.quote(id, safe='')}/dismiss"), {})
 
+    def _erase(self, ns, what, reason, subject, dry_run):  # type: ignore[no-untyped-def]
+        body = {"what": what, "reason": reason, "subject": subject, "dry_run": dry_run}
+        return self._request("POST", self._path(ns, "erase"), body)
+
     # -- the server ----------------------------------------------------------------------
     def health(self) -> dict:
         """The server's ``/health``."""

@@ -124,6 +124,9 @@ class Memory(Api):
     def _dismiss(self, ns, id):  # type: ignore[no-untyped-def]
         return _json(self._engine.dismiss(id, namespace=ns))
 
+    def _erase(self, ns, what, reason, subject, dry_run):  # type: ignore[no-untyped-def]
+        return _json(self._engine.erase(what, reason=reason, namespace=ns, subject=subject, dry_run=dry_run))
+
     # -- the engine ----------------------------------------------------------------------
     @property
     def model(self) -> str:
