@@ -164,7 +164,10 @@ async fn record_then_replay_round_trips_through_stacked_layers() {
     assert_eq!(h.format, FORMAT);
     assert_eq!((h.base_url.as_str(), h.mock), (URL, true));
     assert_eq!(h.echoed_models, ["stub-echoed", "stub-embed"]);
-    assert!(!h.recorded_at.is_empty() && h.updated_at >= h.recorded_at, "{h:?}");
+    // Compared as times: RFC 3339 text drops trailing zeros of the fraction ("21.94Z" is
+    // before "21.943Z" in time but after it as text).
+    let time = |t: &str| mnemo_contract::Timestamp::parse_rfc3339(t).unwrap_or_else(|e| panic!("{t}: {e}"));
+    assert!(time(&h.updated_at) >= time(&h.recorded_at), "{h:?}");
 }
 
 #[tokio::test]
