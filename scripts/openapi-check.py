@@ -33,8 +33,8 @@ from referencing.jsonschema import DRAFT202012
 from mnemo_client import AuthenticatedClient, Client
 from mnemo_client.api.agent import turn
 from mnemo_client.api.escalations import answer, dismiss, escalation, escalations
-from mnemo_client.api.memories import export, list_, restore
-from mnemo_client.api.memory import forget, recall, remember, why
+from mnemo_client.api.memories import export, history, list_, restore
+from mnemo_client.api.memory import erase, forget, recall, remember, why
 from mnemo_client.api.service import health, ready, scrape
 from mnemo_client.api.store import backup
 from mnemo_client.models import (
@@ -46,6 +46,8 @@ from mnemo_client.models import (
     Assessment,
     CheckedPlan,
     DismissRequest,
+    EraseRequest,
+    EraseResponse,
     ErrorBody,
     Escalation,
     EscalationList,
@@ -54,6 +56,7 @@ from mnemo_client.models import (
     ForgetRequest,
     ForgetResponse,
     Health,
+    HistoryResponse,
     ListResponse,
     MemoryRecord,
     Pack,
@@ -263,6 +266,16 @@ def run(base, token, ns, doc, admin_token):
                 forget.sync_detailed(ns, client=client, body=ForgetRequest(command="We met Ben at the fair")),
                 ForgetResponse)
     assert r.report.outcomes and r.report.outcomes[0].kind.value == "forgotten", r
+
+    r = c.check("GET history (a claim's two values)", "get", f"{v1}/history",
+                history.sync_detailed(ns, client=client, claim="Acme | owner"), HistoryResponse)
+    assert [v.value for v in r.history.values] == ["Ben", "Carl"], r
+    body = EraseRequest(what="Acme | site", reason="openapi-check", dry_run=True)
+    c.check_error("POST erase without the erase scope", "post", f"{v1}/erase",
+                  erase.sync_detailed(ns, client=client, body=body), 403)
+    r = c.check("POST erase (dry run, a token with the erase scope)", "post", f"{v1}/erase",
+                erase.sync_detailed(ns, client=admin, body=body), EraseResponse)
+    assert "Lyon" in r.text, r
 
     r = c.check("GET why (a superseded memory)", "get", f"{v1}/memories/{{id}}",
                 why.sync_detailed(ns, ben, client=client), WhyResponse)
