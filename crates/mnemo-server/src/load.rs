@@ -645,8 +645,20 @@ mod tests {
         use std::sync::{Arc, Mutex};
         type Facts = Arc<Mutex<Vec<String>>>;
         let facts: Facts = Arc::default();
-        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let shed_now = move || calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 3 == 2;
+        // Every third request is shed, but never one whose previous request with the same body
+        // was shed: a global count alone let concurrent checks in lockstep land on the shed
+        // slot every time, until they gave up (a flaky failure in CI).
+        let sheds: Arc<Mutex<(usize, std::collections::HashSet<String>)>> = Arc::default();
+        let shed_now = move |key: &serde_json::Value| {
+            let mut s = sheds.lock().unwrap();
+            s.0 += 1;
+            let key = key.to_string();
+            if s.1.remove(&key) || s.0 % 3 != 0 {
+                return false;
+            }
+            s.1.insert(key);
+            true
+        };
         let shed = || (StatusCode::SERVICE_UNAVAILABLE, [(RETRY_AFTER, "0")], axum::Json(json!({}))).into_response();
         let write = |facts: &Facts, body: &serde_json::Value| {
             let text = body["text"].as_str().unwrap().trim_start_matches("[SEM] ").to_string();
@@ -657,7 +669,7 @@ mod tests {
         let (f1, f2, f3, f4) = (facts.clone(), facts.clone(), facts.clone(), facts);
         let (s1, s2, s3) = (shed_now.clone(), shed_now.clone(), shed_now);
         let remember = post(move |axum::Json(b): axum::Json<serde_json::Value>| async move {
-            if s1() {
+            if s1(&b) {
                 return shed();
             }
             let id = write(&f1, &b);
@@ -667,13 +679,13 @@ mod tests {
             .into_response()
         });
         let turn = post(move |axum::Json(b): axum::Json<serde_json::Value>| async move {
-            if s2() {
+            if s2(&b) {
                 return shed();
             }
             axum::Json(json!({"remembered": {"outcomes": [{"memory": write(&f2, &b)}]}})).into_response()
         });
         let recall = post(move |axum::Json(q): axum::Json<serde_json::Value>| async move {
-            if s3() {
+            if s3(&q) {
                 return shed();
             }
             let entity = q["about"]["entity"].as_str().or(q["query"].as_str()).unwrap_or_default().to_string();
@@ -717,7 +729,8 @@ mod tests {
         }
         assert!(r.acknowledged > 0);
         assert_eq!(r.acknowledged, r.ops[0].ok + r.ops[2].ok, "turns' writes are checked too");
-        assert_eq!((r.stored, r.lost.len(), r.check_failures.len()), (r.acknowledged, 0, 0));
+        assert_eq!((r.stored, r.lost.len()), (r.acknowledged, 0), "{:?}", r.lost);
+        assert!(r.check_failures.is_empty(), "{:?}", r.check_failures);
         assert!(r.check_retries > 0, "the check's shed requests were retried");
         assert_eq!(r.recall_misses, 0);
         assert_eq!(r.model_echoed.as_deref(), Some("stand-in / echo"));
