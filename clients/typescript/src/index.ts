@@ -126,6 +126,8 @@ export interface RecallOptions extends CallOptions {
   since?: string | Date | number;
   /** Only episodes recorded before this time. */
   until?: string | Date | number;
+  /** What was true in the world at this time, by the validity intervals the turns stated. */
+  validAt?: string | Date | number;
 }
 
 export interface TurnOptions extends CallOptions {
@@ -425,7 +427,7 @@ export class MnemoClient {
   recall(query: string, options: RecallOptions & { detail: "full" }): Promise<RecallResponse>;
   recall(query: string, options?: RecallOptions): Promise<AgentRecall | RecallResponse>;
   recall(query: string, options: RecallOptions = {}): Promise<AgentRecall | RecallResponse> {
-    const { budget, mode, about, raw, detail, asOf, since, until, ...call } = options;
+    const { budget, mode, about, raw, detail, asOf, since, until, validAt, ...call } = options;
     const body: Schemas["RecallRequest"] = {
       query,
       budget,
@@ -436,6 +438,7 @@ export class MnemoClient {
       as_of: when(asOf, "asOf", this.url),
       since: when(since, "since", this.url),
       until: when(until, "until", this.url),
+      valid_at: when(validAt, "validAt", this.url),
     };
     return this.#json("POST", this.#ns(call, "recall"), { ...call, body });
   }

@@ -74,13 +74,20 @@ impl Runtime {
         filter: RecallFilter,
     ) -> Result<AgentTurn, AgentError> {
         let pack = self.recall_pack_filtered(ns, &task.query, opts, filter).await?;
-        let Some(at) = filter.as_of else {
+        // A pack of the past (as of a time, or what was true at a world time) carries the time
+        // it is graded at; an episode window alone is of now.
+        let Some(at) = pack.as_of else {
             return self.assess_now(ns, task, pack).await;
         };
         let assessment = self.assessor().assess(task, pack.clone(), at).await?;
         self.counters.assessed(&assessment);
         // Said of the past: what memory held then is not an instruction to act now.
-        let action = format!("as of {at}: {}", crate::runtime::action_text(task, &assessment));
+        let when = match (filter.as_of, filter.valid_at) {
+            (Some(a), Some(v)) => format!("as of {a}, valid at {v}"),
+            (None, Some(v)) => format!("valid at {v}"),
+            _ => format!("as of {at}"),
+        };
+        let action = format!("{when}: {}", crate::runtime::action_text(task, &assessment));
         let verdict = crate::verdict::verdict(task, &assessment);
         Ok(AgentTurn { remembered: None, pack, assessment, action, verdict, escalation: None, plan: None })
     }

@@ -1,6 +1,7 @@
-//! `history`: the values a claim has had, each with the system time memory held it (recorded,
-//! ended) and why it ended — the same answer at every door. World time (when a value was true)
-//! is not recorded yet: each value says so rather than guessing it from the system time.
+//! `history`: the values a claim has had, each with both clocks — the system time memory held
+//! it (recorded, ended) and why it ended, and the world time it was true (the interval its
+//! turn stated, closed by a supersession: `mnemo_core::engine::world_validity`) — the same
+//! answer at every door.
 use serde::{Deserialize, Serialize};
 
 use mnemo_core::*;
@@ -25,6 +26,12 @@ pub struct ClaimValue {
     /// The memory that took its place, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// World time: when it became true (absent: not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    /// World time: when it stopped being true (absent: not known, or still true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<String>,
     /// Where it came from: the turn sources and grounders that stated or confirmed it.
     pub sources: Vec<String>,
 }
@@ -45,6 +52,7 @@ pub struct ClaimHistory {
 impl ClaimHistory {
     /// The history of `key` from its memories (`Engine::claim_history`).
     pub fn of(key: &ClaimKey, memories: &[Memory]) -> Self {
+        let world = mnemo_core::engine::world_validity(memories, Timestamp(i64::MAX));
         let values = memories
             .iter()
             .filter_map(|m| {
@@ -55,7 +63,10 @@ impl ClaimHistory {
                         (Some(at.to_string()), Some(reason.clone()), superseded_by.map(|b| b.short()))
                     }
                 };
+                let valid = world.get(&m.id).copied().unwrap_or_default();
                 Some(ClaimValue {
+                    valid_from: valid.from.map(mnemo_core::world_time::day_text),
+                    valid_to: valid.to.map(mnemo_core::world_time::day_text),
                     id: m.id.short(),
                     value,
                     recorded_at: m.created_at.to_string(),
@@ -67,7 +78,10 @@ impl ClaimHistory {
             })
             .collect::<Vec<_>>();
         let mut notes =
-            vec!["world time (when each value was true) is not recorded: the times are memory's own".into()];
+            vec!["world time is when a value was true, as the turns stated it (a replaced value ends where its \
+             successor begins, a successor that states no start began when recorded); system time is when \
+             memory recorded and ended it"
+                .to_string()];
         if values.is_empty() {
             notes.insert(0, format!("memory has never held a value for {key}"));
         }
@@ -83,7 +97,13 @@ impl ClaimHistory {
                 (Some(at), None) => format!("until {at}"),
                 _ => "held now".to_string(),
             };
-            out.push_str(&format!("  {} {:?}: recorded {}, {held}\n", v.id, v.value, v.recorded_at));
+            let world = match (&v.valid_from, &v.valid_to) {
+                (Some(f), Some(t)) => format!("true from {f} until {t}"),
+                (Some(f), None) => format!("true from {f}"),
+                (None, Some(t)) => format!("true until {t}"),
+                (None, None) => "true: not stated".to_string(),
+            };
+            out.push_str(&format!("  {} {:?}: {world}; recorded {}, {held}\n", v.id, v.value, v.recorded_at));
         }
         for n in &self.notes {
             out.push_str(&format!("  note: {n}\n"));

@@ -120,6 +120,9 @@ pub struct RecallInput {
     pub since: Option<Timestamp>,
     /// Only episodes recorded before this time.
     pub until: Option<Timestamp>,
+    /// Recall what was true in the world at this time, by the validity intervals the turns
+    /// stated (docs/time.md); with `as_of`, by what memory knew then.
+    pub valid_at: Option<Timestamp>,
 }
 
 /// The agent turn: remember a message, then recall, assess and decide with it as the query.
@@ -415,7 +418,8 @@ impl Runtime {
             return Err(invalid("`about` needs an assessed recall: drop `raw`, or drop `about` for plain retrieval"));
         }
         let opts = RecallOptions { budget: input.budget, mode: input.mode, ..RecallOptions::default() };
-        let filter = RecallFilter { as_of: input.as_of, since: input.since, until: input.until };
+        let filter =
+            RecallFilter { as_of: input.as_of, since: input.since, until: input.until, valid_at: input.valid_at };
         if filter.is_set() {
             return self.recall_filtered_input(ns, input, &opts, filter).await;
         }

@@ -54,6 +54,7 @@ impl Lcg {
 fn new_memory(ns: &Namespace, i: u64, kind: MemoryKind, importance: f32, pinned: bool, at: Timestamp) -> WriteOp {
     WriteOp::Insert {
         memory: NewMemory {
+            validity: Default::default(),
             namespace: ns.clone(),
             kind,
             content: format!("memory {i}"),

@@ -27,6 +27,7 @@ fn mem(
 ) -> Memory {
     let at = now().plus_millis(-days * DAY_MS);
     Memory {
+        validity: Default::default(),
         id: MemoryId(id),
         namespace: Namespace::default(),
         kind: MemoryKind::Semantic,

@@ -45,6 +45,7 @@ async fn packed(share: f64) -> Vec<String> {
             let turn =
                 NewTurn { namespace: ns.clone(), source: "chat".into(), at, text: text.to_string(), external_id: None };
             let mem = NewMemory {
+                validity: Default::default(),
                 namespace: ns.clone(),
                 kind: MemoryKind::Episodic,
                 content: text.to_string(),

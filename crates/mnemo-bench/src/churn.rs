@@ -263,6 +263,7 @@ impl Churner {
                 e.sync_index(&|_, _| {}).await?;
                 let ns = churn_ns()?;
                 let memory = NewMemory {
+                    validity: Default::default(),
                     namespace: ns.clone(),
                     kind: MemoryKind::Episodic,
                     content: text.to_string(),

@@ -108,6 +108,7 @@ pub fn episodic_turn(
         external_id: Some(external_id.to_string()),
     };
     let mem = NewMemory {
+        validity: Default::default(),
         namespace: ns.clone(),
         kind: MemoryKind::Episodic,
         content,

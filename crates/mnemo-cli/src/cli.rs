@@ -809,6 +809,13 @@ pub struct RecallArgs {
     /// 2026-02-01` takes all of January).
     #[arg(long, value_name = "TIME")]
     pub until: Option<String>,
+    /// Recall what was true in the world at this time (RFC 3339 or a date), by the validity
+    /// intervals the turns stated ("I lived in Lisbon from 2019 to 2021"; the fake grammar's
+    /// `[SEM from=2019 to=2021]`): replaced values are included where they held, a memory that
+    /// states no interval is taken as true throughout. Graded without asking the systems of
+    /// record; no escalation. With `--as-of`, by what memory knew then (docs/time.md).
+    #[arg(long, value_name = "TIME")]
+    pub valid_at: Option<String>,
 }
 
 /// `mnemo history`.

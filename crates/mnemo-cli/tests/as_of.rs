@@ -3,17 +3,9 @@
 //! values a claim has had with when each was recorded and when and why it ended. A time before
 //! the namespace's first memory, or after now, is said in the notes, never a silent empty pack.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-use std::path::Path;
-
-use serde_json::Value;
 
 mod cli_run;
-use cli_run::{mnemo, ok, text};
-
-fn json(dir: &Path, args: &[&str]) -> Value {
-    let out = ok(&mnemo(dir, args)).0;
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
+use cli_run::{contents, json, mnemo, notes, ok, text};
 
 const QUESTION: &str = "what is the lead time of Northwind Labs";
 
@@ -23,19 +15,6 @@ fn two_values() -> tempfile::TempDir {
     ok(&mnemo(d.path(), &["--at", "2026-01-01", "remember", "[SEM] Northwind Labs | lead time | 21 days"]));
     ok(&mnemo(d.path(), &["--at", "2026-01-21", "remember", "[SEM] Northwind Labs | lead time | 35 days"]));
     d
-}
-
-fn contents(v: &Value) -> Vec<String> {
-    v["memories"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{v}"))
-        .iter()
-        .map(|m| m["content"].as_str().unwrap().into())
-        .collect()
-}
-
-fn notes(v: &Value) -> String {
-    v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect::<Vec<_>>().join("\n")
 }
 
 #[test]
@@ -99,8 +78,18 @@ fn history_lists_both_values_with_when_each_was_recorded_and_ended() {
     assert_eq!(values[1]["recorded_at"], "2026-01-21T00:00:00Z");
     assert!(values[1].get("ended_at").is_none(), "{h}");
     let printed = ok(&mnemo(d.path(), &["history", "Northwind Labs | lead time"])).0;
-    assert!(printed.contains("m1 \"21 days\": recorded 2026-01-01T00:00:00Z, until 2026-01-21T00:00:00Z"), "{printed}");
-    assert!(printed.contains("m2 \"35 days\": recorded 2026-01-21T00:00:00Z, held now"), "{printed}");
+    // World time was not stated: the replaced value ended, and its successor began, when the
+    // successor was recorded.
+    assert!(
+        printed.contains(
+            "m1 \"21 days\": true until 2026-01-21; recorded 2026-01-01T00:00:00Z, until 2026-01-21T00:00:00Z"
+        ),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("m2 \"35 days\": true from 2026-01-21; recorded 2026-01-21T00:00:00Z, held now"),
+        "{printed}"
+    );
     let none = json(d.path(), &["history", "Northwind Labs | owner", "--json"]);
     assert!(none["values"].as_array().unwrap().is_empty());
     assert!(notes(&none).contains("never held a value"), "{none}");

@@ -176,6 +176,12 @@ pub struct CreatedMemory {
     pub created_at: i64,
     /// Whether it is pinned.
     pub pinned: bool,
+    /// When its fact starts holding in the world (ms), if stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<i64>,
+    /// When it stops holding in the world (ms), if stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<i64>,
 }
 
 /// A memory event's chained content, as stored.
@@ -282,6 +288,11 @@ impl Content {
                                 .bytes(&m.importance.to_bits().to_be_bytes())
                                 .int(m.created_at)
                                 .bytes(&[u8::from(m.pinned)]);
+                            // World time joined the row later: an unstated interval adds
+                            // nothing, so every hash chained before it still verifies.
+                            if m.valid_from.is_some() || m.valid_to.is_some() {
+                                e.opt_int(m.valid_from).opt_int(m.valid_to);
+                            }
                         }
                     }
                 }

@@ -133,6 +133,7 @@ mod tests {
     fn memory(id: i64, claim: Option<(&str, &str, &str)>) -> Memory {
         let at = Timestamp::parse_rfc3339("2026-07-01T00:00:00Z").unwrap();
         Memory {
+            validity: Default::default(),
             id: MemoryId(id),
             namespace: Namespace::default(),
             kind: MemoryKind::Semantic,

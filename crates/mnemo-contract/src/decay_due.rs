@@ -174,6 +174,7 @@ mod tests {
 
     fn memory(kind: MemoryKind, importance: f32, reinforcements: u32, sources: usize, lc: i64, pinned: bool) -> Memory {
         Memory {
+            validity: Default::default(),
             id: MemoryId(1),
             namespace: Namespace::default(),
             kind,

@@ -28,6 +28,7 @@ pub mod time;
 pub mod tokens;
 pub mod traits;
 pub mod usage;
+pub mod world_time;
 
 pub use clock::{Clock, SimClock, SystemClock};
 pub use correction::Correction;
@@ -42,3 +43,4 @@ pub use relevance::RelevanceEvidence;
 pub use time::Timestamp;
 pub use tokens::{CharTokenCounter, TokenCounter};
 pub use traits::*;
+pub use world_time::Validity;

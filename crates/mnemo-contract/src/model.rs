@@ -1,5 +1,7 @@
 //! The domain model: turns, memories, claims, tombstones and their history.
 use serde::{Deserialize, Serialize};
+
+use crate::world_time::Validity;
 use std::fmt;
 
 use crate::error::{CoreError, Result};
@@ -274,6 +276,10 @@ pub struct Memory {
     pub status: Status,
     /// Store-wide change sequence of its last change (the Index's watermark unit).
     pub rev: u64,
+    /// When its fact holds in the world, if the turn said (world time; `created_at` and the
+    /// tombstone's time are memory's own).
+    #[serde(default, skip_serializing_if = "Validity::is_unstated")]
+    pub validity: Validity,
 }
 
 /// A memory to insert (the store assigns id and rev).
@@ -301,6 +307,9 @@ pub struct NewMemory {
     pub pinned: bool,
     /// Embedding.
     pub embedding: Option<Embedding>,
+    /// When its fact holds in the world, if stated.
+    #[serde(default, skip_serializing_if = "Validity::is_unstated")]
+    pub validity: Validity,
 }
 
 /// A turn to record.

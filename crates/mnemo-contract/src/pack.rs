@@ -93,6 +93,10 @@ pub struct Pack {
     /// held then (and the assessor grades it as of then, without re-grounding).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub as_of: Option<Timestamp>,
+    /// The world time the pack is of: a valid-at recall packs what was true in the world then,
+    /// by the validity intervals memory holds (its `as_of` is then memory's time it is graded at).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_at: Option<Timestamp>,
 }
 
 impl Pack {

@@ -57,6 +57,7 @@ mod tests {
 
     fn episode(importance: f32) -> Memory {
         Memory {
+            validity: Default::default(),
             id: MemoryId(1),
             namespace: Namespace::default(),
             kind: MemoryKind::Episodic,

@@ -579,6 +579,11 @@ pub struct Candidate {
     /// fix it for named attributes (`[claims]`), which then wins over what extraction said.
     #[serde(default)]
     pub cardinality: Cardinality,
+    /// When its fact holds in the world, if the turn said (a model's `valid_from` /
+    /// `valid_to`, the fake grammar's `from=` / `to=`); unstated, the engine reads an interval
+    /// phrase of the content ("from 2019 to 2021").
+    #[serde(default, skip_serializing_if = "crate::world_time::Validity::is_unstated")]
+    pub validity: crate::world_time::Validity,
 }
 
 /// A forget command: from a turn (extraction) or given directly (`Engine::forget`).

@@ -16,7 +16,7 @@ pub mod planner;
 
 pub use mnemo_contract::{
     clock, correction, decay_due, error, ids, model, pack, plan, policy, registry, relevance, salience, text, time,
-    tokens, traits, usage,
+    tokens, traits, usage, world_time,
 };
 pub use mnemo_contract::{
     register_assessor, register_embedder, register_grounder, register_index, register_reasoner, register_store,
@@ -38,4 +38,5 @@ pub use mnemo_contract::relevance::RelevanceEvidence;
 pub use mnemo_contract::time::Timestamp;
 pub use mnemo_contract::tokens::{CharTokenCounter, TokenCounter};
 pub use mnemo_contract::traits::*;
+pub use mnemo_contract::world_time::Validity;
 pub use planner::{Pack, PackItem, TraceEntry, TraceReason};

@@ -131,7 +131,15 @@ pub struct Planned<M> {
 pub fn plan(candidates: Vec<PlanCandidate>, budget: usize, quotas: Quotas, salience_threshold: f64) -> Pack {
     let p = decide(candidates, budget, quotas, salience_threshold);
     let items = p.packed.into_iter().map(|(memory, score, tokens)| PackItem { memory, score, tokens }).collect();
-    Pack { items, trace: p.trace, budget: p.budget, used: p.used, notes: Vec::new(), as_of: None }
+    Pack {
+        valid_at: Default::default(),
+        items,
+        trace: p.trace,
+        budget: p.budget,
+        used: p.used,
+        notes: Vec::new(),
+        as_of: None,
+    }
 }
 
 /// What `plan` decides, for candidates of any form (see [`Plannable`]).

@@ -6,6 +6,7 @@ use proptest::prelude::*;
 
 fn memory(id: i64, kind: MemoryKind, pinned: bool, confirmed: i64) -> Memory {
     Memory {
+        validity: Default::default(),
         id: MemoryId(id),
         namespace: Namespace::default(),
         kind,

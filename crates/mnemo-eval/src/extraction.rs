@@ -320,6 +320,7 @@ mod tests {
     fn mem(content: &str) -> Memory {
         let at = Timestamp(0);
         Memory {
+            validity: Default::default(),
             id: MemoryId(1),
             namespace: Namespace::default(),
             kind: MemoryKind::Semantic,

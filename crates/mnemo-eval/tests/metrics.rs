@@ -142,6 +142,7 @@ fn a_scenario_passes_only_when_everything_holds() {
 
 fn memory(ns: &str, content: &str, claim: Option<Claim>, status: Status) -> Memory {
     Memory {
+        validity: Default::default(),
         id: MemoryId(1),
         namespace: Namespace::new(ns).unwrap(),
         kind: MemoryKind::Semantic,

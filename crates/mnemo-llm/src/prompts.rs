@@ -254,6 +254,11 @@ pub struct TurnView {
 pub struct ExtractInput {
     /// The turn.
     pub turn: TurnView,
+    /// Only for a turn that states a date ("yesterday", "from 2019 to 2021"): how to write
+    /// dates and validity intervals. Absent otherwise, so a turn without dates is asked exactly
+    /// as before (its cassette key unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dates: Option<String>,
 }
 
 impl ExtractInput {
@@ -261,8 +266,25 @@ impl ExtractInput {
     pub fn of(turn: &Turn) -> Self {
         ExtractInput {
             turn: TurnView { source: turn.source.clone(), at: turn.at.to_rfc3339(), text: turn.text.clone() },
+            dates: dates_hint(turn),
         }
     }
+}
+
+/// The date instruction of an extract prompt, for a turn that states a date.
+fn dates_hint(turn: &Turn) -> Option<String> {
+    use mnemo_contract::world_time::{find_dates, stated_validity};
+    if find_dates(&turn.text, turn.at).is_empty() && stated_validity(&turn.text, turn.at).is_unstated() {
+        return None;
+    }
+    let day = turn.at.to_rfc3339();
+    let day = day.split('T').next().unwrap_or_default();
+    Some(format!(
+        "This turn was said on {day}. Write each relative date of a memory (yesterday, next Friday, in two \
+         weeks) as the date it means. When the turn says when a fact holds in the world (\"from 2019 to 2021\", \
+         \"starting next Monday\", \"until Friday\"), add to that memory \"valid_from\" and/or \"valid_to\": \
+         the first and the last day it holds, as YYYY-MM-DD."
+    ))
 }
 
 /// The user message of a reconcile prompt.

@@ -252,7 +252,7 @@ impl Reasoner for LlmReasoner {
                 // turn's notes; what is still wrong goes back to the model once.
                 let (v, mended) = validate::normalise_extraction(v);
                 fixes.extend(mended);
-                let items = validate::extraction(&v)?;
+                let items = validate::extraction(&v, turn.at)?;
                 fixes.extend(validate::extraction_notes(&v)?);
                 Ok((items, fixes))
             })

@@ -3,7 +3,10 @@
 //! here panics on any input.
 use std::collections::HashSet;
 
-use mnemo_contract::{Candidate, Cardinality, Claim, ExtractedItem, ForgetCommand, MemoryId, MemoryKind, Verdict};
+use mnemo_contract::world_time::{self, Validity};
+use mnemo_contract::{
+    Candidate, Cardinality, Claim, ExtractedItem, ForgetCommand, MemoryId, MemoryKind, Timestamp, Verdict,
+};
 use serde_json::{Map, Value};
 
 /// Parse an answer as one JSON object. A single surrounding Markdown code fence (three
@@ -119,11 +122,28 @@ pub fn normalise_extraction(v: &Value) -> (Value, Vec<String>) {
 }
 
 fn mend_memory(m: &mut Map<String, Value>, path: &str, fixes: &mut Vec<String>) {
-    const KEYS: [&str; 7] = ["kind", "content", "claim", "entities", "importance", "pinned", "cardinality"];
+    const KEYS: [&str; 9] =
+        ["kind", "content", "claim", "entities", "importance", "pinned", "cardinality", "valid_from", "valid_to"];
     let unknown: Vec<String> = m.keys().filter(|k| !KEYS.contains(&k.as_str())).cloned().collect();
     for k in unknown {
         m.remove(&k);
         fixes.push(format!("{path}: dropped unknown key {k:?}"));
+    }
+    // A validity end that is no date ("unknown", "ongoing", a number) says nothing: dropped,
+    // and the memory kept (an open end).
+    for end in ["valid_from", "valid_to"] {
+        let dropped = match m.get(end) {
+            Some(Value::Null) => Some(None),
+            Some(Value::String(s)) => world_time::parse_date(s, Timestamp(0)).err().map(Some),
+            Some(other) => Some(Some(format!("{other} is not a date"))),
+            None => None,
+        };
+        if let Some(why) = dropped {
+            m.remove(end);
+            if let Some(why) = why {
+                fixes.push(format!("{path}: dropped {end}: {why}"));
+            }
+        }
     }
     if let Some(Value::String(kind)) = m.get_mut("kind") {
         let lower = kind.trim().to_lowercase();
@@ -238,14 +258,15 @@ fn check_reason(m: &Map<String, Value>) -> Result<(), String> {
 }
 
 /// An extraction answer: `{"items": [{"memory": {...}} | {"forget": {...}}, ...]}`, in order.
-pub fn extraction(v: &Value) -> Result<Vec<ExtractedItem>, String> {
+/// Relative dates of `valid_from` / `valid_to` are resolved against `at`, the turn's time.
+pub fn extraction(v: &Value, at: Timestamp) -> Result<Vec<ExtractedItem>, String> {
     let m = object(v, "answer", &["items"], &["notes"])?;
     let mut items = Vec::new();
     for (i, item) in array(&m["items"], "items")?.iter().enumerate() {
         let path = format!("items[{i}]");
         let obj = item.as_object().ok_or_else(|| format!("{path} must be an object, got {}", type_name(item)))?;
         match (obj.get("memory"), obj.get("forget"), obj.len()) {
-            (Some(c), None, 1) => items.push(ExtractedItem::Memory(candidate(c, &join(&path, "memory"))?)),
+            (Some(c), None, 1) => items.push(ExtractedItem::Memory(candidate(c, &join(&path, "memory"), at)?)),
             (None, Some(f), 1) => items.push(ExtractedItem::Forget(forget(f, &join(&path, "forget"))?)),
             _ => return Err(format!("{path} must be exactly one of {{\"memory\": …}} or {{\"forget\": …}}")),
         }
@@ -265,8 +286,13 @@ pub fn extraction_notes(v: &Value) -> Result<Vec<String>, String> {
     }
 }
 
-fn candidate(v: &Value, path: &str) -> Result<Candidate, String> {
-    let m = object(v, path, &["kind", "content"], &["claim", "entities", "importance", "pinned", "cardinality"])?;
+fn candidate(v: &Value, path: &str, at: Timestamp) -> Result<Candidate, String> {
+    let m = object(
+        v,
+        path,
+        &["kind", "content"],
+        &["claim", "entities", "importance", "pinned", "cardinality", "valid_from", "valid_to"],
+    )?;
     let kind_path = join(path, "kind");
     let kind = match text(&m["kind"], &kind_path)? {
         "semantic" => MemoryKind::Semantic,
@@ -318,7 +344,18 @@ fn candidate(v: &Value, path: &str) -> Result<Candidate, String> {
         Some(Value::String(s)) if s == "many" => Cardinality::Many,
         Some(other) => return Err(format!("{}: must be \"one\" or \"many\", got {other}", join(path, "cardinality"))),
     };
-    Ok(Candidate { kind, content, claim, entities, importance, pinned, cardinality })
+    // `valid_to` names the last day the fact holds: the interval ends the midnight after it.
+    let bound = |key: &str, end: bool| -> Result<Option<Timestamp>, String> {
+        match m.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => {
+                let p = join(path, key);
+                world_time::parse_bound(text(v, &p)?, at, end).map(Some).map_err(|e| format!("{p}: {e}"))
+            }
+        }
+    };
+    let validity = Validity { from: bound("valid_from", false)?, to: bound("valid_to", true)? };
+    Ok(Candidate { validity, kind, content, claim, entities, importance, pinned, cardinality })
 }
 
 fn claim(v: &Value, path: &str) -> Result<Claim, String> {
@@ -406,6 +443,10 @@ pub fn plan(v: &Value, numbers: &[MemoryId]) -> Result<mnemo_contract::plan::Pla
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at_epoch(v: &Value) -> Result<Vec<ExtractedItem>, String> {
+        extraction(v, Timestamp(0))
+    }
     use serde_json::json;
 
     #[test]
@@ -418,7 +459,7 @@ mod tests {
 
     #[test]
     fn candidate_fields_are_checked() {
-        let bad = |c: Value| extraction(&json!({"items": [{"memory": c}]})).unwrap_err();
+        let bad = |c: Value| at_epoch(&json!({"items": [{"memory": c}]})).unwrap_err();
         assert!(bad(json!({"kind": "semantic"})).contains("missing key \"content\""));
         assert!(bad(json!({"kind": "semantic", "content": " "})).contains("items[0].memory.content must not be empty"));
         assert!(bad(json!({"kind": "semantic", "content": "x", "colour": 1})).contains("unknown key \"colour\""));
@@ -435,7 +476,7 @@ mod tests {
 
     #[test]
     fn claim_entity_is_added_and_importance_passed_through() {
-        let items = extraction(&json!({"items": [{"memory": {"kind": "semantic", "content": "x", "importance": 1.7,
+        let items = at_epoch(&json!({"items": [{"memory": {"kind": "semantic", "content": "x", "importance": 1.7,
             "claim": {"entity": "Ben", "attribute": "phone", "value": "555"}}}]}))
         .unwrap();
         let c: Vec<Candidate> = items
@@ -452,7 +493,7 @@ mod tests {
 
     #[test]
     fn items_keep_order_and_shape() {
-        let items = extraction(&json!({"items": [
+        let items = at_epoch(&json!({"items": [
             {"memory": {"kind": "semantic", "content": "x"}},
             {"forget": {"text": "x"}},
             {"memory": {"kind": "episodic", "content": "y"}}]}))
@@ -460,15 +501,15 @@ mod tests {
         assert!(matches!(items[1], ExtractedItem::Forget(_)));
         assert!(matches!(&items[2], ExtractedItem::Memory(c) if c.content == "y"));
         let e =
-            extraction(&json!({"items": [{"memory": {"kind": "semantic", "content": "x"}, "forget": {"text": "x"}}]}))
+            at_epoch(&json!({"items": [{"memory": {"kind": "semantic", "content": "x"}, "forget": {"text": "x"}}]}))
                 .unwrap_err();
         assert!(e.contains("exactly one"), "{e}");
-        assert!(extraction(&json!({"candidates": []})).is_err());
+        assert!(at_epoch(&json!({"candidates": []})).is_err());
     }
 
     #[test]
     fn forgets_are_checked() {
-        let bad = |f: Value| extraction(&json!({"items": [{"forget": f}]})).unwrap_err();
+        let bad = |f: Value| at_epoch(&json!({"items": [{"forget": f}]})).unwrap_err();
         assert!(bad(json!({"entity": "Ben"})).contains("missing key \"attribute\""));
         assert!(bad(json!({"text": "x", "entity": "Ben"})).contains("unknown key \"entity\""));
         assert!(bad(json!("Ben")).contains("must be an object"));
@@ -487,5 +528,27 @@ mod tests {
         assert!(verdict(&json!({"verdict": "same", "ids": []}), &n).unwrap_err().contains("unknown verdict"));
         assert!(verdict(&json!({"verdict": "novel", "ids": ["1"]}), &n).unwrap_err().contains("integer"));
         assert!(verdict(&json!({"verdict": "novel", "ids": [], "reason": 3}), &n).unwrap_err().contains("reason"));
+    }
+
+    #[test]
+    fn a_validity_is_read_in_days_and_a_non_date_is_dropped_with_a_note() {
+        // Friday 2026-12-04.
+        let at = Timestamp::parse_rfc3339("2026-12-04T15:00:00Z").unwrap();
+        let day = |d: &str| Timestamp::parse_rfc3339(&format!("{d}T00:00:00Z")).unwrap();
+        let answer = json!({"items": [
+            {"memory": {"kind": "semantic", "content": "Ben lived in Lisbon", "valid_from": "2019", "valid_to": "2021"}},
+            {"memory": {"kind": "semantic", "content": "Standup at 10:00", "valid_from": "next Monday", "valid_to": null}},
+            {"memory": {"kind": "semantic", "content": "Ana leads", "valid_from": "unknown", "valid_to": 2021}}]});
+        let (mended, fixes) = normalise_extraction(&answer);
+        let items = extraction(&mended, at).unwrap();
+        let validity = |i: usize| match &items[i] {
+            ExtractedItem::Memory(c) => c.validity,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(validity(0), Validity { from: Some(day("2019-01-01")), to: Some(day("2022-01-01")) });
+        assert_eq!(validity(1), Validity { from: Some(day("2026-12-07")), to: None });
+        assert!(validity(2).is_unstated());
+        assert_eq!(fixes.len(), 2, "{fixes:?}");
+        assert!(fixes[0].contains("dropped valid_from") && fixes[0].contains("\"unknown\" is not a date"), "{fixes:?}");
     }
 }

@@ -25,6 +25,7 @@ fn turn(text: &str) -> Turn {
 fn mem(id: i64, kind: MemoryKind, content: &str, claim: Option<Claim>) -> Memory {
     let at = Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap();
     Memory {
+        validity: Default::default(),
         id: MemoryId(id),
         namespace: Namespace::default(),
         kind,
@@ -51,6 +52,7 @@ fn claim_mem(id: i64, e: &str, a: &str, v: &str) -> Memory {
 
 fn cand(kind: MemoryKind, content: &str, claim: Option<Claim>) -> Candidate {
     Candidate {
+        validity: Default::default(),
         kind,
         content: content.into(),
         entities: vec![],

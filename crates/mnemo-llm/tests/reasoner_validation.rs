@@ -62,6 +62,7 @@ fn turn(text: &str) -> Turn {
 fn mem(id: i64) -> Memory {
     let at = Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap();
     Memory {
+        validity: Default::default(),
         id: MemoryId(id),
         namespace: Namespace::default(),
         kind: MemoryKind::Semantic,
@@ -84,6 +85,7 @@ fn mem(id: i64) -> Memory {
 
 fn cand() -> Candidate {
     Candidate {
+        validity: Default::default(),
         kind: MemoryKind::Semantic,
         content: "x".into(),
         claim: None,

@@ -158,6 +158,10 @@ pub struct RecallParams {
     /// Only episodes recorded before this time (RFC 3339 or a date).
     #[serde(default)]
     pub until: Option<String>,
+    /// What was true in the world at this time (RFC 3339 or a date), by the validity intervals
+    /// the turns stated ("from 2019 to 2021"); replaced values included where they held.
+    #[serde(default)]
+    pub valid_at: Option<String>,
     /// The namespace; must be the one this server is bound to (default).
     #[serde(default)]
     pub namespace: Option<String>,
@@ -716,16 +720,17 @@ impl MnemoMcp {
         // A budget too large for the machine is clamped by the engine like any budget above
         // its maximum (the pack's notes say so), as over HTTP.
         let budget = p.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
-        let mut times = [None; 3];
-        for (slot, (name, t)) in times.iter_mut().zip([("as_of", &p.as_of), ("since", &p.since), ("until", &p.until)]) {
+        let mut times = [None; 4];
+        let named = [("as_of", &p.as_of), ("since", &p.since), ("until", &p.until), ("valid_at", &p.valid_at)];
+        for (slot, (name, t)) in times.iter_mut().zip(named) {
             match t.as_deref().map(mnemo_agent::door::parse_time).transpose() {
                 Ok(t) => *slot = t,
                 Err(e) => return Ok(Self::fix_argument("recall", format!("{name} {e}"))),
             }
         }
-        let [as_of, since, until] = times;
+        let [as_of, since, until, valid_at] = times;
         let raw = p.raw.unwrap_or(false);
-        let input = RecallInput { query: p.query, budget, mode, about, raw, detail, as_of, since, until };
+        let input = RecallInput { query: p.query, budget, mode, about, raw, detail, as_of, since, until, valid_at };
         let mut answer = self.rt.recall_input(ns, &input).await;
         let escalation = match &answer {
             Ok(RecallAnswer::Compact(view)) => {

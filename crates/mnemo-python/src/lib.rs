@@ -753,9 +753,10 @@ impl Engine {
     /// decision). `detail="compact"` answers what an agent reads (the memory lines within the
     /// budget and the decision); `"full"` the pack with its trace, the assessment, the
     /// verdict and the action. `as_of` (RFC 3339 or a date): what memory held at that past
-    /// time instead of now; `since` / `until`: only the episodes recorded in that window. The
-    /// JSON of `POST recall`.
-    #[pyo3(signature = (query, *, namespace = None, budget = None, mode = None, about = None, raw = false, detail = "compact", as_of = None, since = None, until = None))]
+    /// time instead of now; `since` / `until`: only the episodes recorded in that window;
+    /// `valid_at`: what was true in the world at that time, by the validity intervals the
+    /// turns stated. The JSON of `POST recall`.
+    #[pyo3(signature = (query, *, namespace = None, budget = None, mode = None, about = None, raw = false, detail = "compact", as_of = None, since = None, until = None, valid_at = None))]
     #[allow(clippy::too_many_arguments)]
     fn recall(
         &self,
@@ -770,12 +771,14 @@ impl Engine {
         as_of: Option<String>,
         since: Option<String>,
         until: Option<String>,
+        valid_at: Option<String>,
     ) -> PyResult<String> {
         let mut input =
             recall_input(query, budget, mode.as_deref(), about.as_deref(), raw, detail).map_err(|e| e.into_py(py))?;
         input.as_of = time_arg("as_of", as_of.as_deref()).map_err(|e| e.into_py(py))?;
         input.since = time_arg("since", since.as_deref()).map_err(|e| e.into_py(py))?;
         input.until = time_arg("until", until.as_deref()).map_err(|e| e.into_py(py))?;
+        input.valid_at = time_arg("valid_at", valid_at.as_deref()).map_err(|e| e.into_py(py))?;
         self.run(py, move |rt| async move {
             let ns = self.ns(namespace.as_deref())?;
             recall_json(&rt, &ns, &input).await
@@ -1100,6 +1103,7 @@ fn recall_input(
         as_of: None,
         since: None,
         until: None,
+        valid_at: None,
     })
 }
 

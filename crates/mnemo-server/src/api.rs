@@ -102,6 +102,12 @@ pub struct RecallRequest {
     /// Only episodes recorded before this time (RFC 3339 or a date).
     #[serde(default)]
     pub until: Option<String>,
+    /// What was true in the world at this time (RFC 3339 or a date), by the validity intervals
+    /// the turns stated ("from 2019 to 2021"); replaced values included where they held.
+    /// Graded without asking the systems of record; no escalation is raised.
+    #[serde(default)]
+    #[schema(example = "2020-06-01")]
+    pub valid_at: Option<String>,
 }
 
 /// A recall as answered: the agent view by default, the full result with `detail = "full"`.

@@ -313,6 +313,7 @@ pub async fn recall(
         as_of: time_field("as_of", req.as_of.as_deref())?,
         since: time_field("since", req.since.as_deref())?,
         until: time_field("until", req.until.as_deref())?,
+        valid_at: time_field("valid_at", req.valid_at.as_deref())?,
     };
     // Written as the tenant reads it (short ids) here: the declared body is RecallResult.
     Ok(Json(match st.rt.recall_input(&c.namespace, &input).await? {

@@ -15,6 +15,7 @@ use mnemo_store_postgres::{PgSettings, PostgresStore};
 fn episode(ns: &Namespace, i: usize, importance: f32, kind: MemoryKind) -> WriteOp {
     WriteOp::Insert {
         memory: NewMemory {
+            validity: Default::default(),
             namespace: ns.clone(),
             kind,
             content: format!("episode {i}"),
@@ -60,7 +61,8 @@ async fn a_schema_3_store_gets_due_times_at_its_first_sweep() {
     // none of schema 5's entity rows or schema 6's history chain).
     let c = common::client().await;
     c.batch_execute(&format!(
-        "SET search_path TO \"{schema}\"; DROP TABLE erased_rows; DROP TABLE erasures; ALTER TABLE memories DROP COLUMN erased_by; DROP TRIGGER memories_entities ON memories; \
+        "SET search_path TO \"{schema}\"; DROP TABLE erased_rows; DROP TABLE erasures; ALTER TABLE memories DROP COLUMN erased_by; \
+         ALTER TABLE memories DROP COLUMN valid_from; ALTER TABLE memories DROP COLUMN valid_to; DROP TRIGGER memories_entities ON memories; \
          DROP FUNCTION memory_entities_of_row(); DROP TABLE memory_entities; DROP TABLE decay_rules; DROP INDEX memories_decay_due; DROP INDEX turns_external_id; \
          ALTER TABLE memories DROP COLUMN decay_due; DROP TABLE history_chain; DROP TABLE chain_heads; \
          DELETE FROM mnemo_schema_versions WHERE component = 'store_history_chain'; \

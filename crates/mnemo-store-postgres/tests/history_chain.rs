@@ -21,6 +21,7 @@ fn ns(name: &str) -> Namespace {
 
 fn mem(n: &Namespace, content: &str) -> NewMemory {
     NewMemory {
+        validity: Default::default(),
         namespace: n.clone(),
         kind: MemoryKind::Semantic,
         content: content.to_string(),
@@ -242,7 +243,8 @@ async fn a_store_from_before_the_chain_is_chained_at_first_use_and_verifies() {
     common::client()
         .await
         .batch_execute(&format!(
-            "SET search_path TO \"{schema}\", public; DROP TABLE erased_rows; DROP TABLE erasures; ALTER TABLE memories DROP COLUMN erased_by; DROP TABLE history_chain; DROP TABLE chain_heads; \
+            "SET search_path TO \"{schema}\", public; DROP TABLE erased_rows; DROP TABLE erasures; ALTER TABLE memories DROP COLUMN erased_by; ALTER TABLE memories DROP COLUMN valid_from; ALTER TABLE memories DROP COLUMN valid_to; \
+             DROP TABLE history_chain; DROP TABLE chain_heads; \
              DELETE FROM mnemo_schema_versions WHERE component = 'store_history_chain'; \
              UPDATE mnemo_schema_versions SET version = 5 WHERE component = 'store';"
         ))

@@ -136,6 +136,7 @@ async fn an_index_of_the_development_schema_4_drops_its_f32_graph_and_stale_post
 fn fact(ns: &Namespace, content: &str, entities: &[&str]) -> WriteOp {
     WriteOp::Insert {
         memory: NewMemory {
+            validity: Default::default(),
             namespace: ns.clone(),
             kind: mnemo_contract::MemoryKind::Semantic,
             content: content.to_string(),
@@ -180,7 +181,8 @@ async fn a_store_of_schema_4_with_memories_finds_them_by_entity_after_migrating(
     common::client()
         .await
         .batch_execute(&format!(
-            "SET search_path TO \"{schema}\", public; DROP TABLE erased_rows; DROP TABLE erasures; ALTER TABLE memories DROP COLUMN erased_by; DROP TRIGGER memories_entities ON memories; \
+            "SET search_path TO \"{schema}\", public; DROP TABLE erased_rows; DROP TABLE erasures; ALTER TABLE memories DROP COLUMN erased_by; \
+         ALTER TABLE memories DROP COLUMN valid_from; ALTER TABLE memories DROP COLUMN valid_to; DROP TRIGGER memories_entities ON memories; \
              DROP FUNCTION memory_entities_of_row(); DROP TABLE memory_entities; \
              CREATE INDEX memories_entities ON memories USING gin (entities_norm); \
              DROP TABLE history_chain; DROP TABLE chain_heads; \
@@ -198,7 +200,7 @@ async fn a_store_of_schema_4_with_memories_finds_them_by_entity_after_migrating(
     assert_eq!(sorted(&bob), vec![ids_a[1]]);
     let beta = s.active_by_entities(&b, &["Ada".to_string()]).await.unwrap();
     assert_eq!(sorted(&beta), ids_b, "namespaces stay apart");
-    assert_eq!(version(&schema, "store").await, 7);
+    assert_eq!(version(&schema, "store").await, 8);
     assert_eq!(count(&schema, "memory_entities").await, 4);
     // The trigger is back: a write after the migration is found by its entity too.
     let new = s.apply(&a, Timestamp(1), vec![fact(&a, "Cy", &["Cy"])]).await.unwrap();

@@ -55,6 +55,7 @@ async fn run_all_on_throwaway_schemas() {
 
 fn memory(ns: &Namespace, text: &str) -> NewMemory {
     NewMemory {
+        validity: Default::default(),
         namespace: ns.clone(),
         kind: mnemo_contract::MemoryKind::Semantic,
         content: text.to_string(),

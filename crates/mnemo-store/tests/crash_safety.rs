@@ -31,6 +31,7 @@ fn content(round: u32, i: u64) -> String {
 
 fn memory(round: u32, i: u64) -> NewMemory {
     NewMemory {
+        validity: Default::default(),
         namespace: ns(),
         kind: MemoryKind::Episodic,
         content: content(round, i),

@@ -16,6 +16,7 @@ fn ns() -> Namespace {
 fn insert(content: &str) -> WriteOp {
     WriteOp::Insert {
         memory: NewMemory {
+            validity: Default::default(),
             namespace: ns(),
             kind: MemoryKind::Semantic,
             content: content.to_string(),

@@ -17,6 +17,7 @@ fn ns() -> Namespace {
 
 fn memory(i: usize) -> NewMemory {
     NewMemory {
+        validity: Default::default(),
         namespace: ns(),
         kind: MemoryKind::Episodic,
         content: format!("memory number {i}"),

@@ -15,6 +15,7 @@ fn ns(s: &str) -> Namespace {
 fn mem(n: &Namespace, content: &str) -> WriteOp {
     WriteOp::Insert {
         memory: NewMemory {
+            validity: Default::default(),
             namespace: n.clone(),
             kind: MemoryKind::Semantic,
             content: content.to_string(),

@@ -331,6 +331,7 @@ mod tests {
     fn mem(id: i64, source: &str, minute: i64, superseded_by: Option<i64>) -> Memory {
         let at = Timestamp::from_millis(minute * 60_000);
         Memory {
+            validity: Default::default(),
             id: MemoryId(id),
             namespace: mnemo_core::Namespace::default(),
             kind: mnemo_core::MemoryKind::Semantic,

@@ -50,6 +50,7 @@ mod tests {
         let now = Timestamp::parse_rfc3339("2026-07-10T00:00:00Z").unwrap();
         let at = now.plus_millis(-(confirmed_days_ago * 86_400_000.0) as i64);
         let m = Memory {
+            validity: Default::default(),
             id: MemoryId(1),
             namespace: Namespace::default(),
             kind: MemoryKind::Semantic,

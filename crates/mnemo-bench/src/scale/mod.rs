@@ -225,6 +225,7 @@ pub(crate) fn memory(corpus: &Corpus, i: usize, ns: Namespace, now: mnemo_core::
         _ => MemoryKind::Procedural,
     };
     NewMemory {
+        validity: Default::default(),
         namespace: ns,
         kind,
         content,

@@ -232,6 +232,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
                 as_of: a.as_of.as_deref().map(|t| crate::context::parse_time_arg("--as-of", t)).transpose()?,
                 since: a.since.as_deref().map(|t| crate::context::parse_time_arg("--since", t)).transpose()?,
                 until: a.until.as_deref().map(|t| crate::context::parse_time_arg("--until", t)).transpose()?,
+                valid_at: a.valid_at.as_deref().map(|t| crate::context::parse_time_arg("--valid-at", t)).transpose()?,
             };
             let escalated = match rt.recall_input(&ns, &input).await? {
                 RecallAnswer::Compact(v) => {

@@ -29,3 +29,24 @@ pub fn ok(o: &Output) -> (String, String) {
     assert!(o.status.success(), "failed: {out}\n{err}");
     (out, err)
 }
+
+/// `mnemo --data-dir DIR ARGS…` that must succeed, its stdout read as JSON.
+pub fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let out = ok(&mnemo(dir, args)).0;
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// The contents of the memories of a recall's JSON view, in pack order.
+pub fn contents(v: &serde_json::Value) -> Vec<String> {
+    v["memories"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().into())
+        .collect()
+}
+
+/// The notes of a recall's JSON view, one per line.
+pub fn notes(v: &serde_json::Value) -> String {
+    v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect::<Vec<_>>().join("\n")
+}

@@ -18,6 +18,7 @@ fn at(days: f64) -> Timestamp {
 fn mem(ns: &Namespace, i: usize, kind: MemoryKind, importance: f32, pinned: bool) -> WriteOp {
     WriteOp::Insert {
         memory: NewMemory {
+            validity: Default::default(),
             namespace: ns.clone(),
             kind,
             content: format!("memory {i}"),

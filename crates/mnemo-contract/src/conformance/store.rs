@@ -13,6 +13,7 @@ use crate::ids::TurnId;
 use crate::model::*;
 use crate::time::Timestamp;
 use crate::traits::Store;
+use crate::world_time::Validity;
 
 /// Run every test of the suite, each on a fresh store from `make`.
 pub async fn run_all<F, Fut>(make: F)
@@ -29,6 +30,7 @@ where
     reinforce_and_confirm(&*make().await).await;
     tombstone_keeps_the_row(&*make().await).await;
     claim_memories_hold_every_value_of_a_claim(&*make().await).await;
+    validity_round_trips_and_stays_on_a_tombstone(&*make().await).await;
     tombstone_new_within_a_batch(&*make().await).await;
     tombstone_is_final(&*make().await).await;
     rev_increases_on_every_change(&*make().await).await;
@@ -59,6 +61,7 @@ fn at(ms: i64) -> Timestamp {
 
 fn mem(ns: &Namespace, content: &str, entities: &[&str]) -> NewMemory {
     NewMemory {
+        validity: Default::default(),
         namespace: ns.clone(),
         kind: MemoryKind::Semantic,
         content: content.to_string(),
@@ -206,6 +209,7 @@ pub async fn insert_round_trips_every_field(s: &dyn Store) {
     // Signs, a zero, tiny and large components, values between two int8 steps.
     let vector = vec![0.0f32, -0.0, 1.0 / 3.0, f32::MIN_POSITIVE, -1.0e-4, 0.7, -0.6, 0.125, 0.0019];
     let full = NewMemory {
+        validity: Default::default(),
         namespace: a.clone(),
         kind: MemoryKind::Procedural,
         content: "Order from Northwind Labs — lead time 21 days 🚚".to_string(),
@@ -227,6 +231,7 @@ pub async fn insert_round_trips_every_field(s: &dyn Store) {
         embedding: Some(Embedding { model: "fake-embed-64".to_string(), vector: vector.clone() }),
     };
     let bare = NewMemory {
+        validity: Default::default(),
         namespace: a.clone(),
         kind: MemoryKind::Episodic,
         content: String::new(),
@@ -251,6 +256,7 @@ pub async fn insert_round_trips_every_field(s: &dyn Store) {
         let m = got.iter().find(|m| m.id == id).unwrap().clone();
         assert!(m.rev > 0, "an inserted memory has a rev > 0");
         let expected = Memory {
+            validity: Default::default(),
             id,
             namespace: input.namespace.clone(),
             kind: input.kind,
@@ -586,6 +592,43 @@ pub async fn tombstone_keeps_the_row(s: &dyn Store) {
         Status::Tombstoned { reason: "newer".into(), at: at(70), superseded_by: Some(later[0]) }
     );
     assert_eq!(ids(&s.active(&a).await.unwrap()), later);
+}
+
+/// World time: a memory's validity interval (either end open) is stored exactly, read back by
+/// every read (`get_many`, `claim_memories`, `all_memories`) and kept when the memory is
+/// tombstoned; an unstated one reads back unstated.
+pub async fn validity_round_trips_and_stays_on_a_tombstone(s: &dyn Store) {
+    let a = ns("alpha");
+    let claim = |v: &str| Some(Claim::new("Ben", "city", v));
+    let lisbon = Validity { from: Some(at(1_000)), to: Some(at(2_000)) };
+    let porto = Validity { from: Some(at(2_000)), to: None };
+    let l =
+        insert(s, NewMemory { claim: claim("Lisbon"), validity: lisbon, ..mem(&a, "Ben lived in Lisbon", &["Ben"]) })
+            .await;
+    let p = insert(s, NewMemory { claim: claim("Porto"), validity: porto, ..mem(&a, "Ben lives in Porto", &["Ben"]) })
+        .await;
+    let plain = insert(s, mem(&a, "Ann likes tea", &["Ann"])).await;
+    assert_eq!(get(s, &a, l).await.validity, lisbon);
+    assert_eq!(get(s, &a, p).await.validity, porto, "an open end stays open");
+    assert!(get(s, &a, plain).await.validity.is_unstated());
+    s.apply(
+        &a,
+        at(3_000),
+        vec![WriteOp::Tombstone {
+            id: l,
+            reason: "superseded".into(),
+            superseded_by: Some(MemoryRef::Existing(p)),
+            turn: None,
+        }],
+    )
+    .await
+    .unwrap();
+    let on_claim = s.claim_memories(&a, "Ben", "city").await.unwrap();
+    let by_id: std::collections::HashMap<MemoryId, Validity> = on_claim.iter().map(|m| (m.id, m.validity)).collect();
+    assert_eq!(by_id.get(&l), Some(&lisbon), "a tombstone keeps its validity: {on_claim:?}");
+    assert_eq!(by_id.get(&p), Some(&porto));
+    let all = s.all_memories(&a).await.unwrap();
+    assert_eq!(all.iter().find(|m| m.id == l).map(|m| m.validity), Some(lisbon));
 }
 
 /// `claim_memories`: every memory on the claim, superseded ones included, by id, matched by

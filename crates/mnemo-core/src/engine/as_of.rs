@@ -10,6 +10,7 @@
 //! A memory is packed as it was held at T: active. Its row is otherwise the row as stored now
 //! (reinforcements and confirmations after T still count); the pack's notes say which packed
 //! memories ended after T, when and why.
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Engine;
@@ -18,6 +19,7 @@ use crate::model::*;
 use crate::planner::{decide, Pack, PackItem, PlanCandidate, Quotas};
 use crate::time::Timestamp;
 use crate::traits::{Index, SearchMode, SearchQuery};
+use crate::Validity;
 
 use super::recall::RecallOptions;
 
@@ -30,23 +32,31 @@ pub struct RecallFilter {
     pub since: Option<Timestamp>,
     /// Only episodes recorded before this time.
     pub until: Option<Timestamp>,
+    /// What was true in the world at this time, by the validity intervals memory holds (see
+    /// `valid_at`): superseded values included where their interval holds.
+    pub valid_at: Option<Timestamp>,
 }
 
 impl RecallFilter {
     /// Whether it filters anything (else recall answers as usual).
     pub fn is_set(&self) -> bool {
-        self.as_of.is_some() || self.since.is_some() || self.until.is_some()
+        self.as_of.is_some() || self.since.is_some() || self.until.is_some() || self.valid_at.is_some()
     }
 
     /// Whether `m` passes: held at `as_of` (now: active), and an episode within the window.
     /// An erased memory never does: its content is gone, and so is what it held then.
-    fn keeps(&self, m: &Memory) -> bool {
+    fn keeps(&self, m: &Memory, world: Option<&HashMap<MemoryId, Validity>>) -> bool {
         if m.content.is_empty() {
             return false;
         }
-        let held = match self.as_of {
-            Some(t) => held_at(m, t),
-            None => m.status.is_active(),
+        let held = match (world, self.valid_at) {
+            // At a world time: every memory memory knew of, superseded ones included, whose
+            // interval holds then.
+            (Some(world), Some(t)) => world.get(&m.id).is_some_and(|v| v.holds_at(t)),
+            _ => match self.as_of {
+                Some(t) => held_at(m, t),
+                None => m.status.is_active(),
+            },
         };
         let in_window = m.kind != crate::model::MemoryKind::Episodic
             || (self.since.is_none_or(|s| m.created_at >= s) && self.until.is_none_or(|u| m.created_at < u));
@@ -128,14 +138,18 @@ impl Engine {
         }
         let all = self.store.all_memories(ns).await?;
         let first = all.iter().map(|m| m.created_at).min();
+        let world = filter.valid_at.map(|_| super::valid_at::world_validity(&all, at));
+        if let (Some(t), Some(world)) = (filter.valid_at, &world) {
+            notes.extend(valid_at_notes(t, world));
+        }
         // Packed as held then (active); what ended later is said of each one packed.
         let mut ended = std::collections::HashMap::new();
         let held: Vec<Memory> = all
             .into_iter()
-            .filter(|m| filter.keeps(m))
+            .filter(|m| filter.keeps(m, world.as_ref()))
             .map(|mut m| {
                 if !m.status.is_active() {
-                    ended.insert(m.id, ended_note(&m));
+                    ended.insert(m.id, ended_note(&m, filter.as_of.is_some()));
                     m.status = Status::Active;
                 }
                 m
@@ -146,6 +160,7 @@ impl Engine {
             Some(f) if at < f => {
                 notes.push(format!("as of {at}, before the namespace's first memory ({f}): memory held nothing then"))
             }
+            Some(_) if held.is_empty() && filter.valid_at.is_some() => {}
             Some(_) if held.is_empty() && filter.as_of.is_some() => {
                 notes.push(format!("as of {at}: every memory recorded by then had already been forgotten"))
             }
@@ -198,7 +213,10 @@ impl Engine {
             budget: planned.budget,
             used: planned.used,
             notes,
-            as_of: filter.as_of.map(|_| at),
+            // A world time is graded as memory holds it now (or as of): never re-grounded,
+            // a system of record answers for now, not for then.
+            as_of: (filter.as_of.is_some() || filter.valid_at.is_some()).then_some(at),
+            valid_at: filter.valid_at,
         };
         let later: Vec<String> = pack.items.iter().filter_map(|i| ended.remove(&i.memory.id)).collect();
         pack.notes.extend(later);
@@ -208,14 +226,44 @@ impl Engine {
     }
 }
 
+/// What a valid-at recall says: the world time and how intervals were read, and a time before
+/// every stated start or after every stated end.
+fn valid_at_notes(t: Timestamp, world: &HashMap<MemoryId, Validity>) -> Vec<String> {
+    let mut notes = vec![format!(
+        "valid at {t}: what was true in the world then, by the intervals the turns stated (a replaced value \
+         ends where its successor begins; a memory that states none is taken as true throughout)"
+    )];
+    let starts = world.values().filter_map(|v| v.from).min();
+    let ends = world.values().filter_map(|v| v.to).max();
+    let open_ended = world.values().any(|v| v.to.is_none());
+    let holding = world.values().filter(|v| v.holds_at(t)).count();
+    let stated_none = world.values().filter(|v| v.holds_at(t) && v.is_unstated()).count();
+    match (starts, ends) {
+        (Some(s), _) if t < s => notes.push(format!(
+            "{t} is before every stated start (the earliest is {s}): memory knows of nothing true then but what states no time"
+        )),
+        (_, Some(e)) if t >= e && !open_ended => notes.push(format!("{t} is after every stated end (the latest is {e})")),
+        _ => {}
+    }
+    if holding == 0 {
+        notes.push(format!("nothing memory holds was true in the world at {t} by the intervals stated"));
+    } else if stated_none > 0 {
+        notes.push(format!("{stated_none} of the memories true then state no interval (taken as true throughout)"));
+    }
+    notes
+}
+
 /// The note of a memory held at the recall's time that ended later.
-fn ended_note(m: &Memory) -> String {
+/// `as_of`: the recall is of a past system time (else of a world time, and memory no longer
+/// holds the value now).
+fn ended_note(m: &Memory, as_of: bool) -> String {
+    let then = if as_of { "was held then" } else { "was true then, and memory no longer holds it" };
     match &m.status {
         Status::Tombstoned { reason, at, superseded_by: Some(by) } => {
-            format!("memory {} was held then; superseded by {by} at {at}: {reason}", m.id)
+            format!("memory {} {then}; superseded by {by} at {at}: {reason}", m.id)
         }
         Status::Tombstoned { reason, at, superseded_by: None } => {
-            format!("memory {} was held then; tombstoned at {at}: {reason}", m.id)
+            format!("memory {} {then}; tombstoned at {at}: {reason}", m.id)
         }
         Status::Active => format!("memory {} is still held", m.id),
     }
@@ -229,6 +277,7 @@ mod tests {
 
     fn memory(created: i64, status: Status) -> Memory {
         Memory {
+            validity: Default::default(),
             id: MemoryId(1),
             namespace: Namespace::default(),
             kind: MemoryKind::Semantic,

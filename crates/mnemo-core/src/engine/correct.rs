@@ -61,6 +61,7 @@ impl Engine {
                     fresh_texts.push(content.clone());
                     ops.push(WriteOp::Insert {
                         memory: NewMemory {
+                            validity: Default::default(),
                             namespace: ns.clone(),
                             kind: m.kind,
                             content,

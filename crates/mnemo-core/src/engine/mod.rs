@@ -38,6 +38,7 @@ mod recall_cache;
 mod reconcile_guard;
 mod restore;
 mod shared_error;
+mod valid_at;
 mod why;
 mod write;
 
@@ -51,6 +52,7 @@ pub use group_queue::{GroupCommit, MAX_BATCH_TURNS};
 pub use previous_values::asks_about_change;
 pub use recall::RecallOptions;
 pub use restore::{restored_from, RestoreReport};
+pub use valid_at::world_validity;
 pub use why::WhyReport;
 pub use write::{Outcome, OutcomeKind, RememberReport, TurnStatus};
 

@@ -41,6 +41,7 @@ mod tests {
     fn cand(id: i64, turn: Option<i64>, relevance: f64) -> PlanCandidate {
         let at = Timestamp::from_millis(0);
         let memory = Memory {
+            validity: Default::default(),
             id: MemoryId(id),
             namespace: Namespace::default(),
             kind: MemoryKind::Episodic,

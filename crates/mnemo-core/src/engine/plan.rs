@@ -33,6 +33,7 @@ impl TurnPlan {
     pub fn insert(&mut self, memory: NewMemory, turn: Option<TurnId>) -> MemoryId {
         let id = MemoryId(-(self.pending.len() as i64) - 1);
         self.pending.push(Memory {
+            validity: Default::default(),
             id,
             namespace: memory.namespace.clone(),
             kind: memory.kind,

@@ -272,7 +272,7 @@ impl Engine {
                 }
             }
         }
-        Ok(Pack { items, trace, budget, used, notes, as_of: None })
+        Ok(Pack { valid_at: Default::default(), items, trace, budget, used, notes, as_of: None })
     }
 
     /// The pinned memories of `ns`, from the recall cache or the store.

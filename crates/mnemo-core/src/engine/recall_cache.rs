@@ -447,6 +447,7 @@ mod tests {
 
     fn memory(id: i64, rev: u64, content: &str) -> Memory {
         Memory {
+            validity: Default::default(),
             id: MemoryId(id),
             namespace: Namespace::default(),
             kind: MemoryKind::Semantic,

@@ -199,6 +199,7 @@ mod tests {
 
     fn cand(kind: MemoryKind, content: &str, claim: Option<Claim>) -> Candidate {
         Candidate {
+            validity: Default::default(),
             kind,
             content: content.into(),
             claim,
@@ -212,6 +213,7 @@ mod tests {
     fn mem(id: i64, kind: MemoryKind, content: &str, entities: &[&str], claim: Option<Claim>) -> Memory {
         let at = Timestamp::from_millis(0);
         Memory {
+            validity: Default::default(),
             id: MemoryId(id),
             namespace: Namespace::default(),
             kind,
@@ -234,6 +236,7 @@ mod tests {
 
     fn new_of(m: &Memory) -> NewMemory {
         NewMemory {
+            validity: Default::default(),
             namespace: m.namespace.clone(),
             kind: m.kind,
             content: m.content.clone(),

@@ -61,6 +61,7 @@ impl Engine {
         }
         let now = self.clock.now();
         let memory = NewMemory {
+            validity: Default::default(),
             namespace: ns.clone(),
             kind: old.kind,
             content: old.content.clone(),

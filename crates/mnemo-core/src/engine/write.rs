@@ -272,6 +272,7 @@ impl Engine {
                 extraction.items.len()
             )));
         }
+        let extraction = world_time_of(extraction, &turn, &mut notes);
         let contents: Vec<String> = extraction.candidates().map(|c| c.content.clone()).collect();
         let vectors = if contents.is_empty() { Vec::new() } else { self.embedder.embed(&contents).await? };
         if vectors.len() != contents.len() {
@@ -335,6 +336,7 @@ impl Engine {
         entities.sort();
         entities.dedup();
         NewMemory {
+            validity: cand.validity,
             namespace: ns.clone(),
             kind: cand.kind,
             content: cand.content.clone(),
@@ -706,4 +708,29 @@ pub(crate) fn fill_ids(detail: &str, id: Option<MemoryId>, tombstoned: &[MemoryI
 
 pub(crate) fn join_ids(ids: &[MemoryId]) -> String {
     ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// World time, at write time and for every reasoner alike: each candidate's relative dates
+/// ("yesterday", "next Friday", "in two weeks") get the date they mean written beside them,
+/// resolved against the turn's time, so the memory still names the right day when recalled
+/// later; a candidate whose reasoner stated no validity interval gets the one its content
+/// states ("from 2019 to 2021", "starting next Monday"); an interval that ends before it
+/// starts is dropped with a note. See `mnemo_contract::world_time` and docs/time.md.
+fn world_time_of(mut extraction: Extraction, turn: &Turn, notes: &mut Vec<String>) -> Extraction {
+    use mnemo_contract::world_time::{stated_validity, with_dates_resolved};
+    for item in &mut extraction.items {
+        let ExtractedItem::Memory(cand) = item else { continue };
+        if cand.validity.is_unstated() {
+            cand.validity = stated_validity(&cand.content, turn.at);
+        }
+        if let Err(why) = cand.validity.check() {
+            notes.push(format!("{why}: the interval is dropped for {:?}", cand.content));
+            cand.validity = Default::default();
+        }
+        cand.content = with_dates_resolved(&cand.content, turn.at);
+        if let Some(c) = &mut cand.claim {
+            c.value = with_dates_resolved(&c.value, turn.at);
+        }
+    }
+    extraction
 }

@@ -130,6 +130,7 @@ fn memory_of(case: &Case, i: usize, cm: &super::case::CaseMemory) -> Memory {
     let at = case.now.plus_millis(-cm.confirmed_ms);
     let claim = cm.claim.as_ref().map(|(e, a, v)| Claim::new(e, a, v));
     Memory {
+        validity: Default::default(),
         id: MemoryId(i as i64 + 1),
         namespace: Namespace::default(),
         kind: cm.kind,

@@ -24,7 +24,8 @@
 
 use super::grammar::{self, TaggedLine};
 use mnemo_contract::text::{content_words, fold_ws, guess_entities};
-use mnemo_contract::{Candidate, Cardinality, ForgetCommand, MemoryKind};
+use mnemo_contract::world_time;
+use mnemo_contract::{Candidate, Cardinality, ForgetCommand, MemoryKind, Timestamp};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
@@ -40,7 +41,8 @@ fn input<T: DeserializeOwned>(task: Task, user: &str) -> Result<T, LlmError> {
 /// Answer an extract prompt.
 pub fn extract(user: &str) -> Result<String, LlmError> {
     let inp: ExtractInput = input(Task::Extract, user)?;
-    let mut parsed = grammar::parse(&inp.turn.text);
+    let at = Timestamp::parse_rfc3339(&inp.turn.at).unwrap_or_default();
+    let mut parsed = grammar::parse_at(&inp.turn.text, at);
     // The fake cannot read facts out of prose, but dropping what was said would lose it
     // silently: a turn that does not speak the grammar at all is kept as one episode of its
     // words. A turn with any tagged line (even a malformed one, which gets a note) speaks
@@ -49,6 +51,7 @@ pub fn extract(user: &str) -> Result<String, LlmError> {
         let content = fold_ws(&inp.turn.text);
         if !content.is_empty() {
             parsed.lines.push(TaggedLine::Memory(Candidate {
+                validity: Default::default(),
                 kind: MemoryKind::Episodic,
                 entities: guess_entities(&content),
                 content,
@@ -62,15 +65,25 @@ pub fn extract(user: &str) -> Result<String, LlmError> {
     let mut items = Vec::new();
     for line in &parsed.lines {
         match line {
-            TaggedLine::Memory(c) => items.push(json!({"memory": {
-                "kind": c.kind.as_str(),
-                "content": c.content,
-                "claim": c.claim.as_ref().map(|k| json!({"entity": k.entity, "attribute": k.attribute, "value": k.value})),
-                "entities": c.entities,
-                "importance": c.importance,
-                "pinned": c.pinned,
-                "cardinality": c.cardinality.as_str(),
-            }})),
+            TaggedLine::Memory(c) => {
+                let mut memory = json!({
+                    "kind": c.kind.as_str(),
+                    "content": c.content,
+                    "claim": c.claim.as_ref().map(|k| json!({"entity": k.entity, "attribute": k.attribute, "value": k.value})),
+                    "entities": c.entities,
+                    "importance": c.importance,
+                    "pinned": c.pinned,
+                    "cardinality": c.cardinality.as_str(),
+                });
+                // As a model answers: the first and the last day the fact holds, when stated.
+                if let Some(from) = c.validity.from {
+                    memory["valid_from"] = json!(world_time::day_text(from));
+                }
+                if let Some(to) = c.validity.to {
+                    memory["valid_to"] = json!(world_time::last_day_text(to));
+                }
+                items.push(json!({ "memory": memory }))
+            }
             TaggedLine::Forget(ForgetCommand::Claim { entity, attribute }) => {
                 items.push(json!({"forget": {"entity": entity, "attribute": attribute}}))
             }

@@ -13,11 +13,16 @@
 //!
 //! Modifiers inside the tag: `pin`, `imp=0.2`, `many` (e.g. `[SEM pin imp=0.9]`,
 //! `[SEM many] Maria Lopez | allergies | penicillin`: the attribute holds many values, so a new
-//! value is added beside the others instead of superseding them).
+//! value is added beside the others instead of superseding them), and world time: `from=D`
+//! and `to=D`, the first and the last day the fact holds (`[SEM from=2019 to=2021] Ben | city |
+//! Lisbon`; `[SEM from=next-monday] Standup | time | 10:00`). `D` is a date (`2021-03-04`,
+//! `2021-03`, `2021`), an RFC 3339 time, or a relative date with '-' for spaces
+//! (`yesterday`, `next-friday`, `in-2-weeks`, `3-days-ago`) resolved against the turn's time.
 use serde::{Deserialize, Serialize};
 
 use mnemo_contract::text::{fold_ws, guess_entities};
-use mnemo_contract::{Candidate, Cardinality, Claim, ExtractedItem, ForgetCommand, MemoryKind};
+use mnemo_contract::world_time::{self, Validity};
+use mnemo_contract::{Candidate, Cardinality, Claim, ExtractedItem, ForgetCommand, MemoryKind, Timestamp};
 
 /// A parsed tagged line is an extracted item.
 pub type TaggedLine = ExtractedItem;
@@ -49,6 +54,11 @@ impl Parsed {
 /// extract keeps a turn with no tagged line at all as one episode; the eval baselines read
 /// only the claims of tagged lines).
 pub fn parse(text: &str) -> Parsed {
+    parse_at(text, Timestamp(0))
+}
+
+/// [`parse`] with relative dates of `from=` / `to=` resolved against `at` (the turn's time).
+pub fn parse_at(text: &str, at: Timestamp) -> Parsed {
     let mut out = Parsed::default();
     for (n, raw) in text.lines().enumerate() {
         let line = raw.trim();
@@ -66,11 +76,20 @@ pub fn parse(text: &str) -> Parsed {
         let mut pinned = false;
         let mut cardinality = Cardinality::One;
         let mut importance = None;
+        let mut validity = Validity::default();
         for m in parts {
             if m.eq_ignore_ascii_case("pin") || m.eq_ignore_ascii_case("pinned") {
                 pinned = true;
             } else if m.eq_ignore_ascii_case("many") {
                 cardinality = Cardinality::Many;
+            } else if let Some((end, v)) =
+                m.strip_prefix("from=").map(|v| (false, v)).or(m.strip_prefix("to=").map(|v| (true, v)))
+            {
+                match world_time::parse_bound(v, at, end) {
+                    Ok(t) if end => validity.to = Some(t),
+                    Ok(t) => validity.from = Some(t),
+                    Err(e) => out.notes.push(format!("line {}: {e}; ignored", n + 1)),
+                }
             } else if let Some(v) = m.strip_prefix("imp=") {
                 match v.parse::<f64>() {
                     // A finite number out of range is clamped by the engine, which says so;
@@ -116,6 +135,7 @@ pub fn parse(text: &str) -> Parsed {
             None => guess_entities(body),
         };
         out.lines.push(TaggedLine::Memory(Candidate {
+            validity,
             kind,
             content: fold_ws(body),
             claim,
@@ -207,5 +227,19 @@ mod tests {
         assert_eq!(c[0].cardinality, Cardinality::Many);
         assert_eq!(c[1].cardinality, Cardinality::One);
         assert!(p.notes.is_empty());
+    }
+
+    #[test]
+    fn from_and_to_give_a_validity_resolved_against_the_turn() {
+        let at = Timestamp::parse_rfc3339("2026-12-04T15:00:00Z").unwrap();
+        let day = |d: &str| Timestamp::parse_rfc3339(&format!("{d}T00:00:00Z")).unwrap();
+        let p =
+            parse_at("[SEM from=2019 to=2021] Ben | city | Lisbon\n[SEM from=next-monday] Standup | time | 10:00", at);
+        let c: Vec<_> = p.candidates().collect();
+        assert_eq!(c[0].validity, Validity { from: Some(day("2019-01-01")), to: Some(day("2022-01-01")) });
+        assert_eq!(c[1].validity, Validity { from: Some(day("2026-12-07")), to: None });
+        let p = parse_at("[SEM from=someday] A | b | c", at);
+        assert!(p.candidates().next().unwrap().validity.is_unstated());
+        assert!(p.notes[0].contains("\"someday\" is not a date"), "{:?}", p.notes);
     }
 }

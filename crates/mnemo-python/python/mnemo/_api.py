@@ -152,6 +152,7 @@ class Api:
         as_of: Optional[str],
         since: Optional[str],
         until: Optional[str],
+        valid_at: Optional[str],
     ) -> Any:
         raise NotImplementedError
 
@@ -228,6 +229,7 @@ class Api:
         as_of: Union[datetime, str, None] = None,
         since: Union[datetime, str, None] = None,
         until: Union[datetime, str, None] = None,
+        valid_at: Union[datetime, str, None] = None,
     ) -> Recall:
         """Recall memories for ``query`` into a token ``budget``, re-check verifiable claims
         against the systems of record, grade the pack and decide ``act`` or ``escalate``.
@@ -237,10 +239,17 @@ class Api:
         ``as_of``: what memory held at that past time instead of now (graded as of then,
         without asking the systems of record; no escalation is raised). ``since`` / ``until``:
         only the episodes recorded in that window (facts and rules are not windowed).
+        ``valid_at``: what was true in the world at that time, by the validity intervals the
+        turns stated (replaced values included where they held).
         """
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
             raise InvalidInputError(f"budget must be a whole number of tokens ≥ 0, got {budget!r}")
-        times = (time_arg(as_of, "as_of"), time_arg(since, "since"), time_arg(until, "until"))
+        times = (
+            time_arg(as_of, "as_of"),
+            time_arg(since, "since"),
+            time_arg(until, "until"),
+            time_arg(valid_at, "valid_at"),
+        )
         return Recall.of(self._recall(self._ns(namespace), query, budget, mode, about_arg(about), bool(raw), *times))
 
     def history(self, claim: About, *, namespace: Optional[str] = None) -> History:

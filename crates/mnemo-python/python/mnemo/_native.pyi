@@ -154,6 +154,7 @@ class Engine:
         as_of: Optional[str] = None,
         since: Optional[str] = None,
         until: Optional[str] = None,
+        valid_at: Optional[str] = None,
     ) -> str:
         """Recall memories for ``query`` into a token ``budget``, re-check verifiable claims
         against the systems of record, grade the pack and decide ACT or ESCALATE (an

@@ -134,9 +134,9 @@ class Client(Api):
             out.append(self._remember(ns, m["content"], label, k, m.get("timestamp", at)))
         return out
 
-    def _recall(self, ns, query, budget, mode, about, raw, as_of, since, until):  # type: ignore[no-untyped-def]
+    def _recall(self, ns, query, budget, mode, about, raw, as_of, since, until, valid_at):  # type: ignore[no-untyped-def]
         body: dict = {"query": query, "raw": raw}
-        for name, t in (("as_of", as_of), ("since", since), ("until", until)):
+        for name, t in (("as_of", as_of), ("since", since), ("until", until), ("valid_at", valid_at)):
             if t is not None:
                 body[name] = t
         if budget is not None:

@@ -90,10 +90,19 @@ class Memory(Api):
             self._engine.remember_messages(messages, namespace=ns, source=source, idempotency_key=key, at=at)
         )
 
-    def _recall(self, ns, query, budget, mode, about, raw, as_of, since, until):  # type: ignore[no-untyped-def]
+    def _recall(self, ns, query, budget, mode, about, raw, as_of, since, until, valid_at):  # type: ignore[no-untyped-def]
         return _json(
             self._engine.recall(
-                query, namespace=ns, budget=budget, mode=mode, about=about, raw=raw, as_of=as_of, since=since, until=until
+                query,
+                namespace=ns,
+                budget=budget,
+                mode=mode,
+                about=about,
+                raw=raw,
+                as_of=as_of,
+                since=since,
+                until=until,
+                valid_at=valid_at,
             )
         )
 

@@ -424,7 +424,9 @@ class Why:
 
 @dataclass(slots=True)
 class ClaimValue:
-    """One value a claim has had: when memory recorded it and, if it ended, when and why."""
+    """One value a claim has had, with both clocks: when it was true in the world
+    (``valid_from`` / ``valid_to``, None when not stated) and when memory recorded it and, if it
+    ended, when and why."""
 
     id: str
     value: str
@@ -433,6 +435,8 @@ class ClaimValue:
     ended_because: Optional[str]
     superseded_by: Optional[str]
     sources: list[str]
+    valid_from: Optional[str] = None
+    valid_to: Optional[str] = None
 
     @staticmethod
     def of(j: dict) -> "ClaimValue":
@@ -444,6 +448,8 @@ class ClaimValue:
             ended_because=j.get("ended_because"),
             superseded_by=j.get("superseded_by"),
             sources=list(j.get("sources") or []),
+            valid_from=j.get("valid_from"),
+            valid_to=j.get("valid_to"),
         )
 
 

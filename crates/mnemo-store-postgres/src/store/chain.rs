@@ -89,7 +89,7 @@ pub(crate) const TURN_COLS: &str = "t.id, t.namespace, t.source, t.at, t.text, t
 pub(crate) const EVENT_COLS: &str =
     "e.seq, e.memory_id, e.at, e.event, e.turn_id, e.detail, m.id, m.namespace, m.kind, \
                           m.content, m.claim_entity, m.claim_attribute, m.claim_value, m.entities, m.importance, \
-                          m.created_at, m.pinned";
+                          m.created_at, m.pinned, m.valid_from, m.valid_to";
 
 pub(crate) fn turn_at(row: &Row, at: usize) -> Result<Option<TurnContent>> {
     let g = "a chained turn";
@@ -121,6 +121,8 @@ pub(crate) fn event_at(row: &Row, at: usize) -> Result<Option<EventContent>> {
             importance: row.try_get(at + 14).db(g)?,
             created_at: row.try_get(at + 15).db(g)?,
             pinned: row.try_get(at + 16).db(g)?,
+            valid_from: row.try_get(at + 17).db(g)?,
+            valid_to: row.try_get(at + 18).db(g)?,
         })
     } else {
         None
@@ -188,13 +190,13 @@ const MARK_COLS: &str = "(SELECT max(x.erasure_id) FROM erased_rows x WHERE x.ki
      (SELECT x.after FROM erased_rows x WHERE x.kind = c.kind AND x.ref_id = c.ref_id \
       ORDER BY x.erasure_id DESC LIMIT 1)";
 /// Column of `chain_select` where `MARK_COLS` start.
-const MARK_AT: usize = 29;
+const MARK_AT: usize = 31;
 /// The erasure columns (`er`), in order: what `erasure_at` reads.
 pub(crate) const ERASURE_COLS: &str = "er.id, er.namespace, er.at, er.reason, er.by_whom, er.target, er.memories, \
      er.turns, er.redacted, (SELECT string_agg(x.kind || ':' || x.ref_id || ':' || encode(x.before, 'hex') || ':' || \
      encode(x.after, 'hex'), ',') FROM erased_rows x WHERE x.erasure_id = er.id)";
 /// Column of `chain_select` where `ERASURE_COLS` start.
-const ERASURE_AT: usize = 32;
+const ERASURE_AT: usize = 34;
 
 /// The erasure in `ERASURE_COLS` starting at column `at` (None: no row).
 pub(crate) fn erasure_at(row: &Row, at: usize) -> Result<Option<ErasureRecord>> {

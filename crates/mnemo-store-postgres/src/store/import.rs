@@ -55,8 +55,9 @@ pub(crate) async fn namespace(
             "INSERT INTO memories (id, namespace, kind, content, claim_entity, claim_attribute, claim_value, \
              claim_entity_norm, claim_attribute_norm, entities, entities_norm, importance, reinforcements, sources, \
              provenance, created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, \
-             tombstone_reason, tombstoned_at, rev, decay_due) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-             $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26) RETURNING id",
+             tombstone_reason, tombstoned_at, rev, decay_due, valid_from, valid_to) VALUES ($1, $2, $3, $4, $5, $6, \
+             $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, \
+             $28) RETURNING id",
             &[
                 &m.id.0,
                 &ns.as_str(),
@@ -84,6 +85,8 @@ pub(crate) async fn namespace(
                 &tomb_at,
                 &i64_of(m.rev, "rev")?,
                 &m.status.is_active().then(|| rule.due_of(m).map(|t| t.0)).flatten(),
+                &m.validity.from.map(|t| t.0),
+                &m.validity.to.map(|t| t.0),
             ],
         )
         .await?;

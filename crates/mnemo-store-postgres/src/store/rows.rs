@@ -13,7 +13,7 @@ use crate::error::PgError;
 /// The columns `memory` expects, in order.
 pub(crate) const MEMORY_COLUMNS: &str = "id, namespace, kind, content, claim_entity, claim_attribute, claim_value, \
      entities, importance, reinforcements, sources, provenance, created_at, last_confirmed_at, last_accessed_at, \
-     pinned, embedding_model, embedding, status, tombstone_reason, tombstoned_at, superseded_by, rev";
+     pinned, embedding_model, embedding, status, tombstone_reason, tombstoned_at, superseded_by, rev, valid_from, valid_to";
 
 /// The columns `turn` expects, in order.
 pub(crate) const TURN_COLUMNS: &str = "id, namespace, source, at, text, external_id";
@@ -115,7 +115,12 @@ pub(crate) fn memory(row: &Row) -> Result<Memory, CoreError> {
         },
         other => return Err(c.bad(format!("column status: {other:?}"))),
     };
+    let validity = mnemo_contract::Validity {
+        from: c.get::<Option<i64>>(23, "valid_from")?.map(Timestamp),
+        to: c.get::<Option<i64>>(24, "valid_to")?.map(Timestamp),
+    };
     Ok(Memory {
+        validity,
         id: MemoryId(c.id),
         namespace: c.namespace(1)?,
         kind,

@@ -12,7 +12,7 @@
 //!   The query role gets no DELETE: nothing is hard-deleted.
 
 /// Migration steps.
-pub(crate) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+pub(crate) const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// Grants for the query role (`{role}`, `{schema}` filled in).
 pub(crate) const GRANTS: &str = "
@@ -255,4 +255,11 @@ ALTER TABLE erased_rows FORCE ROW LEVEL SECURITY;
 CREATE POLICY namespace_partition ON erased_rows
     USING (namespace = current_setting('mnemo.namespace', true) OR current_setting('mnemo.namespace', true) = '*')
     WITH CHECK (namespace = current_setting('mnemo.namespace', true));
+";
+
+/// Version 8: world time (see `mnemo_contract::world_time` and docs/time.md): the interval in
+/// which a memory's fact holds, in ms since the epoch, either end NULL when not stated.
+const V8: &str = "
+ALTER TABLE memories ADD COLUMN valid_from BIGINT;
+ALTER TABLE memories ADD COLUMN valid_to BIGINT;
 ";

@@ -231,6 +231,8 @@ async fn insert_all(
     let mut turn_ids: Vec<Option<i64>> = Vec::with_capacity(len);
     let mut details = Vec::with_capacity(len);
     let mut dues: Vec<Option<i64>> = Vec::with_capacity(len);
+    let mut vfrom: Vec<Option<i64>> = Vec::with_capacity(len);
+    let mut vto: Vec<Option<i64>> = Vec::with_capacity(len);
     let mut chained_memories = Vec::with_capacity(len);
     for (m, turn) in inserts {
         dues.push(
@@ -263,6 +265,8 @@ async fn insert_all(
                 importance: m.importance,
                 created_at: m.created_at.0,
                 pinned: m.pinned,
+                valid_from: m.validity.from.map(|t| t.0),
+                valid_to: m.validity.to.map(|t| t.0),
             },
             turn.map(|t| t.0),
             json!({ "sources": m.sources }).to_string(),
@@ -274,6 +278,8 @@ async fn insert_all(
         provenance.push(to_json(&m.provenance)?);
         created.push(m.created_at.0);
         pinned.push(m.pinned);
+        vfrom.push(m.validity.from.map(|t| t.0));
+        vto.push(m.validity.to.map(|t| t.0));
         emodel.push(m.embedding.as_ref().map(|e| e.model.clone()));
         evec.push(m.embedding.as_ref().map(|e| encode_vector(&e.vector)));
         turn_ids.push(turn.map(|t| t.0));
@@ -285,15 +291,15 @@ async fn insert_all(
         "INSERT INTO memories (id, namespace, kind, content, claim_entity, claim_attribute, claim_value, \
          claim_entity_norm, claim_attribute_norm, entities, entities_norm, importance, reinforcements, sources, \
          provenance, created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev, \
-         decay_due) \
+         decay_due, valid_from, valid_to) \
          SELECT u.id, $2, u.kind, u.content, u.ce, u.ca, u.cv, u.cen, u.can, u.entities, \
          ARRAY(SELECT jsonb_array_elements_text(u.entities_norm::jsonb)), u.importance, 0, u.sources, u.provenance, \
-         u.created, u.created, NULL, u.pinned, u.emodel, u.evec, 'active', 0, u.due \
+         u.created, u.created, NULL, u.pinned, u.emodel, u.evec, 'active', 0, u.due, u.vfrom, u.vto \
          FROM unnest($1::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], \
          $9::text[], $10::text[], $11::text[], $12::real[], $13::text[], $14::text[], $15::bigint[], \
-         $16::boolean[], $17::text[], $18::bytea[], $19::bigint[]) \
+         $16::boolean[], $17::text[], $18::bytea[], $19::bigint[], $20::bigint[], $21::bigint[]) \
          AS u(id, kind, content, ce, ca, cv, cen, can, entities, entities_norm, importance, sources, provenance, \
-         created, pinned, emodel, evec, due) RETURNING id",
+         created, pinned, emodel, evec, due, vfrom, vto) RETURNING id",
         &[
             &ids,
             &ns.as_str(),
@@ -314,6 +320,8 @@ async fn insert_all(
             &emodel,
             &evec,
             &dues,
+            &vfrom,
+            &vto,
         ],
     )
     .await?;

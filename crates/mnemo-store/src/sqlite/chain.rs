@@ -110,7 +110,7 @@ pub(crate) const TURN_COLS: &str = "t.id, t.namespace, t.source, t.at, t.text, t
 pub(crate) const EVENT_COLS: &str =
     "e.seq, e.memory_id, e.at, e.event, e.turn_id, e.detail, m.id, m.namespace, m.kind, \
                           m.content, m.claim_entity, m.claim_attribute, m.claim_value, m.entities, m.importance, \
-                          m.created_at, m.pinned";
+                          m.created_at, m.pinned, m.valid_from, m.valid_to";
 
 /// The turn in `TURN_COLS` starting at column `at` (None: no row).
 pub(crate) fn turn_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<TurnContent>> {
@@ -142,6 +142,8 @@ pub(crate) fn event_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<Even
             importance: real(row, at + 14)?,
             created_at: int(row, at + 15)?.unwrap_or(i64::MIN),
             pinned: int(row, at + 16)?.unwrap_or(0) != 0,
+            valid_from: int(row, at + 17)?,
+            valid_to: int(row, at + 18)?,
         })
     } else {
         None
@@ -220,13 +222,13 @@ const MARK_COLS: &str = "(SELECT MAX(x.erasure_id) FROM erased_rows x WHERE x.ki
      (SELECT x.after FROM erased_rows x WHERE x.kind = c.kind AND x.ref_id = c.ref_id \
       ORDER BY x.erasure_id DESC LIMIT 1)";
 /// Column of `chain_select` where `MARK_COLS` start.
-const MARK_AT: usize = 29;
+const MARK_AT: usize = 31;
 /// The erasure columns (`er`), in order: what `erasure_at` reads.
 pub(crate) const ERASURE_COLS: &str = "er.id, er.namespace, er.at, er.reason, er.by_whom, er.target, er.memories, \
      er.turns, er.redacted, (SELECT group_concat(x.kind || ':' || x.ref_id || ':' || hex(x.before) || ':' || hex(x.after), ',') \
      FROM erased_rows x WHERE x.erasure_id = er.id)";
 /// Column of `chain_select` where `ERASURE_COLS` start.
-const ERASURE_AT: usize = 32;
+const ERASURE_AT: usize = 34;
 
 /// The erasure in `ERASURE_COLS` starting at column `at` (None: no row). A value no write
 /// produced reads as something that hashes differently, so the check catches it.

@@ -20,6 +20,7 @@ pub(super) fn ns(name: &str) -> Namespace {
 
 pub(super) fn mem(n: &Namespace, content: &str) -> NewMemory {
     NewMemory {
+        validity: Default::default(),
         namespace: n.clone(),
         kind: MemoryKind::Semantic,
         content: content.to_string(),

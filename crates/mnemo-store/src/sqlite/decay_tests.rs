@@ -19,6 +19,7 @@ fn ns() -> Namespace {
 fn episode(i: usize, importance: f32, kind: MemoryKind) -> WriteOp {
     WriteOp::Insert {
         memory: NewMemory {
+            validity: Default::default(),
             namespace: ns(),
             kind,
             content: format!("episode {i}"),

@@ -34,6 +34,8 @@ mod decay_tests;
 mod erase_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod world_time_tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

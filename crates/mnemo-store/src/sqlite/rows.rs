@@ -2,7 +2,7 @@
 //! `CoreError::Store` naming the table, the row and the column, never a panic.
 use mnemo_contract::{
     Claim, CoreError, Embedding, Memory, MemoryEvent, MemoryId, MemoryKind, Namespace, Provenance, Status, Timestamp,
-    Turn, TurnId,
+    Turn, TurnId, Validity,
 };
 use rusqlite::types::FromSql;
 use rusqlite::Row;
@@ -14,7 +14,7 @@ use crate::sqlite::embedding;
 /// The columns `memory_from_row` expects, in order.
 pub(crate) const MEMORY_COLUMNS: &str = "id, namespace, kind, content, claim_entity, claim_attribute, claim_value, \
      entities, importance, reinforcements, sources, provenance, created_at, last_confirmed_at, last_accessed_at, \
-     pinned, embedding_model, embedding, status, tombstone_reason, tombstoned_at, superseded_by, rev, embedding_codec";
+     pinned, embedding_model, embedding, status, tombstone_reason, tombstoned_at, superseded_by, rev, embedding_codec, valid_from, valid_to";
 
 /// The columns `turn_from_row` expects, in order.
 pub(crate) const TURN_COLUMNS: &str = "id, namespace, source, at, text, external_id";
@@ -113,7 +113,9 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> Result<Memory, CoreError> {
         },
         other => return Err(c.bad(format!("column status: unknown status {other:?}"))),
     };
+    let validity = Validity { from: c.opt_time(24, "valid_from")?, to: c.opt_time(25, "valid_to")? };
     Ok(Memory {
+        validity,
         id: MemoryId(c.id),
         namespace: c.namespace(1)?,
         kind,

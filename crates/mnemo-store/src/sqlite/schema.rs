@@ -11,7 +11,7 @@ use crate::error::StoreError;
 pub(crate) const APPLICATION_ID: i64 = 0x4D4E_454D;
 
 /// Migration steps; step `i` brings the schema to version `i + 1`. Append, never edit.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// The newest schema version this code knows.
 pub(crate) fn known_version() -> i64 {
@@ -198,9 +198,26 @@ CREATE INDEX erased_rows_erasure ON erased_rows(erasure_id);
 ALTER TABLE memories ADD COLUMN erased_by INTEGER;
 ";
 
+/// Version 7: world time (see `mnemo_contract::world_time` and docs/time.md): the interval
+/// in which a memory's fact holds, in ms since the epoch, either end NULL when not stated.
+const V7: &str = "
+ALTER TABLE memories ADD COLUMN valid_from INTEGER;
+ALTER TABLE memories ADD COLUMN valid_to INTEGER;
+";
+
+/// Undoes V7 (tests build version-6 stores with it).
+#[cfg(test)]
+pub(crate) const UNDO_V7: &str = "
+ALTER TABLE memories DROP COLUMN valid_from;
+ALTER TABLE memories DROP COLUMN valid_to;
+PRAGMA user_version = 6;
+";
+
 /// Undoes V6 (tests build version-5 stores with it).
 #[cfg(test)]
 pub(crate) const UNDO_V6: &str = "
+ALTER TABLE memories DROP COLUMN valid_from;
+ALTER TABLE memories DROP COLUMN valid_to;
 DROP TABLE erased_rows;
 DROP TABLE erasures;
 ALTER TABLE memories DROP COLUMN erased_by;
@@ -210,6 +227,8 @@ PRAGMA user_version = 5;
 /// Undoes V5 (tests build pre-chain stores with it).
 #[cfg(test)]
 pub(crate) const UNDO_V5: &str = "
+ALTER TABLE memories DROP COLUMN valid_from;
+ALTER TABLE memories DROP COLUMN valid_to;
 DROP TABLE erased_rows;
 DROP TABLE erasures;
 ALTER TABLE memories DROP COLUMN erased_by;
@@ -222,6 +241,8 @@ PRAGMA user_version = 4;
 /// embeddings must then be f32 again, which the caller sees to).
 #[cfg(test)]
 pub(crate) const UNDO_V4: &str = "
+ALTER TABLE memories DROP COLUMN valid_from;
+ALTER TABLE memories DROP COLUMN valid_to;
 DROP TABLE erased_rows;
 DROP TABLE erasures;
 ALTER TABLE memories DROP COLUMN erased_by;
@@ -271,16 +292,18 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
         let fail = |source| StoreError::Migration { path: path.to_path_buf(), version: target, source };
         tx.execute_batch(sql).map_err(fail)?;
         tx.pragma_update(None, "user_version", target).map_err(fail)?;
-        if target == 5 {
-            crate::sqlite::chain::backfill(&tx).map_err(|e| StoreError::Migration {
-                path: path.to_path_buf(),
-                version: target,
-                source: rusqlite::Error::SqliteFailure(
-                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
-                    Some(format!("chaining the existing history: {e}")),
-                ),
-            })?;
-        }
+    }
+    // Version 5 chained the history; its backfill reads rows with today's columns, so it runs
+    // once every step is applied.
+    if version < 5 {
+        crate::sqlite::chain::backfill(&tx).map_err(|e| StoreError::Migration {
+            path: path.to_path_buf(),
+            version: 5,
+            source: rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+                Some(format!("chaining the existing history: {e}")),
+            ),
+        })?;
     }
     crate::sqlite::ids::ensure_key(&tx)?;
     crate::sqlite::decay::ensure_rule(&tx).map_err(|source| StoreError::Migration {

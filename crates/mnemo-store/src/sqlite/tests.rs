@@ -24,6 +24,7 @@ fn ns() -> Namespace {
 
 fn mem(content: &str) -> NewMemory {
     NewMemory {
+        validity: Default::default(),
         namespace: ns(),
         kind: MemoryKind::Semantic,
         content: content.to_string(),

@@ -353,9 +353,9 @@ fn insert(
         "INSERT INTO memories (namespace, kind, content, claim_entity, claim_attribute, claim_value, \
          claim_entity_norm, claim_attribute_norm, entities, importance, reinforcements, sources, provenance, \
          created_at, last_confirmed_at, last_accessed_at, pinned, embedding_model, embedding, status, rev, id, decay_due, \
-         embedding_codec) \
+         embedding_codec, valid_from, valid_to) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?13, NULL, ?14, ?15, ?16, 'active', ?19, ?17, ?18, \
-         ?20)",
+         ?20, ?21, ?22)",
     )
     .db()?
     .execute(params![
@@ -379,6 +379,8 @@ fn insert(
         due.map(|t| t.0),
         rev,
         m.embedding.as_ref().map(|_| embedding::CODEC_INT8),
+        m.validity.from.map(|t| t.0),
+        m.validity.to.map(|t| t.0),
     ])
     .db()?;
     let id = MemoryId(id);
@@ -399,6 +401,8 @@ fn insert(
         importance: m.importance,
         created_at: m.created_at.0,
         pinned: m.pinned,
+        valid_from: m.validity.from.map(|t| t.0),
+        valid_to: m.validity.to.map(|t| t.0),
     };
     append_event(tx, seqs, rev, id, at, "created", turn, &json!({ "sources": m.sources }), Some(created))?;
     Ok(id)

@@ -69,6 +69,7 @@ pub fn index() -> Arc<dyn Index> {
 pub fn semantic(ns: &Namespace, content: &str, pinned: bool) -> WriteOp {
     WriteOp::Insert {
         memory: NewMemory {
+            validity: Default::default(),
             namespace: ns.clone(),
             kind: MemoryKind::Semantic,
             content: content.to_string(),
