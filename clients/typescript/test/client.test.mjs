@@ -312,6 +312,23 @@ test("recall asOf a past time answers what memory held then; history lists a cla
   const shipped = (r) => r.memories.some((m) => m.content === "Shipped 5 crates to Acme");
   assert.ok(shipped(await mnemo.recall("Acme crates shipped", { namespace: ns, raw: true, since: "2026-01-22", until: new Date("2026-01-23T00:00:00Z") })));
   assert.ok(!shipped(await mnemo.recall("Acme crates shipped", { namespace: ns, raw: true, until: "2026-01-22" })));
+  // World time: what was true in 2020 is the Lisbon of 2019 to 2021, replaced since.
+  await mnemo.remember("[SEM from=2019 to=2021] Ben | city | Lisbon", { namespace: ns, at: "2026-01-23" });
+  await mnemo.remember("[SEM from=2022] Ben | city | Porto", { namespace: ns, at: "2026-01-24" });
+  const city = async (validAt) =>
+    (await mnemo.recall("Ben city", { namespace: ns, raw: true, validAt })).memories.map((m) => m.content);
+  assert.deepEqual(await city(new Date("2020-06-01T00:00:00Z")), ["Ben | city | Lisbon"]);
+  assert.deepEqual(await city("2023-06-01"), ["Ben | city | Porto"]);
+  const ben = await mnemo.history("Ben | city", { namespace: ns });
+  assert.deepEqual(
+    ben.history.values.map((v) => [v.value, v.valid_from ?? null, v.valid_to ?? null]),
+    [
+      ["Lisbon", "2019-01-01", "2022-01-01"],
+      ["Porto", "2022-01-01", null],
+    ],
+  );
+  const wrong = await rejection(() => mnemo.recall("Ben", { namespace: ns, validAt: new Date(Number.NaN) }), InvalidInputError);
+  assert.match(wrong.message, /^validAt /);
 });
 
 test("erase: refused to a token without the erase scope; with it, a dry run, then the value is gone", async () => {

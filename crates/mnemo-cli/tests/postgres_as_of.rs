@@ -1,5 +1,5 @@
-//! Time on PostgreSQL (issue 38): `recall --as-of` and `history` answer from a PostgreSQL store as
-//! from SQLite (crates/mnemo-cli/tests/as_of.rs), with the PostgreSQL index (an as-of recall
+//! Time on PostgreSQL (issue 38): `recall --as-of`, `recall --valid-at` and `history` answer from
+//! a PostgreSQL store as from SQLite (crates/mnemo-cli/tests/as_of.rs, world_time.rs), with the PostgreSQL index (an as-of recall
 //! ranks in the exact in-memory index with its fusion weights) and with tantivy beside it.
 //!
 //! The server: `MNEMO_POSTGRES_URL`, else one started with `scripts/pg-test-server`.
@@ -81,6 +81,31 @@ async fn as_of_on(index: &str) {
         values,
         [("21 days", "2026-01-01T00:00:00Z", Some("2026-01-21T00:00:00Z")), ("35 days", "2026-01-21T00:00:00Z", None)],
         "{index}: {h}"
+    );
+    // World time: Lisbon from 2019 to 2021, replaced by Porto from 2022; what was true in 2020
+    // is Lisbon, before 2019 nothing (said), after 2022 Porto.
+    for (at, text) in [
+        ("2026-01-22", "[SEM from=2019 to=2021] Ben | city | Lisbon"),
+        ("2026-01-23", "[SEM from=2022] Ben | city | Porto"),
+    ] {
+        let out = mnemo(&config, &dir, &["--at", at, "remember", text]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    // Ben's memories only: the lead time states no interval and is, until replaced, true throughout.
+    let ben = |v: &Value| -> Vec<String> { contents(v).into_iter().filter(|c| c.starts_with("Ben")).collect() };
+    let city = |t: &str| json(&config, &dir, &["recall", "Ben city", "--raw", "--valid-at", t, "--json"]);
+    assert_eq!(contents(&city("2020-06-01")), ["Ben | city | Lisbon"], "{index}");
+    assert_eq!(contents(&city("2023-06-01")), ["Ben | city | Porto"], "{index}");
+    let before = city("2018-06-01");
+    assert!(
+        contents(&before).is_empty() && before.to_string().contains("before every stated start"),
+        "{index}: {before}"
+    );
+    let h = json(&config, &dir, &["history", "Ben | city", "--json"]);
+    assert_eq!(
+        (&h["values"][0]["valid_from"], &h["values"][0]["valid_to"]),
+        (&"2019-01-01".into(), &"2022-01-01".into()),
+        "{h}"
     );
     let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
     tokio::spawn(conn);

@@ -363,8 +363,17 @@ async fn recall_as_of_and_history() {
     let (text, h) = ok(&client, "history", json!({"claim": "Acme | lead time"})).await;
     assert_eq!(h["values"].as_array().unwrap().len(), 2, "{h}");
     assert_eq!(h["values"][0]["ended_at"], "2026-05-21T00:00:00Z", "{h}");
-    assert!(text.contains("m1 \"21 days\": recorded 2026-05-01T00:00:00Z"), "{text}");
+    assert!(text.contains("m1 \"21 days\": true until 2026-05-21; recorded 2026-05-01T00:00:00Z"), "{text}");
     tool_error(&client, "history", json!({"claim": "Acme"}), "history").await;
+    // World time: what was true in 2020 is the Lisbon of 2019 to 2021, replaced since.
+    ok(&client, "remember", json!({"text": "[SEM from=2019 to=2021] Ben | city | Lisbon", "at": "2026-05-23"})).await;
+    ok(&client, "remember", json!({"text": "[SEM from=2022] Ben | city | Porto", "at": "2026-05-24"})).await;
+    let (text, v) = ok(&client, "recall", json!({"query": "Ben city", "valid_at": "2020-06-01"})).await;
+    assert_eq!(v["memories"][0]["content"], "Ben | city | Lisbon", "{v}");
+    assert!(text.contains("valid at 2020-06-01"), "{text}");
+    let (_, v) = ok(&client, "recall", json!({"query": "Ben city", "valid_at": "2023-06-01"})).await;
+    assert_eq!(v["memories"][0]["content"], "Ben | city | Porto", "{v}");
+    tool_error(&client, "recall", json!({"query": "Ben", "valid_at": "later"}), "valid_at").await;
 }
 
 /// `erase` is offered only when the config enables it; then a dry run shows what would go, and

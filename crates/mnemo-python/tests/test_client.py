@@ -145,6 +145,23 @@ def test_as_of_and_history_same_as_in_process(server, tmp_path):
             assert "Shipped 5 crates to Acme" not in [x.content for x in outside.memories]
             with pytest.raises(InvalidInputError, match="until"):
                 door.recall("Acme", since="2026-01-22", until="2026-01-01")
+        # World time: what was true in 2020 is the Lisbon of 2019 to 2021, replaced since.
+        worlds = []
+        for door in (c, m):
+            door.remember("[SEM from=2019 to=2021] Ben | city | Lisbon", timestamp="2026-01-23")
+            door.remember("[SEM from=2022] Ben | city | Porto", timestamp="2026-01-24")
+            worlds.append(
+                (
+                    [x.content for x in door.recall("Ben city", raw=True, valid_at="2020-06-01").memories],
+                    [x.content for x in door.recall("Ben city", raw=True, valid_at="2023-06-01").memories],
+                    [(v.value, v.valid_from, v.valid_to) for v in door.history("Ben | city").values],
+                )
+            )
+            with pytest.raises(InvalidInputError, match="valid_at"):
+                door.recall("Ben", valid_at="later")
+        assert worlds[0] == worlds[1]
+        assert worlds[0][0] == ["Ben | city | Lisbon"] and worlds[0][1] == ["Ben | city | Porto"]
+        assert worlds[0][2] == [("Lisbon", "2019-01-01", "2022-01-01"), ("Porto", "2022-01-01", None)]
 
 
 def test_erase_same_as_in_process_and_needs_the_scope_over_http(server, tmp_path):

@@ -422,6 +422,29 @@ async fn recall_as_of_a_past_time_and_a_claims_history() {
     let (st, v) = s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(body)).await;
     assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
     assert!(v["error"]["message"].as_str().unwrap().starts_with("until"), "{v}");
+    // World time: Ben lived in Lisbon from 2019 to 2021, then Porto from 2022.
+    for (text, at) in [
+        ("[SEM from=2019 to=2021] Ben | city | Lisbon", "2026-05-26"),
+        ("[SEM from=2022] Ben | city | Porto", "2026-05-27"),
+    ] {
+        let (st, v) =
+            s.call("POST", "/v1/namespaces/a/remember", Some(OPS), Some(json!({"text": text, "at": at}))).await;
+        assert_eq!(st, 200, "{v}");
+    }
+    let city = |valid_at: &'static str| {
+        let body = json!({"query": "Ben city", "raw": true, "valid_at": valid_at});
+        s.call("POST", "/v1/namespaces/a/recall", Some(OPS), Some(body))
+    };
+    let (st, v) = city("2020-06-01").await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["memories"][0]["content"], "Ben | city | Lisbon", "{v}");
+    let (_, v) = city("2023-06-01").await;
+    assert_eq!(v["memories"][0]["content"], "Ben | city | Porto", "{v}");
+    let (st, v) = city("never").await;
+    assert_eq!((st, code(&v)), (400, "invalid_input"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("valid_at"), "{v}");
+    let (_, v) = s.call("GET", "/v1/namespaces/a/history?claim=Ben%20%7C%20city", Some(OPS), None).await;
+    assert_eq!(v["history"]["values"][0]["valid_to"], "2022-01-01", "{v}");
     s.stop().await;
 }
 
