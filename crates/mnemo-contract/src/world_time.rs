@@ -15,7 +15,7 @@
 //! | `2021` (a year 1900–2199, only after a word that introduces a time) | that year |
 //! | `today`, `yesterday`, `tomorrow` | that day |
 //! | `next Friday` / `last Friday` | the first Friday after / before the turn's day |
-//! | `this Friday`, `on Friday`, `Friday` after an interval word | the first Friday on or after it |
+//! | `this Friday`, `coming Friday`, `Friday` after an interval word | the first Friday on or after it |
 //! | `next` / `last` / `this` `week` / `month` / `year` | that calendar week (Monday first), month, year |
 //! | `in two weeks`, `in 3 days`, `in a month` | the day that far after |
 //! | `two weeks ago`, `3 days ago`, `a year ago` | the day that far before |
@@ -263,7 +263,9 @@ fn date_at(ws: &[Word<'_>], i: usize, today: Date, bare_years: bool) -> Option<(
         "today" | "tonight" => return Some((DaySpan::day(today), 1)),
         "yesterday" => return Some((DaySpan::day(today.previous_day()?), 1)),
         "tomorrow" => return Some((DaySpan::day(today.next_day()?), 1)),
-        "next" | "last" | "this" | "coming" | "on" => {
+        // "on Friday" is not resolved: said of the past ("I met Ben on Friday") or of the future,
+        // a wrong day would be worse than none.
+        "next" | "last" | "this" | "coming" => {
             let n = next?;
             if let Some(day) = weekday_named(n.text) {
                 let d = match lower.as_str() {
@@ -273,7 +275,7 @@ fn date_at(ws: &[Word<'_>], i: usize, today: Date, bare_years: bool) -> Option<(
                 };
                 return Some((DaySpan::day(d), 2));
             }
-            if lower == "on" || lower == "coming" {
+            if lower == "coming" {
                 return None;
             }
             let shift = match lower.as_str() {
@@ -422,7 +424,7 @@ pub fn find_dates(text: &str, at: Timestamp) -> Vec<FoundDate> {
 
 fn is_relative(ws: &[Word<'_>]) -> bool {
     ws.iter().any(|w| {
-        ["today", "tonight", "yesterday", "tomorrow", "next", "last", "this", "in", "ago", "coming", "on"]
+        ["today", "tonight", "yesterday", "tomorrow", "next", "last", "this", "in", "ago", "coming"]
             .iter()
             .any(|r| w.text.eq_ignore_ascii_case(r))
     }) || (ws.len() == 2 && day_number(ws[0].text).is_some() && month_named(ws[1].text).is_some())
@@ -461,6 +463,11 @@ pub fn stated_validity(text: &str, at: Timestamp) -> Validity {
                 let closes =
                     if lower == "from" { &["to", "until", "till", "through", "thru"][..] } else { &["and"][..] };
                 if is(joint, closes) {
+                    // "from Monday to Friday" is a weekly schedule, not an interval.
+                    let weekly = |j: usize| ws.get(j).is_some_and(|w| weekday_named(w.text).is_some());
+                    if weekly(i + 1) && weekly(i + 2 + n) {
+                        continue;
+                    }
                     if let Some((to, _)) = date_at(&ws, i + 2 + n, today, true) {
                         return Validity { from: Some(from.start()), to: Some(to.end()) };
                     }
@@ -578,6 +585,8 @@ mod tests {
         let once = with_dates_resolved(t, at());
         assert_eq!(with_dates_resolved(&once, at()), once);
         assert_eq!(with_dates_resolved("In 2019 cars were slower.", at()), "In 2019 cars were slower.");
+        // Past or future is not known: left as said.
+        assert_eq!(with_dates_resolved("I met Ben on Friday.", at()), "I met Ben on Friday.");
     }
 
     #[test]
@@ -593,6 +602,8 @@ mod tests {
         let v = stated_validity("Ana has worked here since March 2021", at());
         assert_eq!(v, Validity { from: Some(day("2021-03-01")), to: None });
         assert!(stated_validity("Ben likes tea from China", at()).is_unstated());
+        assert!(stated_validity("Ana works at the clinic from Monday to Friday", at()).is_unstated(), "a weekly schedule");
+        assert!(stated_validity("The shop is open from 9 to 5", at()).is_unstated());
         assert!(stated_validity("As the manager said", at()).is_unstated());
     }
 

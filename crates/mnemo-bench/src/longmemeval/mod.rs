@@ -64,6 +64,12 @@ pub struct LongMemEvalArgs {
     /// index of the same kind and settings; without it every turn of the haystack is recalled.
     #[arg(long)]
     pub as_of_question_date: bool,
+    /// Write each relative date of a turn ("yesterday", "last Saturday", "two weeks ago") beside
+    /// it, resolved against the turn's time, as the write path does for every memory
+    /// (`mnemo_contract::world_time::with_dates_resolved`; docs/time.md); without it the turns
+    /// are imported as written.
+    #[arg(long)]
+    pub resolve_dates: bool,
     /// The configured `[index] entity_boost` (taken from the config; not a flag).
     #[arg(skip)]
     pub entity_boost: Option<f32>,
@@ -85,6 +91,7 @@ impl LongMemEvalArgs {
             questions: None,
             quiet: false,
             as_of_question_date: false,
+            resolve_dates: false,
             entity_boost: None,
             recall_neighbour: None,
         }
@@ -174,6 +181,11 @@ pub async fn longmemeval(
                 // A session's turns a second apart, in order.
                 let at = s.at.plus_millis(1000 * i as i64);
                 let content = format!("{}: {}", t.role, t.content);
+                let content = if args.resolve_dates {
+                    mnemo_core::world_time::with_dates_resolved(&content, at)
+                } else {
+                    content
+                };
                 episodic_turn(&ns, &t.role, at, content, &Question::turn_key(s, i), false, "longmemeval-import")
             })
             .collect();
@@ -334,7 +346,7 @@ fn markdown(
     let mut s = format!("# LongMemEval retrieval\n\n{}\n", provenance_md(p));
     s.push_str(&format!(
         "{} questions ({} answerable, {} abstention), {turns} turns, one namespace per question; index: {index_desc}; \
-         candidates {}; episodic decay off; asked with the clock at question_date ({}).\n\
+         candidates {}; episodic decay off; asked with the clock at question_date ({}){}.\n\
          S-any@k / S-all@k = any / every evidence session has a turn in the top k turns; R@k = share of has_answer turns \
          in the top k; NDCG@{NDCG_AT} over turns; ER@B / S-ER@B = has_answer turns / evidence sessions within B tokens ({}).\n\n",
         n(ALL) + n(ABSTENTION),
@@ -346,6 +358,7 @@ fn markdown(
         } else {
             "no as-of recall: later turns stay recallable"
         },
+        if args.resolve_dates { "; relative dates written beside them, resolved against each turn's time" } else { "" },
         p.token_counter,
     ));
     let (ranking, budget) = metric_list(args);
