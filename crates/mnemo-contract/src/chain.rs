@@ -15,6 +15,8 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::model::NewMemory;
+
 /// A SHA-256 hash.
 pub type Hash = [u8; 32];
 
@@ -182,6 +184,26 @@ pub struct CreatedMemory {
     /// When it stops holding in the world (ms), if stated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_to: Option<i64>,
+}
+
+impl CreatedMemory {
+    /// What a `created` event commits to of the memory `m` as inserted; `entities` is the JSON
+    /// text the store keeps of its entities (the same bytes, or the chain would not verify).
+    pub fn of(m: &NewMemory, entities: String) -> Self {
+        CreatedMemory {
+            kind: m.kind.as_str().to_string(),
+            content: m.content.clone(),
+            claim_entity: m.claim.as_ref().map(|c| c.entity.clone()),
+            claim_attribute: m.claim.as_ref().map(|c| c.attribute.clone()),
+            claim_value: m.claim.as_ref().map(|c| c.value.clone()),
+            entities,
+            importance: m.importance,
+            created_at: m.created_at.0,
+            pinned: m.pinned,
+            valid_from: m.validity.from.map(|t| t.0),
+            valid_to: m.validity.to.map(|t| t.0),
+        }
+    }
 }
 
 /// A memory event's chained content, as stored.
@@ -710,6 +732,39 @@ pub fn backfill_order(a: &Content, b: &Content) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_created_event_commits_to_the_inserted_memorys_immutable_part() {
+        use crate::model::{fixtures, Claim};
+        use crate::time::Timestamp;
+        use crate::world_time::Validity;
+        let m = NewMemory {
+            content: "Ben's phone is 555".into(),
+            claim: Some(Claim::new("Ben", "phone", "555")),
+            entities: vec!["ben".into()],
+            importance: 0.75,
+            pinned: true,
+            validity: Validity { from: Some(Timestamp(3)), to: None },
+            ..fixtures::new_memory(Timestamp(7))
+        };
+        let c = CreatedMemory::of(&m, "[\"ben\"]".into());
+        assert_eq!(
+            c,
+            CreatedMemory {
+                kind: "semantic".into(),
+                content: "Ben's phone is 555".into(),
+                claim_entity: Some("Ben".into()),
+                claim_attribute: Some("phone".into()),
+                claim_value: Some("555".into()),
+                entities: "[\"ben\"]".into(),
+                importance: 0.75,
+                created_at: 7,
+                pinned: true,
+                valid_from: Some(3),
+                valid_to: None,
+            }
+        );
+    }
 
     fn turn(id: i64, text: &str) -> Content {
         Content::Turn(TurnContent {

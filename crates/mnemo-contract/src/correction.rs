@@ -132,26 +132,7 @@ mod tests {
 
     fn memory(id: i64, claim: Option<(&str, &str, &str)>) -> Memory {
         let at = Timestamp::parse_rfc3339("2026-07-01T00:00:00Z").unwrap();
-        Memory {
-            validity: Default::default(),
-            id: MemoryId(id),
-            namespace: Namespace::default(),
-            kind: MemoryKind::Semantic,
-            content: "x".into(),
-            claim: claim.map(|(e, a, v)| Claim::new(e, a, v)),
-            entities: vec![],
-            importance: 0.5,
-            reinforcements: 0,
-            sources: vec!["user".into()],
-            provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: "t".into() },
-            created_at: at,
-            last_confirmed_at: at,
-            last_accessed_at: None,
-            pinned: false,
-            embedding: None,
-            status: Status::Active,
-            rev: 1,
-        }
+        Memory { claim: claim.map(|(e, a, v)| Claim::new(e, a, v)), ..crate::model::fixtures::memory(id, at) }
     }
 
     fn assessment(corrections: Vec<Correction>) -> Assessment {

@@ -8,8 +8,10 @@
 //! row is checked against the hashes its erasure lists (see `chain`).
 use serde::{Deserialize, Serialize};
 
-use crate::chain::{self, EntryKind, Hash};
+use crate::chain::{self, Content, EntryKind, Hash};
+use crate::error::{CoreError, Result};
 use crate::ids::{MemoryId, TurnId};
+use crate::model::Namespace;
 use crate::time::Timestamp;
 
 /// What is asked to be erased.
@@ -87,6 +89,118 @@ impl ErasePlan {
     /// Whether it erases nothing.
     pub fn is_empty(&self) -> bool {
         self.memories.is_empty() && self.turns.is_empty() && self.redact.is_empty()
+    }
+
+    /// Refuse a plan without a reason (a store checks it before touching anything: the
+    /// reason is what the record keeps of why).
+    pub fn require_reason(&self) -> Result<()> {
+        if self.reason.trim().is_empty() {
+            return Err(CoreError::InvalidInput("an erasure needs a reason".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The new text an erasure gives one turn of its plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnRewrite {
+    /// The turn.
+    pub turn: TurnId,
+    /// Its new text: [`ERASED_TEXT`] for a whole turn, else the text with the values cut out.
+    pub text: String,
+    /// Erased whole (listed in the record's `turns`) rather than redacted (`redacted`).
+    pub whole: bool,
+}
+
+impl TurnRewrite {
+    /// Whether it changes the turn whose chained content is `current` (a turn that already
+    /// reads so is left alone, and not listed).
+    pub fn changes(&self, current: &Content) -> bool {
+        !matches!(current, Content::Turn(t) if t.text == self.text)
+    }
+}
+
+/// The rewrites of a plan's turns (its `turns` and `redact`), whole turns first, each in the
+/// plan's order; a turn named again is for [`ErasedSet::has_turn`] to skip.
+pub fn turn_rewrites(turns: &[TurnId], redact: Vec<(TurnId, String)>) -> impl Iterator<Item = TurnRewrite> + '_ {
+    turns
+        .iter()
+        .map(|t| TurnRewrite { turn: *t, text: ERASED_TEXT.to_string(), whole: true })
+        .chain(redact.into_iter().map(|(turn, text)| TurnRewrite { turn, text, whole: false }))
+}
+
+/// What an erasure changed, gathered while a store rewrites the plan's rows (the same
+/// bookkeeping in every store), and the record it then leaves.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErasedSet {
+    memories: Vec<MemoryId>,
+    turns: Vec<TurnId>,
+    redacted: Vec<TurnId>,
+    rows: Vec<ErasedRow>,
+}
+
+impl ErasedSet {
+    /// Whether memory `id` is erased by this erasure already (a plan may name one twice).
+    pub fn has_memory(&self, id: MemoryId) -> bool {
+        self.memories.contains(&id)
+    }
+
+    /// Memory `id` was erased: its events' chained contents before and after, in the same
+    /// order (each pair is one changed row).
+    pub fn add_memory(&mut self, id: MemoryId, before: &[Content], after: &[Content]) {
+        for (b, a) in before.iter().zip(after) {
+            self.rows.push(ErasedRow { entry: EntryKind::Event, id: b.id(), before: b.hash(), after: a.hash() });
+        }
+        self.memories.push(id);
+    }
+
+    /// Whether turn `id` is rewritten by this erasure already, whole or redacted.
+    pub fn has_turn(&self, id: TurnId) -> bool {
+        self.turns.contains(&id) || self.redacted.contains(&id)
+    }
+
+    /// A turn was rewritten as `rewrite` says: its chained content before and after.
+    pub fn add_turn(&mut self, rewrite: &TurnRewrite, before: &Content, after: &Content) {
+        let id = rewrite.turn;
+        self.rows.push(ErasedRow { entry: EntryKind::Turn, id: id.0, before: before.hash(), after: after.hash() });
+        if rewrite.whole {
+            self.turns.push(id);
+        } else {
+            self.redacted.push(id);
+        }
+    }
+
+    /// The record of erasure `id` of `ns` at `at`, its rows sorted by kind and id; an error
+    /// when nothing was changed (everything named was erased already), which the store's
+    /// transaction is then rolled back on.
+    pub fn into_record(
+        self,
+        ns: &Namespace,
+        id: i64,
+        at: Timestamp,
+        reason: String,
+        by: Option<String>,
+        target: String,
+    ) -> Result<ErasureRecord> {
+        let ErasedSet { memories, turns, redacted, mut rows } = self;
+        if memories.is_empty() && turns.is_empty() && redacted.is_empty() {
+            return Err(CoreError::InvalidInput(format!(
+                "nothing left to erase in namespace {ns}: what was named is erased already"
+            )));
+        }
+        rows.sort_by_key(|r| (r.entry, r.id));
+        Ok(ErasureRecord {
+            namespace: ns.as_str().to_string(),
+            id,
+            at,
+            reason,
+            by,
+            target,
+            memories,
+            turns,
+            redacted,
+            rows,
+        })
     }
 }
 
@@ -224,6 +338,84 @@ mod tests {
         assert_eq!(redact("Benefits for Ben", &values).unwrap(), "Benefits for [erased]");
         // Multi-byte text around a value is kept whole.
         assert_eq!(redact("«+1 555 0100»", &values).unwrap(), "«[erased]»");
+    }
+
+    fn turn(id: i64, text: &str) -> Content {
+        Content::Turn(crate::chain::TurnContent {
+            namespace: "default".into(),
+            id,
+            source: "user".into(),
+            at: 1,
+            text: text.into(),
+            external_id: None,
+            erased: None,
+        })
+    }
+
+    fn event(seq: i64, detail: &str) -> Content {
+        Content::Event(crate::chain::EventContent {
+            namespace: Some("default".into()),
+            seq,
+            memory_id: 3,
+            at: 1,
+            event: "created".into(),
+            turn_id: None,
+            detail: detail.into(),
+            memory: None,
+            erased: None,
+        })
+    }
+
+    #[test]
+    fn an_erasure_lists_what_it_changed_with_its_rows_sorted_by_kind_and_id() {
+        let ns = Namespace::default();
+        let plan_turns = [TurnId(7), TurnId(2)];
+        let rewrites: Vec<TurnRewrite> =
+            turn_rewrites(&plan_turns, vec![(TurnId(5), "call [erased]".into()), (TurnId(7), "x".into())]).collect();
+        assert_eq!(
+            rewrites.iter().map(|r| (r.turn, r.text.as_str(), r.whole)).collect::<Vec<_>>(),
+            [
+                (TurnId(7), ERASED_TEXT, true),
+                (TurnId(2), ERASED_TEXT, true),
+                (TurnId(5), "call [erased]", false),
+                (TurnId(7), "x", false)
+            ]
+        );
+        assert!(!rewrites[0].changes(&turn(7, ERASED_TEXT)), "an erased turn is not erased again");
+        assert!(rewrites[0].changes(&turn(7, "Ben's phone")));
+
+        let mut erased = ErasedSet::default();
+        let before = [event(9, "{\"source\":\"user\"}"), event(4, "{\"sources\":[\"user\"]}")];
+        let after = [event(9, "{}"), event(4, "{}")];
+        erased.add_memory(MemoryId(3), &before, &after);
+        assert!(erased.has_memory(MemoryId(3)) && !erased.has_memory(MemoryId(4)));
+        erased.add_turn(&rewrites[0], &turn(7, "a"), &turn(7, ERASED_TEXT));
+        erased.add_turn(&rewrites[2], &turn(5, "call Ben"), &turn(5, "call [erased]"));
+        assert!(erased.has_turn(TurnId(7)) && erased.has_turn(TurnId(5)) && !erased.has_turn(TurnId(2)));
+
+        let r =
+            erased.into_record(&ns, 11, Timestamp(5), "asked".into(), Some("ops".into()), "subject".into()).unwrap();
+        assert_eq!((r.namespace.as_str(), r.id, r.at, r.reason.as_str()), ("default", 11, Timestamp(5), "asked"));
+        assert_eq!((r.by.as_deref(), r.target.as_str()), (Some("ops"), "subject"));
+        assert_eq!((r.memories, r.turns, r.redacted), (vec![MemoryId(3)], vec![TurnId(7)], vec![TurnId(5)]));
+        let order: Vec<(EntryKind, i64)> = r.rows.iter().map(|row| (row.entry, row.id)).collect();
+        assert_eq!(order, [(EntryKind::Event, 4), (EntryKind::Event, 9), (EntryKind::Turn, 5), (EntryKind::Turn, 7)]);
+        assert_eq!(r.rows[0].before, before[1].hash());
+        assert_eq!(r.rows[0].after, after[1].hash());
+        assert_ne!(r.rows[0].before, r.rows[0].after);
+    }
+
+    #[test]
+    fn an_erasure_that_changed_nothing_or_has_no_reason_is_refused() {
+        let ns = Namespace::new("team").unwrap();
+        let e = ErasedSet::default().into_record(&ns, 1, Timestamp(5), "asked".into(), None, "memory".into());
+        assert_eq!(
+            e.unwrap_err().to_string(),
+            "invalid input: nothing left to erase in namespace team: what was named is erased already"
+        );
+        let plan = ErasePlan { reason: "  ".into(), ..ErasePlan::default() };
+        assert_eq!(plan.require_reason().unwrap_err().to_string(), "invalid input: an erasure needs a reason");
+        assert!(ErasePlan { reason: "asked".into(), ..plan }.require_reason().is_ok());
     }
 
     #[test]

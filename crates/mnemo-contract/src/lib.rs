@@ -2,8 +2,10 @@
 //!
 //! The domain model (memories, turns, events), the swappable traits (Store, Index, Embedder,
 //! Reasoner, Grounder, Assessor), errors, the clock, time, token counting, the policy (and the
-//! salience and decay-due arithmetic a store derives from it), the pack recall returns and the
-//! corrections an assessor proposes, and the registry backends and plugins register into.
+//! salience and decay-due arithmetic a store derives from it), what each write op makes of a
+//! memory (the transitions every store applies alike), the pack recall returns and the
+//! corrections an assessor proposes, the fusion arithmetic every hybrid index ranks by, and the
+//! registry backends and plugins register into.
 //! A backend or plugin depends on this crate only; the engine (`mnemo-core`) builds on it.
 #![deny(missing_docs)]
 
@@ -15,6 +17,7 @@ pub mod correction;
 pub mod decay_due;
 pub mod erase;
 pub mod error;
+pub mod fusion;
 pub mod ids;
 pub mod model;
 pub mod pack;
@@ -27,6 +30,7 @@ pub mod text;
 pub mod time;
 pub mod tokens;
 pub mod traits;
+pub mod transition;
 pub mod usage;
 pub mod world_time;
 

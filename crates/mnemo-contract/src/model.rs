@@ -423,6 +423,57 @@ pub struct MemoryEvent {
     pub detail: String,
 }
 
+/// What the contract's unit tests start from.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+
+    /// An active semantic memory `id` of the default namespace, from turn 1 said by `user`,
+    /// created and last confirmed at `at`, never reinforced, rev 1.
+    pub(crate) fn memory(id: i64, at: Timestamp) -> Memory {
+        let m = new_memory(at);
+        Memory {
+            id: MemoryId(id),
+            namespace: m.namespace,
+            kind: m.kind,
+            content: m.content,
+            claim: m.claim,
+            entities: m.entities,
+            importance: m.importance,
+            reinforcements: 0,
+            sources: m.sources,
+            provenance: m.provenance,
+            created_at: at,
+            last_confirmed_at: at,
+            last_accessed_at: None,
+            pinned: m.pinned,
+            embedding: m.embedding,
+            status: Status::Active,
+            rev: 1,
+            validity: m.validity,
+        }
+    }
+
+    /// A semantic memory to insert into the default namespace, from turn 1 said by `user` at
+    /// `at`: importance 0.5, no claim, entity or embedding, not pinned.
+    pub(crate) fn new_memory(at: Timestamp) -> NewMemory {
+        NewMemory {
+            namespace: Namespace::default(),
+            kind: MemoryKind::Semantic,
+            content: "x".into(),
+            claim: None,
+            entities: vec![],
+            importance: 0.5,
+            sources: vec!["user".into()],
+            provenance: Provenance { turns: vec![TurnId(1)], client: ClientKind::Rules, model: "t".into() },
+            created_at: at,
+            pinned: false,
+            embedding: None,
+            validity: Validity::default(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
 //! The PostgreSQL [`Index`]: full text (any-term, ranked) and pgvector HNSW, fused by
-//! weighted reciprocal rank exactly as the tantivy index (`mnemo_store::fusion`).
+//! weighted reciprocal rank exactly as the tantivy index (`mnemo_contract::fusion`).
 //!
 //! - Documents live in `index_docs` keyed by (namespace, id); an upsert never overwrites a
 //!   newer revision of a document, and a removed document stays as a marker that no upsert
@@ -40,10 +40,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use async_trait::async_trait;
+use mnemo_contract::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
 use mnemo_contract::{
     CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery,
 };
-use mnemo_store::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
 use serde::Deserialize;
 use tokio::sync::OnceCell;
 

@@ -11,7 +11,8 @@
 //!   that revisions become visible in order (an index never skips one).
 //! - Dense search is pgvector HNSW with iterative scans and an exact fallback, so the
 //!   namespace filter never loses candidates; lexical search is PostgreSQL full text
-//!   (any-term, ranked); both are fused by weighted reciprocal rank as in `mnemo-store`.
+//!   (any-term, ranked); both are fused by weighted reciprocal rank as in `mnemo-store`
+//!   (the contract's [`fusion`](mnemo_contract::fusion) arithmetic).
 pub mod db;
 pub mod error;
 pub mod index;

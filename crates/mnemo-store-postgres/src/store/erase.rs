@@ -7,8 +7,8 @@
 //! files (a plain `VACUUM` marks dead tuples' space free but leaves their bytes in the page). What PostgreSQL keeps elsewhere — its
 //! write-ahead log, a WAL archive, replicas, dumps — is outside Mnemo's reach.
 use deadpool_postgres::Transaction;
-use mnemo_contract::chain::{Content, EntryKind};
-use mnemo_contract::erase::{ErasePlan, ErasedRow, ErasureRecord, ERASED_TEXT};
+use mnemo_contract::chain::Content;
+use mnemo_contract::erase::{self, ErasePlan, ErasedSet, ErasureRecord};
 use mnemo_contract::{CoreError, MemoryId, Namespace, Timestamp, TurnId};
 use serde_json::json;
 
@@ -55,9 +55,7 @@ pub(crate) async fn erase(
     at: Timestamp,
     plan: ErasePlan,
 ) -> Result<ErasureRecord> {
-    if plan.reason.trim().is_empty() {
-        return Err(CoreError::InvalidInput("an erasure needs a reason".into()));
-    }
+    plan.require_reason()?;
     for id in &plan.memories {
         write::existing_in(tx, ns, *id, "erase").await?;
     }
@@ -75,14 +73,14 @@ pub(crate) async fn erase(
     .await?;
     let eid: i64 = row.first().ok_or_else(|| CoreError::Store("no erasure id".into()))?.try_get(0).db("erasure id")?;
     let reason = format!("erased: {}", plan.reason);
-    let (mut rows, mut memories, mut chained) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut erased, mut chained) = (ErasedSet::default(), Vec::new());
     for id in plan.memories {
         let already = read::rows(tx, "SELECT erased_by FROM memories WHERE id = $1", &[&id.0]).await?;
         let already: Option<i64> = match already.first() {
             Some(r) => r.try_get(0).db("erased_by")?,
             None => None,
         };
-        if already.is_some() || memories.contains(&id) {
+        if already.is_some() || erased.has_memory(id) {
             continue;
         }
         let before = events_of(tx, id).await?;
@@ -98,53 +96,35 @@ pub(crate) async fn erase(
         read::rows(tx, "UPDATE memory_events SET detail = '{}' WHERE memory_id = $1", &[&id.0]).await?;
         read::rows(tx, "DELETE FROM memory_entities WHERE id = $1", &[&id.0]).await?;
         let after = events_of(tx, id).await?;
-        for (b, a) in before.iter().zip(after.iter()) {
-            rows.push(ErasedRow { entry: EntryKind::Event, id: b.id(), before: b.hash(), after: a.hash() });
-        }
         chained.push(write::event(tx, ns, id, at, "erased", None, &json!({ "erasure": eid })).await?);
-        memories.push(id);
+        erased.add_memory(id, &before, &after);
     }
-    let (mut turns, mut redacted) = (Vec::new(), Vec::new());
-    let changes = plan
-        .turns
-        .iter()
-        .map(|t| (*t, ERASED_TEXT.to_string(), true))
-        .chain(plan.redact.into_iter().map(|(t, s)| (t, s, false)));
-    for (id, text, whole) in changes {
-        if turns.contains(&id) || redacted.contains(&id) {
+    for rewrite in erase::turn_rewrites(&plan.turns, plan.redact) {
+        let id = rewrite.turn;
+        if erased.has_turn(id) {
             continue;
         }
         let Some(before) = turn_of(tx, ns, id).await? else { continue };
-        if matches!(&before, Content::Turn(t) if t.text == text) {
+        if !rewrite.changes(&before) {
             continue;
         }
-        read::rows(tx, "UPDATE turns SET text = $1 WHERE id = $2", &[&text, &id.0]).await?;
+        read::rows(tx, "UPDATE turns SET text = $1 WHERE id = $2", &[&rewrite.text, &id.0]).await?;
         let Some(after) = turn_of(tx, ns, id).await? else { continue };
-        rows.push(ErasedRow { entry: EntryKind::Turn, id: id.0, before: before.hash(), after: after.hash() });
-        if whole {
-            turns.push(id);
-        } else {
-            redacted.push(id);
-        }
+        erased.add_turn(&rewrite, &before, &after);
     }
-    if memories.is_empty() && turns.is_empty() && redacted.is_empty() {
-        return Err(CoreError::InvalidInput(format!(
-            "nothing left to erase in namespace {ns}: what was named is erased already"
-        )));
-    }
-    rows.sort_by_key(|r| (r.entry, r.id));
+    let record = erased.into_record(ns, eid, at, plan.reason, plan.by, plan.target)?;
     read::rows(
         tx,
         "UPDATE erasures SET memories = $1, turns = $2, redacted = $3 WHERE id = $4",
         &[
-            &ids_json(memories.iter().map(|m| m.0).collect())?,
-            &ids_json(turns.iter().map(|t| t.0).collect())?,
-            &ids_json(redacted.iter().map(|t| t.0).collect())?,
+            &ids_json(record.memories.iter().map(|m| m.0).collect())?,
+            &ids_json(record.turns.iter().map(|t| t.0).collect())?,
+            &ids_json(record.redacted.iter().map(|t| t.0).collect())?,
             &eid,
         ],
     )
     .await?;
-    for r in &rows {
+    for r in &record.rows {
         read::rows(
             tx,
             "INSERT INTO erased_rows (erasure_id, namespace, kind, ref_id, before, after) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -152,22 +132,10 @@ pub(crate) async fn erase(
         )
         .await?;
     }
-    let record = ErasureRecord {
-        namespace: ns.as_str().to_string(),
-        id: eid,
-        at,
-        reason: plan.reason,
-        by: plan.by,
-        target: plan.target,
-        memories: memories.clone(),
-        turns,
-        redacted,
-        rows,
-    };
     chained.push(Content::Erasure(record.clone()));
     // The chain before the revisions: the lock order is batch lock, chain head, revision lock.
     chain::append(tx, ns, &chained).await?;
-    write::assign_revs(tx, schema, &memories).await?;
+    write::assign_revs(tx, schema, &record.memories).await?;
     Ok(record)
 }
 

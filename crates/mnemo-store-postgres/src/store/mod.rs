@@ -155,7 +155,7 @@ impl Store for PostgresStore {
     }
 
     async fn apply(&self, namespace: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
-        write::check_refs(&ops)?;
+        mnemo_contract::transition::check_batch_refs(&ops)?;
         if ops.is_empty() {
             return Ok(vec![]);
         }

@@ -15,8 +15,9 @@ use std::collections::HashSet;
 
 use deadpool_postgres::Transaction;
 use mnemo_contract::chain::{Content, CreatedMemory, EventContent};
-use mnemo_contract::decay_due::{DecayInputs, DecayRule};
+use mnemo_contract::decay_due::DecayRule;
 use mnemo_contract::text::norm_name;
+use mnemo_contract::transition;
 use mnemo_contract::{CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, Timestamp, TurnId, WriteOp};
 use serde_json::json;
 
@@ -29,32 +30,6 @@ type Result<T> = std::result::Result<T, CoreError>;
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(|e| CoreError::Store(format!("cannot encode JSON: {e}")))
-}
-
-/// Check `MemoryRef::New` / `TombstoneNew` positions before touching the database.
-pub(crate) fn check_refs(ops: &[WriteOp]) -> Result<()> {
-    let inserts = ops.iter().filter(|op| matches!(op, WriteOp::Insert { .. })).count();
-    for (i, op) in ops.iter().enumerate() {
-        let (by, target) = match op {
-            WriteOp::Tombstone { superseded_by, .. } => (superseded_by, None),
-            WriteOp::TombstoneNew { index, superseded_by, .. } => (superseded_by, Some(*index)),
-            _ => (&None, None),
-        };
-        let by = by.as_ref().and_then(|r| match r {
-            MemoryRef::New(n) => Some(*n),
-            MemoryRef::Existing(_) => None,
-        });
-        for (what, n) in [("superseded_by", by), ("target", target)] {
-            if let Some(n) = n {
-                if n >= inserts {
-                    return Err(CoreError::InvalidInput(format!(
-                        "op {i}: {what} refers to insert #{n} of the batch, but the batch has {inserts} insert(s)"
-                    )));
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Take the namespace's write lock for the rest of the transaction.
@@ -112,7 +87,7 @@ pub(crate) async fn apply(
         }
     };
     for (i, (m, turn)) in inserts.iter().enumerate() {
-        check_insert(ns, m).map_err(|e| CoreError::InvalidInput(format!("insert #{i}: {e}")))?;
+        transition::check_insert(ns, m).map_err(|e| CoreError::InvalidInput(format!("insert #{i}: {e}")))?;
         check_turn(*turn, "insert")?;
     }
     let needs_rule =
@@ -160,16 +135,6 @@ pub(crate) async fn apply(
     crate::store::chain::append(tx, ns, &changes.chained).await?;
     assign_revs(tx, schema, &changes.order).await?;
     Ok(new_ids)
-}
-
-fn check_insert(ns: &Namespace, m: &NewMemory) -> std::result::Result<(), String> {
-    if &m.namespace != ns {
-        return Err(format!("the memory's namespace {} is not the batch's namespace {ns}", m.namespace));
-    }
-    if !m.importance.is_finite() {
-        return Err(format!("importance {} is not a finite number", m.importance));
-    }
-    Ok(())
 }
 
 /// Fresh revs for the changed memories, in order, under the store-wide revision lock.
@@ -235,17 +200,7 @@ async fn insert_all(
     let mut vto: Vec<Option<i64>> = Vec::with_capacity(len);
     let mut chained_memories = Vec::with_capacity(len);
     for (m, turn) in inserts {
-        dues.push(
-            rule.due(&DecayInputs {
-                kind: m.kind,
-                pinned: m.pinned,
-                importance: m.importance,
-                reinforcements: 0,
-                sources: m.sources.len(),
-                last_confirmed_at: m.created_at,
-            })
-            .map(|t| t.0),
-        );
+        dues.push(rule.due(&transition::inserted_decay_inputs(&m)).map(|t| t.0));
         kind.push(m.kind.as_str().to_string());
         let key = m.claim.as_ref().map(|c| c.key());
         ce.push(m.claim.as_ref().map(|c| c.entity.clone()));
@@ -255,19 +210,7 @@ async fn insert_all(
         can.push(key.map(|k| k.1));
         entities.push(to_json(&m.entities)?);
         chained_memories.push((
-            CreatedMemory {
-                kind: m.kind.as_str().to_string(),
-                content: m.content.clone(),
-                claim_entity: m.claim.as_ref().map(|c| c.entity.clone()),
-                claim_attribute: m.claim.as_ref().map(|c| c.attribute.clone()),
-                claim_value: m.claim.as_ref().map(|c| c.value.clone()),
-                entities: to_json(&m.entities)?,
-                importance: m.importance,
-                created_at: m.created_at.0,
-                pinned: m.pinned,
-                valid_from: m.validity.from.map(|t| t.0),
-                valid_to: m.validity.to.map(|t| t.0),
-            },
+            CreatedMemory::of(&m, to_json(&m.entities)?),
             turn.map(|t| t.0),
             json!({ "sources": m.sources }).to_string(),
         ));
@@ -412,14 +355,7 @@ pub(crate) async fn existing_in(tx: &Transaction<'_>, ns: &Namespace, id: Memory
 }
 
 async fn active_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
-    let m = existing_in(tx, ns, id, what).await?;
-    if m.status.is_active() {
-        Ok(m)
-    } else {
-        Err(CoreError::InvalidInput(format!(
-            "{what}: memory {id} is tombstoned; a tombstone is never changed or reactivated"
-        )))
-    }
+    transition::require_active(existing_in(tx, ns, id, what).await?, what)
 }
 
 async fn reinforce(
@@ -432,19 +368,7 @@ async fn reinforce(
     turn: Option<TurnId>,
 ) -> Result<Content> {
     let mut m = active_in(tx, ns, id, "reinforce").await?;
-    m.reinforcements = m
-        .reinforcements
-        .checked_add(1)
-        .ok_or_else(|| CoreError::InvalidInput(format!("reinforce: memory {id} cannot be reinforced further")))?;
-    if !m.sources.contains(&source) {
-        m.sources.push(source.clone());
-    }
-    if let Some(t) = turn {
-        if !m.provenance.turns.contains(&t) {
-            m.provenance.turns.push(t);
-        }
-    }
-    m.last_confirmed_at = at;
+    transition::reinforce(&mut m, &source, turn, at)?;
     let due = rule.due_of(&m).map(|t| t.0);
     read::rows(
         tx,
@@ -473,10 +397,7 @@ async fn confirm(
     source: String,
 ) -> Result<Content> {
     let mut m = active_in(tx, ns, id, "confirm").await?;
-    if !m.sources.contains(&source) {
-        m.sources.push(source.clone());
-    }
-    m.last_confirmed_at = at;
+    transition::confirm(&mut m, &source, at)?;
     let due = rule.due_of(&m).map(|t| t.0);
     read::rows(
         tx,
@@ -497,10 +418,8 @@ async fn tombstone(
     superseded_by: Option<MemoryId>,
     turn: Option<TurnId>,
 ) -> Result<Content> {
-    active_in(tx, ns, id, "tombstone").await?;
-    if superseded_by == Some(id) {
-        return Err(CoreError::InvalidInput(format!("tombstone: memory {id} cannot supersede itself")));
-    }
+    let mut m = active_in(tx, ns, id, "tombstone").await?;
+    transition::tombstone(&mut m, &reason, superseded_by, at)?;
     read::rows(
         tx,
         "UPDATE memories SET status = 'tombstoned', tombstone_reason = $1, tombstoned_at = $2, superseded_by = $3, \

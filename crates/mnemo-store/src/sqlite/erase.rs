@@ -5,8 +5,8 @@
 //! bytes are made to go: the write connection runs with `secure_delete` (freed cells and pages
 //! are zeroed), `VACUUM` rewrites the file without the free space older writes left behind,
 //! and the write-ahead log is checkpointed and truncated.
-use mnemo_contract::chain::{Content, EntryKind};
-use mnemo_contract::erase::{ErasePlan, ErasedRow, ErasureRecord, ERASED_TEXT};
+use mnemo_contract::chain::Content;
+use mnemo_contract::erase::{self, ErasePlan, ErasedSet, ErasureRecord};
 use mnemo_contract::{CoreError, MemoryId, Namespace, Timestamp, TurnId};
 use rusqlite::{params, Connection, Transaction};
 use serde_json::json;
@@ -47,9 +47,7 @@ fn turn_of(tx: &Transaction<'_>, id: TurnId) -> Result<Option<Content>> {
 
 /// Apply `plan` to `ns` at `at`, then compact the file (see the module docs).
 pub(crate) fn erase(conn: &mut Connection, ns: &Namespace, at: Timestamp, plan: ErasePlan) -> Result<ErasureRecord> {
-    if plan.reason.trim().is_empty() {
-        return Err(CoreError::InvalidInput("an erasure needs a reason".into()));
-    }
+    plan.require_reason()?;
     let record = {
         let tx = write::begin(conn)?;
         let record = erase_in(&tx, ns, at, plan)?;
@@ -76,13 +74,12 @@ fn erase_in(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, plan: ErasePlan
     .db()?;
     let eid = tx.last_insert_rowid();
     let mut seqs = Seqs::of(tx, ns)?;
-    let mut rows = Vec::new();
-    let mut memories = Vec::new();
+    let mut erased = ErasedSet::default();
     let reason = format!("erased: {}", plan.reason);
     for id in plan.memories {
         let already: Option<i64> =
             tx.query_row("SELECT erased_by FROM memories WHERE id = ?1", [id.0], |r| r.get(0)).db()?;
-        if already.is_some() || memories.contains(&id) {
+        if already.is_some() || erased.has_memory(id) {
             continue;
         }
         let before = events_of(tx, id)?;
@@ -98,51 +95,33 @@ fn erase_in(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, plan: ErasePlan
         tx.prepare_cached("UPDATE memory_events SET detail = '{}' WHERE memory_id = ?1").db()?.execute([id.0]).db()?;
         tx.prepare_cached("DELETE FROM memory_entities WHERE memory_id = ?1").db()?.execute([id.0]).db()?;
         let after = events_of(tx, id)?;
-        for (b, a) in before.iter().zip(after.iter()) {
-            rows.push(ErasedRow { entry: EntryKind::Event, id: b.id(), before: b.hash(), after: a.hash() });
-        }
         write::event(tx, &mut seqs, id, at, "erased", None, &json!({ "erasure": eid }))?;
-        memories.push(id);
+        erased.add_memory(id, &before, &after);
     }
-    let mut turns = Vec::new();
-    let mut redacted = Vec::new();
-    let changes = plan
-        .turns
-        .iter()
-        .map(|t| (*t, ERASED_TEXT.to_string(), true))
-        .chain(plan.redact.into_iter().map(|(t, s)| (t, s, false)));
-    for (id, text, whole) in changes {
-        if turns.contains(&id) || redacted.contains(&id) {
+    for rewrite in erase::turn_rewrites(&plan.turns, plan.redact) {
+        let id = rewrite.turn;
+        if erased.has_turn(id) {
             continue;
         }
         let Some(before) = turn_of(tx, id)? else { continue };
-        if let Content::Turn(t) = &before {
-            if t.text == text {
-                continue;
-            }
+        if !rewrite.changes(&before) {
+            continue;
         }
-        tx.prepare_cached("UPDATE turns SET text = ?1 WHERE id = ?2").db()?.execute(params![text, id.0]).db()?;
+        tx.prepare_cached("UPDATE turns SET text = ?1 WHERE id = ?2")
+            .db()?
+            .execute(params![rewrite.text, id.0])
+            .db()?;
         let Some(after) = turn_of(tx, id)? else { continue };
-        rows.push(ErasedRow { entry: EntryKind::Turn, id: id.0, before: before.hash(), after: after.hash() });
-        if whole {
-            turns.push(id);
-        } else {
-            redacted.push(id);
-        }
+        erased.add_turn(&rewrite, &before, &after);
     }
-    if memories.is_empty() && turns.is_empty() && redacted.is_empty() {
-        return Err(CoreError::InvalidInput(format!(
-            "nothing left to erase in namespace {ns}: what was named is erased already"
-        )));
-    }
-    rows.sort_by_key(|r| (r.entry, r.id));
+    let record = erased.into_record(ns, eid, at, plan.reason, plan.by, plan.target)?;
     let ids = |v: Vec<i64>| serde_json::to_string(&v).map_err(|e| CoreError::Store(format!("cannot encode JSON: {e}")));
     tx.prepare_cached("UPDATE erasures SET memories = ?1, turns = ?2, redacted = ?3 WHERE id = ?4")
         .db()?
         .execute(params![
-            ids(memories.iter().map(|m| m.0).collect())?,
-            ids(turns.iter().map(|t| t.0).collect())?,
-            ids(redacted.iter().map(|t| t.0).collect())?,
+            ids(record.memories.iter().map(|m| m.0).collect())?,
+            ids(record.turns.iter().map(|t| t.0).collect())?,
+            ids(record.redacted.iter().map(|t| t.0).collect())?,
             eid
         ])
         .db()?;
@@ -152,22 +131,10 @@ fn erase_in(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, plan: ErasePlan
                 "INSERT INTO erased_rows (erasure_id, kind, ref_id, before, after) VALUES (?1, ?2, ?3, ?4, ?5)",
             )
             .db()?;
-        for r in &rows {
+        for r in &record.rows {
             stmt.execute(params![eid, r.entry.as_str(), r.id, &r.before[..], &r.after[..]]).db()?;
         }
     }
-    let record = ErasureRecord {
-        namespace: ns.as_str().to_string(),
-        id: eid,
-        at,
-        reason: plan.reason,
-        by: plan.by,
-        target: plan.target,
-        memories,
-        turns,
-        redacted,
-        rows,
-    };
     seqs.chains.append(tx, ns.as_str(), &Content::Erasure(record.clone()))?;
     seqs.chains.finish(tx)?;
     Ok(record)

@@ -8,8 +8,9 @@
 //!
 //! Event details are small JSON objects: created `{"sources": [...]}`, reinforced and
 //! confirmed `{"source": ...}`, tombstoned `{"reason": ..., "superseded_by": id | null}`.
-use mnemo_contract::decay_due::{DecayInputs, DecayRule};
+use mnemo_contract::decay_due::DecayRule;
 use mnemo_contract::text::norm_name;
+use mnemo_contract::transition;
 use mnemo_contract::{
     CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, NewTurn, Timestamp, Turn, TurnId, WriteOp,
 };
@@ -114,32 +115,8 @@ pub(crate) fn touch_each(conn: &mut Connection, ns: &Namespace, accesses: &[(Mem
 }
 
 pub(crate) fn apply(conn: &mut Connection, ns: &Namespace, at: Timestamp, ops: Vec<WriteOp>) -> Result<Vec<MemoryId>> {
+    transition::check_batch_refs(&ops)?;
     let inserts = ops.iter().filter(|op| matches!(op, WriteOp::Insert { .. })).count();
-    for (i, op) in ops.iter().enumerate() {
-        let (by, target) = match op {
-            WriteOp::Tombstone { superseded_by, .. } => (superseded_by, None),
-            WriteOp::TombstoneNew { index, superseded_by, .. } => (superseded_by, Some(*index)),
-            _ => (&None, None),
-        };
-        for (what, n) in [
-            (
-                "superseded_by",
-                by.as_ref().and_then(|r| match r {
-                    MemoryRef::New(n) => Some(*n),
-                    MemoryRef::Existing(_) => None,
-                }),
-            ),
-            ("target", target),
-        ] {
-            if let Some(n) = n {
-                if n >= inserts {
-                    return Err(CoreError::InvalidInput(format!(
-                        "op {i}: {what} refers to insert #{n} of the batch, but the batch has {inserts} insert(s)"
-                    )));
-                }
-            }
-        }
-    }
     let tx = begin(conn)?;
     let rule = decay::rule_in_force(&tx).db()?;
     let mut seqs = Seqs::of(&tx, ns)?;
@@ -297,14 +274,7 @@ pub(crate) fn existing_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, wh
 
 /// The active memory `id` of `ns`; a tombstone is never changed again.
 fn active_in(tx: &Transaction<'_>, ns: &Namespace, id: MemoryId, what: &str) -> Result<Memory> {
-    let m = existing_in(tx, ns, id, what)?;
-    if m.status.is_active() {
-        Ok(m)
-    } else {
-        Err(CoreError::InvalidInput(format!(
-            "{what}: memory {id} is tombstoned; a tombstone is never changed or reactivated"
-        )))
-    }
+    transition::require_active(existing_in(tx, ns, id, what)?, what)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -318,15 +288,7 @@ fn insert(
     m: NewMemory,
     turn: Option<TurnId>,
 ) -> Result<MemoryId> {
-    if &m.namespace != ns {
-        return Err(CoreError::InvalidInput(format!(
-            "insert: the memory's namespace {} is not the batch's namespace {ns}",
-            m.namespace
-        )));
-    }
-    if !m.importance.is_finite() {
-        return Err(CoreError::InvalidInput(format!("insert: importance {} is not a finite number", m.importance)));
-    }
+    transition::check_insert(ns, &m).map_err(|e| CoreError::InvalidInput(format!("insert: {e}")))?;
     check_turn(tx, ns, turn, "insert")?;
     let blob = match &m.embedding {
         Some(e) => Some(embedding::encode(&e.vector).map_err(|e| CoreError::InvalidInput(format!("insert: {e}")))?),
@@ -341,14 +303,7 @@ fn insert(
     };
     let rev = seqs.take();
     let entities_json = to_json(&m.entities)?;
-    let due = rule.due(&DecayInputs {
-        kind: m.kind,
-        pinned: m.pinned,
-        importance: m.importance,
-        reinforcements: 0,
-        sources: m.sources.len(),
-        last_confirmed_at: m.created_at,
-    });
+    let due = rule.due(&transition::inserted_decay_inputs(&m));
     tx.prepare_cached(
         "INSERT INTO memories (namespace, kind, content, claim_entity, claim_attribute, claim_value, \
          claim_entity_norm, claim_attribute_norm, entities, importance, reinforcements, sources, provenance, \
@@ -391,19 +346,7 @@ fn insert(
             stmt.execute(params![id.0, e]).db()?;
         }
     }
-    let created = CreatedMemory {
-        kind: m.kind.as_str().to_string(),
-        content: m.content,
-        claim_entity: m.claim.as_ref().map(|c| c.entity.clone()),
-        claim_attribute: m.claim.as_ref().map(|c| c.attribute.clone()),
-        claim_value: m.claim.as_ref().map(|c| c.value.clone()),
-        entities: entities_json,
-        importance: m.importance,
-        created_at: m.created_at.0,
-        pinned: m.pinned,
-        valid_from: m.validity.from.map(|t| t.0),
-        valid_to: m.validity.to.map(|t| t.0),
-    };
+    let created = CreatedMemory::of(&m, entities_json);
     append_event(tx, seqs, rev, id, at, "created", turn, &json!({ "sources": m.sources }), Some(created))?;
     Ok(id)
 }
@@ -421,19 +364,7 @@ fn reinforce(
 ) -> Result<()> {
     let mut m = active_in(tx, ns, id, "reinforce")?;
     check_turn(tx, ns, turn, "reinforce")?;
-    m.reinforcements = m
-        .reinforcements
-        .checked_add(1)
-        .ok_or_else(|| CoreError::InvalidInput(format!("reinforce: memory {id} cannot be reinforced further")))?;
-    if !m.sources.contains(&source) {
-        m.sources.push(source.clone());
-    }
-    if let Some(t) = turn {
-        if !m.provenance.turns.contains(&t) {
-            m.provenance.turns.push(t);
-        }
-    }
-    m.last_confirmed_at = at;
+    transition::reinforce(&mut m, &source, turn, at)?;
     let due = rule.due_of(&m).map(|t| t.0);
     tx.prepare_cached(
         "UPDATE memories SET reinforcements = ?1, sources = ?2, provenance = ?3, last_confirmed_at = ?4, \
@@ -455,10 +386,7 @@ fn confirm(
     source: String,
 ) -> Result<()> {
     let mut m = active_in(tx, ns, id, "confirm")?;
-    if !m.sources.contains(&source) {
-        m.sources.push(source.clone());
-    }
-    m.last_confirmed_at = at;
+    transition::confirm(&mut m, &source, at)?;
     let due = rule.due_of(&m).map(|t| t.0);
     tx.prepare_cached("UPDATE memories SET sources = ?1, last_confirmed_at = ?2, decay_due = ?4 WHERE id = ?3")
         .db()?
@@ -478,11 +406,9 @@ fn tombstone(
     superseded_by: Option<MemoryId>,
     turn: Option<TurnId>,
 ) -> Result<()> {
-    active_in(tx, ns, id, "tombstone")?;
+    let mut m = active_in(tx, ns, id, "tombstone")?;
     check_turn(tx, ns, turn, "tombstone")?;
-    if superseded_by == Some(id) {
-        return Err(CoreError::InvalidInput(format!("tombstone: memory {id} cannot supersede itself")));
-    }
+    transition::tombstone(&mut m, &reason, superseded_by, at)?;
     tx.prepare_cached(
         "UPDATE memories SET status = 'tombstoned', tombstone_reason = ?1, tombstoned_at = ?2, superseded_by = ?3, \
          decay_due = NULL WHERE id = ?4",
