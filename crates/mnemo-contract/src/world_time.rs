@@ -602,7 +602,10 @@ mod tests {
         let v = stated_validity("Ana has worked here since March 2021", at());
         assert_eq!(v, Validity { from: Some(day("2021-03-01")), to: None });
         assert!(stated_validity("Ben likes tea from China", at()).is_unstated());
-        assert!(stated_validity("Ana works at the clinic from Monday to Friday", at()).is_unstated(), "a weekly schedule");
+        assert!(
+            stated_validity("Ana works at the clinic from Monday to Friday", at()).is_unstated(),
+            "a weekly schedule"
+        );
         assert!(stated_validity("The shop is open from 9 to 5", at()).is_unstated());
         assert!(stated_validity("As the manager said", at()).is_unstated());
     }

@@ -254,19 +254,19 @@ pub struct TurnView {
 pub struct ExtractInput {
     /// The turn.
     pub turn: TurnView,
-    /// Only for a turn that states a date ("yesterday", "from 2019 to 2021"): how to write
-    /// dates and validity intervals. Absent otherwise, so a turn without dates is asked exactly
-    /// as before (its cassette key unchanged).
+    /// Only when asked for (`[llm] ask_dates`) and for a turn that states a date ("yesterday",
+    /// "from 2019 to 2021"): how to write dates and validity intervals. Absent otherwise, so
+    /// such a turn is asked exactly as before (its cassette key unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dates: Option<String>,
 }
 
 impl ExtractInput {
-    /// The input for `turn`.
-    pub fn of(turn: &Turn) -> Self {
+    /// The input for `turn`; `ask_dates`: with the date instruction when the turn states one.
+    pub fn of(turn: &Turn, ask_dates: bool) -> Self {
         ExtractInput {
             turn: TurnView { source: turn.source.clone(), at: turn.at.to_rfc3339(), text: turn.text.clone() },
-            dates: dates_hint(turn),
+            dates: if ask_dates { dates_hint(turn) } else { None },
         }
     }
 }

@@ -39,6 +39,7 @@ pub struct LlmReasoner {
     max_tokens: u32,
     extract_max_tokens: Option<u32>,
     json_mode: bool,
+    ask_dates: bool,
 }
 
 impl LlmReasoner {
@@ -51,6 +52,7 @@ impl LlmReasoner {
             max_tokens: DEFAULT_MAX_TOKENS,
             extract_max_tokens: None,
             json_mode: true,
+            ask_dates: false,
         }
     }
     /// Whether requests ask for JSON mode (`response_format = json_object`); the request says
@@ -77,6 +79,12 @@ impl LlmReasoner {
     /// Cap extraction answers' tokens (default: the same cap as the others).
     pub fn with_extract_max_tokens(mut self, max_tokens: u32) -> Self {
         self.extract_max_tokens = Some(max_tokens);
+        self
+    }
+    /// Ask extraction for absolute dates and validity intervals on turns that state a date
+    /// (`[llm] ask_dates`; default off: see `LlmSettings::ask_dates`).
+    pub fn with_ask_dates(mut self, ask_dates: bool) -> Self {
+        self.ask_dates = ask_dates;
         self
     }
     /// The model asked for (reconcile, forget resolution).
@@ -247,7 +255,7 @@ impl Reasoner for LlmReasoner {
         let task = Task::Extract;
         let span = tracing::info_span!("extract", turn = turn.id.0);
         let ((items, notes), model) = self
-            .ask(task, &ExtractInput::of(turn), |v, mut fixes| {
+            .ask(task, &ExtractInput::of(turn, self.ask_dates), |v, mut fixes| {
                 // A small model's slips that have one meaning are mended, each said in the
                 // turn's notes; what is still wrong goes back to the model once.
                 let (v, mended) = validate::normalise_extraction(v);
