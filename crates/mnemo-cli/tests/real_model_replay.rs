@@ -14,19 +14,28 @@ fn repo() -> PathBuf {
 
 const CASSETTE: &str = "bench/cassettes/real-qwen2.5-coder-1.5b";
 
+/// The same conversations recorded with the extract prompt's date instruction on
+/// (`[llm] ask_dates = true`): what it costs a small model (docs/time.md).
+const ASK_DATES: &str = "bench/cassettes/real-qwen2.5-coder-1.5b-ask-dates";
+
 /// `bench extraction` over the suite's conversations, replayed from the cassette; the rows by
 /// conversation name.
 fn replay() -> Vec<Value> {
+    replay_from(CASSETTE, "eval/real-model/local-qwen.toml")
+}
+
+/// [`replay`] from `cassette` under `config`.
+fn replay_from(cassette: &str, config: &str) -> Vec<Value> {
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("report.json");
     let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
         .current_dir(repo())
-        .env("MNEMO_REPLAY", repo().join(CASSETTE))
+        .env("MNEMO_REPLAY", repo().join(cassette))
         .env_remove("MNEMO_RECORD")
         .env_remove("MNEMO_LLM_BASE_URL")
         .args(["-q", "--data-dir"])
         .arg(out.path().join("unused"))
-        .args(["--config", "eval/real-model/local-qwen.toml", "bench", "extraction"])
+        .args(["--config", config, "bench", "extraction"])
         .args(["--conversations", "eval/real-model/conversations", "--json"])
         .arg(&json)
         .output()
@@ -121,6 +130,30 @@ fn a_recording_replays_into_a_fresh_data_directory_as_it_was_recorded() {
             .collect()
     };
     assert_eq!(strip(&replay()), strip(recorded["rows"].as_array().unwrap()));
+}
+
+#[test]
+fn asked_for_dates_the_small_model_loses_facts_on_dated_turns_as_recorded() {
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join(ASK_DATES).join("report.json")).unwrap()).unwrap();
+    let kept = |rows: &[Value]| -> Vec<(String, u64, Vec<Value>)> {
+        rows.iter()
+            .map(|r| {
+                let lost = r["facts_lost"].as_array().unwrap().clone();
+                (r["conversation"].as_str().unwrap().to_string(), r["facts_kept"].as_u64().unwrap(), lost)
+            })
+            .collect()
+    };
+    let replayed = replay_from(ASK_DATES, "eval/real-model/local-qwen-ask-dates.toml");
+    assert_eq!(kept(&replayed), kept(recorded["rows"].as_array().unwrap()));
+    // The two facts lost are the ones stated on a dated turn.
+    let lost: Vec<String> = replayed
+        .iter()
+        .flat_map(|r| r["facts_lost"].as_array().unwrap().clone())
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    assert!(lost.contains(&"Northwind Labs | order | 400 units of IC-MC-44".to_string()), "{lost:?}");
+    assert!(lost.contains(&"Maria Lopez | next appointment | 12 December at 10:30".to_string()), "{lost:?}");
 }
 
 const PLANS: &str = "bench/cassettes/real-qwen-plans";
