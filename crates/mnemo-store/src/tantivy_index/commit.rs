@@ -283,3 +283,91 @@ impl Drop for TantivyIndex {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use mnemo_contract::{Index, IndexState, SearchMode};
+
+    use super::super::test_support::{doc, ids, in_ram, on_disk, search, unit};
+    use super::*;
+
+    /// Documents in tantivy's committed segments, as the index's reader sees them now.
+    fn committed_docs(idx: &TantivyIndex) -> u64 {
+        idx.read().unwrap().live.as_ref().unwrap().reader.searcher().num_docs()
+    }
+
+    #[tokio::test]
+    async fn a_commit_moves_pending_documents_into_segments_the_reader_sees() {
+        let idx = in_ram();
+        idx.upsert(vec![doc(1, "kiwi tart", None), doc(2, "kiwi jam", None)]).await.unwrap();
+        assert_eq!(idx.read().unwrap().overlay.pending, 2, "held in the overlay until a commit");
+        assert_eq!(committed_docs(&idx), 0, "nothing committed yet");
+        idx.flush().await.unwrap();
+        assert_eq!(idx.read().unwrap().overlay.pending, 0, "the overlay is dropped by the commit");
+        // Found through the reloaded reader alone: without the reload the overlay's drop would
+        // hide them until the next one.
+        assert_eq!(committed_docs(&idx), 2);
+        let mut found = ids(&search(&idx, "kiwi", None, SearchMode::Lexical).await);
+        found.sort();
+        assert_eq!(found, vec![1, 2]);
+    }
+
+    #[tokio::test]
+    async fn a_flush_with_nothing_pending_makes_no_commit() {
+        let idx = in_ram();
+        idx.upsert(vec![doc(1, "kiwi", None)]).await.unwrap();
+        idx.flush().await.unwrap();
+        let committed_at = idx.read().unwrap().live.as_ref().unwrap().reader.searcher().generation().generation_id();
+        idx.flush().await.unwrap();
+        let now = idx.read().unwrap().live.as_ref().unwrap().reader.searcher().generation().generation_id();
+        assert_eq!(now, committed_at, "no new searcher generation: nothing was committed");
+        assert!(!dirty(&idx.read().unwrap()));
+    }
+
+    #[tokio::test]
+    async fn a_commit_on_disk_names_the_watermark_and_the_vector_log_in_its_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        let idx = on_disk(dir.path()).await;
+        idx.upsert(vec![doc(1, "kiwi", Some(unit(0)))]).await.unwrap();
+        idx.set_watermark(7).await.unwrap();
+        assert!(!idx.read().unwrap().pending_vectors.is_empty(), "the vector waits for the log");
+        assert_eq!(idx.state().await.unwrap(), IndexState::UpTo(0), "on disk the durable watermark counts");
+        idx.flush().await.unwrap();
+        let g = idx.read().unwrap();
+        let metas = g.live.as_ref().unwrap().reader.searcher().index().load_metas().unwrap();
+        let payload: Payload = serde_json::from_str(metas.payload.as_deref().unwrap()).unwrap();
+        assert_eq!((payload.schema, payload.watermark), (SCHEMA_VERSION, 7));
+        assert_eq!((payload.vectors_generation, payload.vectors_len), (g.vectors_generation, g.vectors_len));
+        assert!(payload.vectors_len > 0, "the vector is in the log the payload names");
+        assert!(g.pending_vectors.is_empty());
+        assert_eq!(g.durable_watermark, 7);
+    }
+
+    #[tokio::test]
+    async fn a_clear_on_disk_rebuilds_beside_the_index_until_the_flush_puts_it_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let idx = on_disk(dir.path()).await;
+        idx.flush().await.unwrap();
+        assert!(!dir.path().join(rebuild_aside::REBUILD_DIR).exists(), "the first rebuild is in place");
+        idx.upsert(vec![doc(1, "kiwi", None)]).await.unwrap();
+        idx.flush().await.unwrap();
+        idx.clear().await.unwrap();
+        assert!(idx.read().unwrap().rebuilding);
+        assert!(dir.path().join(rebuild_aside::REBUILD_DIR).is_dir(), "written beside the index in place");
+        idx.upsert(vec![doc(2, "mango", None)]).await.unwrap();
+        idx.flush().await.unwrap();
+        assert!(!idx.read().unwrap().rebuilding);
+        assert!(!dir.path().join(rebuild_aside::REBUILD_DIR).exists(), "put in place by the flush");
+        assert_eq!(ids(&search(&idx, "mango", None, SearchMode::Lexical).await), vec![2]);
+        assert!(search(&idx, "kiwi", None, SearchMode::Lexical).await.is_empty(), "the old index is gone");
+        assert_eq!(idx.segment_count().unwrap().map(|n| n > 0), Some(true));
+    }
+
+    #[tokio::test]
+    async fn segments_are_counted_on_disk_only() {
+        let idx = in_ram();
+        idx.upsert(vec![doc(1, "kiwi", None)]).await.unwrap();
+        idx.flush().await.unwrap();
+        assert_eq!(idx.segment_count().unwrap(), None);
+    }
+}

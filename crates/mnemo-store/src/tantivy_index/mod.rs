@@ -39,6 +39,8 @@ mod search;
 mod searcher_cache;
 mod settings;
 mod shape;
+#[cfg(test)]
+mod test_support;
 pub mod vector_log;
 mod write;
 

@@ -190,3 +190,54 @@ impl TantivyIndex {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use mnemo_contract::{Index, SearchMode};
+
+    use super::super::test_support::{doc, ids, in_ram, search, unit};
+
+    #[tokio::test]
+    async fn a_hybrid_search_fuses_lexical_and_dense_hits_ranking_the_one_found_by_both_first() {
+        let idx = in_ram();
+        idx.upsert(vec![
+            doc(1, "the quokka smiles", Some(unit(1))),
+            doc(2, "an unrelated line", Some(unit(0))),
+            doc(3, "a quokka in the sun", Some(unit(0))),
+        ])
+        .await
+        .unwrap();
+        let lexical = ids(&search(&idx, "quokka", None, SearchMode::Lexical).await);
+        assert!(!lexical.contains(&2), "2 has no word of the query: {lexical:?}");
+        let mut dense_top: Vec<i64> =
+            ids(&search(&idx, "", Some(unit(0)), SearchMode::Dense).await).into_iter().take(2).collect();
+        dense_top.sort();
+        assert_eq!(dense_top, vec![2, 3], "the two documents along the query's vector");
+        let hybrid = ids(&search(&idx, "quokka", Some(unit(0)), SearchMode::Hybrid).await);
+        assert_eq!(hybrid.first(), Some(&3), "found by both signals, ranked first: {hybrid:?}");
+        assert!(hybrid.contains(&1), "a lexical-only hit is kept: {hybrid:?}");
+        assert!(hybrid.contains(&2), "a dense-only hit is kept: {hybrid:?}");
+    }
+
+    #[tokio::test]
+    async fn committed_and_pending_documents_are_scored_on_one_scale() {
+        let idx = in_ram();
+        idx.upsert(vec![doc(1, "kiwi tart", None), doc(2, "plain bread", None)]).await.unwrap();
+        idx.flush().await.unwrap();
+        idx.upsert(vec![doc(3, "kiwi tart", None)]).await.unwrap();
+        let hits = search(&idx, "kiwi", None, SearchMode::Lexical).await;
+        assert_eq!(hits.len(), 2, "{hits:?}");
+        // The same text scores the same whether committed or in the overlay: the BM25
+        // statistics count both.
+        assert!((hits[0].score - hits[1].score).abs() < 1e-6, "{hits:?}");
+        assert!(hits.iter().all(|h| h.score > 0.0 && h.score <= 1.0), "normalised: {hits:?}");
+    }
+
+    #[tokio::test]
+    async fn words_the_index_never_saw_find_nothing() {
+        let idx = in_ram();
+        idx.upsert(vec![doc(1, "kiwi tart", None)]).await.unwrap();
+        assert!(search(&idx, "durian", None, SearchMode::Lexical).await.is_empty());
+        assert!(search(&idx, "", None, SearchMode::Lexical).await.is_empty(), "no words, no lexical hits");
+    }
+}

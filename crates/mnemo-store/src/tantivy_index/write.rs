@@ -161,3 +161,75 @@ fn upsert_documents(g: &mut Inner, docs: Vec<IndexDoc>) -> Result<()> {
     Ok(())
 }
 
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use mnemo_contract::{Index, SearchMode};
+
+    use super::super::test_support::{doc, doc_in, ids, in_ram, ns, on_disk, search, unit};
+    use super::*;
+
+    #[tokio::test]
+    async fn an_upsert_replaces_the_text_and_the_vector_of_its_id() {
+        let idx = in_ram();
+        idx.upsert(vec![doc(1, "kiwi tart", Some(unit(0)))]).await.unwrap();
+        idx.upsert(vec![doc(1, "mango jam", Some(unit(2)))]).await.unwrap();
+        assert!(search(&idx, "kiwi", None, SearchMode::Lexical).await.is_empty(), "the old text is gone");
+        assert_eq!(ids(&search(&idx, "mango", None, SearchMode::Lexical).await), vec![1]);
+        assert_eq!(idx.vector_count().unwrap(), 1, "one vector per id");
+        let dense = search(&idx, "", Some(unit(2)), SearchMode::Dense).await;
+        assert_eq!(ids(&dense), vec![1]);
+        assert!(dense[0].score > 0.99, "the new vector is the one searched: {dense:?}");
+    }
+
+    #[tokio::test]
+    async fn an_upsert_without_a_vector_removes_the_old_one() {
+        let idx = in_ram();
+        idx.upsert(vec![doc(1, "kiwi", Some(unit(0)))]).await.unwrap();
+        idx.upsert(vec![doc(1, "kiwi", None)]).await.unwrap();
+        assert_eq!(idx.vector_count().unwrap(), 0);
+        assert!(search(&idx, "", Some(unit(0)), SearchMode::Dense).await.is_empty());
+        assert_eq!(ids(&search(&idx, "kiwi", None, SearchMode::Lexical).await), vec![1], "the text stays");
+    }
+
+    #[tokio::test]
+    async fn a_removal_deletes_the_document_and_its_vector_in_its_namespace_only() {
+        let idx = in_ram();
+        idx.upsert(vec![doc(1, "kiwi", Some(unit(0))), doc(2, "kiwi", Some(unit(1)))]).await.unwrap();
+        idx.flush().await.unwrap();
+        // Removing 1 from another namespace leaves it, vector included.
+        idx.remove(&ns("b"), &[MemoryId(1)]).await.unwrap();
+        assert_eq!(idx.vector_count().unwrap(), 2);
+        idx.remove(&ns("a"), &[MemoryId(1)]).await.unwrap();
+        assert_eq!(idx.vector_count().unwrap(), 1);
+        assert_eq!(ids(&search(&idx, "kiwi", None, SearchMode::Lexical).await), vec![2]);
+        assert_eq!(ids(&search(&idx, "", Some(unit(0)), SearchMode::Dense).await), vec![2], "only 2's vector is left");
+        idx.flush().await.unwrap();
+        assert_eq!(ids(&search(&idx, "kiwi", None, SearchMode::Lexical).await), vec![2], "and after the commit");
+    }
+
+    #[tokio::test]
+    async fn on_disk_each_vector_change_is_queued_for_the_log_and_in_ram_none_is() {
+        let ram = in_ram();
+        ram.upsert(vec![doc(1, "kiwi", Some(unit(0)))]).await.unwrap();
+        ram.remove(&ns("a"), &[MemoryId(1)]).await.unwrap();
+        assert!(ram.read().unwrap().pending_vectors.is_empty(), "nothing to log in RAM");
+
+        let dir = tempfile::tempdir().unwrap();
+        let disk = on_disk(dir.path()).await;
+        disk.flush().await.unwrap();
+        disk.upsert(vec![doc(1, "kiwi", Some(unit(0))), doc_in("b", 2, "mango", Some(unit(1)))]).await.unwrap();
+        disk.remove(&ns("a"), &[MemoryId(1)]).await.unwrap();
+        let g = disk.read().unwrap();
+        let ops: Vec<String> = g
+            .pending_vectors
+            .iter()
+            .map(|op| match op {
+                VecOp::Upsert(ns, id, ..) => format!("upsert {} {}", ns.as_str(), id.0),
+                VecOp::Remove(id) => format!("remove {}", id.0),
+                VecOp::Ivf(ns, _) => format!("ivf {}", ns.as_str()),
+            })
+            .collect();
+        assert_eq!(ops, vec!["upsert a 1", "upsert b 2", "remove 1"], "in the order they happened");
+    }
+}
