@@ -211,6 +211,22 @@ mod tests {
     }
 
     #[test]
+    fn grounder_and_assessor_kinds_stay_internal_and_a_bad_embedding_is_a_model_failure() {
+        use mnemo_core::{AssessorErrorKind, GrounderErrorKind};
+        let core = |c: CoreError| AgentError::Core(c).kind();
+        for kind in [GrounderErrorKind::Unavailable, GrounderErrorKind::BadAnswer, GrounderErrorKind::Other] {
+            assert_eq!(core(CoreError::grounder_message(kind, "down")), ErrorKind::Internal, "{kind}");
+        }
+        for kind in [AssessorErrorKind::BadAnswer, AssessorErrorKind::Other] {
+            assert_eq!(core(CoreError::assessor_message(kind, "refused")), ErrorKind::Internal, "{kind}");
+        }
+        // What a plugin embedder's wrong answer is now: a model failure, as `Embedder(_)` was.
+        let wrong = CoreError::model(ModelRole::Embedder, ModelErrorKind::BadAnswer, FailureMessage("2 dims".into()));
+        assert_eq!(core(wrong), ErrorKind::Model);
+        assert_eq!(core(CoreError::Embedder("2 dims".into())), ErrorKind::Model);
+    }
+
+    #[test]
     fn kinds_are_named_in_snake_case() {
         assert_eq!(ErrorKind::InvalidInput.to_string(), "invalid_input");
         assert_eq!(serde_json::to_string(&ErrorKind::RateLimited).unwrap(), "\"rate_limited\"");

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
-use crate::error::{CoreError, Result};
+use crate::error::{AssessorErrorKind, CoreError, Result};
 use crate::model::{Memory, MemoryId};
 use crate::traits::{Assessment, Substitution};
 
@@ -63,7 +63,12 @@ impl Assessment {
         let mut seen = HashSet::new();
         for c in &self.corrections {
             let id = c.memory();
-            let bad = |why: String| CoreError::Assessor(format!("correction of memory {id} refused: {why}"));
+            let bad = |why: String| {
+                CoreError::assessor_message(
+                    AssessorErrorKind::BadAnswer,
+                    format!("correction of memory {id} refused: {why}"),
+                )
+            };
             let Some(item) = self.pack.items.iter().find(|i| i.memory.id == id) else {
                 return Err(bad("the memory is not in the pack that was assessed".into()));
             };
@@ -91,16 +96,19 @@ impl Assessment {
     /// them, and each supersede is recorded as a substitution.
     pub fn settle(mut self, applied: Vec<Memory>) -> Result<Assessment> {
         if applied.len() != self.corrections.len() {
-            return Err(CoreError::Assessor(format!(
-                "{} corrections asked for, {} applied",
-                self.corrections.len(),
-                applied.len()
-            )));
+            // Whoever applied them broke the contract (the assessor's answer was checked before).
+            return Err(CoreError::assessor_message(
+                AssessorErrorKind::Other,
+                format!("{} corrections asked for, {} applied", self.corrections.len(), applied.len()),
+            ));
         }
         for (c, memory) in self.corrections.iter().zip(applied) {
             let id = c.memory();
             let Some(item) = self.pack.items.iter_mut().find(|i| i.memory.id == id) else {
-                return Err(CoreError::Assessor(format!("correction of memory {id}: the memory is not in the pack")));
+                return Err(CoreError::assessor_message(
+                    AssessorErrorKind::Other,
+                    format!("correction of memory {id}: the memory is not in the pack"),
+                ));
             };
             if let Correction::Supersede { value, source, .. } = c {
                 let old_value = item.memory.claim.as_ref().map(|cl| cl.value.clone()).unwrap_or_default();
@@ -196,7 +204,10 @@ mod tests {
             (Correction::Confirm { memory: MemoryId(1), source: "".into() }, "no source"),
         ];
         for (c, why) in cases {
-            let e = assessment(vec![c]).check_corrections().unwrap_err().to_string();
+            let e = assessment(vec![c]).check_corrections().unwrap_err();
+            // The assessor's answer is at fault, not the runtime.
+            assert_eq!(e.assessor_kind(), Some(AssessorErrorKind::BadAnswer), "{e}");
+            let e = e.to_string();
             assert!(e.contains(why), "{e}");
         }
         let twice = assessment(vec![
@@ -206,8 +217,8 @@ mod tests {
         assert!(twice.check_corrections().unwrap_err().to_string().contains("more than once"));
         let e = assessment(vec![Correction::Confirm { memory: MemoryId(1), source: "a".into() }])
             .settle(vec![])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("1 corrections asked for, 0 applied"), "{e}");
+            .unwrap_err();
+        assert_eq!(e.assessor_kind(), Some(AssessorErrorKind::Other), "{e}");
+        assert_eq!(e.to_string(), "assessor error: 1 corrections asked for, 0 applied");
     }
 }

@@ -81,12 +81,15 @@ pub enum CoreError {
     /// The reasoner (LLM or rules) failed or answered something invalid.
     #[error("reasoner error: {0}")]
     Reasoner(String),
-    /// A grounder failed.
+    /// A grounder failed: what happened, classified (retry a source that is `Unavailable`,
+    /// distrust one that gives a `BadAnswer`), its cause kept as the error's source when there
+    /// is one (a plugin host's error).
     #[error("grounder error: {0}")]
-    Grounder(String),
-    /// The assessor failed.
+    Grounder(#[source] ClassifiedFailure<GrounderErrorKind>),
+    /// The assessor failed: what happened, classified (an answer that cannot be applied, or
+    /// anything else), its cause kept as the error's source when there is one.
     #[error("assessor error: {0}")]
-    Assessor(String),
+    Assessor(#[source] ClassifiedFailure<AssessorErrorKind>),
     /// A turn was recorded durably, but deriving memories from it failed: it stays recorded and
     /// unextracted (no derived change was applied) and can be extracted again later.
     // The cause is part of the message (not a `#[source]`), so a chain printer says it once.
@@ -229,6 +232,115 @@ impl std::fmt::Display for ModelErrorKind {
     }
 }
 
+/// What kind of grounder failure a [`CoreError::Grounder`] is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GrounderErrorKind {
+    /// The system of record cannot be reached or read (a refused connection, an HTTP error
+    /// status, a file or database that cannot be opened or queried): retrying later may work.
+    Unavailable,
+    /// The source answered, but nothing that can be used as one value (not the shape the
+    /// mapping expects, several values for one claim, an `as_of` that is no time).
+    BadAnswer,
+    /// Anything else (a mapping that names no real column, a failed lookup task, a plugin's own
+    /// error).
+    #[default]
+    Other,
+}
+
+impl std::fmt::Display for GrounderErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GrounderErrorKind::Unavailable => "unavailable",
+            GrounderErrorKind::BadAnswer => "bad answer",
+            GrounderErrorKind::Other => "other",
+        })
+    }
+}
+
+/// What kind of assessor failure a [`CoreError::Assessor`] is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AssessorErrorKind {
+    /// The assessor answered something that cannot be applied (a correction of a memory outside
+    /// the assessed pack, an answer that is not the plugin ABI's JSON).
+    BadAnswer,
+    /// Anything else (a plugin's own error, corrections applied that do not match those asked
+    /// for).
+    #[default]
+    Other,
+}
+
+impl std::fmt::Display for AssessorErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AssessorErrorKind::BadAnswer => "bad answer",
+            AssessorErrorKind::Other => "other",
+        })
+    }
+}
+
+/// A failure of kind `K` with its message and, when there is one, the error that caused it
+/// (the payload of [`CoreError::Grounder`] and [`CoreError::Assessor`]). It displays as its
+/// message, and its `source()` is the cause itself, so a caller can downcast it to the
+/// implementation's error (a plugin host's `HostError`). The cause is shared (`Arc`), so that
+/// one failure can be answered, kind and cause intact, to every caller of a group commit.
+#[derive(Clone, Debug)]
+pub struct ClassifiedFailure<K> {
+    kind: K,
+    message: String,
+    cause: Option<std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl<K: Copy> ClassifiedFailure<K> {
+    /// A failure of `kind` with no underlying error, only what happened.
+    pub fn new(kind: K, message: impl Into<String>) -> Self {
+        ClassifiedFailure { kind, message: message.into(), cause: None }
+    }
+
+    /// A failure of `kind` caused by `cause`, saying what `cause` says.
+    pub fn caused_by(kind: K, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        ClassifiedFailure { kind, message: cause.to_string(), cause: Some(std::sync::Arc::new(cause)) }
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> K {
+        self.kind
+    }
+
+    /// What happened, in words (the error's `Display`).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// A message alone is a failure of kind `Other` (what `CoreError::Grounder(message.into())`
+/// builds, as `CoreError::Grounder(message)` did before failures had kinds).
+impl<K: Default> From<String> for ClassifiedFailure<K> {
+    fn from(message: String) -> Self {
+        ClassifiedFailure { kind: K::default(), message, cause: None }
+    }
+}
+
+impl<K: Default> From<&str> for ClassifiedFailure<K> {
+    fn from(message: &str) -> Self {
+        ClassifiedFailure::from(message.to_string())
+    }
+}
+
+impl<K> std::fmt::Display for ClassifiedFailure<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl<K: std::fmt::Debug> std::error::Error for ClassifiedFailure<K> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The cause itself, not the `Arc` around it: downcasting it must find the cause's type.
+        self.cause.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
+
 /// A failure described by a message only (no underlying error to keep), for the `source` of a
 /// classified failure.
 #[derive(Debug, Error)]
@@ -290,6 +402,44 @@ impl CoreError {
         }
     }
 
+    /// A grounder failure of `kind`, keeping `source` as the cause (its message is the cause's).
+    pub fn grounder(kind: GrounderErrorKind, source: impl std::error::Error + Send + Sync + 'static) -> CoreError {
+        CoreError::Grounder(ClassifiedFailure::caused_by(kind, source))
+    }
+
+    /// A grounder failure of `kind` with no underlying error, only what happened.
+    pub fn grounder_message(kind: GrounderErrorKind, message: impl Into<String>) -> CoreError {
+        CoreError::Grounder(ClassifiedFailure::new(kind, message))
+    }
+
+    /// The kind of grounder failure this is (None: not a grounder failure).
+    pub fn grounder_kind(&self) -> Option<GrounderErrorKind> {
+        match self {
+            CoreError::Grounder(failure) => Some(failure.kind()),
+            CoreError::Unextracted { error, .. } => error.grounder_kind(),
+            _ => None,
+        }
+    }
+
+    /// An assessor failure of `kind`, keeping `source` as the cause (its message is the cause's).
+    pub fn assessor(kind: AssessorErrorKind, source: impl std::error::Error + Send + Sync + 'static) -> CoreError {
+        CoreError::Assessor(ClassifiedFailure::caused_by(kind, source))
+    }
+
+    /// An assessor failure of `kind` with no underlying error, only what happened.
+    pub fn assessor_message(kind: AssessorErrorKind, message: impl Into<String>) -> CoreError {
+        CoreError::Assessor(ClassifiedFailure::new(kind, message))
+    }
+
+    /// The kind of assessor failure this is (None: not an assessor failure).
+    pub fn assessor_kind(&self) -> Option<AssessorErrorKind> {
+        match self {
+            CoreError::Assessor(failure) => Some(failure.kind()),
+            CoreError::Unextracted { error, .. } => error.assessor_kind(),
+            _ => None,
+        }
+    }
+
     /// A store failure of `kind`, keeping `source` as the cause.
     pub fn store(kind: StoreErrorKind, source: impl std::error::Error + Send + Sync + 'static) -> CoreError {
         CoreError::StoreFailure { kind, source: Box::new(source) }
@@ -318,5 +468,49 @@ mod tests {
         assert!(msg.contains("turn t7") && msg.contains("embedding (the extraction itself succeeded) failed"), "{msg}");
         let model = CoreError::Unextracted { turn, error: Box::new(CoreError::Reasoner("bad JSON".into())) };
         assert!(model.to_string().contains("the model (extraction or reconcile) failed"), "{model}");
+    }
+
+    /// Stands for an implementation's own error (a plugin host's, a client's).
+    #[derive(Debug, Error)]
+    #[error("plugin p failed the lookup: connection refused")]
+    struct ImplementationError;
+
+    #[test]
+    fn a_grounder_failure_keeps_its_kind_its_message_and_its_cause() {
+        let e = CoreError::grounder(GrounderErrorKind::Unavailable, ImplementationError);
+        assert_eq!(e.grounder_kind(), Some(GrounderErrorKind::Unavailable));
+        assert_eq!(e.assessor_kind(), None);
+        assert_eq!(e.to_string(), "grounder error: plugin p failed the lookup: connection refused");
+        let payload = std::error::Error::source(&e).expect("the failure is the source");
+        let cause = payload.source().expect("the cause is the failure's source");
+        assert!(cause.downcast_ref::<ImplementationError>().is_some(), "{cause:?}");
+        // A copy (one per caller of a group commit) keeps kind, message and cause.
+        let CoreError::Grounder(failure) = &e else { unreachable!() };
+        let copy = CoreError::Grounder(failure.clone());
+        assert_eq!((copy.grounder_kind(), copy.to_string()), (e.grounder_kind(), e.to_string()));
+        let cause = std::error::Error::source(&copy).and_then(|f| f.source());
+        assert!(cause.is_some_and(|c| c.is::<ImplementationError>()));
+    }
+
+    #[test]
+    fn a_message_alone_is_a_failure_of_kind_other_said_as_before() {
+        let e = CoreError::Grounder("connection refused".into());
+        assert_eq!(e.grounder_kind(), Some(GrounderErrorKind::Other));
+        assert_eq!(e.to_string(), "grounder error: connection refused");
+        let payload = std::error::Error::source(&e).expect("the failure is the source");
+        assert!(payload.source().is_none(), "no cause behind a message");
+        let e = CoreError::Assessor(String::from("no answer").into());
+        assert_eq!(e.assessor_kind(), Some(AssessorErrorKind::Other));
+        assert_eq!(e.to_string(), "assessor error: no answer");
+        let e = CoreError::assessor_message(AssessorErrorKind::BadAnswer, "not JSON");
+        assert_eq!(
+            (e.assessor_kind(), e.to_string()),
+            (Some(AssessorErrorKind::BadAnswer), "assessor error: not JSON".into())
+        );
+        let unextracted = CoreError::Unextracted {
+            turn: crate::model::TurnId(1),
+            error: Box::new(CoreError::grounder_message(GrounderErrorKind::BadAnswer, "two values")),
+        };
+        assert_eq!(unextracted.grounder_kind(), Some(GrounderErrorKind::BadAnswer));
     }
 }

@@ -37,7 +37,10 @@ pub mod world_time;
 pub use clock::{Clock, SimClock, SystemClock};
 pub use correction::Correction;
 pub use decay_due::{DecayRule, DueMemory, DuePage};
-pub use error::{CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, Result, StoreErrorKind};
+pub use error::{
+    AssessorErrorKind, ClassifiedFailure, CoreError, FailureMessage, GrounderErrorKind, IndexErrorKind, ModelErrorKind,
+    ModelRole, Result, StoreErrorKind,
+};
 pub use ids::{local_number, tenant_spelling, BadId, IdKind, IdRef, MemoryId, TurnId};
 pub use model::*;
 pub use pack::{Pack, PackItem, TraceEntry, TraceReason};

@@ -29,7 +29,8 @@ pub use mnemo_contract::correction::Correction;
 pub use mnemo_contract::decay_due::{DecayRule, DueMemory, DuePage};
 pub use mnemo_contract::erase;
 pub use mnemo_contract::error::{
-    CoreError, FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, Result, StoreErrorKind,
+    AssessorErrorKind, ClassifiedFailure, CoreError, FailureMessage, GrounderErrorKind, IndexErrorKind, ModelErrorKind,
+    ModelRole, Result, StoreErrorKind,
 };
 pub use mnemo_contract::ids::{tenant_spelling, BadId, IdKind, IdRef};
 pub use mnemo_contract::model::*;

@@ -34,7 +34,7 @@ use rmcp::{RoleClient, ServiceExt};
 
 use mnemo_core::registry::GrounderContext;
 use mnemo_core::text::norm_value;
-use mnemo_core::{CoreError, GroundedValue, Grounder, Result, Timestamp};
+use mnemo_core::{CoreError, GroundedValue, Grounder, GrounderErrorKind, Result, Timestamp};
 
 /// Default time for one lookup, the server's start-up included.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5000);
@@ -87,8 +87,8 @@ impl McpGrounder {
         Ok(McpGrounder { source: source.to_string(), command, mapping, timeout, client: Mutex::new(None) })
     }
 
-    fn err(&self, entity: &str, attribute: &str, m: impl std::fmt::Display) -> CoreError {
-        CoreError::Grounder(format!("{}: {entity} | {attribute}: {m}", self.source))
+    fn err(&self, kind: GrounderErrorKind, entity: &str, attribute: &str, m: impl std::fmt::Display) -> CoreError {
+        CoreError::grounder_message(kind, format!("{}: {entity} | {attribute}: {m}", self.source))
     }
 
     /// Start the server and check it offers the tool (listing tools calls none of them).
@@ -192,9 +192,14 @@ impl Grounder for McpGrounder {
         }
         let r = tokio::time::timeout(self.timeout, self.call(e, a))
             .await
-            .map_err(|_| self.err(e, a, format!("no answer within {} ms", self.timeout.as_millis())))?
-            .map_err(|m| self.err(e, a, m))?;
-        self.read(&r).map_err(|m| self.err(e, a, m))
+            .map_err(|_| {
+                let m = format!("no answer within {} ms", self.timeout.as_millis());
+                self.err(GrounderErrorKind::Unavailable, e, a, m)
+            })?
+            .map_err(|m| self.err(GrounderErrorKind::Unavailable, e, a, m))?;
+        // A tool that reports an error answered; its error says what went wrong, not us.
+        let kind = if r.is_error == Some(true) { GrounderErrorKind::Other } else { GrounderErrorKind::BadAnswer };
+        self.read(&r).map_err(|m| self.err(kind, e, a, m))
     }
     fn timeout(&self) -> Option<Duration> {
         Some(self.timeout)

@@ -1,11 +1,16 @@
 //! A plugin's instances behind the engine's traits. Every call runs on a blocking thread.
+//!
+//! A failed call reaches the engine as a classified `CoreError` whose source chain holds the
+//! [`HostError`] (a grounder's or an assessor's failure, an embedder's model failure), so a
+//! caller can downcast to it and tell a plugin that answered malformed JSON from one that
+//! reported its own error.
 use async_trait::async_trait;
 use std::path::Path;
 use std::sync::Arc;
 
 use mnemo_contract::{
-    Assessment, Assessor, CoreError, Correction, Decision, Embedder, GroundedValue, Grounder, MemoryGrade, MemoryId,
-    Pack, Task, Timestamp,
+    Assessment, Assessor, AssessorErrorKind, CoreError, Correction, Decision, Embedder, FailureMessage, GroundedValue,
+    Grounder, GrounderErrorKind, MemoryGrade, MemoryId, ModelErrorKind, ModelRole, Pack, Task, Timestamp,
 };
 use mnemo_plugin_abi::{
     AssessItem, AssessRequest, AssessResponse, ClaimV1, CorrectionV1, Created, EmbedderInfo, Grounded, PluginRole,
@@ -79,15 +84,16 @@ impl Grounder for PluginGrounder {
         let request =
             Request::Lookup { instance: self.instance, entity: entity.to_string(), attribute: attribute.to_string() };
         let what = format!("the lookup of {entity} | {attribute}");
-        let found: Option<Grounded> = blocking(&self.plugin, move |p| p.call(&request, &what))
-            .await
-            .map_err(|e| CoreError::Grounder(e.to_string()))?;
+        let found: Option<Grounded> = blocking(&self.plugin, move |p| p.call(&request, &what)).await.map_err(|e| {
+            let kind = if e.is_bad_answer() { GrounderErrorKind::BadAnswer } else { GrounderErrorKind::Other };
+            CoreError::grounder(kind, e)
+        })?;
         found
             .map(|g| {
-                let as_of =
-                    g.as_of.as_deref().map(Timestamp::parse_rfc3339).transpose().map_err(|e| {
-                        CoreError::Grounder(format!("plugin {}: as_of: {e}", self.plugin.manifest().name))
-                    })?;
+                let as_of = g.as_of.as_deref().map(Timestamp::parse_rfc3339).transpose().map_err(|e| {
+                    let message = format!("plugin {}: as_of: {e}", self.plugin.manifest().name);
+                    CoreError::grounder_message(GrounderErrorKind::BadAnswer, message)
+                })?;
                 Ok(GroundedValue { value: g.value, source: g.source, as_of })
             })
             .transpose()
@@ -120,15 +126,19 @@ impl Embedder for PluginEmbedder {
     async fn embed(&self, texts: &[String]) -> mnemo_contract::Result<Vec<Vec<f32>>> {
         let n = texts.len();
         let request = Request::Embed { instance: self.instance, texts: texts.to_vec() };
-        let vectors: Vec<Vec<f32>> = blocking(&self.plugin, move |p| p.call(&request, "an embed request"))
-            .await
-            .map_err(|e| CoreError::Embedder(e.to_string()))?;
+        let vectors: Vec<Vec<f32>> =
+            blocking(&self.plugin, move |p| p.call(&request, "an embed request")).await.map_err(|e| {
+                let kind = if e.is_bad_answer() { ModelErrorKind::BadAnswer } else { ModelErrorKind::Other };
+                CoreError::model(ModelRole::Embedder, kind, e)
+            })?;
         let name = &self.plugin.manifest().name;
+        let bad_answer =
+            |m: String| CoreError::model(ModelRole::Embedder, ModelErrorKind::BadAnswer, FailureMessage(m));
         if vectors.len() != n {
-            return Err(CoreError::Embedder(format!("plugin {name}: {} vectors for {n} texts", vectors.len())));
+            return Err(bad_answer(format!("plugin {name}: {} vectors for {n} texts", vectors.len())));
         }
         if let Some(v) = vectors.iter().find(|v| v.len() != self.info.dims) {
-            return Err(CoreError::Embedder(format!(
+            return Err(bad_answer(format!(
                 "plugin {name}: a vector of {} dims, declared {}",
                 v.len(),
                 self.info.dims
@@ -181,9 +191,11 @@ impl Assessor for PluginAssessor {
                 applies_corrections: true,
             },
         };
-        let r: AssessResponse = blocking(&self.plugin, move |p| p.call(&request, "an assess request"))
-            .await
-            .map_err(|e| CoreError::Assessor(e.to_string()))?;
+        let r: AssessResponse =
+            blocking(&self.plugin, move |p| p.call(&request, "an assess request")).await.map_err(|e| {
+                let kind = if e.is_bad_answer() { AssessorErrorKind::BadAnswer } else { AssessorErrorKind::Other };
+                CoreError::assessor(kind, e)
+            })?;
         let decision = if r.act && r.trust >= r.threshold {
             Decision::Act
         } else {

@@ -96,3 +96,26 @@ pub enum HostError {
         message: String,
     },
 }
+
+impl HostError {
+    /// Whether the plugin's answer is at fault (it is not the JSON the ABI defines), rather
+    /// than the call: what the adapters classify as a bad answer.
+    pub fn is_bad_answer(&self) -> bool {
+        matches!(self, HostError::MalformedJson { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_malformed_json_is_a_bad_answer() {
+        let malformed = HostError::MalformedJson { plugin: "p".into(), what: "a lookup".into(), error: "EOF".into() };
+        assert!(malformed.is_bad_answer());
+        let failed = HostError::PluginFailed { plugin: "p".into(), what: "a lookup".into(), message: "panic".into() };
+        assert!(!failed.is_bad_answer());
+        let join = HostError::Join { plugin: "p".into(), message: "cancelled".into() };
+        assert!(!join.is_bad_answer());
+    }
+}

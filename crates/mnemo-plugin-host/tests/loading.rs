@@ -5,6 +5,7 @@ mod support;
 
 use std::path::PathBuf;
 
+use mnemo_contract::{CoreError, GrounderErrorKind};
 use mnemo_plugin_host::{HostError, LoadedPlugin, PluginRole, PluginSet};
 
 const FIXTURES: &[&str] =
@@ -21,6 +22,18 @@ fn no_static(_: PluginRole, _: &str) -> Option<String> {
 
 fn settings(s: &str) -> toml::Table {
     s.parse().unwrap()
+}
+
+/// The plugin host's error found by walking `e`'s source chain.
+fn host_error(e: &CoreError) -> Option<&HostError> {
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        if let Some(h) = c.downcast_ref::<HostError>() {
+            return Some(h);
+        }
+        cause = c.source();
+    }
+    None
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -92,7 +105,11 @@ async fn a_panicking_plugin_fails_the_call_and_the_host_lives_on() {
     let d = tempfile::tempdir().unwrap();
     let g = set.grounder("panicking", &toml::Table::new(), "t", d.path()).await.unwrap().unwrap();
     for _ in 0..2 {
-        let e = g.lookup("SKU-1", "stock on hand").await.unwrap_err().to_string();
+        let err = g.lookup("SKU-1", "stock on hand").await.unwrap_err();
+        // The plugin reported a failure of its own: kept as the cause, not a bad answer.
+        assert_eq!(err.grounder_kind(), Some(GrounderErrorKind::Other), "{err}");
+        assert!(matches!(host_error(&err), Some(HostError::PluginFailed { .. })), "{err:?}");
+        let e = err.to_string();
         assert!(e.contains("panicked") && e.contains("SKU-1"), "{e}");
     }
 }
@@ -102,6 +119,12 @@ async fn malformed_json_from_a_plugin_is_an_error() {
     let set = PluginSet::load(&[lib("fixture-bad-json")], &no_static).unwrap();
     let d = tempfile::tempdir().unwrap();
     let g = set.grounder("bad_json", &toml::Table::new(), "t", d.path()).await.unwrap().unwrap();
-    let e = g.lookup("SKU-1", "stock").await.unwrap_err().to_string();
+    let err = g.lookup("SKU-1", "stock").await.unwrap_err();
+    assert_eq!(err.grounder_kind(), Some(GrounderErrorKind::BadAnswer), "{err}");
+    let host = host_error(&err).expect("the host's error is in the chain");
+    assert!(matches!(host, HostError::MalformedJson { .. }), "{host:?}");
+    // The engine says what the host said, as before the chain was kept.
+    assert_eq!(err.to_string(), format!("grounder error: {host}"));
+    let e = err.to_string();
     assert!(e.contains("malformed JSON") && e.contains("fixture-bad-json"), "{e}");
 }

@@ -171,7 +171,10 @@ impl IntoResponse for ApiError {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use mnemo_core::{FailureMessage, IndexErrorKind, ModelErrorKind, ModelRole, StoreErrorKind, TurnId};
+    use mnemo_core::{
+        AssessorErrorKind, FailureMessage, GrounderErrorKind, IndexErrorKind, ModelErrorKind, ModelRole,
+        StoreErrorKind, TurnId,
+    };
 
     #[test]
     fn every_kind_has_its_status_code_and_retry_after() {
@@ -230,6 +233,16 @@ mod tests {
                 None,
             ),
             (core(CoreError::store(StoreErrorKind::Damaged, msg("bad"))), 500, "internal", None),
+            (
+                core(CoreError::model(ModelRole::Embedder, ModelErrorKind::BadAnswer, msg("3 vectors for 2 texts"))),
+                502,
+                "model_failure",
+                None,
+            ),
+            (core(CoreError::Embedder("3 vectors for 2 texts".into())), 502, "model_failure", None),
+            (core(CoreError::grounder_message(GrounderErrorKind::Unavailable, "down")), 500, "internal", None),
+            (core(CoreError::grounder_message(GrounderErrorKind::BadAnswer, "2 values")), 500, "internal", None),
+            (core(CoreError::assessor_message(AssessorErrorKind::BadAnswer, "refused")), 500, "internal", None),
         ];
         for (e, status, code, after) in cases {
             let what = format!("{} {}", e.code, e.message);

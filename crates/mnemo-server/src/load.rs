@@ -653,7 +653,7 @@ mod tests {
             let mut s = sheds.lock().unwrap();
             s.0 += 1;
             let key = key.to_string();
-            if s.1.remove(&key) || s.0 % 3 != 0 {
+            if s.1.remove(&key) || !s.0.is_multiple_of(3) {
                 return false;
             }
             s.1.insert(key);

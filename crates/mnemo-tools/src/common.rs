@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use mnemo_contract::text::norm_name;
-use mnemo_contract::{CoreError, Result, Timestamp};
+use mnemo_contract::{CoreError, GrounderErrorKind, Result, Timestamp};
 
 /// The normalised lookup key.
 pub(crate) fn key(entity: &str, attribute: &str) -> (String, String) {
@@ -34,7 +34,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
     source: &str,
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| CoreError::Grounder(format!("{source}: the lookup task failed: {e}")))?
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        CoreError::grounder_message(GrounderErrorKind::Other, format!("{source}: the lookup task failed: {e}"))
+    })?
 }

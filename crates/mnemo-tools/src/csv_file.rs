@@ -27,7 +27,7 @@ use std::time::{Duration, SystemTime};
 
 use mnemo_contract::registry::GrounderContext;
 use mnemo_contract::text::norm_value;
-use mnemo_contract::{CoreError, GroundedValue, Grounder, Result, Timestamp};
+use mnemo_contract::{CoreError, GroundedValue, Grounder, GrounderErrorKind, Result, Timestamp};
 
 use crate::common::{blocking, key, parse_as_of, timeout};
 
@@ -88,7 +88,10 @@ impl CsvGrounder {
     }
     /// Read (or reuse) the table as the file is now.
     fn rows(source: &str, path: &Path, columns: &CsvColumns, cache: &Cache) -> Result<Arc<Rows>> {
-        let err = |m: String| CoreError::Grounder(format!("{source} ({}): {m}", path.display()));
+        let err_of = |kind, m: String| CoreError::grounder_message(kind, format!("{source} ({}): {m}", path.display()));
+        // The file cannot be read; one that is not the CSV the columns describe is `bad_file`.
+        let err = |m: String| err_of(GrounderErrorKind::Unavailable, m);
+        let bad_file = |m: String| err_of(GrounderErrorKind::BadAnswer, m);
         let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
         let stamp = (meta.modified().map_err(|e| err(e.to_string()))?, meta.len());
         if let Ok(c) = cache.lock() {
@@ -99,7 +102,7 @@ impl CsvGrounder {
             }
         }
         let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
-        let rows = Arc::new(parse(&bytes, columns).map_err(err)?);
+        let rows = Arc::new(parse(&bytes, columns).map_err(bad_file)?);
         if let Ok(mut c) = cache.lock() {
             *c = Some((stamp, rows.clone()));
         }
@@ -205,12 +208,15 @@ impl Grounder for CsvGrounder {
             Some(Cell::One(v, at)) => {
                 Ok(Some(GroundedValue { value: v.clone(), source: self.source.clone(), as_of: *at }))
             }
-            Some(Cell::Many(vs)) => Err(CoreError::Grounder(format!(
-                "{}: {entity} | {attribute} has {} values ({}); one value cannot be confirmed or corrected",
-                self.source,
-                vs.len(),
-                vs.join(", ")
-            ))),
+            Some(Cell::Many(vs)) => Err(CoreError::grounder_message(
+                GrounderErrorKind::BadAnswer,
+                format!(
+                    "{}: {entity} | {attribute} has {} values ({}); one value cannot be confirmed or corrected",
+                    self.source,
+                    vs.len(),
+                    vs.join(", ")
+                ),
+            )),
         }
     }
     fn timeout(&self) -> Option<Duration> {

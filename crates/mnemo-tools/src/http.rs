@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use mnemo_contract::registry::GrounderContext;
 use mnemo_contract::text::norm_value;
-use mnemo_contract::{CoreError, GroundedValue, Grounder, Result};
+use mnemo_contract::{CoreError, GroundedValue, Grounder, GrounderErrorKind, Result};
 
 use crate::common::parse_as_of;
 
@@ -105,20 +105,31 @@ impl Grounder for HttpGrounder {
         &self.source
     }
     async fn lookup(&self, entity: &str, attribute: &str) -> Result<Option<GroundedValue>> {
-        let err = |m: String| CoreError::Grounder(format!("{}: {entity} | {attribute}: {m}", self.source));
+        let err_of = |kind, m: String| {
+            CoreError::grounder_message(kind, format!("{}: {entity} | {attribute}: {m}", self.source))
+        };
+        // No answer (retrying later may work) vs an answer that holds no usable value.
+        let unavailable = |m: String| err_of(GrounderErrorKind::Unavailable, m);
+        let err = |m: String| err_of(GrounderErrorKind::BadAnswer, m);
         let mut req = self.client.get(self.url_for(entity, attribute));
         for (k, v) in &self.headers {
             req = req.header(k.as_str(), v.as_str());
         }
-        let resp = req.send().await.map_err(|e| err(format!("request failed: {e}")))?;
+        let resp = req.send().await.map_err(|e| unavailable(format!("request failed: {e}")))?;
         let status = resp.status();
         if status == reqwest::StatusCode::NOT_FOUND {
             return Ok(None);
         }
         if !status.is_success() {
-            return Err(err(format!("HTTP status {status}")));
+            let kind = if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+                GrounderErrorKind::Unavailable
+            } else {
+                // The source refused the request (a key, a URL template): no retry fixes it.
+                GrounderErrorKind::Other
+            };
+            return Err(err_of(kind, format!("HTTP status {status}")));
         }
-        let body = resp.bytes().await.map_err(|e| err(format!("reading the body: {e}")))?;
+        let body = resp.bytes().await.map_err(|e| unavailable(format!("reading the body: {e}")))?;
         if body.len() > MAX_BODY {
             return Err(err(format!("body of {} bytes is too large", body.len())));
         }

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use mnemo_contract::registry::GrounderContext;
 use mnemo_contract::text::norm_value;
-use mnemo_contract::{CoreError, GroundedValue, Grounder, Result, Timestamp};
+use mnemo_contract::{CoreError, GroundedValue, Grounder, GrounderErrorKind, Result, Timestamp};
 
 use crate::common::{blocking, key, parse_as_of, timeout};
 
@@ -61,7 +61,10 @@ fn ident(name: &str) -> String {
 impl SqliteGrounder {
     /// Open `path` read-only (`query_only`) and check that the mapping names real columns.
     pub fn open(source: &str, path: &Path, map: &SqliteMapping) -> Result<Self> {
-        let err = |m: String| CoreError::Grounder(format!("{source} ({}): {m}", path.display()));
+        let err_of = |kind, m: String| CoreError::grounder_message(kind, format!("{source} ({}): {m}", path.display()));
+        // The file cannot be opened or read; a wrong mapping is `mapping_err`.
+        let err = |m: String| err_of(GrounderErrorKind::Unavailable, m);
+        let mapping_err = |m: String| err_of(GrounderErrorKind::Other, m);
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| err(e.to_string()))?;
         conn.pragma_update(None, "query_only", true).map_err(|e| err(e.to_string()))?;
@@ -74,7 +77,7 @@ impl SqliteGrounder {
             names.collect::<std::result::Result<_, _>>().map_err(|e| err(e.to_string()))?
         };
         if columns.is_empty() {
-            return Err(err(format!("no table or view {:?}", map.table)));
+            return Err(mapping_err(format!("no table or view {:?}", map.table)));
         }
         for (what, c) in [
             ("entity", Some(&map.entity)),
@@ -83,7 +86,7 @@ impl SqliteGrounder {
             ("as_of", map.as_of.as_ref()),
         ] {
             if let Some(c) = c.filter(|c| !columns.iter().any(|x| x == *c)) {
-                return Err(err(format!(
+                return Err(mapping_err(format!(
                     "table {:?} has no {what} column {c:?} (columns: {})",
                     map.table,
                     columns.join(", ")
@@ -100,7 +103,10 @@ impl SqliteGrounder {
         );
         // prepare once now: a wrong table or column name fails at start-up, naming it
         conn.prepare(&sql).map_err(|e| {
-            err(format!("{e} (table {:?}, columns {:?}/{:?}/{:?})", map.table, map.entity, map.attribute, map.value))
+            mapping_err(format!(
+                "{e} (table {:?}, columns {:?}/{:?}/{:?})",
+                map.table, map.entity, map.attribute, map.value
+            ))
         })?;
         Ok(SqliteGrounder { source: source.to_string(), conn: Arc::new(Mutex::new(conn)), sql, timeout: None })
     }
@@ -150,7 +156,8 @@ impl Grounder for SqliteGrounder {
         let (e, a) = key(entity, attribute);
         let (conn, sql, src) = (self.conn.clone(), self.sql.clone(), self.source.clone());
         let rows = blocking(&self.source, move || {
-            Self::query(&conn, &sql, &e, &a).map_err(|m| CoreError::Grounder(format!("{src}: {m}")))
+            Self::query(&conn, &sql, &e, &a)
+                .map_err(|m| CoreError::grounder_message(GrounderErrorKind::Unavailable, format!("{src}: {m}")))
         })
         .await?;
         let mut values: Vec<(String, Option<String>)> = Vec::new();
@@ -163,18 +170,20 @@ impl Grounder for SqliteGrounder {
         match values.as_slice() {
             [] => Ok(None),
             [(v, t)] => {
-                let as_of = t
-                    .as_deref()
-                    .map(as_of)
-                    .transpose()
-                    .map_err(|m| CoreError::Grounder(format!("{}: {entity} | {attribute}: {m}", self.source)))?;
+                let as_of = t.as_deref().map(as_of).transpose().map_err(|m| {
+                    let m = format!("{}: {entity} | {attribute}: {m}", self.source);
+                    CoreError::grounder_message(GrounderErrorKind::BadAnswer, m)
+                })?;
                 Ok(Some(GroundedValue { value: v.clone(), source: self.source.clone(), as_of }))
             }
-            many => Err(CoreError::Grounder(format!(
-                "{}: {entity} | {attribute} has {} values; one value cannot be confirmed or corrected",
-                self.source,
-                many.len()
-            ))),
+            many => Err(CoreError::grounder_message(
+                GrounderErrorKind::BadAnswer,
+                format!(
+                    "{}: {entity} | {attribute} has {} values; one value cannot be confirmed or corrected",
+                    self.source,
+                    many.len()
+                ),
+            )),
         }
     }
     fn timeout(&self) -> Option<Duration> {

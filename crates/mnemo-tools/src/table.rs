@@ -7,7 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use mnemo_contract::registry::GrounderContext;
 use mnemo_contract::text::{norm_name, norm_value};
-use mnemo_contract::{CoreError, GroundedValue, Grounder, Result, Timestamp};
+use mnemo_contract::{CoreError, GroundedValue, Grounder, GrounderErrorKind, Result, Timestamp};
 
 /// `(entity, attribute)` normalised → (value, as of).
 type Rows = HashMap<(String, String), (String, Option<Timestamp>)>;
@@ -51,7 +51,9 @@ impl Grounder for TableGrounder {
         &self.source
     }
     async fn lookup(&self, entity: &str, attribute: &str) -> Result<Option<GroundedValue>> {
-        let rows = self.rows.read().map_err(|_| CoreError::Grounder(format!("table {} is poisoned", self.source)))?;
+        let rows = self.rows.read().map_err(|_| {
+            CoreError::grounder_message(GrounderErrorKind::Other, format!("table {} is poisoned", self.source))
+        })?;
         Ok(rows.get(&(norm_name(entity), norm_name(attribute))).map(|(v, at)| GroundedValue {
             value: v.clone(),
             source: self.source.clone(),

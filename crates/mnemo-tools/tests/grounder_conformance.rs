@@ -58,7 +58,8 @@ async fn many_valued_rows_never_pick_one() {
     let p = d.path().join("a.csv");
     std::fs::write(&p, "entity,attribute,value\nMaria Lopez,allergy,penicillin\nMaria Lopez,allergy,latex\n").unwrap();
     let g = CsvGrounder::new("clinic", p);
-    assert!(g.lookup("Maria Lopez", "allergy").await.is_err());
+    let e = g.lookup("Maria Lopez", "allergy").await.expect_err("two values are no answer");
+    assert_eq!(e.grounder_kind(), Some(mnemo_contract::GrounderErrorKind::BadAnswer), "{e}");
 }
 
 #[tokio::test]

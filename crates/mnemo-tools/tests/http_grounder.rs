@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mnemo_contract::Grounder;
+use mnemo_contract::{Grounder, GrounderErrorKind};
 use mnemo_tools::HttpGrounder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -64,9 +64,13 @@ async fn gets_values_by_pointer_and_sends_only_get() {
     assert!(v.as_of.is_some());
     assert_eq!(g.lookup("IC-MC-44 from S-208", "stock").await.unwrap().unwrap().value, "120");
     assert!(g.lookup("nobody", "x").await.unwrap().is_none(), "404: not held");
-    assert!(g.lookup("garbage", "x").await.is_err(), "a body that is not JSON is an error");
-    assert!(g.lookup("object", "x").await.is_err(), "an object is not a value");
-    assert!(g.lookup("down", "x").await.is_err(), "503 is an error");
+    let kind = |e: mnemo_contract::CoreError| e.grounder_kind();
+    let garbage = g.lookup("garbage", "x").await.expect_err("a body that is not JSON is an error");
+    assert_eq!(kind(garbage), Some(GrounderErrorKind::BadAnswer));
+    let object = g.lookup("object", "x").await.expect_err("an object is not a value");
+    assert_eq!(kind(object), Some(GrounderErrorKind::BadAnswer));
+    let down = g.lookup("down", "x").await.expect_err("503 is an error");
+    assert_eq!(kind(down), Some(GrounderErrorKind::Unavailable), "retrying later may work");
     let seen = seen.lock().unwrap();
     assert!(!seen.is_empty());
     for req in seen.iter() {
@@ -81,5 +85,6 @@ async fn a_refused_connection_is_an_error_not_an_answer() {
     let addr = listener.local_addr().unwrap();
     drop(listener);
     let g = HttpGrounder::new("erp-api", &format!("http://{addr}/{{entity}}"), "/v", Duration::from_secs(2)).unwrap();
-    assert!(g.lookup("a", "b").await.is_err());
+    let e = g.lookup("a", "b").await.expect_err("no answer");
+    assert_eq!(e.grounder_kind(), Some(GrounderErrorKind::Unavailable), "{e}");
 }

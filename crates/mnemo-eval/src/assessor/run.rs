@@ -74,7 +74,8 @@ impl Grounder for Faulty {
     async fn lookup(&self, entity: &str, attribute: &str) -> mnemo_core::Result<Option<GroundedValue>> {
         match self.kind {
             FaultKind::Down => {
-                Err(CoreError::Grounder(format!("{}: connection refused (simulated outage)", self.source)))
+                let message = format!("{}: connection refused (simulated outage)", self.source);
+                Err(CoreError::grounder_message(GrounderErrorKind::Unavailable, message))
             }
             FaultKind::Slow => {
                 tokio::time::sleep(Duration::from_secs(30)).await;
