@@ -94,11 +94,11 @@ async fn as_of_on(index: &str) {
     // Ben's memories only: the lead time states no interval and is, until replaced, true throughout.
     let ben = |v: &Value| -> Vec<String> { contents(v).into_iter().filter(|c| c.starts_with("Ben")).collect() };
     let city = |t: &str| json(&config, &dir, &["recall", "Ben city", "--raw", "--valid-at", t, "--json"]);
-    assert_eq!(contents(&city("2020-06-01")), ["Ben | city | Lisbon"], "{index}");
-    assert_eq!(contents(&city("2023-06-01")), ["Ben | city | Porto"], "{index}");
+    assert_eq!(ben(&city("2020-06-01")), ["Ben | city | Lisbon"], "{index}");
+    assert_eq!(ben(&city("2023-06-01")), ["Ben | city | Porto"], "{index}");
     let before = city("2018-06-01");
     assert!(
-        contents(&before).is_empty() && before.to_string().contains("before every stated start"),
+        ben(&before).is_empty() && before.to_string().contains("before every stated start"),
         "{index}: {before}"
     );
     let h = json(&config, &dir, &["history", "Ben | city", "--json"]);
