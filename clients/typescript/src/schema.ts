@@ -537,6 +537,10 @@ export interface components {
             sources: string[];
             /** @description The memory that took its place, when one did. */
             superseded_by?: string | null;
+            /** @description World time: when it became true (absent: not known). */
+            valid_from?: string | null;
+            /** @description World time: when it stopped being true (absent: not known, or still true). */
+            valid_to?: string | null;
             /** @description The value. */
             value: string;
         };
@@ -1289,6 +1293,13 @@ export interface components {
             since?: string | null;
             /** @description Only episodes recorded before this time (RFC 3339 or a date). */
             until?: string | null;
+            /**
+             * @description What was true in the world at this time (RFC 3339 or a date), by the validity intervals
+             *     the turns stated ("from 2019 to 2021"); replaced values included where they held.
+             *     Graded without asking the systems of record; no escalation is raised.
+             * @example 2020-06-01
+             */
+            valid_at?: string | null;
         };
         /**
          * @description A full recall (`detail = "full"`): the pack with its trace; unless raw, the assessment,
