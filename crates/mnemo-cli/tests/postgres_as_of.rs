@@ -10,7 +10,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod cli_run;
 mod common;
+use cli_run::contents;
 use common::url;
 
 fn mnemo(config: &Path, dir: &Path, args: &[&str]) -> Output {
@@ -30,15 +32,6 @@ fn json(config: &Path, dir: &Path, args: &[&str]) -> Value {
     let out = mnemo(config, dir, args);
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn contents(v: &Value) -> Vec<String> {
-    v["memories"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{v}"))
-        .iter()
-        .map(|m| m["content"].as_str().unwrap().into())
-        .collect()
 }
 
 async fn as_of_on(index: &str) {
@@ -97,10 +90,7 @@ async fn as_of_on(index: &str) {
     assert_eq!(ben(&city("2020-06-01")), ["Ben | city | Lisbon"], "{index}");
     assert_eq!(ben(&city("2023-06-01")), ["Ben | city | Porto"], "{index}");
     let before = city("2018-06-01");
-    assert!(
-        ben(&before).is_empty() && before.to_string().contains("before every stated start"),
-        "{index}: {before}"
-    );
+    assert!(ben(&before).is_empty() && before.to_string().contains("before every stated start"), "{index}: {before}");
     let h = json(&config, &dir, &["history", "Ben | city", "--json"]);
     assert_eq!(
         (&h["values"][0]["valid_from"], &h["values"][0]["valid_to"]),

@@ -270,12 +270,13 @@ fn ended_note(m: &Memory, as_of: bool) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::model::{ClientKind, MemoryKind, Provenance};
 
-    fn memory(created: i64, status: Status) -> Memory {
+    /// A semantic memory recorded at `created` (ms) with `status`: the time tests' fixture.
+    pub(in crate::engine) fn memory(created: i64, status: Status) -> Memory {
         Memory {
             validity: Default::default(),
             id: MemoryId(1),

@@ -47,33 +47,13 @@ pub fn world_validity(all: &[Memory], known_at: Timestamp) -> HashMap<MemoryId, 
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::model::{ClientKind, MemoryKind, Provenance};
 
     fn t(ms: i64) -> Timestamp {
         Timestamp::from_millis(ms)
     }
 
     fn memory(id: i64, created: i64, validity: Validity, status: Status) -> Memory {
-        Memory {
-            validity,
-            id: MemoryId(id),
-            namespace: Namespace::default(),
-            kind: MemoryKind::Semantic,
-            content: "x".into(),
-            claim: None,
-            entities: vec![],
-            importance: 0.5,
-            reinforcements: 0,
-            sources: vec![],
-            provenance: Provenance { client: ClientKind::Rules, model: "t".into(), turns: vec![] },
-            created_at: t(created),
-            last_confirmed_at: t(created),
-            last_accessed_at: None,
-            pinned: false,
-            embedding: None,
-            status,
-            rev: 1,
-        }
+        Memory { id: MemoryId(id), validity, ..crate::engine::as_of::tests::memory(created, status) }
     }
 
     fn superseded(by: i64, at: i64) -> Status {
