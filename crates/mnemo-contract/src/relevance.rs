@@ -267,30 +267,6 @@ fn holds_words(have: &[String], name: &str) -> bool {
     !want.is_empty() && have.windows(want.len()).any(|w| w == want.as_slice())
 }
 
-/// Capitalised words that name no one.
-const NOT_NAMES: &[&str] = &[
-    "i",
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-];
-
 /// The names a query uses: capitalised words (or codes with a digit) that do not start it and
 /// are not function words, months or days, possessive "'s" dropped, lower-cased. "When did
 /// Caroline go to the LGBTQ support group?" uses "caroline" and "lgbtq".
@@ -306,7 +282,10 @@ pub fn query_names(query: &str) -> Vec<String> {
             || w.chars().count() < 2
             || !(capital || code)
             || is_filler(&lower)
-            || NOT_NAMES.contains(&lower.as_str())
+            // "I", months and days: capitalised words that name no one.
+            || lower == "i"
+            || crate::world_time::MONTH_NAMES.contains(&lower.as_str())
+            || crate::world_time::WEEKDAY_NAMES.contains(&lower.as_str())
         {
             continue;
         }

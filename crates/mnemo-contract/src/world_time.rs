@@ -168,24 +168,29 @@ fn is(w: Option<&Word<'_>>, any: &[&str]) -> bool {
     w.is_some_and(|w| any.iter().any(|a| w.text.eq_ignore_ascii_case(a)))
 }
 
+/// The month names, January first (lower case).
+pub const MONTH_NAMES: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// The weekday names, Monday first (lower case).
+pub const WEEKDAY_NAMES: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+
 fn month_named(w: &str) -> Option<Month> {
-    const NAMES: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
     let w = w.to_ascii_lowercase();
     let w = w.trim_end_matches('.');
-    NAMES
+    MONTH_NAMES
         .iter()
         .position(|n| *n == w || (w.len() == 3 && n.starts_with(w) && w != "may") || (w == "sept" && *n == "september"))
         .and_then(|i| Month::try_from(i as u8 + 1).ok())
@@ -193,16 +198,8 @@ fn month_named(w: &str) -> Option<Month> {
 
 fn weekday_named(w: &str) -> Option<Weekday> {
     let w = w.to_ascii_lowercase();
-    let all = [
-        ("monday", Weekday::Monday),
-        ("tuesday", Weekday::Tuesday),
-        ("wednesday", Weekday::Wednesday),
-        ("thursday", Weekday::Thursday),
-        ("friday", Weekday::Friday),
-        ("saturday", Weekday::Saturday),
-        ("sunday", Weekday::Sunday),
-    ];
-    all.iter().find(|(n, _)| *n == w || (w.len() == 3 && n.starts_with(&w))).map(|(_, d)| *d)
+    let i = WEEKDAY_NAMES.iter().position(|n| *n == w || (w.len() == 3 && n.starts_with(&w)))?;
+    Some(Weekday::Monday.nth_next(i as u8))
 }
 
 fn number_word(w: &str) -> Option<i64> {
