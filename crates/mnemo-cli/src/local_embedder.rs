@@ -1,5 +1,6 @@
-//! `[embedder] kind = "local"` in this binary: the real one with the `local-embedder` feature,
-//! else a registration that says how to get it (never a silent fallback to another embedder).
+//! `[embedder] kind = "local"` and `kind = "static"` in this binary: the real ones with the
+//! `local-embedder` feature, else registrations that say how to get them (never a silent
+//! fallback to another embedder).
 #[cfg(feature = "local-embedder")]
 pub fn link() {
     mnemo_embed_local::link();
@@ -9,15 +10,33 @@ pub fn link() {
 pub fn link() {}
 
 #[cfg(not(feature = "local-embedder"))]
+fn not_built_error(origin: &str, kind: &str) -> mnemo_core::CoreError {
+    mnemo_core::CoreError::Config(format!(
+        "{origin}: kind = \"{kind}\": this mnemo binary was built without the local embedder; rebuild it with \
+         `cargo build --release -p mnemo-cli --features local-embedder` (or `cargo run --features local-embedder --bin mnemo -- …`)",
+    ))
+}
+
+#[cfg(not(feature = "local-embedder"))]
 fn not_built(
     ctx: &mnemo_core::registry::EmbedderContext<'_>,
 ) -> mnemo_core::Result<std::sync::Arc<dyn mnemo_core::Embedder>> {
-    Err(mnemo_core::CoreError::Config(format!(
-        "{}: kind = \"local\": this mnemo binary was built without the local embedder; rebuild it with \
-         `cargo build --release -p mnemo-cli --features local-embedder` (or `cargo run --features local-embedder --bin mnemo -- …`)",
-        ctx.origin
-    )))
+    Err(not_built_error(ctx.origin, "local"))
 }
+
+#[cfg(not(feature = "local-embedder"))]
+fn static_not_built(
+    ctx: &mnemo_core::registry::EmbedderContext<'_>,
+) -> mnemo_core::Result<std::sync::Arc<dyn mnemo_core::Embedder>> {
+    Err(not_built_error(ctx.origin, "static"))
+}
+
+#[cfg(not(feature = "local-embedder"))]
+mnemo_core::register_embedder!(
+    "static",
+    "NOT BUILT in this binary: static vectors distilled from all-MiniLM-L6-v2; rebuild with --features local-embedder",
+    static_not_built
+);
 
 #[cfg(not(feature = "local-embedder"))]
 mnemo_core::register_embedder!(

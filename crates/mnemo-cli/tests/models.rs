@@ -68,3 +68,53 @@ fn the_local_embedder_without_its_model_names_the_fetch_command() {
         assert!(err.contains("--features local-embedder"), "{err}");
     }
 }
+
+#[test]
+fn list_shows_the_distilled_model_and_how_to_make_it() {
+    let d = tempfile::tempdir().unwrap();
+    let out = String::from_utf8(mnemo(d.path(), &["models", "list"]).stdout).unwrap();
+    assert!(out.contains("minilm-static") && out.contains("distilled from minilm"), "{out}");
+    assert!(out.contains("not made: mnemo models fetch minilm-static"), "{out}");
+    let v: serde_json::Value = serde_json::from_slice(&mnemo(d.path(), &["models", "list", "--json"]).stdout).unwrap();
+    let row = v.as_array().unwrap().iter().find(|r| r["name"] == "minilm-static").expect("a minilm-static row");
+    assert_eq!(row["distilled_from"], "minilm");
+    assert_eq!(row["dims"], 256);
+    assert_eq!(row["installed"], false);
+}
+
+#[test]
+fn recipe_flags_are_for_distilled_models_only() {
+    let d = tempfile::tempdir().unwrap();
+    let o = mnemo(d.path(), &["models", "fetch", "minilm", "--sif", "0.001"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("--sif") && err.contains("minilm-static"), "{err}");
+    assert!(!d.path().join("minilm").exists(), "nothing fetched");
+}
+
+#[test]
+fn the_static_embedder_without_its_model_names_the_fetch_command() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = d.path().join("static.toml");
+    std::fs::write(&cfg, "[embedder]\nkind = \"static\"\n").unwrap();
+    let data = d.path().join("data");
+    let o = mnemo(
+        d.path(),
+        &["--data-dir", data.to_str().unwrap(), "--config", cfg.to_str().unwrap(), "recall", "anything"],
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    if cfg!(feature = "local-embedder") {
+        assert!(err.contains("mnemo models fetch minilm-static") && err.contains("static.json"), "{err}");
+    } else {
+        assert!(err.contains("--features local-embedder"), "{err}");
+    }
+    // Without the feature, making the model says how to get a binary that can.
+    if !cfg!(feature = "local-embedder") {
+        let o = mnemo(d.path(), &["models", "fetch", "minilm-static"]);
+        assert!(!o.status.success());
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert!(err.contains("--features local-embedder") && err.contains("minilm-static"), "{err}");
+        assert!(!d.path().join("minilm").exists(), "the teacher is not fetched for nothing");
+    }
+}

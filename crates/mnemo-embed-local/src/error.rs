@@ -20,6 +20,22 @@ pub enum LocalEmbedError {
         /// The first missing file.
         missing: String,
     },
+    /// A static model's files are not on disk.
+    #[error(
+        "static model {name:?} is not installed: {} is missing in {}; run `mnemo models fetch {name}` \
+         (it distils the model from its teacher, fetching the teacher first if need be), or point \
+         [embedder] dir at a directory holding static.json, tokenizer.json and vectors.f32",
+        missing,
+        dir.display()
+    )]
+    StaticMissing {
+        /// Catalogue name.
+        name: String,
+        /// Where it was looked for.
+        dir: PathBuf,
+        /// The first missing file.
+        missing: String,
+    },
     /// A model file could not be read or parsed.
     #[error("cannot load {}", file.display())]
     Load {

@@ -10,19 +10,30 @@
 //!   once per process and shared by every embedder built over the same directory. Nothing is
 //!   downloaded here: `mnemo models fetch minilm` puts them in place (see `mnemo-models`).
 //!
-//! Registered plugin: `[embedder] kind = "local"` (settings: `model = "minilm"`, `dir` (a model
+//! - [`StaticEmbedder`]: a static model distilled from the transformer ([`distill`]): one vector
+//!   per word piece, a text's vector the normalised mean of its pieces'. No forward pass: a
+//!   query embeds in microseconds instead of ~12 ms, at some cost in quality (bench/RESULTS.md).
+//!
+//! Registered plugins: `[embedder] kind = "static"` (settings: `model = "minilm-static"`, `dir`)
+//! and `[embedder] kind = "local"` (settings: `model = "minilm"`, `dir` (a model
 //! directory; default: the models directory's `<model>`), `batch_size = 32`, `max_tokens = 256`).
 //! A binary keeps the registration by linking the crate ([`link()`] or `use mnemo_embed_local as _;`).
 #![deny(missing_docs)]
 
 mod bert;
+pub mod distill;
 mod embedder;
 mod error;
 mod model;
+mod pca;
 mod plugin;
+mod static_embedder;
+mod static_model;
 
 pub use embedder::{LocalEmbedder, LocalSettings, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS};
 pub use error::LocalEmbedError;
+pub use static_embedder::StaticEmbedder;
+pub use static_model::{StaticManifest, STATIC_FILES};
 
 /// How many distinct models (directory, max tokens) this process has loaded so far.
 pub fn loaded_models() -> usize {

@@ -95,6 +95,38 @@ impl SentenceModel {
             .collect()
     }
 
+    /// The id of a word piece of the vocabulary (`[CLS]`, `[SEP]` …).
+    pub(crate) fn piece_id(&self, piece: &str) -> Option<u32> {
+        self.tokenizer.token_to_id(piece)
+    }
+
+    /// The vocabulary: every word piece with its id.
+    pub(crate) fn vocabulary(&self) -> Vec<(String, u32)> {
+        let mut v: Vec<(String, u32)> = self.tokenizer.get_vocab(true).into_iter().collect();
+        v.sort_by_key(|(_, id)| *id);
+        v
+    }
+
+    /// Raw hidden states (not normalised) of sequences of one length: the mean over every
+    /// position, or the state at position `at`.
+    pub(crate) fn hidden_states(&self, seqs: &[&[u32]], at: Option<usize>) -> Result<Vec<Vec<f32>>, LocalEmbedError> {
+        let Some(first) = seqs.first() else { return Ok(vec![]) };
+        let len = first.len();
+        if len == 0 || seqs.iter().any(|s| s.len() != len) || at.is_some_and(|a| a >= len) {
+            return Err(LocalEmbedError::Setting(
+                "internal: a batch must hold sequences of one non-zero length".into(),
+            ));
+        }
+        let flat: Vec<u32> = seqs.iter().flat_map(|s| s.iter().copied()).collect();
+        let ids = Tensor::from_vec(flat, (seqs.len(), len), &self.device)?;
+        let out = self.bert.forward(&ids)?;
+        let pooled = match at {
+            Some(a) => out.narrow(1, a, 1)?.squeeze(1)?,
+            None => (out.sum(1)? / len as f64)?,
+        };
+        Ok(pooled.to_dtype(DType::F32)?.to_vec2::<f32>()?)
+    }
+
     /// Mean-pooled, L2-normalised vectors of sequences that all have the same length.
     pub(crate) fn embed_same_length(&self, seqs: &[&[u32]]) -> Result<Vec<Vec<f32>>, LocalEmbedError> {
         let Some(first) = seqs.first() else { return Ok(vec![]) };

@@ -1,4 +1,4 @@
-//! Registration: `[embedder] kind = "local"`.
+//! Registration: `[embedder] kind = "local"` and `[embedder] kind = "static"`.
 use std::sync::Arc;
 
 use mnemo_contract::registry::EmbedderContext;
@@ -7,6 +7,7 @@ use mnemo_contract::Embedder;
 use serde::Deserialize;
 
 use crate::embedder::{LocalEmbedder, LocalSettings, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS};
+use crate::static_embedder::StaticEmbedder;
 
 /// Settings of `[embedder] kind = "local"`.
 #[derive(Deserialize)]
@@ -64,4 +65,47 @@ mnemo_contract::register_embedder!(
     "local",
     "sentence-transformers model on the CPU (candle; all-MiniLM-L6-v2, 384 dims); offline, files from `mnemo models fetch minilm`",
     build_local_embedder
+);
+
+/// Settings of `[embedder] kind = "static"`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StaticSettings {
+    /// Distilled-model name.
+    #[serde(default = "default_static_model")]
+    model: String,
+    /// Model directory (absolute, or relative to the config file); default: the models
+    /// directory's `<model>`.
+    dir: Option<String>,
+}
+
+fn default_static_model() -> String {
+    mnemo_models::MINILM_STATIC.name.to_string()
+}
+
+fn build_static_embedder(ctx: &EmbedderContext<'_>) -> mnemo_contract::Result<Arc<dyn Embedder>> {
+    let s: StaticSettings = ctx.settings()?;
+    let origin = ctx.origin;
+    let spec = mnemo_models::find_distilled(&s.model).ok_or_else(|| {
+        CoreError::Config(format!(
+            "{origin}: model = {:?} is not a known static model; known: {}",
+            s.model,
+            mnemo_models::DISTILLED.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    let dir = match s.dir.filter(|d| !d.trim().is_empty()) {
+        Some(d) => ctx.config_path(&d)?,
+        None => mnemo_models::distilled_dir(
+            spec,
+            &mnemo_models::models_root().map_err(|e| CoreError::Config(format!("{origin}: {e}")))?,
+        ),
+    };
+    let e = StaticEmbedder::load(spec.name, &dir).map_err(|e| CoreError::Config(format!("{origin}: {}", e.chain())))?;
+    Ok(Arc::new(e))
+}
+
+mnemo_contract::register_embedder!(
+    "static",
+    "static word-piece vectors distilled from all-MiniLM-L6-v2 (256 dims; no forward pass, microseconds a text); offline, made by `mnemo models fetch minilm-static`",
+    build_static_embedder
 );

