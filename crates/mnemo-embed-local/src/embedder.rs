@@ -62,15 +62,33 @@ impl LocalEmbedder {
         Ok(LocalEmbedder { model, model_id: settings.model_id.clone(), batch_size: settings.batch_size })
     }
 
-    fn embed_now(&self, texts: &[String]) -> std::result::Result<Vec<Vec<f32>>, LocalEmbedError> {
+    /// Each text's token ids ([CLS] … [SEP], truncated).
+    pub(crate) fn pieces(&self, texts: &[String]) -> std::result::Result<Vec<Vec<u32>>, LocalEmbedError> {
+        self.model.tokenize(texts)
+    }
+
+    /// Each text's token ids ([CLS] … [SEP], truncated) and its vector.
+    pub(crate) fn pieces_and_vectors(
+        &self,
+        texts: &[String],
+    ) -> std::result::Result<(Vec<Vec<u32>>, Vec<Vec<f32>>), LocalEmbedError> {
         let seqs = self.model.tokenize(texts)?;
+        let vectors = self.embed_tokens(&seqs)?;
+        Ok((seqs, vectors))
+    }
+
+    fn embed_now(&self, texts: &[String]) -> std::result::Result<Vec<Vec<f32>>, LocalEmbedError> {
+        self.embed_tokens(&self.model.tokenize(texts)?)
+    }
+
+    fn embed_tokens(&self, seqs: &[Vec<u32>]) -> std::result::Result<Vec<Vec<f32>>, LocalEmbedError> {
         // Batch texts of equal token length only: no padding, so a text's vector does not
         // depend on what it was batched with.
         let mut by_len: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, s) in seqs.iter().enumerate() {
             by_len.entry(s.len()).or_default().push(i);
         }
-        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); seqs.len()];
         for idx in by_len.values() {
             for chunk in idx.chunks(self.batch_size) {
                 let batch: Vec<&[u32]> = chunk.iter().map(|i| seqs[*i].as_slice()).collect();

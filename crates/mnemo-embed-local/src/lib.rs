@@ -24,6 +24,7 @@ mod bert;
 pub mod distill;
 mod embedder;
 mod error;
+mod fit;
 mod model;
 mod pca;
 mod plugin;

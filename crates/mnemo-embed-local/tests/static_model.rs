@@ -29,6 +29,7 @@ fn distilled() -> &'static Path {
                 wheel_sha256: MINILM.wheel_sha256,
             },
             &Recipe::default(),
+            &[],
             &out,
             512,
             &mut |done, total| {

@@ -34,6 +34,17 @@ pub enum ModelsCommand {
         /// [CLS] piece [SEP] (default) or `piece` (its own position).
         #[arg(long, value_name = "HOW")]
         pooling: Option<String>,
+        /// Distilled models: after the vocabulary pass, fit the word pieces to the teacher's
+        /// vectors of these texts (one per line; an experiment: bench/RESULTS.md).
+        #[arg(long, value_name = "FILE")]
+        corpus: Option<PathBuf>,
+        /// Distilled models with --corpus: how hard each piece is held to its vocabulary-only
+        /// vector (ridge weight).
+        #[arg(long, value_name = "L", default_value_t = 0.01)]
+        corpus_lambda: f64,
+        /// Distilled models with --corpus: conjugate-gradient iterations of the fit.
+        #[arg(long, value_name = "N", default_value_t = 40)]
+        corpus_iterations: usize,
         /// Distilled models: write into DIR instead of the models directory (to compare
         /// recipes; point `[embedder] dir` at it).
         #[arg(long, value_name = "DIR")]
@@ -66,9 +77,29 @@ impl ModelsCommand {
 pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
     let root = mnemo_models::models_root()?;
     match cmd {
-        ModelsCommand::Fetch { name, force, wheel, json, pca_dims, sif, pooling, out } => {
+        ModelsCommand::Fetch {
+            name,
+            force,
+            wheel,
+            json,
+            pca_dims,
+            sif,
+            pooling,
+            out,
+            corpus,
+            corpus_lambda,
+            corpus_iterations,
+        } => {
             if let Some(spec) = mnemo_models::find_distilled(name) {
-                let recipe = RecipeFlags { pca_dims: *pca_dims, sif: *sif, pooling: pooling.clone(), out: out.clone() };
+                let recipe = RecipeFlags {
+                    pca_dims: *pca_dims,
+                    sif: *sif,
+                    pooling: pooling.clone(),
+                    out: out.clone(),
+                    corpus: corpus.clone(),
+                    corpus_lambda: *corpus_lambda,
+                    corpus_iterations: *corpus_iterations,
+                };
                 return distilled::fetch(spec, &root, *force, wheel.as_deref(), &recipe, *json);
             }
             if pca_dims.is_some() || sif.is_some() || pooling.is_some() || out.is_some() {
@@ -199,12 +230,15 @@ struct RecipeFlags {
     sif: Option<f64>,
     pooling: Option<String>,
     out: Option<PathBuf>,
+    corpus: Option<PathBuf>,
+    corpus_lambda: f64,
+    corpus_iterations: usize,
 }
 
 #[cfg(feature = "local-embedder")]
 mod distilled {
     use super::*;
-    use mnemo_embed_local::distill::{distill, Pooling, Recipe, Teacher};
+    use mnemo_embed_local::distill::{distill, CorpusFit, Pooling, Recipe, Teacher};
 
     /// Make the distilled model `spec` (fetching its teacher first if need be).
     pub(super) fn fetch(
@@ -229,6 +263,27 @@ mod distilled {
                 other => anyhow::bail!("--pooling {other:?}: it takes mean or piece"),
             };
         }
+        let texts: Vec<String> = match &flags.corpus {
+            None => Vec::new(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| anyhow::anyhow!("--corpus {}: cannot read it: {e}", path.display()))?;
+                let texts: Vec<String> =
+                    text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+                if texts.is_empty() {
+                    anyhow::bail!("--corpus {}: holds no text (one text per line)", path.display());
+                }
+                if !(flags.corpus_lambda.is_finite() && flags.corpus_lambda > 0.0) {
+                    anyhow::bail!("--corpus-lambda {}: must be a number > 0", flags.corpus_lambda);
+                }
+                recipe.corpus = Some(CorpusFit::of(&texts, flags.corpus_lambda, flags.corpus_iterations));
+                eprintln!(
+                    "the teacher embeds {} corpus texts after the vocabulary (minutes on two cores) …",
+                    texts.len()
+                );
+                texts
+            }
+        };
         let dir = flags.out.clone().unwrap_or_else(|| mnemo_models::distilled_dir(spec, root));
         let name = spec.name;
         if !force && mnemo_models::distilled_installed(&dir) {
@@ -258,6 +313,7 @@ mod distilled {
                 wheel_sha256: teacher.wheel_sha256,
             },
             &recipe,
+            &texts,
             &dir,
             512,
             &mut |done, total| {
