@@ -42,6 +42,9 @@ impl LocalSettings {
     }
 }
 
+/// Token ids of each text, and each text's vector.
+pub(crate) type PiecesAndVectors = (Vec<Vec<u32>>, Vec<Vec<f32>>);
+
 /// A sentence-transformers BERT model on the CPU: mean pooling, unit vectors.
 pub struct LocalEmbedder {
     model: Arc<SentenceModel>,
@@ -71,7 +74,7 @@ impl LocalEmbedder {
     pub(crate) fn pieces_and_vectors(
         &self,
         texts: &[String],
-    ) -> std::result::Result<(Vec<Vec<u32>>, Vec<Vec<f32>>), LocalEmbedError> {
+    ) -> std::result::Result<PiecesAndVectors, LocalEmbedError> {
         let seqs = self.model.tokenize(texts)?;
         let vectors = self.embed_tokens(&seqs)?;
         Ok((seqs, vectors))

@@ -48,20 +48,23 @@ pub(crate) fn fit(vectors: &mut [f32], dims: usize, rows: &[Row], lambda: f64, i
         mp.iter_mut().zip(&direction).for_each(|(m, p)| *m += lambda as f32 * p);
         let pmp = column_dots(&direction, &mp, dims);
         let alpha: Vec<f32> = rr.iter().zip(&pmp).map(|(r, q)| if *q > 0.0 { (r / q) as f32 } else { 0.0 }).collect();
-        for row in 0..vocab {
-            for d in 0..dims {
-                let i = row * dims + d;
-                vectors[i] += alpha[d] * direction[i];
-                residual[i] -= alpha[d] * mp[i];
+        for (((v, r), p), m) in vectors
+            .chunks_exact_mut(dims)
+            .zip(residual.chunks_exact_mut(dims))
+            .zip(direction.chunks_exact(dims))
+            .zip(mp.chunks_exact(dims))
+        {
+            for (d, a) in alpha.iter().enumerate() {
+                v[d] += a * p[d];
+                r[d] -= a * m[d];
             }
         }
         let rr_next = column_dots(&residual, &residual, dims);
         let beta: Vec<f32> =
             rr_next.iter().zip(&rr).map(|(a, b)| if *b > 0.0 { (a / b) as f32 } else { 0.0 }).collect();
-        for row in 0..vocab {
-            for d in 0..dims {
-                let i = row * dims + d;
-                direction[i] = residual[i] + beta[d] * direction[i];
+        for (p, r) in direction.chunks_exact_mut(dims).zip(residual.chunks_exact(dims)) {
+            for (d, b) in beta.iter().enumerate() {
+                p[d] = r[d] + b * p[d];
             }
         }
         rr = rr_next;

@@ -128,7 +128,7 @@ mod tests {
             let noise = if i % 2 == 0 { 0.1 } else { -0.1 };
             data.extend([0.6 * t - 0.8 * noise + 1.0, 0.8 * t + 0.6 * noise - 2.0]);
         }
-        let c = principal_components(&data, 2, &vec![true; 50], 2);
+        let c = principal_components(&data, 2, &[true; 50], 2);
         assert!((c.mean[0] - (0.6 * -0.5 + 1.0)).abs() < 1e-6, "mean {:?}", c.mean);
         let d = &c.directions[0];
         assert!((d[0].abs() - 0.6).abs() < 1e-3 && (d[1].abs() - 0.8).abs() < 1e-3, "direction {d:?}");

