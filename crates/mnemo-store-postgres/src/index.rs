@@ -18,9 +18,13 @@
 //!   more: a replay, a migration, a benchmark load) only at the next `flush`, small upsert or
 //!   dense search (which waits for it), because building HNSW over loaded rows is much faster
 //!   than inserting into it row by row. The build blocks writes to the index while it runs.
-//! - Dense search runs HNSW with pgvector 0.8 iterative scans (`hnsw.iterative_scan =
-//!   strict_order`), so the namespace filter does not cut the candidate list to
-//!   `ef_search` rows; and if the scan still returns fewer than `limit` rows while the
+//! - Dense search runs HNSW with a candidate list (`hnsw.ef_search`) of `max(ef_search,
+//!   2 × limit)`, at most 1000 ([`ef_for`]; `ef_search` defaults to 200): the rows asked and
+//!   as many again, never fewer than the setting. At 10k memories of the bench's corpus 100
+//!   candidates found .91 of the exact top 10, 200 ≥ .95; at 100k 100 already found all of
+//!   them (bench/RESULTS.md, "PostgreSQL dense recall at every size").
+//! - The HNSW scan is iterative (pgvector 0.8, `hnsw.iterative_scan = strict_order`), so the
+//!   namespace filter does not cut the candidate list to `ef_search` rows; and if the scan still returns fewer than `limit` rows while the
 //!   namespace holds more vectors (the iterative scan stops at `hnsw.max_scan_tuples`), the
 //!   query is answered by an exact scan of the namespace instead: no candidate is lost.
 //! - Lexical search takes its candidates from a postings table (`index_terms`: namespace,
@@ -217,7 +221,13 @@ pub struct IndexSettings {
     /// The RRF constant.
     #[serde(default = "default_rrf_k")]
     pub rrf_k: f32,
-    /// HNSW candidate list size (at least the asked limit is used).
+    /// HNSW candidate list size (pgvector's `hnsw.ef_search`, 1..=1000, default 200): a dense
+    /// search asking `limit` rows keeps `max(ef_search, 2 × limit)` candidates, at most 1000
+    /// ([`ef_for`]). So the engine's recall (64 candidates, fusion depth 100) and any search of
+    /// up to 100 rows search with 200, the bench's top 128 with 256, and a deeper ask always has
+    /// as many candidates again as it returns (with only `limit` candidates its last ranks are
+    /// the graph's misses). At 10k memories 100 gave dense recall@10 vs exact .91 and 200 ≥ .95
+    /// (bench/RESULTS.md, "PostgreSQL dense recall at every size").
     #[serde(default = "default_ef_search")]
     pub ef_search: u32,
     /// Links per node of the HNSW graph (pgvector's `m`, 2..=100), used when the graph is
@@ -247,7 +257,18 @@ fn default_rrf_k() -> f32 {
     FusionSettings::default().rrf_k
 }
 fn default_ef_search() -> u32 {
-    100
+    200
+}
+
+/// pgvector's largest `hnsw.ef_search`.
+const MAX_EF_SEARCH: u32 = 1000;
+
+/// The HNSW candidate list of a dense search asking `limit` rows, with `[index] ef_search` =
+/// `setting`: twice the rows asked, at least the setting, at most 1000 (see
+/// [`IndexSettings::ef_search`]).
+pub fn ef_for(limit: usize, setting: u32) -> u32 {
+    let twice = limit.saturating_mul(2).min(MAX_EF_SEARCH as usize) as u32;
+    setting.max(twice).min(MAX_EF_SEARCH)
 }
 fn default_hnsw_m() -> u32 {
     16
@@ -347,7 +368,7 @@ impl PostgresIndex {
     /// An index on `settings` (connects and migrates at first use).
     pub fn new(settings: &IndexSettings) -> std::result::Result<PostgresIndex, PgError> {
         settings.fusion().validate().map_err(|e| PgError::Settings(e.to_string()))?;
-        if settings.ef_search == 0 || settings.ef_search > 1000 {
+        if settings.ef_search == 0 || settings.ef_search > MAX_EF_SEARCH {
             return Err(PgError::Settings(format!("ef_search = {} must be 1..=1000", settings.ef_search)));
         }
         if !(2..=100).contains(&settings.hnsw_m) {
@@ -524,7 +545,7 @@ impl PostgresIndex {
         let v = pgvector::Vector::from(unit(e));
         let ns = q.namespace.as_str();
         let lim = limit as i64;
-        let ef = self.ef_search.max(limit.min(1000) as u32);
+        let ef = ef_for(limit, self.ef_search);
         // `enable_sort = off`: the planner otherwise weighs the HNSW scan against a scan of
         // the namespace with a top-N sort, and its choice flips with the statistics (after an
         // ANALYZE the 100k bench's dense search became that exact scan, 154 ms instead of 6).
@@ -889,5 +910,38 @@ impl Index for PostgresIndex {
         self.hnsw_built.store(false, Ordering::Release);
         self.dims.store(0, Ordering::Release);
         tx.commit().await.db("commit")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The candidate list: the setting, or twice the rows asked when that is more, never
+    /// beyond pgvector's 1000; the default serves the engine's recall (fusion depth 100).
+    #[test]
+    fn ef_is_the_setting_or_twice_the_rows_asked() {
+        assert_eq!(default_ef_search(), 200);
+        let d = default_ef_search();
+        assert_eq!(ef_for(10, d), 200, "the bench's top 10");
+        assert_eq!(ef_for(fusion_depth(64), d), 200, "the engine's recall at 64 candidates");
+        assert_eq!(ef_for(128, d), 256, "the bench's top 128");
+        assert_eq!(ef_for(fusion_depth(200), d), 600, "a recall of 200 candidates (depth 300)");
+        assert_eq!(ef_for(128, 100), 256);
+        assert_eq!(ef_for(1, 4), 4);
+        assert_eq!(ef_for(5, 4), 10);
+        assert_eq!(ef_for(10, 1000), 1000);
+        assert_eq!(ef_for(501, 1), 1000);
+        assert_eq!(ef_for(usize::MAX, 1), 1000);
+        assert_eq!(ef_for(0, 1), 1);
+    }
+
+    #[test]
+    fn ef_search_out_of_range_is_refused() {
+        for ef in [0, 1001] {
+            let s = IndexSettings { ef_search: ef, ..IndexSettings::new("postgres://nobody@127.0.0.1:1/none") };
+            let e = PostgresIndex::new(&s).unwrap_err().to_string();
+            assert!(e.contains("ef_search"), "{e}");
+        }
     }
 }
