@@ -19,10 +19,10 @@
 //!   dense search (which waits for it), because building HNSW over loaded rows is much faster
 //!   than inserting into it row by row. The build blocks writes to the index while it runs.
 //! - Dense search runs HNSW with a candidate list (`hnsw.ef_search`) of `max(ef_search,
-//!   2 × limit)`, at most 1000 ([`ef_for`]; `ef_search` defaults to 200): the rows asked and
-//!   as many again, never fewer than the setting. At 10k memories of the bench's corpus 100
-//!   candidates found .91 of the exact top 10, 200 ≥ .95; at 100k 100 already found all of
-//!   them (bench/RESULTS.md, "PostgreSQL dense recall at every size").
+//!   limit)`, at most 1000 ([`ef_for`]; `ef_search` defaults to 200). At 10k memories of the
+//!   bench's corpus 100 candidates found .90 of the exact top 10, 200 .97; at 100k 100 already
+//!   found all of them, but the default must hold at every size (bench/RESULTS.md,
+//!   "PostgreSQL dense recall at every size").
 //! - The HNSW scan is iterative (pgvector 0.8, `hnsw.iterative_scan = strict_order`), so the
 //!   namespace filter does not cut the candidate list to `ef_search` rows; and if the scan still returns fewer than `limit` rows while the
 //!   namespace holds more vectors (the iterative scan stops at `hnsw.max_scan_tuples`), the
@@ -222,12 +222,13 @@ pub struct IndexSettings {
     #[serde(default = "default_rrf_k")]
     pub rrf_k: f32,
     /// HNSW candidate list size (pgvector's `hnsw.ef_search`, 1..=1000, default 200): a dense
-    /// search asking `limit` rows keeps `max(ef_search, 2 × limit)` candidates, at most 1000
+    /// search asking `limit` rows keeps `max(ef_search, limit)` candidates, at most 1000
     /// ([`ef_for`]). So the engine's recall (64 candidates, fusion depth 100) and any search of
-    /// up to 100 rows search with 200, the bench's top 128 with 256, and a deeper ask always has
-    /// as many candidates again as it returns (with only `limit` candidates its last ranks are
-    /// the graph's misses). At 10k memories 100 gave dense recall@10 vs exact .91 and 200 ≥ .95
-    /// (bench/RESULTS.md, "PostgreSQL dense recall at every size").
+    /// up to 200 rows search with `ef_search`. At 10k memories of the bench's corpus 100 found
+    /// .90 of the exact dense top 10, 150 .948, 200 .97; at 100k 100 already found all of them,
+    /// and 200 costs ~2× the server time of 100 per search there (bench/RESULTS.md, "PostgreSQL
+    /// dense recall at every size"): a deployment whose namespaces are large and clustered can
+    /// set 100 back.
     #[serde(default = "default_ef_search")]
     pub ef_search: u32,
     /// Links per node of the HNSW graph (pgvector's `m`, 2..=100), used when the graph is
@@ -264,11 +265,12 @@ fn default_ef_search() -> u32 {
 const MAX_EF_SEARCH: u32 = 1000;
 
 /// The HNSW candidate list of a dense search asking `limit` rows, with `[index] ef_search` =
-/// `setting`: twice the rows asked, at least the setting, at most 1000 (see
-/// [`IndexSettings::ef_search`]).
+/// `setting`: the setting, or the rows asked when they are more, at most 1000 (see
+/// [`IndexSettings::ef_search`]). The setting alone decides the engine's recall (fusion depth
+/// 100 at the default candidates), so lowering it lowers that search's cost.
 pub fn ef_for(limit: usize, setting: u32) -> u32 {
-    let twice = limit.saturating_mul(2).min(MAX_EF_SEARCH as usize) as u32;
-    setting.max(twice).min(MAX_EF_SEARCH)
+    let rows = limit.min(MAX_EF_SEARCH as usize) as u32;
+    setting.max(rows).min(MAX_EF_SEARCH)
 }
 fn default_hnsw_m() -> u32 {
     16
@@ -917,21 +919,23 @@ impl Index for PostgresIndex {
 mod tests {
     use super::*;
 
-    /// The candidate list: the setting, or twice the rows asked when that is more, never
-    /// beyond pgvector's 1000; the default serves the engine's recall (fusion depth 100).
+    /// The candidate list: the setting (default 200, what dense recall@10 ≥ .95 at 10k needs),
+    /// or the rows asked when they are more, never beyond pgvector's 1000; the setting alone
+    /// decides the engine's recall (fusion depth 100), so lowering it lowers that search's cost.
     #[test]
-    fn ef_is_the_setting_or_twice_the_rows_asked() {
+    fn ef_is_the_setting_or_the_rows_asked() {
         assert_eq!(default_ef_search(), 200);
         let d = default_ef_search();
         assert_eq!(ef_for(10, d), 200, "the bench's top 10");
         assert_eq!(ef_for(fusion_depth(64), d), 200, "the engine's recall at 64 candidates");
-        assert_eq!(ef_for(128, d), 256, "the bench's top 128");
-        assert_eq!(ef_for(fusion_depth(200), d), 600, "a recall of 200 candidates (depth 300)");
-        assert_eq!(ef_for(128, 100), 256);
+        assert_eq!(ef_for(fusion_depth(64), 100), 100, "a lower setting lowers the recall's search");
+        assert_eq!(ef_for(128, d), 200, "the bench's top 128");
+        assert_eq!(ef_for(fusion_depth(200), d), 300, "a recall of 200 candidates (depth 300)");
+        assert_eq!(ef_for(128, 100), 128);
         assert_eq!(ef_for(1, 4), 4);
-        assert_eq!(ef_for(5, 4), 10);
+        assert_eq!(ef_for(5, 4), 5);
         assert_eq!(ef_for(10, 1000), 1000);
-        assert_eq!(ef_for(501, 1), 1000);
+        assert_eq!(ef_for(1001, 1), 1000);
         assert_eq!(ef_for(usize::MAX, 1), 1000);
         assert_eq!(ef_for(0, 1), 1);
     }
