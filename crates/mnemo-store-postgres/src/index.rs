@@ -24,9 +24,10 @@
 //!   found all of them, but the default must hold at every size (bench/RESULTS.md,
 //!   "PostgreSQL dense recall at every size").
 //! - The HNSW scan is iterative (pgvector 0.8, `hnsw.iterative_scan = strict_order`), so the
-//!   namespace filter does not cut the candidate list to `ef_search` rows; and if the scan still returns fewer than `limit` rows while the
-//!   namespace holds more vectors (the iterative scan stops at `hnsw.max_scan_tuples`), the
-//!   query is answered by an exact scan of the namespace instead: no candidate is lost.
+//!   namespace filter does not cut the candidate list to `ef_search` rows; and if the scan
+//!   still returns fewer than `limit` rows while the namespace holds more vectors (the
+//!   iterative scan stops at `hnsw.max_scan_tuples`), the query is answered by an exact scan
+//!   of the namespace instead: no candidate is lost.
 //! - Lexical search takes its candidates from a postings table (`index_terms`: namespace,
 //!   lexeme, id, and the posting's share of `ts_rank`; B-tree): each query term's newest
 //!   [`POSTINGS_PER_TERM`] documents of the namespace, ranked from the postings alone: the
@@ -272,6 +273,7 @@ pub fn ef_for(limit: usize, setting: u32) -> u32 {
     let rows = limit.min(MAX_EF_SEARCH as usize) as u32;
     setting.max(rows).min(MAX_EF_SEARCH)
 }
+
 fn default_hnsw_m() -> u32 {
     16
 }
