@@ -18,11 +18,16 @@
 //!   more: a replay, a migration, a benchmark load) only at the next `flush`, small upsert or
 //!   dense search (which waits for it), because building HNSW over loaded rows is much faster
 //!   than inserting into it row by row. The build blocks writes to the index while it runs.
-//! - Dense search runs HNSW with pgvector 0.8 iterative scans (`hnsw.iterative_scan =
-//!   strict_order`), so the namespace filter does not cut the candidate list to
-//!   `ef_search` rows; and if the scan still returns fewer than `limit` rows while the
-//!   namespace holds more vectors (the iterative scan stops at `hnsw.max_scan_tuples`), the
-//!   query is answered by an exact scan of the namespace instead: no candidate is lost.
+//! - Dense search runs HNSW with a candidate list (`hnsw.ef_search`) of `max(ef_search,
+//!   limit)`, at most 1000 ([`ef_for`]; `ef_search` defaults to 200). At 10k memories of the
+//!   bench's corpus 100 candidates found .90 of the exact top 10, 200 .97; at 100k 100 already
+//!   found all of them, but the default must hold at every size (bench/RESULTS.md,
+//!   "PostgreSQL dense recall at every size").
+//! - The HNSW scan is iterative (pgvector 0.8, `hnsw.iterative_scan = strict_order`), so the
+//!   namespace filter does not cut the candidate list to `ef_search` rows; and if the scan
+//!   still returns fewer than `limit` rows while the namespace holds more vectors (the
+//!   iterative scan stops at `hnsw.max_scan_tuples`), the query is answered by an exact scan
+//!   of the namespace instead: no candidate is lost.
 //! - Lexical search takes its candidates from a postings table (`index_terms`: namespace,
 //!   lexeme, id, and the posting's share of `ts_rank`; B-tree): each query term's newest
 //!   [`POSTINGS_PER_TERM`] documents of the namespace, ranked from the postings alone: the
@@ -217,7 +222,14 @@ pub struct IndexSettings {
     /// The RRF constant.
     #[serde(default = "default_rrf_k")]
     pub rrf_k: f32,
-    /// HNSW candidate list size (at least the asked limit is used).
+    /// HNSW candidate list size (pgvector's `hnsw.ef_search`, 1..=1000, default 200): a dense
+    /// search asking `limit` rows keeps `max(ef_search, limit)` candidates, at most 1000
+    /// ([`ef_for`]). So the engine's recall (64 candidates, fusion depth 100) and any search of
+    /// up to 200 rows search with `ef_search`. At 10k memories of the bench's corpus 100 found
+    /// .90 of the exact dense top 10, 150 .948, 200 .97; at 100k 100 already found all of them,
+    /// and 200 costs ~2× the server time of 100 per search there (bench/RESULTS.md, "PostgreSQL
+    /// dense recall at every size"): a deployment whose namespaces are large and clustered can
+    /// set 100 back.
     #[serde(default = "default_ef_search")]
     pub ef_search: u32,
     /// Links per node of the HNSW graph (pgvector's `m`, 2..=100), used when the graph is
@@ -247,8 +259,21 @@ fn default_rrf_k() -> f32 {
     FusionSettings::default().rrf_k
 }
 fn default_ef_search() -> u32 {
-    100
+    200
 }
+
+/// pgvector's largest `hnsw.ef_search`.
+const MAX_EF_SEARCH: u32 = 1000;
+
+/// The HNSW candidate list of a dense search asking `limit` rows, with `[index] ef_search` =
+/// `setting`: the setting, or the rows asked when they are more, at most 1000 (see
+/// [`IndexSettings::ef_search`]). The setting alone decides the engine's recall (fusion depth
+/// 100 at the default candidates), so lowering it lowers that search's cost.
+pub fn ef_for(limit: usize, setting: u32) -> u32 {
+    let rows = limit.min(MAX_EF_SEARCH as usize) as u32;
+    setting.max(rows).min(MAX_EF_SEARCH)
+}
+
 fn default_hnsw_m() -> u32 {
     16
 }
@@ -347,7 +372,7 @@ impl PostgresIndex {
     /// An index on `settings` (connects and migrates at first use).
     pub fn new(settings: &IndexSettings) -> std::result::Result<PostgresIndex, PgError> {
         settings.fusion().validate().map_err(|e| PgError::Settings(e.to_string()))?;
-        if settings.ef_search == 0 || settings.ef_search > 1000 {
+        if settings.ef_search == 0 || settings.ef_search > MAX_EF_SEARCH {
             return Err(PgError::Settings(format!("ef_search = {} must be 1..=1000", settings.ef_search)));
         }
         if !(2..=100).contains(&settings.hnsw_m) {
@@ -524,7 +549,7 @@ impl PostgresIndex {
         let v = pgvector::Vector::from(unit(e));
         let ns = q.namespace.as_str();
         let lim = limit as i64;
-        let ef = self.ef_search.max(limit.min(1000) as u32);
+        let ef = ef_for(limit, self.ef_search);
         // `enable_sort = off`: the planner otherwise weighs the HNSW scan against a scan of
         // the namespace with a top-N sort, and its choice flips with the statistics (after an
         // ANALYZE the 100k bench's dense search became that exact scan, 154 ms instead of 6).
@@ -889,5 +914,40 @@ impl Index for PostgresIndex {
         self.hnsw_built.store(false, Ordering::Release);
         self.dims.store(0, Ordering::Release);
         tx.commit().await.db("commit")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The candidate list: the setting (default 200, what dense recall@10 ≥ .95 at 10k needs),
+    /// or the rows asked when they are more, never beyond pgvector's 1000; the setting alone
+    /// decides the engine's recall (fusion depth 100), so lowering it lowers that search's cost.
+    #[test]
+    fn ef_is_the_setting_or_the_rows_asked() {
+        assert_eq!(default_ef_search(), 200);
+        let d = default_ef_search();
+        assert_eq!(ef_for(10, d), 200, "the bench's top 10");
+        assert_eq!(ef_for(fusion_depth(64), d), 200, "the engine's recall at 64 candidates");
+        assert_eq!(ef_for(fusion_depth(64), 100), 100, "a lower setting lowers the recall's search");
+        assert_eq!(ef_for(128, d), 200, "the bench's top 128");
+        assert_eq!(ef_for(fusion_depth(200), d), 300, "a recall of 200 candidates (depth 300)");
+        assert_eq!(ef_for(128, 100), 128);
+        assert_eq!(ef_for(1, 4), 4);
+        assert_eq!(ef_for(5, 4), 5);
+        assert_eq!(ef_for(10, 1000), 1000);
+        assert_eq!(ef_for(1001, 1), 1000);
+        assert_eq!(ef_for(usize::MAX, 1), 1000);
+        assert_eq!(ef_for(0, 1), 1);
+    }
+
+    #[test]
+    fn ef_search_out_of_range_is_refused() {
+        for ef in [0, 1001] {
+            let s = IndexSettings { ef_search: ef, ..IndexSettings::new("postgres://nobody@127.0.0.1:1/none") };
+            let e = PostgresIndex::new(&s).unwrap_err().to_string();
+            assert!(e.contains("ef_search"), "{e}");
+        }
     }
 }

@@ -17,7 +17,8 @@
 //! lexical_weight = 1.0     # fusion, as the tantivy index
 //! dense_weight = 0.1
 //! rrf_k = 30.0
-//! ef_search = 100          # HNSW candidate list (pgvector hnsw.ef_search)
+//! ef_search = 200          # HNSW candidate list (pgvector hnsw.ef_search, 1..=1000): a search of
+//!                          # `limit` rows keeps max(ef_search, limit), at most 1000
 //! ```
 use std::sync::Arc;
 
