@@ -10,7 +10,7 @@
 use std::process::{Command, Stdio};
 
 mod common;
-use common::url;
+use common::{postgres_index_keys, url, write_config};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_processes_leave_exactly_one_active_value() {
@@ -18,14 +18,7 @@ async fn concurrent_processes_leave_exactly_one_active_value() {
     let schema = format!("conc_{}", std::process::id());
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("postgres.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n\n\
-             [index]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n"
-        ),
-    )
-    .unwrap();
+    write_config(&config, &url, &schema, &postgres_index_keys(&url, &schema));
     let writers = 6;
     let rounds = 3;
     for round in 0..rounds {

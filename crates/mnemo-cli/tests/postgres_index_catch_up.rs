@@ -21,7 +21,7 @@ use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 use mnemo_store_postgres::{PgSettings, PostgresStore};
 
 mod common;
-use common::url;
+use common::{url, write_config};
 
 fn server_b(url: &str, schema: &str) -> Engine {
     let fake = Arc::new(FakeQwen::new(64).unwrap());
@@ -58,14 +58,7 @@ async fn a_server_with_its_own_index_recalls_another_servers_correction() {
     // Server A: another process, its own data directory and tantivy index, the same store.
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("postgres-tantivy.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n\n\
-             [index]\nkind = \"tantivy\"\npath = \"index\"\n"
-        ),
-    )
-    .unwrap();
+    write_config(&config, &url, &schema, "kind = \"tantivy\"\npath = \"index\"\n");
     let out = Command::new(env!("CARGO_BIN_EXE_mnemo"))
         .arg("--config")
         .arg(&config)

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::url;
+use common::{postgres_index_keys, url, write_config};
 
 fn mnemo(data: &Path, config: Option<&Path>, ns: &str, at: &str, args: &[&str]) -> String {
     let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
@@ -73,14 +73,7 @@ async fn migrated_data_dir_recalls_the_same_packs() {
     assert_eq!(acme["target"]["tombstones"], 1, "the superseded lead time travels as a tombstone");
 
     let pg_config = tmp.path().join("pg.toml");
-    std::fs::write(
-        &pg_config,
-        format!(
-            "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n\n\
-             [index]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n"
-        ),
-    )
-    .unwrap();
+    write_config(&pg_config, &url, &schema, &postgres_index_keys(&url, &schema));
     let pg_dir = tmp.path().join("pg");
     for (ns, query) in [
         ("acme", "What is the lead time for IC-MC-44 from S-208?"),
