@@ -7,20 +7,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
-use std::process::Command;
 
+mod cli_run;
 mod common;
+use cli_run::{command, ok_stdout};
 use common::{postgres_index_keys, url, write_config};
 
 fn mnemo(data: &Path, config: Option<&Path>, ns: &str, at: &str, args: &[&str]) -> String {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
-    c.arg("--data-dir").arg(data).arg("--namespace").arg(ns).arg("--at").arg(at);
+    let mut c = command(data);
+    c.args(["--namespace", ns, "--at", at]);
     if let Some(cfg) = config {
         c.arg("--config").arg(cfg);
     }
-    let out = c.args(args).output().unwrap();
-    assert!(out.status.success(), "mnemo {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    ok_stdout(&c.args(args).output().unwrap())
 }
 
 /// The packed memories of a recall: (id, content, status) in pack order.
