@@ -568,9 +568,9 @@ mod tests {
 
     mod with_a_runtime {
         // The built-in kinds the embedded default names (the library links none).
+        use mnemo_grounders as _;
         use mnemo_llm as _;
         use mnemo_store as _;
-        use mnemo_tools as _;
 
         use super::super::*;
         use crate::{Config, Runtime};

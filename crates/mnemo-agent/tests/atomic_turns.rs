@@ -1,9 +1,9 @@
 //! A turn's derived changes land as one atomic batch, planned in turn order.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // The built-in kinds: linked here (the library links none), so their registrations are kept.
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 use std::sync::Arc;
 
 use mnemo_core::engine::{EngineParts, OutcomeKind};

@@ -2,9 +2,9 @@
 //! and still tombstones exactly what the old full scan did: compared over pseudo-random
 //! namespaces, write histories and sweep times.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

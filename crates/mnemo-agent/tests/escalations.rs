@@ -4,9 +4,9 @@
 //! answered by a human — recorded as memory from `human:NAME`, on which the same task then
 //! acts, offline — or dismissed (nothing recorded).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

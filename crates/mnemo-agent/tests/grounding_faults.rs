@@ -11,7 +11,7 @@ use std::time::Duration;
 use mnemo_agent::assess::{AssessorSettings, GroundingAssessor};
 use mnemo_core::time::DAY_MS;
 use mnemo_core::*;
-use mnemo_tools::TableGrounder;
+use mnemo_grounders::TableGrounder;
 
 fn now() -> Timestamp {
     Timestamp::parse_rfc3339("2026-07-10T00:00:00Z").unwrap()

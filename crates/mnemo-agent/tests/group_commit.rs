@@ -3,9 +3,9 @@
 //! the turn is committed and recallable.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // The built-in kinds: linked here (the library links none), so their registrations are kept.
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 use std::sync::Arc;
 
 use mnemo_core::engine::{EngineParts, GroupCommit, OutcomeKind, RecallOptions, TurnRequest};

@@ -9,8 +9,8 @@ use mnemo_core::engine::RecallOptions;
 use mnemo_core::*;
 use mnemo_llm::mock::{Fault, MockServer};
 // The built-in kinds this test assembles (the binary links them; the agent library does not).
+use mnemo_grounders as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 use serde_json::json;
 
 const KEY_VAR: &str = "MNEMO_AGENT_MOCK_TEST_KEY";

@@ -1,8 +1,8 @@
 //! list / export / restore over the wired runtime (SQLite + tantivy + fake model).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 use std::sync::Arc;
 
 use mnemo_agent::{Config, Runtime};

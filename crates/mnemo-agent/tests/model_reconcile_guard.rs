@@ -4,8 +4,8 @@
 //! turn's notes, and a supersession the model decided names the model and its reason in `why`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use async_trait::async_trait;
+use mnemo_grounders as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 use std::sync::{Arc, Mutex};
 
 use mnemo_core::engine::{EngineParts, OutcomeKind};

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use mnemo_agent::{Config, Runtime};
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::*;
+use mnemo_grounders::TableGrounder;
 use mnemo_llm::mock::MockServer;
 use mnemo_store as _;
-use mnemo_tools::TableGrounder;
 use serde_json::json;
 
 const KEY_VAR: &str = "MNEMO_AGENT_PLAN_TEST_KEY";

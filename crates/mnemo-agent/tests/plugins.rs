@@ -1,9 +1,9 @@
 //! Plugin libraries named in config, end to end through the runtime.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // The built-in kinds: linked here (the library links none), so their registrations are kept.
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 // The plugin-host tests build plugin libraries the same way: one helper for both.
 #[path = "../../mnemo-plugin-host/tests/support/mod.rs"]
 mod support;

@@ -8,9 +8,9 @@ use mnemo_agent::error::ErrorKind;
 use mnemo_agent::{Config, Runtime};
 use mnemo_core::*;
 // The built-in kinds the embedded default names (the agent library links none).
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 
 fn clock() -> Arc<SimClock> {
     Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()))

@@ -2,9 +2,9 @@
 //! relevance, so the reply to a matching question is packed; off, the pack keeps the weaker
 //! but directly matching turn instead.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 
 use std::sync::Arc;
 

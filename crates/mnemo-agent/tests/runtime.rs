@@ -1,9 +1,9 @@
 //! The wired runtime over the embedded default (SQLite + index + fake model).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // The built-in kinds: linked here (the library links none), so their registrations are kept.
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 use std::sync::Arc;
 
 use mnemo_agent::runtime::answer_of;
@@ -12,7 +12,7 @@ use mnemo_core::engine::{OutcomeKind, RecallOptions};
 use mnemo_core::registry::{kinds, Role};
 use mnemo_core::time::DAY_MS;
 use mnemo_core::*;
-use mnemo_tools::TableGrounder;
+use mnemo_grounders::TableGrounder;
 
 async fn runtime(dir: &std::path::Path, grounders: Vec<Arc<dyn Grounder>>) -> (Runtime, Arc<SimClock>) {
     let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));

@@ -30,9 +30,9 @@ use mnemo_store_postgres as _;
 
 // The built-in kinds this binary offers: the linker keeps a crate's registrations only when
 // the binary refers to it (`mnemo plugins` lists them; tests/cli.rs checks them).
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 // Linked for its `mcp` grounder registration (and `mnemo mcp`; feature `mcp`).
 #[cfg(feature = "mcp")]
 use mnemo_mcp as _;

@@ -3,26 +3,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .output()
-        .unwrap()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
+mod cli_run;
+use cli_run::{json, mnemo, ok_stdout};
 
 fn err(o: &Output) -> String {
     assert!(!o.status.success(), "expected failure, got: {}", String::from_utf8_lossy(&o.stdout));
@@ -30,15 +12,15 @@ fn err(o: &Output) -> String {
 }
 
 fn recall_json(dir: &Path, q: &str) -> serde_json::Value {
-    serde_json::from_str(&ok(&mnemo(dir, &["recall", q, "--raw", "--json", "--full"]))).unwrap()
+    json(dir, &["recall", q, "--raw", "--json", "--full"])
 }
 
 #[test]
 fn memory_survives_across_processes_and_corrections_supersede() {
     let d = tempfile::tempdir().unwrap();
     let t0 = ["--at", "2026-07-01T09:00:00Z"];
-    ok(&mnemo(d.path(), &[&t0[..], &["remember", "[SEM] Northwind Labs | owner | Ben"]].concat()));
-    ok(&mnemo(
+    ok_stdout(&mnemo(d.path(), &[&t0[..], &["remember", "[SEM] Northwind Labs | owner | Ben"]].concat()));
+    ok_stdout(&mnemo(
         d.path(),
         &[&t0[..], &["remember", "[SEM] Contoso | owner | Alice\n[EPI] Lunch at the harbour."]].concat(),
     ));
@@ -48,7 +30,7 @@ fn memory_survives_across_processes_and_corrections_supersede() {
     let old_id = first["id"].as_str().unwrap().to_string();
 
     // correction in a third process
-    ok(&mnemo(d.path(), &["--at", "2026-07-05T09:00:00Z", "remember", "[SEM] Northwind Labs | owner | Carla"]));
+    ok_stdout(&mnemo(d.path(), &["--at", "2026-07-05T09:00:00Z", "remember", "[SEM] Northwind Labs | owner | Carla"]));
     let pack = recall_json(d.path(), "who owns Northwind Labs");
     let owners: Vec<String> = pack["items"]
         .as_array()
@@ -61,21 +43,21 @@ fn memory_survives_across_processes_and_corrections_supersede() {
     let new_id = pack["items"][0]["memory"]["id"].as_str().unwrap().to_string();
 
     let why: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["why", &old_id.to_string(), "--json"]))).unwrap();
+        serde_json::from_str(&ok_stdout(&mnemo(d.path(), &["why", &old_id.to_string(), "--json"]))).unwrap();
     let status = &why["memory"]["status"];
     assert_eq!(status["status"], "tombstoned");
     assert_eq!(status["superseded_by"].as_str().unwrap(), new_id);
     assert_eq!(status["at"].as_i64().unwrap(), mnemo_core::Timestamp::parse_rfc3339("2026-07-05T09:00:00Z").unwrap().0);
     assert!(status["reason"].as_str().unwrap().contains("Carla"));
-    let text = ok(&mnemo(d.path(), &["why", &old_id.to_string()]));
+    let text = ok_stdout(&mnemo(d.path(), &["why", &old_id.to_string()]));
     assert!(text.contains("superseded by memory") && text.contains("2026-07-05T09:00:00Z"), "{text}");
 }
 
 #[test]
 fn namespaces_are_walls() {
     let d = tempfile::tempdir().unwrap();
-    ok(&mnemo(d.path(), &["-n", "a", "remember", "[SEM] Northwind Labs | owner | Ben"]));
-    let pack: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+    ok_stdout(&mnemo(d.path(), &["-n", "a", "remember", "[SEM] Northwind Labs | owner | Ben"]));
+    let pack: serde_json::Value = serde_json::from_str(&ok_stdout(&mnemo(
         d.path(),
         &["-n", "b", "recall", "Northwind Labs owner", "--raw", "--json", "--full"],
     )))
@@ -107,15 +89,17 @@ fn invalid_utf8_turn_is_refused_and_nothing_is_written() {
 #[test]
 fn budgets_negative_zero_and_huge() {
     let d = tempfile::tempdir().unwrap();
-    ok(&mnemo(d.path(), &["remember", "[SEM] Northwind Labs | owner | Ben"]));
+    ok_stdout(&mnemo(d.path(), &["remember", "[SEM] Northwind Labs | owner | Ben"]));
     let e = err(&mnemo(d.path(), &["recall", "owner", "--budget", "-5"]));
     assert!(e.contains("--budget") && e.contains("-5"), "{e}");
-    let p: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["recall", "owner", "--raw", "--budget", "0", "--json", "--full"])))
-            .unwrap();
+    let p: serde_json::Value = serde_json::from_str(&ok_stdout(&mnemo(
+        d.path(),
+        &["recall", "owner", "--raw", "--budget", "0", "--json", "--full"],
+    )))
+    .unwrap();
     assert_eq!(p["items"].as_array().unwrap().len(), 0);
     assert_eq!(p["trace"][0]["reason"], "budget");
-    let p: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+    let p: serde_json::Value = serde_json::from_str(&ok_stdout(&mnemo(
         d.path(),
         &["recall", "owner", "--raw", "--budget", "999999999999", "--json", "--full"],
     )))
@@ -127,7 +111,7 @@ fn budgets_negative_zero_and_huge() {
 #[test]
 fn importance_out_of_range_is_clamped_and_said() {
     let d = tempfile::tempdir().unwrap();
-    let out = ok(&mnemo(d.path(), &["remember", "[EPI imp=7] Big launch day."]));
+    let out = ok_stdout(&mnemo(d.path(), &["remember", "[EPI imp=7] Big launch day."]));
     assert!(out.contains("clamped to 1"), "{out}");
     let p = recall_json(d.path(), "launch");
     assert_eq!(p["items"][0]["memory"]["importance"].as_f64().unwrap(), 1.0);
@@ -153,7 +137,7 @@ fn forget_is_precise_and_decay_sweeps() {
     let d = tempfile::tempdir().unwrap();
     let at = |t: &str| ["--at".to_string(), t.to_string()];
     let t0 = at("2026-07-01T09:00:00Z");
-    ok(&mnemo(
+    ok_stdout(&mnemo(
         d.path(),
         &[
             &t0[0],
@@ -162,7 +146,7 @@ fn forget_is_precise_and_decay_sweeps() {
             "[SEM] Ben | phone | 555-0100\n[SEM] Ben | email | ben@example.com\n[EPI] Standup moved to Friday.",
         ],
     ));
-    let out = ok(&mnemo(d.path(), &["forget", "Ben | phone"]));
+    let out = ok_stdout(&mnemo(d.path(), &["forget", "Ben | phone"]));
     assert!(out.contains("forgotten"), "{out}");
     let p = recall_json(d.path(), "Ben phone email");
     let contents: Vec<&str> =
@@ -171,14 +155,15 @@ fn forget_is_precise_and_decay_sweeps() {
     assert!(!contents.iter().any(|c| c.contains("555-0100")));
     // 60 days later the episode (importance 0.5) has faded below 0.08
     let t1 = at("2026-08-30T09:00:00Z");
-    let out = ok(&mnemo(d.path(), &[&t1[0], &t1[1], "decay"]));
+    let out = ok_stdout(&mnemo(d.path(), &[&t1[0], &t1[1], "decay"]));
     assert!(out.contains("1 decayed"), "{out}");
 }
 
 #[test]
 fn demo_runs_offline_and_decides() {
     let d = tempfile::tempdir().unwrap();
-    let out = ok(&Command::new(env!("CARGO_BIN_EXE_mnemo")).args(["demo", "--dir"]).arg(d.path()).output().unwrap());
+    let out =
+        ok_stdout(&Command::new(env!("CARGO_BIN_EXE_mnemo")).args(["demo", "--dir"]).arg(d.path()).output().unwrap());
     assert!(out.contains("client: fake"), "{out}");
     assert!(out.contains("plan by fake-qwen (checked against the pack: faithful)"), "{out}");
     assert!(out.contains("uses: memory m9 = \"35 days\""), "the plan cites the re-grounded value: {out}");
@@ -203,7 +188,7 @@ fn every_recall_is_grounded_and_graded() {
     let cfg = conf.path().join("clinic.toml");
     std::fs::write(&cfg, "[[grounders]]\nkind = \"csv\"\nsource = \"clinic\"\npath = \"clinic.csv\"\n").unwrap();
     let c = cfg.to_str().unwrap();
-    ok(&mnemo(
+    ok_stdout(&mnemo(
         d.path(),
         &[
             "--config",
@@ -214,7 +199,7 @@ fn every_recall_is_grounded_and_graded() {
             "[SEM] Maria Lopez | metformin dose | 250 mg once daily",
         ],
     ));
-    let t: serde_json::Value = serde_json::from_str(&ok(&mnemo(
+    let t: serde_json::Value = serde_json::from_str(&ok_stdout(&mnemo(
         d.path(),
         &["--config", c, "--at", "2026-03-10T09:00:00Z", "recall", "metformin dose of Maria Lopez", "--json", "--full"],
     )))
@@ -227,7 +212,7 @@ fn every_recall_is_grounded_and_graded() {
     // the grounder's value went into memory alone, not with the as_of column glued on
     let fresh = t["assessment"]["substitutions"][0]["fresh"].as_str().unwrap().to_string();
     let why: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["--config", c, "why", &fresh, "--json"]))).unwrap();
+        serde_json::from_str(&ok_stdout(&mnemo(d.path(), &["--config", c, "why", &fresh, "--json"]))).unwrap();
     assert_eq!(why["memory"]["claim"]["value"], "500 mg twice daily", "{why}");
 
     let o = mnemo(
@@ -251,7 +236,7 @@ fn every_recall_is_grounded_and_graded() {
     assert_eq!(t["decision"]["decision"], "escalate", "{t}");
     assert!(t["decision"]["reasons"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().contains("Zeta")), "{t}");
     let raw: serde_json::Value =
-        serde_json::from_str(&ok(&mnemo(d.path(), &["--config", c, "recall", "metformin", "--raw", "--json"])))
+        serde_json::from_str(&ok_stdout(&mnemo(d.path(), &["--config", c, "recall", "metformin", "--raw", "--json"])))
             .unwrap();
     assert!(raw["memories"].is_array() && raw["decision"].is_null(), "raw: no decision: {raw}");
 }
@@ -261,7 +246,7 @@ fn version_names_the_commit_the_binary_was_built_from_wherever_it_runs() {
     // Run from a directory outside any checkout: the commit is the build's, not the cwd's.
     let d = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_mnemo")).arg("--version").current_dir(d.path()).output().unwrap();
-    let version = ok(&out);
+    let version = ok_stdout(&out);
     let head = Command::new("git")
         .args(["rev-parse", "HEAD"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 mod cli_run;
-use cli_run::{mnemo, ok, text};
+use cli_run::{json, mnemo, ok, text};
 
 const PHONE: &str = "+1 555 0100";
 const NEW_PHONE: &str = "+1 555 0199";
@@ -36,12 +36,6 @@ fn seeded() -> tempfile::TempDir {
     ok(&mnemo(d.path(), &["recall", "Ben phone"]));
     assert!(!files_holding(d.path(), PHONE).is_empty(), "the fixture holds the number");
     d
-}
-
-/// What a run printed on stdout, as JSON.
-fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
-    let out = ok(&mnemo(dir, args)).0;
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
 /// What a run printed, stdout and stderr together.

@@ -3,36 +3,21 @@
 //! on the human's value and `why` shows the human source. Every mistake is a clear error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["-n", "supply", "-q"])
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .env("MNEMO_MODELS", dir.join("models"))
-        .output()
-        .unwrap()
-}
+mod cli_run;
+use cli_run::{command, ok_stdout, stdout_json};
 
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
+/// Every command here works in namespace `supply`, quietly, with the local models looked for
+/// inside the test's directory (never the user's).
+fn mnemo(dir: &Path, args: &[&str]) -> Output {
+    command(dir).args(["-n", "supply", "-q"]).args(args).env("MNEMO_MODELS", dir.join("models")).output().unwrap()
 }
 
 fn json(dir: &Path, args: &[&str]) -> Value {
-    let out = ok(&mnemo(dir, args));
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("`mnemo {}`: not JSON ({e}): {out}", args.join(" ")))
+    stdout_json(&mnemo(dir, args), args)
 }
 
 /// A failing command with `--json`: its error kind and message.
@@ -52,11 +37,14 @@ const ABOUT: &str = "Northwind Labs | approver";
 fn an_escalation_is_answered_by_a_human_and_the_same_recall_then_acts_on_the_answer() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
-    ok(&mnemo(dir, &["--at", "2026-07-01", "remember", "--source", "buyer", "[SEM] Northwind Labs | owner | Ben"]));
+    ok_stdout(&mnemo(
+        dir,
+        &["--at", "2026-07-01", "remember", "--source", "buyer", "[SEM] Northwind Labs | owner | Ben"],
+    ));
     assert_eq!(json(dir, &["escalations", "--json"])["escalations"], serde_json::json!([]));
 
     // The recall escalates: e1 is recorded, and the text output says how to answer it.
-    let out = ok(&mnemo(dir, &["--at", "2026-07-02", "recall", Q, "--about", ABOUT]));
+    let out = ok_stdout(&mnemo(dir, &["--at", "2026-07-02", "recall", Q, "--about", ABOUT]));
     assert!(out.contains("escalation e1 opened"), "{out}");
     assert!(out.contains("mnemo -n supply answer e1 \"…\" --by NAME"), "{out}");
     // The same recall again reuses it (the full JSON says so).
@@ -70,7 +58,7 @@ fn an_escalation_is_answered_by_a_human_and_the_same_recall_then_acts_on_the_ans
     assert_eq!((list[0]["id"].as_str(), list[0]["status"].as_str()), (Some("e1"), Some("open")));
     assert_eq!(list[0]["raised"], 2);
     assert_eq!(list[0]["pack"], serde_json::json!(["m1"]));
-    let text = ok(&mnemo(dir, &["escalations"]));
+    let text = ok_stdout(&mnemo(dir, &["escalations"]));
     assert!(text.contains("e1") && text.contains("open") && text.contains("nothing recalled asserts"), "{text}");
 
     // Mistakes: clear errors, nothing recorded.
@@ -114,17 +102,20 @@ fn an_escalation_is_answered_by_a_human_and_the_same_recall_then_acts_on_the_ans
     let id = on["memory"].as_str().unwrap().to_string();
     let line = r["memories"].as_array().unwrap().iter().find(|l| l["id"] == id.as_str()).unwrap().clone();
     assert!(line["trust"].as_f64().unwrap() > 0.99, "{line}");
-    let why = ok(&mnemo(dir, &["why", &id]));
+    let why = ok_stdout(&mnemo(dir, &["why", &id]));
     assert!(why.contains("sources [human:carla]"), "{why}");
     assert!(why.contains("by human:carla: [SEM] Northwind Labs | approver | Carla"), "{why}");
 
     // Dismiss: a new escalation on another task, closed, nothing recorded.
-    let out = ok(&mnemo(dir, &["--at", "2026-07-05", "recall", "Who buys for Contoso?", "--about", "Contoso | buyer"]));
+    let out = ok_stdout(&mnemo(
+        dir,
+        &["--at", "2026-07-05", "recall", "Who buys for Contoso?", "--about", "Contoso | buyer"],
+    ));
     assert!(out.contains("escalation e2 opened"), "{out}");
-    let turns_before = ok(&mnemo(dir, &["export", "--all"]));
-    let out = ok(&mnemo(dir, &["--at", "2026-07-05", "dismiss", "e2", "--by", "ben"]));
+    let turns_before = ok_stdout(&mnemo(dir, &["export", "--all"]));
+    let out = ok_stdout(&mnemo(dir, &["--at", "2026-07-05", "dismiss", "e2", "--by", "ben"]));
     assert!(out.contains("escalation e2 dismissed by human:ben: nothing was recorded"), "{out}");
-    assert_eq!(ok(&mnemo(dir, &["export", "--all"])), turns_before, "a dismissal records nothing");
+    assert_eq!(ok_stdout(&mnemo(dir, &["export", "--all"])), turns_before, "a dismissal records nothing");
     let e2 = json(dir, &["escalations", "e2", "--json"]);
     assert_eq!((e2["status"].as_str(), e2["dismissal"]["by"].as_str()), (Some("dismissed"), Some("human:ben")));
     let (_, m) = fails(dir, &["--at", "2026-07-05", "answer", "e2", "x", "--by", "a", "--json"]);

@@ -6,26 +6,12 @@
 //! aside and rebuilt.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .output()
-        .unwrap()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
+mod cli_run;
+use cli_run::{command, mnemo, ok_stdout};
 
 fn sources_of(dir: &Path, args: &[&str], q: &str) -> Vec<String> {
-    let out = ok(&mnemo(dir, &[args, &["recall", q, "--raw", "--json", "--full"]].concat()));
+    let out = ok_stdout(&mnemo(dir, &[args, &["recall", q, "--raw", "--json", "--full"]].concat()));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     v["items"][0]["memory"]["sources"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
 }
@@ -34,7 +20,7 @@ fn sources_of(dir: &Path, args: &[&str], q: &str) -> Vec<String> {
 fn free_labels_count_once_and_declared_sources_count_apart() {
     let d = tempfile::tempdir().unwrap();
     for s in ["s1", "s2", "s3"] {
-        let out = ok(&mnemo(d.path(), &["remember", "--source", s, "[SEM] Vault | owner | Ana"]));
+        let out = ok_stdout(&mnemo(d.path(), &["remember", "--source", s, "[SEM] Vault | owner | Ana"]));
         assert!(out.contains("not declared"), "{out}");
     }
     assert_eq!(sources_of(d.path(), &[], "Vault owner"), vec!["user"]);
@@ -44,7 +30,7 @@ fn free_labels_count_once_and_declared_sources_count_apart() {
     std::fs::write(&cfg, "[sources]\ndeclared = [\"erp\", \"crm\"]\n").unwrap();
     let c = ["--config", cfg.to_str().unwrap()];
     for s in ["erp", "crm", "erp"] {
-        ok(&mnemo(e.path(), &[&c[..], &["remember", "--source", s, "[SEM] Vault | owner | Ana"]].concat()));
+        ok_stdout(&mnemo(e.path(), &[&c[..], &["remember", "--source", s, "[SEM] Vault | owner | Ana"]].concat()));
     }
     let mut got = sources_of(e.path(), &c, "Vault owner");
     got.sort();
@@ -61,22 +47,24 @@ fn far_future_at_is_refused_unless_asked() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--allow-future"));
     // Nothing was written: a normal turn still goes in.
-    ok(&mnemo(d.path(), &["remember", "[SEM] A | b | c"]));
-    ok(&mnemo(d.path(), &["--at", "9999-12-31T00:00:00Z", "--allow-future", "remember", "[SEM] A | b | d"]));
+    ok_stdout(&mnemo(d.path(), &["remember", "[SEM] A | b | c"]));
+    ok_stdout(&mnemo(d.path(), &["--at", "9999-12-31T00:00:00Z", "--allow-future", "remember", "[SEM] A | b | d"]));
 }
 
 #[test]
 fn an_idempotency_key_makes_a_retry_write_nothing() {
     let d = tempfile::tempdir().unwrap();
-    let first = ok(&mnemo(d.path(), &["remember", "--idempotency-key", "k1", "[SEM] Order | qty | 5", "--json"]));
-    let again = ok(&mnemo(d.path(), &["remember", "--idempotency-key", "k1", "[SEM] Order | qty | 5", "--json"]));
+    let first =
+        ok_stdout(&mnemo(d.path(), &["remember", "--idempotency-key", "k1", "[SEM] Order | qty | 5", "--json"]));
+    let again =
+        ok_stdout(&mnemo(d.path(), &["remember", "--idempotency-key", "k1", "[SEM] Order | qty | 5", "--json"]));
     let (a, b): (serde_json::Value, serde_json::Value) =
         (serde_json::from_str(&first).unwrap(), serde_json::from_str(&again).unwrap());
     assert_eq!(a["turn"]["id"], b["turn"]["id"]);
     assert_eq!((&a["status"], &b["status"]), (&serde_json::json!("extracted"), &serde_json::json!("already_recorded")));
     assert!(b["outcomes"].as_array().unwrap().is_empty());
     assert!(b["notes"][0].as_str().unwrap().contains("idempotency key already used"));
-    let m = ok(&mnemo(d.path(), &["recall", "Order qty", "--raw", "--json", "--full"]));
+    let m = ok_stdout(&mnemo(d.path(), &["recall", "Order qty", "--raw", "--json", "--full"]));
     let v: serde_json::Value = serde_json::from_str(&m).unwrap();
     assert_eq!(v["items"][0]["memory"]["reinforcements"], 0, "the retry reinforced the memory");
     // The same key with another text is a mistake, not a retry: refused, nothing written.
@@ -85,7 +73,7 @@ fn an_idempotency_key_makes_a_retry_write_nothing() {
     let err: serde_json::Value = serde_json::from_slice(&clash.stdout).unwrap();
     assert_eq!(err["error"]["kind"], "conflict", "{err}");
     assert!(err["error"]["message"].as_str().unwrap().contains("another text"), "{err}");
-    let m = ok(&mnemo(d.path(), &["recall", "Order qty", "--json"]));
+    let m = ok_stdout(&mnemo(d.path(), &["recall", "Order qty", "--json"]));
     assert!(!m.contains("qty | 7"), "{m}");
 }
 
@@ -93,11 +81,11 @@ fn an_idempotency_key_makes_a_retry_write_nothing() {
 fn out_of_range_numbers_get_a_note_and_opposites_are_not_merged() {
     let d = tempfile::tempdir().unwrap();
     for v in ["inf", "1e309"] {
-        let out = ok(&mnemo(d.path(), &["remember", &format!("[SEM imp={v}] A{v} | b | c")]));
+        let out = ok_stdout(&mnemo(d.path(), &["remember", &format!("[SEM imp={v}] A{v} | b | c")]));
         assert!(out.contains("out of range") && out.contains(v), "{out}");
     }
-    ok(&mnemo(d.path(), &["remember", "[EPI] The man bit the dog."]));
-    let out = ok(&mnemo(d.path(), &["remember", "[EPI] The dog bit the man."]));
+    ok_stdout(&mnemo(d.path(), &["remember", "[EPI] The man bit the dog."]));
+    let out = ok_stdout(&mnemo(d.path(), &["remember", "[EPI] The dog bit the man."]));
     assert!(out.contains("inserted") && !out.contains("reinforced"), "{out}");
 }
 
@@ -133,11 +121,11 @@ fn a_turn_more_than_the_skew_ahead_needs_allow_future() {
         assert!(!o.status.success() && e.contains("--allow-future") && e.contains(&at), "{e}");
         assert!(e.contains("max_future_skew_secs"), "{e}");
     }
-    ok(&mnemo(d.path(), &["--at", &rfc3339(now_secs() + 60), "remember", "[SEM] A | b | c"]));
+    ok_stdout(&mnemo(d.path(), &["--at", &rfc3339(now_secs() + 60), "remember", "[SEM] A | b | c"]));
     let cfg = d.path().join("time.toml");
     std::fs::write(&cfg, "[time]\nmax_future_skew_secs = 7200\n").unwrap();
     let at = rfc3339(now_secs() + 3_600);
-    ok(&mnemo(d.path(), &["--config", cfg.to_str().unwrap(), "--at", &at, "remember", "[SEM] A | b | d"]));
+    ok_stdout(&mnemo(d.path(), &["--config", cfg.to_str().unwrap(), "--at", &at, "remember", "[SEM] A | b | d"]));
     std::fs::write(&cfg, "[time]\nmax_future_skew_secs = -1\n").unwrap();
     let o = mnemo(d.path(), &["--config", cfg.to_str().unwrap(), "recall", "A"]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("max_future_skew_secs"));
@@ -148,10 +136,10 @@ fn a_turn_more_than_the_skew_ahead_needs_allow_future() {
 #[test]
 fn a_recall_before_the_memories_existed_is_refused() {
     let d = tempfile::tempdir().unwrap();
-    ok(&mnemo(d.path(), &["remember", "[SEM] Ben | phone | 555"]));
+    ok_stdout(&mnemo(d.path(), &["remember", "[SEM] Ben | phone | 555"]));
     let accessed = |d: &Path| {
         let v: serde_json::Value =
-            serde_json::from_str(&ok(&mnemo(d, &["recall", "Ben phone", "--raw", "--json", "--full"]))).unwrap();
+            serde_json::from_str(&ok_stdout(&mnemo(d, &["recall", "Ben phone", "--raw", "--json", "--full"]))).unwrap();
         v["items"][0]["memory"]["last_accessed_at"].clone()
     };
     let before = accessed(d.path());
@@ -166,10 +154,12 @@ fn a_recall_before_the_memories_existed_is_refused() {
     assert_ne!(after, serde_json::json!("1970-01-01T00:00:00Z"));
     // A stated time is exact: a minute before the last turn is refused too; at it, fine.
     let e = tempfile::tempdir().unwrap();
-    ok(&mnemo(e.path(), &["--at", "2026-01-02T00:00:00Z", "remember", "[SEM] Ben | phone | 555"]));
+    ok_stdout(&mnemo(e.path(), &["--at", "2026-01-02T00:00:00Z", "remember", "[SEM] Ben | phone | 555"]));
     let o = mnemo(e.path(), &["--at", "2026-01-01T23:59:00Z", "recall", "Ben phone"]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("as-of recall"));
-    assert!(ok(&mnemo(e.path(), &["--at", "2026-01-02T00:00:00Z", "recall", "Ben phone", "--raw"])).contains("555"));
+    assert!(
+        ok_stdout(&mnemo(e.path(), &["--at", "2026-01-02T00:00:00Z", "recall", "Ben phone", "--raw"])).contains("555")
+    );
 }
 
 /// A lock wait that is not a whole number of seconds is an error naming the variable and the
@@ -178,13 +168,8 @@ fn a_recall_before_the_memories_existed_is_refused() {
 fn a_bad_lock_timeout_is_an_error_naming_it() {
     let d = tempfile::tempdir().unwrap();
     for v in ["abc", "-1", "1e9"] {
-        let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
-            .arg("--data-dir")
-            .arg(d.path())
-            .args(["remember", "[SEM] A | b | c"])
-            .env("MNEMO_LOCK_TIMEOUT_SECS", v)
-            .output()
-            .unwrap();
+        let o =
+            command(d.path()).args(["remember", "[SEM] A | b | c"]).env("MNEMO_LOCK_TIMEOUT_SECS", v).output().unwrap();
         let e = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && e.contains("MNEMO_LOCK_TIMEOUT_SECS") && e.contains(v), "{e}");
         assert!(e.contains("whole number of seconds"), "{e}");
@@ -243,17 +228,17 @@ fn an_index_path_of_any_shape_is_moved_aside_and_rebuilt() {
     for (said, make) in shapes {
         for first in [&["reindex"][..], &["recall", "Ben phone", "--raw"]] {
             let d = tempfile::tempdir().unwrap();
-            ok(&mnemo(d.path(), &["remember", "[SEM] Ben | phone | 555"]));
+            ok_stdout(&mnemo(d.path(), &["remember", "[SEM] Ben | phone | 555"]));
             let index = d.path().join("index");
             std::fs::remove_dir_all(&index).unwrap();
             make(&index);
             let o = mnemo(d.path(), first);
-            ok(&o);
+            ok_stdout(&o);
             let e = String::from_utf8_lossy(&o.stderr);
             if !(cfg!(not(unix)) && said.contains("link")) {
                 assert!(e.contains(said) && e.contains("moved aside"), "{said} by {first:?}: {e}");
             }
-            let out = ok(&mnemo(d.path(), &["recall", "Ben phone", "--raw"]));
+            let out = ok_stdout(&mnemo(d.path(), &["recall", "Ben phone", "--raw"]));
             assert!(out.contains("555"), "{said} by {first:?}: {out}");
             assert!(index.join("tantivy").join("meta.json").is_file(), "{said}: rebuilt on disk");
         }

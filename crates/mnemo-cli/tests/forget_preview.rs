@@ -8,12 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 mod cli_run;
-use cli_run::{mnemo, ok};
-
-fn json(dir: &Path, args: &[&str]) -> Value {
-    let out = ok(&mnemo(dir, args)).0;
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
+use cli_run::{json, mnemo, ok};
 
 /// (content, why) of the preview's `forget` or `kept`.
 fn rows(preview: &Value, which: &str) -> Vec<(String, String)> {
@@ -27,8 +22,7 @@ fn rows(preview: &Value, which: &str) -> Vec<(String, String)> {
 
 /// The contents of the active memories.
 fn active(dir: &Path) -> Vec<String> {
-    let out = ok(&mnemo(dir, &["list", "--json"])).0;
-    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let v = json(dir, &["list", "--json"]);
     let list = v["memories"].as_array().or_else(|| v.as_array()).unwrap_or_else(|| panic!("{v}"));
     list.iter().map(|m| m["content"].as_str().unwrap().to_string()).collect()
 }

@@ -12,14 +12,12 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
+mod cli_run;
+use cli_run::{command, has_key};
+
 fn mnemo_mcp_command(dir: &Path, ns: &str) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_mnemo"));
-    c.arg("--data-dir")
-        .arg(dir)
-        .args(["--namespace", ns, "--at", "2026-07-01T09:00:00Z", "mcp"])
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .env("RUST_LOG", "debug");
+    let mut c = tokio::process::Command::from(command(dir));
+    c.args(["--namespace", ns, "--at", "2026-07-01T09:00:00Z", "mcp"]).env("RUST_LOG", "debug");
     c
 }
 
@@ -51,14 +49,6 @@ fn refused_for_namespace(r: Result<CallToolResult, ServiceError>, other: &str) {
 /// The text content of a tool result (what a model reads).
 fn text_of(r: &CallToolResult) -> String {
     r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
-}
-
-fn has_key(v: &Value, key: &str) -> bool {
-    match v {
-        Value::Object(m) => m.contains_key(key) || m.values().any(|x| has_key(x, key)),
-        Value::Array(a) => a.iter().any(|x| has_key(x, key)),
-        _ => false,
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -162,13 +152,8 @@ async fn an_mcp_client_lists_the_tools_remembers_recalls_and_meets_the_namespace
 #[test]
 fn stdout_carries_only_protocol_messages() {
     let d = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(d.path())
+    let mut child = command(d.path())
         .args(["--namespace", "alice", "-vvv", "mcp"])
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .env_remove("RUST_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

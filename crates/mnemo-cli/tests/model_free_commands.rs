@@ -4,25 +4,14 @@
 //! every `--json` failure is one JSON object on stdout, beside the same line on stderr.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod cli_run;
+use cli_run::command_without_model_env;
 
 /// `mnemo --data-dir DIR args…` with no key, no model override and no inherited data dir.
 fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
-    c.arg("--data-dir").arg(dir).args(args);
-    for v in [
-        "MNEMO_DATA_DIR",
-        "MNEMO_NAMESPACE",
-        "MNEMO_OFFLINE",
-        "MNEMO_REPLAY",
-        "MNEMO_RECORD",
-        "MNEMO_LLM_BASE_URL",
-        "DASHSCOPE_API_KEY",
-        "RUST_LOG",
-    ] {
-        c.env_remove(v);
-    }
-    c.output().unwrap()
+    command_without_model_env(dir).args(args).output().unwrap()
 }
 
 fn ok(o: &Output, what: &str) -> String {

@@ -4,22 +4,12 @@
 //! `cargo test -p mnemo-cli --test optional_parts` (default build: the not-built errors) and
 //! with `--features full` (what CI builds: the parts are there).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-use std::path::Path;
-use std::process::{Command, Output};
+
+mod cli_run;
+use cli_run::mnemo;
 
 #[cfg(any(not(feature = "server"), not(feature = "mcp"), not(feature = "postgres")))]
 const REBUILD: &str = "cargo install --path crates/mnemo-cli --features full";
-
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .output()
-        .unwrap()
-}
 
 fn help_line(feature: &str) -> String {
     let d = tempfile::tempdir().unwrap();

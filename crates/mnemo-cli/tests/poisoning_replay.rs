@@ -2,14 +2,10 @@
 //! case set, replayed from the committed cassette (no model, no network), come to the figures of
 //! the committed result file RELIABILITY.md shows — so a change that moves them is seen.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod cli_run;
+use cli_run::{replaying, repo_root};
 
 const CASSETTE: &str = "bench/cassettes/poisoning-qwen2.5-coder-1.5b";
 const RESULT: &str = "bench/results/poisoning-cassette-qwen2.5-coder-1.5b.json";
@@ -36,12 +32,8 @@ fn counts(report: &Value) -> Vec<(String, String, String, u64, u64)> {
 fn the_cassette_replays_to_the_committed_figures() {
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("report.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .current_dir(repo())
-        .env("MNEMO_REPLAY", repo().join(CASSETTE))
-        .env_remove("MNEMO_RECORD")
-        .env_remove("MNEMO_LLM_BASE_URL")
-        .args(["-q", "--data-dir"])
+    let o = replaying(CASSETTE)
+        .arg("--data-dir")
         .arg(out.path().join("unused"))
         .args(["--config", "eval/real-model/local-qwen.toml", "bench", "poisoning", "--prose", "--per-family", "2"])
         .arg("--json")
@@ -50,7 +42,7 @@ fn the_cassette_replays_to_the_committed_figures() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let got: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let want: Value = serde_json::from_str(&std::fs::read_to_string(repo().join(RESULT)).unwrap()).unwrap();
+    let want: Value = serde_json::from_str(&std::fs::read_to_string(repo_root().join(RESULT)).unwrap()).unwrap();
     assert_eq!(got["provenance"]["model"], "replay:qwen2.5-coder-1.5b-instruct", "the model as the cassette echoes it");
     assert_eq!(
         counts(&got),

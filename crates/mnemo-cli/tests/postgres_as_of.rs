@@ -6,32 +6,22 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
 mod cli_run;
 mod common;
-use cli_run::contents;
-use common::url;
+use cli_run::{command, contents, stdout_json};
+use common::{url, write_config};
 
+/// `mnemo --data-dir DIR --config CONFIG --namespace acme ARGS…`.
 fn mnemo(config: &Path, dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--config")
-        .arg(config)
-        .arg("--data-dir")
-        .arg(dir)
-        .arg("--namespace")
-        .arg("acme")
-        .args(args)
-        .output()
-        .unwrap()
+    command(dir).arg("--config").arg(config).args(["--namespace", "acme"]).args(args).output().unwrap()
 }
 
 fn json(config: &Path, dir: &Path, args: &[&str]) -> Value {
-    let out = mnemo(config, dir, args);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+    stdout_json(&mnemo(config, dir, args), args)
 }
 
 async fn as_of_on(index: &str) {
@@ -42,14 +32,7 @@ async fn as_of_on(index: &str) {
         if index == "postgres" { format!("url = \"{url}\"\nschema = \"{schema}\"\n") } else { String::new() };
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("pg.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n\n\
-             [index]\nkind = \"{index}\"\n{index_keys}"
-        ),
-    )
-    .unwrap();
+    write_config(&config, &url, &schema, &format!("kind = \"{index}\"\n{index_keys}"));
     let dir = tmp.path().join("data");
     for (at, text) in [
         ("2026-01-01", "[SEM] Northwind Labs | lead time | 21 days"),

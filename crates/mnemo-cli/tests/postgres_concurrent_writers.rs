@@ -7,10 +7,12 @@
 //! The server: `MNEMO_POSTGRES_URL`, else one started with `scripts/pg-test-server`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
+mod cli_run;
 mod common;
-use common::url;
+use cli_run::command;
+use common::{postgres_index_keys, url, write_config};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_processes_leave_exactly_one_active_value() {
@@ -18,27 +20,16 @@ async fn concurrent_processes_leave_exactly_one_active_value() {
     let schema = format!("conc_{}", std::process::id());
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("postgres.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n\n\
-             [index]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n"
-        ),
-    )
-    .unwrap();
+    write_config(&config, &url, &schema, &postgres_index_keys(&url, &schema));
     let writers = 6;
     let rounds = 3;
     for round in 0..rounds {
         let children: Vec<_> = (0..writers)
             .map(|w| {
-                Command::new(env!("CARGO_BIN_EXE_mnemo"))
+                command(&tmp.path().join(format!("server-{w}")))
                     .arg("--config")
                     .arg(&config)
-                    .arg("--data-dir")
-                    .arg(tmp.path().join(format!("server-{w}")))
-                    .arg("--namespace")
-                    .arg("acme")
-                    .arg("remember")
+                    .args(["--namespace", "acme", "remember"])
                     .arg(format!("[SEM] IC-MC-44 from S-208 | lead time | {} days", 10 + round * writers + w))
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())

@@ -11,7 +11,7 @@
 use mnemo_llm as _;
 use mnemo_store as _;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 
 use mnemo_core::engine::{EngineParts, RecallOptions};
@@ -20,8 +20,10 @@ use mnemo_llm::{FakeQwen, LlmReasoner};
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 use mnemo_store_postgres::{PgSettings, PostgresStore};
 
+mod cli_run;
 mod common;
-use common::url;
+use cli_run::command;
+use common::{url, write_config};
 
 fn server_b(url: &str, schema: &str) -> Engine {
     let fake = Arc::new(FakeQwen::new(64).unwrap());
@@ -58,22 +60,11 @@ async fn a_server_with_its_own_index_recalls_another_servers_correction() {
     // Server A: another process, its own data directory and tantivy index, the same store.
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("postgres-tantivy.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n\n\
-             [index]\nkind = \"tantivy\"\npath = \"index\"\n"
-        ),
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_mnemo"))
+    write_config(&config, &url, &schema, "kind = \"tantivy\"\npath = \"index\"\n");
+    let out = command(&tmp.path().join("server-a"))
         .arg("--config")
         .arg(&config)
-        .arg("--data-dir")
-        .arg(tmp.path().join("server-a"))
-        .arg("--namespace")
-        .arg("acme")
-        .arg("remember")
+        .args(["--namespace", "acme", "remember"])
         .arg("[SEM] Ben | phone | 555-0199")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -7,20 +7,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
-use std::process::Command;
 
+mod cli_run;
 mod common;
-use common::url;
+use cli_run::{command, ok_stdout};
+use common::{postgres_index_keys, url, write_config};
 
 fn mnemo(data: &Path, config: Option<&Path>, ns: &str, at: &str, args: &[&str]) -> String {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
-    c.arg("--data-dir").arg(data).arg("--namespace").arg(ns).arg("--at").arg(at);
+    let mut c = command(data);
+    c.args(["--namespace", ns, "--at", at]);
     if let Some(cfg) = config {
         c.arg("--config").arg(cfg);
     }
-    let out = c.args(args).output().unwrap();
-    assert!(out.status.success(), "mnemo {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    ok_stdout(&c.args(args).output().unwrap())
 }
 
 /// The packed memories of a recall: (id, content, status) in pack order.
@@ -73,14 +72,7 @@ async fn migrated_data_dir_recalls_the_same_packs() {
     assert_eq!(acme["target"]["tombstones"], 1, "the superseded lead time travels as a tombstone");
 
     let pg_config = tmp.path().join("pg.toml");
-    std::fs::write(
-        &pg_config,
-        format!(
-            "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n\n\
-             [index]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\npool_size = 2\n"
-        ),
-    )
-    .unwrap();
+    write_config(&pg_config, &url, &schema, &postgres_index_keys(&url, &schema));
     let pg_dir = tmp.path().join("pg");
     for (ns, query) in [
         ("acme", "What is the lead time for IC-MC-44 from S-208?"),

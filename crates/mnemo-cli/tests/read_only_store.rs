@@ -6,26 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["--at", "2026-07-01T09:00:00Z"])
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .output()
-        .unwrap()
-}
+mod cli_run;
+use cli_run::{command, ok_stdout};
 
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
+/// `mnemo --data-dir DIR --at 2026-07-01T09:00:00Z ARGS…`: every run at the same time.
+fn mnemo(dir: &Path, args: &[&str]) -> Output {
+    command(dir).args(["--at", "2026-07-01T09:00:00Z"]).args(args).output().unwrap()
 }
 
 fn sh(args: &[&str]) -> bool {
@@ -90,26 +76,26 @@ fn read_only_copy(from: &Path, parent: &Path) -> ReadOnly {
 fn a_read_only_data_directory_serves_reads_and_refuses_writes_clearly() {
     let d = tempfile::tempdir().unwrap();
     let src = d.path().join("src");
-    ok(&mnemo(&src, &["remember", "[SEM] Vault | owner | Ana\n[EPI] Lunch with Bob at the harbour."]));
-    let before = ok(&mnemo(&src, &["recall", "vault owner", "--raw", "--json", "--full", "--mode", "lexical"]));
+    ok_stdout(&mnemo(&src, &["remember", "[SEM] Vault | owner | Ana\n[EPI] Lunch with Bob at the harbour."]));
+    let before = ok_stdout(&mnemo(&src, &["recall", "vault owner", "--raw", "--json", "--full", "--mode", "lexical"]));
     let v: serde_json::Value = serde_json::from_str(&before).unwrap();
     let id = v["items"][0]["memory"]["id"].as_str().unwrap().to_string();
 
     let ro = read_only_copy(&src, d.path());
     // The index on disk is current: it is searched as it is, not rebuilt in memory.
     let logged = mnemo(&ro.dir, &["-v", "recall", "vault owner", "--raw", "--mode", "lexical"]);
-    ok(&logged);
+    ok_stdout(&logged);
     let log = String::from_utf8_lossy(&logged.stderr);
     assert!(log.contains("cannot be written") && !log.contains("the index is built in memory"), "{log}");
     let after = mnemo(&ro.dir, &["recall", "vault owner", "--raw", "--json", "--full", "--mode", "lexical"]);
-    let out = ok(&after);
+    let out = ok_stdout(&after);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["items"][0]["memory"]["content"], "Vault | owner | Ana", "{out}");
     let notes = v["notes"].to_string();
     assert!(notes.contains("recall times not recorded") && notes.contains("read-only"), "the pack says so: {notes}");
     // The agent turn (assessed recall) and why work too.
-    ok(&mnemo(&ro.dir, &["recall", "vault owner"]));
-    let why = ok(&mnemo(&ro.dir, &["why", &id]));
+    ok_stdout(&mnemo(&ro.dir, &["recall", "vault owner"]));
+    let why = ok_stdout(&mnemo(&ro.dir, &["why", &id]));
     assert!(why.contains("Vault | owner | Ana"), "{why}");
 
     let w = mnemo(&ro.dir, &["remember", "[SEM] Vault | owner | Eve"]);
@@ -117,7 +103,8 @@ fn a_read_only_data_directory_serves_reads_and_refuses_writes_clearly() {
     let err = String::from_utf8_lossy(&w.stderr);
     assert!(err.contains("read-only") && err.contains("mnemo.db"), "says why, naming the store: {err}");
     // Nothing was written: the copy still recalls the old owner only.
-    let out = ok(&mnemo(&ro.dir, &["recall", "vault owner Eve", "--raw", "--json", "--full", "--mode", "lexical"]));
+    let out =
+        ok_stdout(&mnemo(&ro.dir, &["recall", "vault owner Eve", "--raw", "--json", "--full", "--mode", "lexical"]));
     assert!(!out.contains("Eve"), "{out}");
 }
 
@@ -125,11 +112,11 @@ fn a_read_only_data_directory_serves_reads_and_refuses_writes_clearly() {
 fn a_read_only_directory_whose_index_is_gone_builds_one_in_memory() {
     let d = tempfile::tempdir().unwrap();
     let src = d.path().join("src");
-    ok(&mnemo(&src, &["remember", "[SEM] Vault | owner | Ana"]));
+    ok_stdout(&mnemo(&src, &["remember", "[SEM] Vault | owner | Ana"]));
     std::fs::remove_dir_all(src.join("index")).unwrap();
     let ro = read_only_copy(&src, d.path());
     let o = mnemo(&ro.dir, &["-v", "recall", "vault owner", "--raw", "--json", "--full", "--mode", "lexical"]);
-    let out = ok(&o);
+    let out = ok_stdout(&o);
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(log.contains("the index is built in memory"), "{log}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -1,12 +1,13 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 //! The README's first CLI lines, run as written: `why m1` explains the first memory, superseded
 //! by `m2`.
-use std::path::Path;
-use std::process::Command;
+
+mod cli_run;
+use cli_run::{command, repo_root};
 
 /// The README's CLI lines up to and including `why m1`, as argument lists (after `mnemo`).
 fn readme_lines() -> Vec<Vec<String>> {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
     let mut lines = vec![];
     for line in readme.lines().filter(|l| l.starts_with("mnemo --data-dir D ")) {
         let command = line.split(" # ").next().unwrap().trim();
@@ -45,7 +46,7 @@ fn the_readmes_why_m1_works_as_written() {
     assert!(lines.len() >= 5, "{lines:?}");
     let mut last = String::new();
     for args in &lines {
-        let o = Command::new(env!("CARGO_BIN_EXE_mnemo")).arg("--data-dir").arg(d.path()).args(args).output().unwrap();
+        let o = command(d.path()).args(args).output().unwrap();
         assert!(o.status.success(), "mnemo {args:?}: {}", String::from_utf8_lossy(&o.stderr));
         last = String::from_utf8(o.stdout).unwrap();
     }

@@ -3,14 +3,10 @@
 //! them, replayed from the committed cassette into a fresh data directory — so every change is
 //! checked against a real small model's answers, not only the mock's.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod cli_run;
+use cli_run::{replaying, repo_root};
 
 const CASSETTE: &str = "bench/cassettes/real-qwen2.5-coder-1.5b";
 
@@ -28,12 +24,8 @@ fn replay() -> Vec<Value> {
 fn replay_from(cassette: &str, config: &str) -> Vec<Value> {
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("report.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .current_dir(repo())
-        .env("MNEMO_REPLAY", repo().join(cassette))
-        .env_remove("MNEMO_RECORD")
-        .env_remove("MNEMO_LLM_BASE_URL")
-        .args(["-q", "--data-dir"])
+    let o = replaying(cassette)
+        .arg("--data-dir")
         .arg(out.path().join("unused"))
         .args(["--config", config, "bench", "extraction"])
         .args(["--conversations", "eval/real-model/conversations", "--json"])
@@ -107,7 +99,8 @@ fn the_buyer_keeps_every_fact_of_its_first_message_and_the_new_lead_time() {
 fn a_recording_replays_into_a_fresh_data_directory_as_it_was_recorded() {
     // Recorded into one temporary data directory, replayed into another: the same memories.
     let recorded: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join(CASSETTE).join("report.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(repo_root().join(CASSETTE).join("report.json")).unwrap())
+            .unwrap();
     let strip = |rows: &[Value]| -> Vec<(String, Vec<Value>)> {
         rows.iter()
             .map(|r| {
@@ -135,7 +128,8 @@ fn a_recording_replays_into_a_fresh_data_directory_as_it_was_recorded() {
 #[test]
 fn asked_for_dates_the_small_model_loses_facts_on_dated_turns_as_recorded() {
     let recorded: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join(ASK_DATES).join("report.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(repo_root().join(ASK_DATES).join("report.json")).unwrap())
+            .unwrap();
     let kept = |rows: &[Value]| -> Vec<(String, u64, Vec<Value>)> {
         rows.iter()
             .map(|r| {
@@ -164,26 +158,14 @@ const PLANS: &str = "bench/cassettes/real-qwen-plans";
 /// plan must come from the cassette, and a refused plan must name why.
 #[test]
 fn the_real_models_plans_replay_and_are_checked() {
-    let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .current_dir(repo())
-        .env("MNEMO_REPLAY", repo().join(PLANS))
-        .env_remove("MNEMO_RECORD")
-        .env_remove("MNEMO_LLM_BASE_URL")
-        .args([
-            "-q",
-            "--config",
-            "eval/real-model/local-qwen.toml",
-            "eval-assessor",
-            "--plan-with-model",
-            "--json",
-            "-",
-        ])
+    let o = replaying(PLANS)
+        .args(["--config", "eval/real-model/local-qwen.toml", "eval-assessor", "--plan-with-model", "--json", "-"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let now: Value = serde_json::from_slice(&o.stdout).unwrap();
     let recorded: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join(PLANS).join("report.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(repo_root().join(PLANS).join("report.json")).unwrap()).unwrap();
     let plans =
         |v: &Value| v["rows"].as_array().unwrap().iter().find(|r| r["metric"] == "plan_faithfulness").cloned().unwrap();
     let (now, recorded) = (plans(&now), plans(&recorded));

@@ -3,44 +3,20 @@
 //! in the right direction.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .env("MNEMO_MODELS", dir.join("models"))
-        .output()
-        .unwrap()
-}
+mod cli_run;
+use cli_run::{command, has_key, ok_stdout, stdout_json};
 
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
+/// With the local models looked for inside the test's directory (never the user's).
+fn mnemo(dir: &Path, args: &[&str]) -> Output {
+    command(dir).args(args).env("MNEMO_MODELS", dir.join("models")).output().unwrap()
 }
 
 fn json(dir: &Path, args: &[&str]) -> Value {
-    let out = ok(&mnemo(dir, args));
-    serde_json::from_str(&out)
-        .unwrap_or_else(|e| panic!("`mnemo {}` stdout is not one JSON document ({e}): {out}", args.join(" ")))
-}
-
-fn has_key(v: &Value, key: &str) -> bool {
-    match v {
-        Value::Object(m) => m.contains_key(key) || m.values().any(|x| has_key(x, key)),
-        Value::Array(a) => a.iter().any(|x| has_key(x, key)),
-        _ => false,
-    }
+    stdout_json(&mnemo(dir, args), args)
 }
 
 const T0: &[&str] = &["--at", "2026-07-01T09:00:00Z"];
@@ -84,10 +60,10 @@ fn every_command_has_a_json_that_parses() {
 fn json_leaves_vectors_out_unless_asked() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
-    ok(&mnemo(dir, &[T0, &["remember", "[SEM] Northwind Labs | owner | Ben\n[PROC] Always add a 5-day buffer for S-208 orders.\n[EPI] Call with S-208 about port congestion."]].concat()));
+    ok_stdout(&mnemo(dir, &[T0, &["remember", "[SEM] Northwind Labs | owner | Ben\n[PROC] Always add a 5-day buffer for S-208 orders.\n[EPI] Call with S-208 about port congestion."]].concat()));
     let q = [T0, &["recall", "--json", "--full", "Northwind Labs S-208 orders port"]].concat();
-    let lean = ok(&mnemo(dir, &q));
-    let full = ok(&mnemo(dir, &[&q[..], &["--with-vectors"]].concat()));
+    let lean = ok_stdout(&mnemo(dir, &q));
+    let full = ok_stdout(&mnemo(dir, &[&q[..], &["--with-vectors"]].concat()));
     let (lean_v, full_v): (Value, Value) = (serde_json::from_str(&lean).unwrap(), serde_json::from_str(&full).unwrap());
     let items = lean_v["assessment"]["pack"]["items"].as_array().unwrap();
     assert_eq!(items.len(), 3, "{lean}");
@@ -115,10 +91,10 @@ fn at_takes_a_date_alone_and_names_a_bad_one() {
 #[test]
 fn outcome_lines_read_in_the_right_direction() {
     let d = tempfile::tempdir().unwrap();
-    let first = ok(&mnemo(d.path(), &[T0, &["remember", "[SEM] Northwind Labs | owner | Ben"]].concat()));
+    let first = ok_stdout(&mnemo(d.path(), &[T0, &["remember", "[SEM] Northwind Labs | owner | Ben"]].concat()));
     // Ids are per namespace and opaque (they reveal nothing of other tenants): read them.
     let old = first.split_whitespace().skip_while(|w| *w != "memory").nth(1).unwrap_or_else(|| panic!("{first}"));
-    let out = ok(&mnemo(d.path(), &["--at", "2026-07-02", "remember", "[SEM] Northwind Labs | owner | Carla"]));
+    let out = ok_stdout(&mnemo(d.path(), &["--at", "2026-07-02", "remember", "[SEM] Northwind Labs | owner | Carla"]));
     let line = out.lines().find(|l| l.contains("supersedes")).unwrap_or_else(|| panic!("{out}"));
     let words: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(&words[..2], ["inserted", "memory"], "{line}");
@@ -130,7 +106,7 @@ fn outcome_lines_read_in_the_right_direction() {
 fn completions_for_bash_zsh_and_fish() {
     let d = tempfile::tempdir().unwrap();
     for shell in ["bash", "zsh", "fish"] {
-        let s = ok(&mnemo(d.path(), &["completions", shell]));
+        let s = ok_stdout(&mnemo(d.path(), &["completions", shell]));
         assert!(s.contains("mnemo") && s.contains("recall") && s.contains("remember"), "{shell}");
     }
     assert!(!mnemo(d.path(), &["completions", "cmd.exe"]).status.success());

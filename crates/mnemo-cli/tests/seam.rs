@@ -1,26 +1,13 @@
 //! The model seam from the command line: loud, never a silent fallback to the fake.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod cli_run;
+use cli_run::command_without_model_env;
 
 fn mnemo(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
-    c.arg("--data-dir").arg(dir).args(args);
-    for v in [
-        "MNEMO_DATA_DIR",
-        "MNEMO_NAMESPACE",
-        "MNEMO_OFFLINE",
-        "MNEMO_REPLAY",
-        "MNEMO_RECORD",
-        "DASHSCOPE_API_KEY",
-        "RUST_LOG",
-    ] {
-        c.env_remove(v);
-    }
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
+    command_without_model_env(dir).args(args).envs(env.iter().copied()).output().unwrap()
 }
 
 #[test]

@@ -4,20 +4,14 @@ use std::io::{BufRead as _, Read as _, Write as _};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn mnemo(dir: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mnemo"));
-    c.arg("--data-dir").arg(dir).arg("-q").env_remove("MNEMO_DATA_DIR").env_remove("MNEMO_NAMESPACE");
-    c
-}
+mod cli_run;
+use cli_run::{command, ok_stdout};
 
-fn ok(o: Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
+/// `mnemo --data-dir DIR -q`, to be given its arguments.
+fn mnemo(dir: &Path) -> Command {
+    let mut c = command(dir);
+    c.arg("-q");
+    c
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {
@@ -27,14 +21,15 @@ fn run(dir: &Path, args: &[&str]) -> Output {
 #[test]
 fn list_export_and_restore_on_the_command_line() {
     let d = tempfile::tempdir().unwrap();
-    ok(run(d.path(), &["remember", "[SEM] Acme | owner | Ben"]));
-    ok(run(d.path(), &["remember", "[SEM] Acme | site | Lyon"]));
-    ok(run(d.path(), &["forget", "Acme | owner"]));
-    let page: serde_json::Value = serde_json::from_str(&ok(run(d.path(), &["list", "--json"]))).unwrap();
+    ok_stdout(&run(d.path(), &["remember", "[SEM] Acme | owner | Ben"]));
+    ok_stdout(&run(d.path(), &["remember", "[SEM] Acme | site | Lyon"]));
+    ok_stdout(&run(d.path(), &["forget", "Acme | owner"]));
+    let page: serde_json::Value = serde_json::from_str(&ok_stdout(&run(d.path(), &["list", "--json"]))).unwrap();
     assert_eq!(page["memories"].as_array().unwrap().len(), 1, "active only: {page}");
-    let all: serde_json::Value = serde_json::from_str(&ok(run(d.path(), &["list", "--all", "--json"]))).unwrap();
+    let all: serde_json::Value =
+        serde_json::from_str(&ok_stdout(&run(d.path(), &["list", "--all", "--json"]))).unwrap();
     assert_eq!(all["memories"].as_array().unwrap().len(), 2);
-    let lines = ok(run(d.path(), &["export", "--all"]));
+    let lines = ok_stdout(&run(d.path(), &["export", "--all"]));
     assert_eq!(lines.lines().count(), 2);
     assert!(lines.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).unwrap().get("embedding").is_none()));
 
@@ -44,7 +39,7 @@ fn list_export_and_restore_on_the_command_line() {
     let (owner, site) = (ids[0].as_str(), ids[1].as_str());
     assert_ne!(page["memories"][0]["id"], owner, "the owner fact is the forgotten one");
     assert_eq!(ids, ["m1", "m2"], "a namespace's memories are m1, m2, …");
-    let r: serde_json::Value = serde_json::from_str(&ok(run(d.path(), &["restore", owner, "--json"]))).unwrap();
+    let r: serde_json::Value = serde_json::from_str(&ok_stdout(&run(d.path(), &["restore", owner, "--json"]))).unwrap();
     assert_eq!(r["from"], owner);
     assert_eq!(r["restored"]["provenance"]["model"], format!("restored from memory {owner}"));
     let again = run(d.path(), &["restore", owner]);
@@ -152,7 +147,7 @@ fn serve_answers_on_loopback_and_stops_gracefully_on_sigterm() {
         }
     }
     let backup = d.path().join("beside.bak");
-    ok(mnemo(&data).args(["backup", "create"]).arg(&backup).output().unwrap());
+    ok_stdout(&mnemo(&data).args(["backup", "create"]).arg(&backup).output().unwrap());
     assert!(backup.exists());
 
     let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
@@ -161,6 +156,6 @@ fn serve_answers_on_loopback_and_stops_gracefully_on_sigterm() {
     assert!(status.success(), "graceful stop exits 0, got {status}");
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     assert!(rest.iter().any(|l| l.contains("stopped")), "{rest:?}");
-    let listed = ok(run(&data, &["list"]));
+    let listed = ok_stdout(&run(&data, &["list"]));
     assert!(listed.contains("Acme | owner | Ben"), "the acknowledged write is there: {listed}");
 }

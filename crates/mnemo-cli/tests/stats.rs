@@ -5,11 +5,10 @@ use std::path::Path;
 use serde_json::Value;
 
 mod cli_run;
-use cli_run::{mnemo, ok};
+use cli_run::{json, mnemo, ok};
 
 fn stats(dir: &Path) -> Value {
-    let out = ok(&mnemo(dir, &["stats", "--json"])).0;
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    json(dir, &["stats", "--json"])
 }
 
 /// (active, tombstoned) of `kind` in a `stats --json`.

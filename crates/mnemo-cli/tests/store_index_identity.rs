@@ -2,28 +2,9 @@
 //! serves the old index, and a damaged index heals itself from the store (the CLI says so).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn mnemo(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .output()
-        .unwrap()
-}
-
-fn ok(o: &Output) -> (String, String) {
-    assert!(
-        o.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (String::from_utf8(o.stdout.clone()).unwrap(), String::from_utf8(o.stderr.clone()).unwrap())
-}
+mod cli_run;
+use cli_run::{mnemo, ok};
 
 /// Contents of the lexical recall of `q`.
 fn recalled(dir: &Path, q: &str) -> Vec<String> {

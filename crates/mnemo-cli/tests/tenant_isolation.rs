@@ -3,20 +3,13 @@
 //! (ids are per namespace; no store-wide counter is shown).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use std::path::Path;
-use std::process::Command;
 
+mod cli_run;
+use cli_run::{command, ok_stdout};
+
+/// What `mnemo ARGS…` printed in namespace `ns`, every run at the same time.
 fn mnemo(dir: &Path, ns: &str, args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["--namespace", ns, "--at", "2026-07-01T09:00:00Z"])
-        .args(args)
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
+    ok_stdout(&command(dir).args(["--namespace", ns, "--at", "2026-07-01T09:00:00Z"]).args(args).output().unwrap())
 }
 
 /// A copy of `template` (one store, with its secret id key), where B and A write in turns.

@@ -2,23 +2,17 @@
 //! written either (here the ledger path is a directory; in practice a full disk), is said in
 //! full: recorded, not extracted, and not listed for `mnemo reextract`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-use std::path::Path;
-use std::process::Command;
+
+mod cli_run;
+use cli_run::{command_without_model_env, repo_root};
 
 #[test]
 fn a_turn_that_cannot_be_listed_for_reextract_says_so() {
     let d = tempfile::tempdir().unwrap();
     std::fs::create_dir(d.path().join("unextracted.json")).unwrap();
-    let cassette = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cassettes/prose-demo");
-    let o = Command::new(env!("CARGO_BIN_EXE_mnemo"))
-        .arg("--data-dir")
-        .arg(d.path())
+    let cassette = repo_root().join("bench/cassettes/prose-demo");
+    let o = command_without_model_env(d.path())
         .args(["-n", "clinic", "remember", "Something that was never recorded."])
-        .env_remove("MNEMO_DATA_DIR")
-        .env_remove("MNEMO_NAMESPACE")
-        .env_remove("MNEMO_OFFLINE")
-        .env_remove("MNEMO_RECORD")
-        .env_remove("DASHSCOPE_API_KEY")
         .env("MNEMO_REPLAY", &cassette)
         .output()
         .unwrap();

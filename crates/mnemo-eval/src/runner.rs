@@ -11,8 +11,8 @@ use mnemo_agent::runtime::answer_of;
 use mnemo_agent::{Config, Runtime};
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::{Clock, Engine, Grounder, Memory, SimClock, Status, Task, Timestamp};
+use mnemo_grounders::TableGrounder;
 use mnemo_llm::fake::grammar;
-use mnemo_tools::TableGrounder;
 
 use crate::answer::ranked_turns_answer;
 use crate::baselines::{retrieve, Baseline, ChatTurn};

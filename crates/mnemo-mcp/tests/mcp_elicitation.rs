@@ -21,9 +21,9 @@ use mnemo_agent::{Config, Runtime};
 use mnemo_core::{Namespace, SimClock, Timestamp};
 use mnemo_mcp::MnemoMcp;
 // The default config's kinds (store, index, fake model).
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 
 /// What the human in the client does with the next question.
 #[derive(Clone, Debug)]

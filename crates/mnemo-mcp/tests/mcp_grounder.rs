@@ -12,9 +12,9 @@ use mnemo_core::engine::RecallOptions;
 use mnemo_core::{Grounder, Namespace, SimClock, Task, Timestamp};
 use mnemo_mcp::{McpCommand, McpGrounder, McpMapping};
 // The default config's kinds (store, index, fake model).
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mnemo-records-mcp");
 

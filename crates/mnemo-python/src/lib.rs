@@ -29,9 +29,9 @@ use mnemo_core::{BadId, ClaimKey, CoreError, ForgetCommand, IdRef, Namespace, Se
 
 // The built-in kinds (store, index, models, grounders): linked for their registrations, as the
 // command line links them (the library crates link no implementation).
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 // The `postgres` store and index kinds (cargo feature `postgres`).
 #[cfg(feature = "postgres")]
 use mnemo_store_postgres as _;

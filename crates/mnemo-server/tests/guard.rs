@@ -3,9 +3,9 @@
 //! Retry-After; a body that stops coming is 408; connections above `max_connections` are
 //! closed at accept; CORS answers only for the origins named.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 use std::time::Duration;
 
 use reqwest::Method;

@@ -1,8 +1,8 @@
 //! The HTTP API through a real HTTP client (reqwest) against a server started on loopback.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 use std::sync::Arc;
 
 use mnemo_agent::{Config, Runtime};
@@ -1029,7 +1029,7 @@ async fn every_route_answers_what_the_document_types() {
     use mnemo_server::error::ErrorBody;
     use mnemo_server::schema;
     let d = tempfile::tempdir().unwrap();
-    let erp = mnemo_tools::TableGrounder::new("erp");
+    let erp = mnemo_grounders::TableGrounder::new("erp");
     erp.set("Acme", "site", "Paris");
     let s = Server::start_with(d.path(), None, vec![Arc::new(erp)]).await;
     let (_, doc) = s.call("GET", "/openapi.json", None, None).await;

@@ -1,8 +1,8 @@
 //! `GET /metrics`: who may scrape it, and that its counters move with the requests served.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use mnemo_grounders as _;
 use mnemo_llm as _;
 use mnemo_store as _;
-use mnemo_tools as _;
 use std::time::Duration;
 
 use reqwest::Method;

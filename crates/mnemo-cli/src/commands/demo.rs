@@ -7,7 +7,7 @@ use mnemo_agent::Runtime;
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::time::DAY_MS;
 use mnemo_core::{Namespace, SimClock, Task, Timestamp};
-use mnemo_tools::TableGrounder;
+use mnemo_grounders::TableGrounder;
 
 use crate::cli::{Cli, DemoArgs};
 use crate::{context, print};

@@ -10,7 +10,7 @@ use mnemo_agent::Config;
 use mnemo_core::registry::{self, AssessorContext, Section};
 use mnemo_core::text::norm_name;
 use mnemo_core::*;
-use mnemo_tools::TableGrounder;
+use mnemo_grounders::TableGrounder;
 
 use super::case::{Case, FaultKind};
 use crate::error::{EvalError, Result};

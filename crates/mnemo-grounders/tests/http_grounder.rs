@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mnemo_contract::{Grounder, GrounderErrorKind};
-use mnemo_tools::HttpGrounder;
+use mnemo_grounders::HttpGrounder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Serve `answer(path) -> (status, body)`; record every request line.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use mnemo_contract::conformance::grounder;
 use mnemo_contract::Grounder;
-use mnemo_tools::{CsvGrounder, SqliteGrounder, SqliteMapping, TableGrounder};
+use mnemo_grounders::{CsvGrounder, SqliteGrounder, SqliteMapping, TableGrounder};
 
 #[tokio::test]
 async fn table_grounder_conforms() {

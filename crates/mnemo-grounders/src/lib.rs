@@ -1,4 +1,4 @@
-//! Mnemo tools: READ-ONLY Grounders — the systems of record that verifiable claims are
+//! Mnemo grounders: READ-ONLY Grounders — the systems of record that verifiable claims are
 //! re-checked against on every recall. A grounder never writes to its source.
 //!
 //! Built in: `table` (rows in memory or inline in config), `csv` (a CSV file with a header),
