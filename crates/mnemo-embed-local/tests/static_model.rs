@@ -7,7 +7,6 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use mnemo_contract::registry::{self, EmbedderContext, Section};
 use mnemo_contract::Embedder;
 use mnemo_embed_local::distill::{distill, Recipe, Teacher};
 use mnemo_embed_local::StaticEmbedder;
@@ -113,12 +112,7 @@ fn damaged_vectors_are_refused_by_their_checksum() {
 }
 
 fn build(settings: &str) -> mnemo_contract::Result<Arc<dyn Embedder>> {
-    mnemo_embed_local::link();
-    let data = tempfile::tempdir().unwrap();
-    let settings: toml::Table = toml::from_str(settings).unwrap();
-    let section =
-        Section { settings: &settings, origin: "test [embedder]", data_dir: data.path(), config_dir: data.path() };
-    registry::build_embedder("static", &EmbedderContext { section })
+    common::build("static", settings)
 }
 
 #[test]

@@ -34,3 +34,18 @@ pub fn minilm_dir() -> PathBuf {
 pub fn minilm() -> Arc<LocalEmbedder> {
     Arc::new(LocalEmbedder::load(&LocalSettings::of(&MINILM, minilm_dir())).unwrap())
 }
+
+/// Build the registered embedder `kind` from TOML `settings`, as a config section would
+/// (origin "test [embedder]").
+pub fn build(kind: &str, settings: &str) -> mnemo_contract::Result<Arc<dyn mnemo_contract::Embedder>> {
+    mnemo_embed_local::link();
+    let data = tempfile::tempdir().unwrap();
+    let settings: toml::Table = toml::from_str(settings).unwrap();
+    let section = mnemo_contract::registry::Section {
+        settings: &settings,
+        origin: "test [embedder]",
+        data_dir: data.path(),
+        config_dir: data.path(),
+    };
+    mnemo_contract::registry::build_embedder(kind, &mnemo_contract::registry::EmbedderContext { section })
+}
