@@ -17,7 +17,7 @@ use tracing::Instrument as _;
 
 use super::forget::ForgetOptions;
 use super::group_segments::{segments, Footprint};
-use super::shared_error::for_each_caller;
+use super::shared_error::{for_each_caller, share};
 use super::write::{check_turn_text, index_behind_note, source_name, PlannedTurn};
 use super::Engine;
 use crate::error::{CoreError, Result};
@@ -101,7 +101,7 @@ impl Engine {
         namespaces.dedup();
         let _guard = match self.batch_guard(&namespaces).await {
             Ok(g) => g,
-            Err(e) => return answer_all(results, accepted.iter().map(|(c, _)| *c), &e),
+            Err(e) => return answer_all(results, accepted.iter().map(|(c, _)| *c), e),
         };
         let recorded = match self.record_batch(accepted, results).await {
             Some(r) => r,
@@ -202,11 +202,11 @@ impl Engine {
                     recorded.len(),
                     callers.len()
                 ));
-                answer_all(results, callers, &e);
+                answer_all(results, callers, e);
                 None
             }
             Err(e) => {
-                answer_all(results, callers, &e);
+                answer_all(results, callers, e);
                 None
             }
         }
@@ -336,10 +336,11 @@ fn unextracted(turn: TurnId, e: CoreError) -> CoreError {
     }
 }
 
-/// Answer every one of `callers` with (a copy of) `e`.
-fn answer_all(results: &mut [Option<Result<RememberReport>>], callers: impl IntoIterator<Item = usize>, e: &CoreError) {
+/// Answer every one of `callers` with (a copy of) `e`, its cause shared with its whole chain.
+fn answer_all(results: &mut [Option<Result<RememberReport>>], callers: impl IntoIterator<Item = usize>, e: CoreError) {
+    let e = share(e);
     for c in callers {
-        results[c] = Some(Err(for_each_caller(e)));
+        results[c] = Some(Err(for_each_caller(&e)));
     }
 }
 
