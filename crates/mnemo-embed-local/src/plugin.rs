@@ -35,6 +35,21 @@ fn default_max_tokens() -> i64 {
     DEFAULT_MAX_TOKENS as i64
 }
 
+/// The model directory: `dir` as the config gives it (relative to the config file), else the
+/// models directory's own for the model (`in_root`).
+fn model_dir(
+    ctx: &EmbedderContext<'_>,
+    dir: Option<String>,
+    in_root: impl FnOnce(&std::path::Path) -> std::path::PathBuf,
+) -> mnemo_contract::Result<std::path::PathBuf> {
+    match dir.filter(|d| !d.trim().is_empty()) {
+        Some(d) => ctx.config_path(&d),
+        None => {
+            Ok(in_root(&mnemo_models::models_root().map_err(|e| CoreError::Config(format!("{}: {e}", ctx.origin)))?))
+        }
+    }
+}
+
 fn build_local_embedder(ctx: &EmbedderContext<'_>) -> mnemo_contract::Result<Arc<dyn Embedder>> {
     let s: Settings = ctx.settings()?;
     let origin = ctx.origin;
@@ -45,13 +60,7 @@ fn build_local_embedder(ctx: &EmbedderContext<'_>) -> mnemo_contract::Result<Arc
             mnemo_models::CATALOGUE.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
         ))
     })?;
-    let dir = match s.dir.filter(|d| !d.trim().is_empty()) {
-        Some(d) => ctx.config_path(&d)?,
-        None => mnemo_models::model_dir(
-            spec,
-            &mnemo_models::models_root().map_err(|e| CoreError::Config(format!("{origin}: {e}")))?,
-        ),
-    };
+    let dir = model_dir(ctx, s.dir, |root| mnemo_models::model_dir(spec, root))?;
     let batch_size = usize::try_from(s.batch_size)
         .map_err(|_| CoreError::Config(format!("{origin}: batch_size = {} must be positive", s.batch_size)))?;
     let max_tokens = usize::try_from(s.max_tokens)
@@ -93,13 +102,7 @@ fn build_static_embedder(ctx: &EmbedderContext<'_>) -> mnemo_contract::Result<Ar
             mnemo_models::DISTILLED.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
         ))
     })?;
-    let dir = match s.dir.filter(|d| !d.trim().is_empty()) {
-        Some(d) => ctx.config_path(&d)?,
-        None => mnemo_models::distilled_dir(
-            spec,
-            &mnemo_models::models_root().map_err(|e| CoreError::Config(format!("{origin}: {e}")))?,
-        ),
-    };
+    let dir = model_dir(ctx, s.dir, |root| mnemo_models::distilled_dir(spec, root))?;
     let e = StaticEmbedder::load(spec.name, &dir).map_err(|e| CoreError::Config(format!("{origin}: {}", e.chain())))?;
     Ok(Arc::new(e))
 }
