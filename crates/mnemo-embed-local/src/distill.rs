@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::LocalEmbedError;
 use crate::model::SentenceModel;
 use crate::pca::principal_components;
-use crate::static_model::{sha256_hex, vector_bytes, StaticManifest, MANIFEST_FORMAT};
+use crate::static_model::{sha256_hex, vector_bytes, vectors_of_bytes, StaticManifest, MANIFEST_FORMAT};
 
 /// Where a word piece's vector is read from the teacher's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -189,7 +189,7 @@ pub fn distill(
     let centre = match &recipe.corpus {
         None => true,
         Some(c) => {
-            let mean = crate::pca::principal_components(&raw, dims, &keep, 1).mean;
+            let mean = crate::pca::mean_of_rows(&raw, dims, &keep);
             for (row, k) in raw.chunks_exact_mut(dims).zip(&keep) {
                 if *k {
                     row.iter_mut().zip(&mean).for_each(|(x, m)| *x -= *m as f32);
@@ -266,17 +266,15 @@ fn corpus_rows(
     })?;
     let cache = teacher_dir.join(format!("corpus-{}.f32", &corpus_sha256[..corpus_sha256.len().min(16)]));
     let dims = mnemo_contract::Embedder::dims(&teacher);
-    let cached: Option<Vec<Vec<f32>>> =
-        std::fs::read(&cache).ok().filter(|b| b.len() == corpus.len() * dims * 4).map(|b| {
-            b.chunks_exact(dims * 4)
-                .map(|row| row.chunks_exact(4).map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]])).collect())
-                .collect()
-        });
+    let cached: Option<Vec<Vec<f32>>> = std::fs::read(&cache)
+        .ok()
+        .filter(|b| b.len() == corpus.len() * dims * 4)
+        .map(|b| vectors_of_bytes(&b).chunks_exact(dims).map(<[f32]>::to_vec).collect());
     let (ids, targets) = match cached {
         Some(t) => (teacher.pieces(corpus)?, t),
         None => {
             let (ids, t) = teacher.pieces_and_vectors(corpus)?;
-            let bytes: Vec<u8> = t.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
+            let bytes = vector_bytes(&t.concat());
             let tmp = cache.with_extension("f32.tmp");
             // The cache only saves time: failing to write it is not an error.
             if std::fs::write(&tmp, &bytes).is_ok() {

@@ -25,6 +25,7 @@ pub mod distill;
 mod embedder;
 mod error;
 mod fit;
+mod loaded;
 mod model;
 mod pca;
 mod plugin;

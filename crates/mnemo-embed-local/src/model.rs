@@ -1,8 +1,7 @@
 //! The loaded model: tokenizer + BERT weights, and one forward pass over a batch of token
 //! sequences of equal length.
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
@@ -10,6 +9,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::bert::{Bert, BertConfig};
 use crate::error::LocalEmbedError;
+use crate::loaded::Loaded;
 
 /// A sentence encoder held in memory.
 pub(crate) struct SentenceModel {
@@ -23,17 +23,15 @@ pub(crate) struct SentenceModel {
 /// Files a model directory must hold.
 pub(crate) const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
-type Loaded = Mutex<HashMap<(PathBuf, usize), Arc<SentenceModel>>>;
-
 /// The models loaded so far in this process, by (directory, max tokens): each is read once.
-fn loaded() -> &'static Loaded {
-    static LOADED: OnceLock<Loaded> = OnceLock::new();
-    LOADED.get_or_init(|| Mutex::new(HashMap::new()))
+fn loaded() -> &'static Loaded<(PathBuf, usize), SentenceModel> {
+    static LOADED: OnceLock<Loaded<(PathBuf, usize), SentenceModel>> = OnceLock::new();
+    LOADED.get_or_init(Loaded::new)
 }
 
 /// How many models this process has loaded.
 pub(crate) fn loaded_count() -> usize {
-    loaded().lock().unwrap_or_else(|p| p.into_inner()).len()
+    loaded().len()
 }
 
 impl SentenceModel {
@@ -47,14 +45,7 @@ impl SentenceModel {
             });
         }
         let key = (std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()), max_tokens);
-        // A poisoned lock only means another thread panicked while loading: the map is intact.
-        let mut map = loaded().lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(m) = map.get(&key) {
-            return Ok(m.clone());
-        }
-        let m = Arc::new(SentenceModel::load(dir, max_tokens)?);
-        map.insert(key, m.clone());
-        Ok(m)
+        loaded().get_or_load(key, || SentenceModel::load(dir, max_tokens))
     }
 
     fn load(dir: &Path, max_tokens: usize) -> Result<SentenceModel, LocalEmbedError> {
@@ -110,7 +101,17 @@ impl SentenceModel {
     /// Raw hidden states (not normalised) of sequences of one length: the mean over every
     /// position, or the state at position `at`.
     pub(crate) fn hidden_states(&self, seqs: &[&[u32]], at: Option<usize>) -> Result<Vec<Vec<f32>>, LocalEmbedError> {
-        let Some(first) = seqs.first() else { return Ok(vec![]) };
+        match self.pooled(seqs, at)? {
+            Some(pooled) => Ok(pooled.to_dtype(DType::F32)?.to_vec2::<f32>()?),
+            None => Ok(vec![]),
+        }
+    }
+
+    /// The forward pass of sequences of one length, pooled (batch, hidden): the mean over every
+    /// position (no padding, so every position is a real token), or the state at position
+    /// `at`. None for no sequences.
+    fn pooled(&self, seqs: &[&[u32]], at: Option<usize>) -> Result<Option<Tensor>, LocalEmbedError> {
+        let Some(first) = seqs.first() else { return Ok(None) };
         let len = first.len();
         if len == 0 || seqs.iter().any(|s| s.len() != len) || at.is_some_and(|a| a >= len) {
             return Err(LocalEmbedError::Setting(
@@ -119,28 +120,16 @@ impl SentenceModel {
         }
         let flat: Vec<u32> = seqs.iter().flat_map(|s| s.iter().copied()).collect();
         let ids = Tensor::from_vec(flat, (seqs.len(), len), &self.device)?;
-        let out = self.bert.forward(&ids)?;
-        let pooled = match at {
+        let out = self.bert.forward(&ids)?; // (batch, len, hidden)
+        Ok(Some(match at {
             Some(a) => out.narrow(1, a, 1)?.squeeze(1)?,
             None => (out.sum(1)? / len as f64)?,
-        };
-        Ok(pooled.to_dtype(DType::F32)?.to_vec2::<f32>()?)
+        }))
     }
 
     /// Mean-pooled, L2-normalised vectors of sequences that all have the same length.
     pub(crate) fn embed_same_length(&self, seqs: &[&[u32]]) -> Result<Vec<Vec<f32>>, LocalEmbedError> {
-        let Some(first) = seqs.first() else { return Ok(vec![]) };
-        let len = first.len();
-        if len == 0 || seqs.iter().any(|s| s.len() != len) {
-            return Err(LocalEmbedError::Setting(
-                "internal: a batch must hold sequences of one non-zero length".into(),
-            ));
-        }
-        let flat: Vec<u32> = seqs.iter().flat_map(|s| s.iter().copied()).collect();
-        let ids = Tensor::from_vec(flat, (seqs.len(), len), &self.device)?;
-        let out = self.bert.forward(&ids)?; // (batch, len, hidden)
-                                            // Every position is a real token (no padding): mean pooling is the mean over the sequence.
-        let pooled = (out.sum(1)? / len as f64)?;
+        let Some(pooled) = self.pooled(seqs, None)? else { return Ok(vec![]) };
         let norms = pooled.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?;
         let unit = pooled.broadcast_div(&norms.maximum(1e-12)?)?;
         Ok(unit.to_dtype(DType::F32)?.to_vec2::<f32>()?)

@@ -15,17 +15,25 @@ pub(crate) struct Components {
     pub(crate) total_variance: f64,
 }
 
-/// Principal components of the rows of `data` that `keep` selects.
-pub(crate) fn principal_components(data: &[f32], dims: usize, keep: &[bool], k: usize) -> Components {
-    let rows = || data.chunks_exact(dims).zip(keep).filter(|(_, k)| **k).map(|(r, _)| r);
-    let n = rows().count().max(1) as f64;
+/// The mean of the rows of `data` (`dims` values each) that `keep` selects.
+pub(crate) fn mean_of_rows(data: &[f32], dims: usize, keep: &[bool]) -> Vec<f64> {
+    let mut n = 0usize;
     let mut mean = vec![0.0f64; dims];
-    for r in rows() {
+    for (r, _) in data.chunks_exact(dims).zip(keep).filter(|(_, k)| **k) {
+        n += 1;
         for (m, x) in mean.iter_mut().zip(r) {
             *m += *x as f64;
         }
     }
-    mean.iter_mut().for_each(|m| *m /= n);
+    mean.iter_mut().for_each(|m| *m /= n.max(1) as f64);
+    mean
+}
+
+/// Principal components of the rows of `data` that `keep` selects.
+pub(crate) fn principal_components(data: &[f32], dims: usize, keep: &[bool], k: usize) -> Components {
+    let rows = || data.chunks_exact(dims).zip(keep).filter(|(_, k)| **k).map(|(r, _)| r);
+    let n = rows().count().max(1) as f64;
+    let mean = mean_of_rows(data, dims, keep);
     // Upper triangle of the covariance, then mirrored.
     let mut cov = vec![0.0f64; dims * dims];
     let mut centred = vec![0.0f64; dims];

