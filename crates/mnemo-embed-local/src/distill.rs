@@ -263,6 +263,8 @@ fn corpus_rows(
         dir: teacher_dir.to_path_buf(),
         batch_size: batch_size.min(64),
         max_tokens: crate::DEFAULT_MAX_TOKENS,
+        // The teacher's vectors are of the pieces the student is fitted on: the first window.
+        long_texts: crate::LongTexts::Truncate,
     })?;
     let cache = teacher_dir.join(format!("corpus-{}.f32", &corpus_sha256[..corpus_sha256.len().min(16)]));
     let dims = mnemo_contract::Embedder::dims(&teacher);

@@ -1,8 +1,10 @@
 //! Mnemo's local sentence embedder: a sentence-transformers BERT model (all-MiniLM-L6-v2 first)
 //! run on the CPU with candle, offline and keyless.
 //!
-//! - [`LocalEmbedder`]: `mnemo_contract::Embedder`: tokenise (truncated to `max_tokens` word
-//!   pieces), BERT forward pass, mean pooling over the real tokens, L2 normalisation. Texts are
+//! - [`LocalEmbedder`]: `mnemo_contract::Embedder`: tokenise, BERT forward pass, mean pooling
+//!   over the real tokens, L2 normalisation. A text longer than `max_tokens` word pieces is
+//!   embedded in windows whose vectors are combined ([`LongTexts::Windows`], the default), or
+//!   truncated (`long_texts = "truncate"`, what sentence-transformers does). Texts are
 //!   embedded in batches of up to `batch_size` texts of the same token length (no padding), so a
 //!   text gets bit-for-bit the vector it gets alone: persisted vectors stay comparable however
 //!   they were batched.
@@ -16,7 +18,7 @@
 //!
 //! Registered plugins: `[embedder] kind = "static"` (settings: `model = "minilm-static"`, `dir`)
 //! and `[embedder] kind = "local"` (settings: `model = "minilm"`, `dir` (a model
-//! directory; default: the models directory's `<model>`), `batch_size = 32`, `max_tokens = 256`).
+//! directory; default: the models directory's `<model>`), `batch_size = 32`, `max_tokens = 256`, `long_texts = "windows"`).
 //! A binary keeps the registration by linking the crate ([`link()`] or `use mnemo_embed_local as _;`).
 #![deny(missing_docs)]
 
@@ -32,7 +34,7 @@ mod plugin;
 mod static_embedder;
 mod static_model;
 
-pub use embedder::{LocalEmbedder, LocalSettings, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS};
+pub use embedder::{LocalEmbedder, LocalSettings, LongTexts, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS};
 pub use error::LocalEmbedError;
 pub use static_embedder::StaticEmbedder;
 pub use static_model::{StaticManifest, STATIC_FILES};

@@ -13,7 +13,10 @@ use crate::loaded::Loaded;
 
 /// A sentence encoder held in memory.
 pub(crate) struct SentenceModel {
+    /// Truncates to the model's `max_tokens`.
     tokenizer: Tokenizer,
+    /// Keeps every piece (for texts embedded in windows).
+    whole: Tokenizer,
     bert: Bert,
     device: Device,
     /// Output dimensions (the config's hidden size).
@@ -64,6 +67,8 @@ impl SentenceModel {
         let tok_path = dir.join("tokenizer.json");
         let mut tokenizer = Tokenizer::from_file(&tok_path).map_err(load_err(tok_path.clone()))?;
         tokenizer.with_padding(None);
+        let mut whole = tokenizer.clone();
+        whole.with_truncation(None).map_err(load_err(tok_path.clone()))?;
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: max_tokens, ..Default::default() }))
             .map_err(load_err(tok_path.clone()))?;
@@ -73,15 +78,24 @@ impl SentenceModel {
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .map_err(|e| load_err(weights_path.clone())(Box::new(e)))?;
         let bert = Bert::load(vb, &config).map_err(|e| load_err(weights_path.clone())(Box::new(e)))?;
-        Ok(SentenceModel { tokenizer, bert, device, dims: config.hidden_size })
+        Ok(SentenceModel { tokenizer, whole, bert, device, dims: config.hidden_size })
     }
 
     /// Token ids of each text (with [CLS] … [SEP], truncated).
     pub(crate) fn tokenize(&self, texts: &[String]) -> Result<Vec<Vec<u32>>, LocalEmbedError> {
+        Self::encode(&self.tokenizer, texts)
+    }
+
+    /// Token ids of each text (with [CLS] … [SEP]), every piece kept.
+    pub(crate) fn tokenize_whole(&self, texts: &[String]) -> Result<Vec<Vec<u32>>, LocalEmbedError> {
+        Self::encode(&self.whole, texts)
+    }
+
+    fn encode(tokenizer: &Tokenizer, texts: &[String]) -> Result<Vec<Vec<u32>>, LocalEmbedError> {
         texts
             .iter()
             .map(|t| {
-                self.tokenizer.encode(t.as_str(), true).map(|e| e.get_ids().to_vec()).map_err(LocalEmbedError::Tokenize)
+                tokenizer.encode(t.as_str(), true).map(|e| e.get_ids().to_vec()).map_err(LocalEmbedError::Tokenize)
             })
             .collect()
     }

@@ -6,7 +6,7 @@ use mnemo_contract::CoreError;
 use mnemo_contract::Embedder;
 use serde::Deserialize;
 
-use crate::embedder::{LocalEmbedder, LocalSettings, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS};
+use crate::embedder::{LocalEmbedder, LocalSettings, LongTexts, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS};
 use crate::static_embedder::StaticEmbedder;
 
 /// Settings of `[embedder] kind = "local"`.
@@ -23,6 +23,13 @@ struct Settings {
     batch_size: i64,
     #[serde(default = "default_max_tokens")]
     max_tokens: i64,
+    /// A text longer than `max_tokens`: "windows" (every piece read) or "truncate".
+    #[serde(default = "default_long_texts")]
+    long_texts: String,
+}
+
+fn default_long_texts() -> String {
+    "windows".to_string()
 }
 
 fn default_model() -> String {
@@ -65,7 +72,13 @@ fn build_local_embedder(ctx: &EmbedderContext<'_>) -> mnemo_contract::Result<Arc
         .map_err(|_| CoreError::Config(format!("{origin}: batch_size = {} must be positive", s.batch_size)))?;
     let max_tokens = usize::try_from(s.max_tokens)
         .map_err(|_| CoreError::Config(format!("{origin}: max_tokens = {} must be positive", s.max_tokens)))?;
-    let settings = LocalSettings { batch_size, max_tokens, ..LocalSettings::of(spec, dir) };
+    let long_texts = LongTexts::parse(&s.long_texts).ok_or_else(|| {
+        CoreError::Config(format!(
+            "{origin}: long_texts = {:?} is not known; it takes \"windows\" (a long text is embedded in windows of max_tokens pieces, every piece read) or \"truncate\" (only its first max_tokens pieces)",
+            s.long_texts
+        ))
+    })?;
+    let settings = LocalSettings { batch_size, max_tokens, long_texts, ..LocalSettings::of(spec, dir) };
     let e = LocalEmbedder::load(&settings).map_err(|e| CoreError::Config(format!("{origin}: {}", e.chain())))?;
     Ok(Arc::new(e))
 }

@@ -9,7 +9,7 @@ use mnemo_contract::Embedder;
 async fn minilm_passes_the_embedder_conformance_suite() {
     let e = common::minilm();
     assert_eq!(e.dims(), 384);
-    assert_eq!(e.model_id(), "sentence-transformers/all-MiniLM-L6-v2");
+    assert_eq!(e.model_id(), "sentence-transformers/all-MiniLM-L6-v2+win256");
     mnemo_contract::conformance::embedder::run_all(e).await;
 }
 
@@ -48,4 +48,40 @@ async fn the_model_is_loaded_once_per_process() {
     let t = vec!["shared model".to_string()];
     assert_eq!(a.embed(&t).await.unwrap(), b.embed(&t).await.unwrap());
     assert!(mnemo_embed_local::loaded_models() >= 1);
+}
+
+/// A text of `n` distinct words (each one word piece or more).
+fn long_text(n: usize, tail: &str) -> String {
+    let words = ["river", "garden", "violin", "lantern", "harbour", "meadow", "copper", "falcon"];
+    let mut s: Vec<String> = (0..n).map(|i| words[i % words.len()].to_string()).collect();
+    s.push(tail.to_string());
+    s.join(" ")
+}
+
+#[tokio::test]
+async fn a_long_text_is_read_to_its_end_in_windows_and_a_short_one_as_before() {
+    use mnemo_embed_local::{LocalEmbedder, LocalSettings, LongTexts};
+    let windows = common::minilm();
+    let truncate = LocalEmbedder::load(&LocalSettings {
+        long_texts: LongTexts::Truncate,
+        ..LocalSettings::of(&mnemo_models::MINILM, common::minilm_dir())
+    })
+    .unwrap();
+    assert_eq!(truncate.model_id(), "sentence-transformers/all-MiniLM-L6-v2");
+    let t = |s: &str| s.to_string();
+
+    // Short: one window, the same vector bit for bit.
+    let short = [t("She is vegetarian and loves salads.")];
+    assert_eq!(windows.embed(&short).await.unwrap(), truncate.embed(&short).await.unwrap());
+
+    // 600 words: what is said after the 256th piece reaches the vector only in windows.
+    let a = [long_text(600, "My sister is allergic to penicillin."), long_text(600, "The invoice is due on Friday.")];
+    let tw = truncate.embed(&a).await.unwrap();
+    assert_eq!(tw[0], tw[1], "truncation drops the tail: both texts get one vector");
+    let ww = windows.embed(&a).await.unwrap();
+    assert_ne!(ww[0], ww[1], "windows read the tail");
+    let q = windows.embed(&[t("Who is allergic to penicillin?")]).await.unwrap();
+    assert!(cos(&q[0], &ww[0]) > cos(&q[0], &ww[1]), "the allergy's text is nearer the allergy question");
+    let norm = cos(&ww[0], &ww[0]).sqrt();
+    assert!((norm - 1.0).abs() < 1e-4, "a unit vector: {norm}");
 }

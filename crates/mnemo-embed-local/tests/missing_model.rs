@@ -28,4 +28,6 @@ fn bad_settings_are_named() {
     assert!(err.contains("batch_size"), "{err}");
     let err = build("colour = \"red\"").err().unwrap().to_string();
     assert!(err.contains("colour"), "{err}");
+    let err = build("long_texts = \"chunks\"").err().unwrap().to_string();
+    assert!(err.contains("long_texts") && err.contains("windows") && err.contains("truncate"), "{err}");
 }

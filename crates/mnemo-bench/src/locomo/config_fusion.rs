@@ -41,6 +41,14 @@ impl LocomoArgs {
                 self.retrieval.stemming = Some(s);
             }
         }
+        if self.query_stop_words.is_none() {
+            if let Some(v) = index.get("query_stop_words") {
+                let on = v.as_bool().ok_or_else(|| {
+                    BenchError::Arg(format!("{origin}: [index] query_stop_words must be true or false"))
+                })?;
+                self.query_stop_words = Some(on);
+            }
+        }
         Ok(self)
     }
 }
@@ -48,7 +56,12 @@ impl LocomoArgs {
 impl LocomoArgs {
     /// Take the configured `[recall] neighbour_share` / `neighbour_turns` unless the command
     /// line set them (the bench's engine otherwise runs the default recall policy).
+    /// `[recall] candidates` too, when the config sets it apart from the engine's default (the
+    /// bench's own default, 200, stays for a config that does not).
     pub fn with_recall_policy(mut self, recall: &mnemo_core::policy::RecallPolicy) -> Self {
+        if self.candidates.is_none() && recall.candidates != mnemo_core::policy::RecallPolicy::default().candidates {
+            self.candidates = Some(recall.candidates);
+        }
         if self.recall_neighbour_share.is_none() && recall.neighbour_share > 0.0 {
             self.recall_neighbour_share = Some(recall.neighbour_share);
             self.recall_neighbour_turns = Some(u32::try_from(recall.neighbour_turns).unwrap_or(u32::MAX));
@@ -104,6 +117,30 @@ mod tests {
         let mut flag = LocomoArgs::new("x.json".into());
         flag.recall_neighbour_share = Some(0.0);
         assert_eq!(flag.with_recall_policy(&recall).recall_neighbour_share, Some(0.0));
+    }
+
+    #[test]
+    fn configured_candidates_and_stop_words_are_taken_unless_a_flag_set_them() {
+        let mut recall = mnemo_core::policy::RecallPolicy::default();
+        let a = LocomoArgs::new("x.json".into()).with_recall_policy(&recall);
+        assert_eq!(a.candidates(), 200, "the engine's default candidates leave the bench's");
+        recall.candidates = 400;
+        assert_eq!(LocomoArgs::new("x.json".into()).with_recall_policy(&recall).candidates(), 400);
+        let mut flag = LocomoArgs::new("x.json".into());
+        flag.candidates = Some(50);
+        assert_eq!(flag.with_recall_policy(&recall).candidates(), 50, "the flag wins");
+
+        let a = LocomoArgs::new("x.json".into()).with_index_config(&table("query_stop_words = true"), "c").unwrap();
+        assert_eq!(a.query_stop_words, Some(true));
+        let mut flag = LocomoArgs::new("x.json".into());
+        flag.query_stop_words = Some(false);
+        assert_eq!(
+            flag.with_index_config(&table("query_stop_words = true"), "c").unwrap().query_stop_words,
+            Some(false)
+        );
+        let e =
+            LocomoArgs::new("x.json".into()).with_index_config(&table("query_stop_words = 1"), "cfg.toml").unwrap_err();
+        assert!(e.to_string().contains("cfg.toml") && e.to_string().contains("query_stop_words"), "{e}");
     }
 
     #[test]

@@ -86,8 +86,9 @@ pub struct LocomoArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,5,10,20")]
     pub ks: Vec<usize>,
     /// Candidates taken from the index per recall (and depth of the ranking for R@k / MRR).
-    #[arg(long, default_value_t = 200)]
-    pub candidates: usize,
+    /// Default: the config's `[recall] candidates` when it sets one, else 200.
+    #[arg(long)]
+    pub candidates: Option<usize>,
     /// The index and its fusion.
     #[command(flatten)]
     pub retrieval: RetrievalFlags,
@@ -107,6 +108,10 @@ pub struct LocomoArgs {
     /// ranks that speaker's turns higher.
     #[arg(long)]
     pub entity_boost: Option<f32>,
+    /// Variant: the index's `query_stop_words` (tantivy only): English function words left out
+    /// of each question's BM25 terms. Default: the config's `[index]`, else off.
+    #[arg(long, value_name = "BOOL")]
+    pub query_stop_words: Option<bool>,
     /// Record each turn's speaker as its memory's entity even with no entity boost (the
     /// control for `--entity-boost`: entities are also indexed with the text).
     #[arg(long)]
@@ -153,12 +158,13 @@ impl LocomoArgs {
             file,
             budgets: vec![256, 512, 1024, 2048],
             ks: vec![1, 5, 10, 20],
-            candidates: 200,
+            candidates: None,
             retrieval: RetrievalFlags::default(),
             embed_cache: None,
             session_dates: false,
             query_norm: false,
             entity_boost: None,
+            query_stop_words: None,
             speaker_entities: false,
             neighbours: None,
             neighbour_share: None,
@@ -186,14 +192,21 @@ impl LocomoArgs {
         }
     }
 
+    /// Candidates taken per recall: `--candidates`, else the config's, else 200.
+    pub fn candidates(&self) -> usize {
+        self.candidates.unwrap_or(DEFAULT_CANDIDATES)
+    }
+
     /// The window of the engine's neighbour sharing: the config's, else `--neighbours`, else 2.
     pub(crate) fn neighbour_window(&self) -> usize {
         self.recall_neighbour_turns.or(self.neighbours).map_or(2, |n| n as usize)
     }
 
-    /// The rows of the report: the methods, then the neighbour rows when asked for.
+    /// The rows of the report: the methods, the hybrid recall's own order, then the
+    /// neighbour rows when asked for.
     fn method_names(&self) -> Vec<String> {
         let mut v: Vec<String> = METHODS.iter().map(|(m, _)| m.to_string()).collect();
+        v.push(RECALL_ORDER.into());
         if let Some(n) = self.neighbours {
             v.push(PACK_CONTROL.into());
             v.push(format!("{PACK_CONTROL}_nb{n}"));
@@ -236,6 +249,13 @@ impl LocomoArgs {
                 self.retrieval.index
             )));
         }
+        let stop_words = self.query_stop_words.unwrap_or(false);
+        if self.retrieval.index != "tantivy" && stop_words {
+            return Err(BenchError::Arg(format!(
+                "--query-stop-words needs --index tantivy (not {:?})",
+                self.retrieval.index
+            )));
+        }
         let desc = match self.retrieval.index.as_str() {
             "brute" => format!("brute (lexical {} dense {} k {})", f.lexical_weight, f.dense_weight, f.rrf_k),
             "tantivy" => {
@@ -244,8 +264,9 @@ impl LocomoArgs {
                 t.insert("stemming".into(), stemming.into());
                 let boost = self.entity_boost.unwrap_or(0.0);
                 t.insert("entity_boost".into(), f64::from(boost).into());
+                t.insert("query_stop_words".into(), stop_words.into());
                 format!(
-                    "tantivy in RAM ({:?} fusion, lexical {} dense {} k {} stemming {stemming} entity boost {boost})",
+                    "tantivy in RAM ({:?} fusion, lexical {} dense {} k {} stemming {stemming} entity boost {boost} query stop words {stop_words})",
                     f.fusion, f.lexical_weight, f.dense_weight, f.rrf_k
                 )
             }
@@ -279,6 +300,17 @@ fn share_row(alpha: f32, n: u32) -> String {
     format!("hybrid_share{alpha}_nb{n}")
 }
 
+/// The row of the hybrid recall's own order: R@k and MRR over the order `recall` ranks its
+/// candidates in (its trace: relevance after neighbour sharing, times salience), not the
+/// index's; ER@B as the `hybrid` row (the same packs). What an agent reading the pack sees.
+const RECALL_ORDER: &str = "hybrid_recall";
+
+/// The turns packed at each budget.
+type Packs = Vec<(usize, HashSet<usize>)>;
+
+/// Candidates per recall when neither the command line nor the config says.
+pub const DEFAULT_CANDIDATES: usize = 200;
+
 /// The control row of `--neighbours`: the hybrid ranking packed greedily by the bench.
 const PACK_CONTROL: &str = "hybrid_pack";
 
@@ -289,7 +321,7 @@ pub async fn locomo(
     mut provenance: RunProvenance,
     embedder: Arc<dyn Embedder>,
 ) -> Result<BenchReport> {
-    if args.budgets.is_empty() || args.ks.is_empty() || args.candidates == 0 {
+    if args.budgets.is_empty() || args.ks.is_empty() || args.candidates() == 0 {
         return Err(BenchError::Arg("--budgets, --ks and --candidates must be non-empty / positive".into()));
     }
     if let Some(a) = args.neighbour_share {
@@ -372,7 +404,7 @@ pub async fn locomo(
             let qvec = embedder.embed(std::slice::from_ref(&query)).await?.into_iter().next();
             query_embed.extend(timed.take().into_iter().map(|(_, d)| d));
             if let Some(d) = dump.as_mut() {
-                let depth = mnemo_store::fusion::fusion_depth(args.candidates);
+                let depth = mnemo_store::fusion::fusion_depth(args.candidates());
                 let search = |mode: SearchMode| SearchQuery {
                     namespace: ns.clone(),
                     text: query.clone(),
@@ -386,18 +418,22 @@ pub async fn locomo(
             }
             let mut hybrid_ranking = Vec::new();
             let mut hybrid_hits: Vec<(usize, f32)> = Vec::new();
+            // The hybrid recall's packs and its trace order at the largest budget.
+            let mut recall_order: Option<(Packs, Vec<usize>)> = None;
+            let mut hybrid_trace: Vec<usize> = Vec::new();
             for (method, mode) in METHODS {
                 let (packed, ranking) = match mode {
-                    None => {
-                        (args.budgets.iter().map(|b| (*b, recent.pack(*b))).collect(), recent.ranking(args.candidates))
-                    }
+                    None => (
+                        args.budgets.iter().map(|b| (*b, recent.pack(*b))).collect(),
+                        recent.ranking(args.candidates()),
+                    ),
                     Some(mode) => {
                         let hits = engine
                             .search(&SearchQuery {
                                 namespace: ns.clone(),
                                 text: query.clone(),
                                 embedding: if mode == SearchMode::Lexical { None } else { qvec.clone() },
-                                limit: args.candidates,
+                                limit: args.candidates(),
                                 mode,
                             })
                             .await?;
@@ -410,7 +446,7 @@ pub async fn locomo(
                             let opts = RecallOptions {
                                 budget: Some(*b),
                                 mode: Some(mode),
-                                candidates: Some(args.candidates),
+                                candidates: Some(args.candidates()),
                                 no_touch: true,
                             };
                             let _ = timed.take();
@@ -421,6 +457,7 @@ pub async fn locomo(
                             if mode == SearchMode::Hybrid && *b == largest_budget {
                                 recall_total.push(took);
                                 recall_embed.push(embed_took);
+                                hybrid_trace = pack.trace.iter().filter_map(|t| ids.get(&t.id).copied()).collect();
                             }
                             packed.push((
                                 *b,
@@ -432,12 +469,20 @@ pub async fn locomo(
                 };
                 if mode == Some(SearchMode::Hybrid) {
                     hybrid_ranking = ranking.clone();
+                    recall_order = Some((packed.clone(), std::mem::take(&mut hybrid_trace)));
                 }
                 let figures = question_figures(&evidence, &packed, &ranking, &args.ks);
                 if let Some(w) = per_q.as_mut() {
                     w.write(&c.id, qi, q.category, method, &figures)?;
                 }
                 tab.add(method, q.category, &figures);
+            }
+            if let Some((packed, order)) = &recall_order {
+                let figures = question_figures(&evidence, packed, order, &args.ks);
+                if let Some(w) = per_q.as_mut() {
+                    w.write(&c.id, qi, q.category, RECALL_ORDER, &figures)?;
+                }
+                tab.add(RECALL_ORDER, q.category, &figures);
             }
             if let Some(n) = args.neighbours {
                 let window = n as usize;
@@ -449,7 +494,7 @@ pub async fn locomo(
                 if let Some(a) = args.neighbour_share {
                     variants.push((
                         share_row(a, n),
-                        neighbours::share(&hybrid_hits, &session_of, window, a, args.candidates),
+                        neighbours::share(&hybrid_hits, &session_of, window, a, args.candidates()),
                     ));
                 }
                 for (name, order) in &variants {
@@ -716,7 +761,7 @@ fn markdown(
     s.push_str(&format!(
         "{convs} conversations, {turns} turns, {questions} questions; index: {index_desc}; candidates {}; episodic decay off.\n\
          ER@B = evidence recall within B tokens ({}); R@k = share of evidence turns in the top k of the ranking; MRR over the top {}.\n\n",
-        args.candidates, p.token_counter, args.candidates
+        args.candidates(), p.token_counter, args.candidates()
     ));
     s.push_str(&format!("Variants: {}.\n\n", variants(args)));
     let metrics = metric_list(args);

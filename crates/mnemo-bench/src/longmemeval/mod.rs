@@ -44,8 +44,9 @@ pub struct LongMemEvalArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,5,10")]
     pub ks: Vec<usize>,
     /// Candidates taken from the index per recall (and depth of the ranking).
-    #[arg(long, default_value_t = 200)]
-    pub candidates: usize,
+    /// Default: the config's `[recall] candidates` when it sets one, else 200.
+    #[arg(long)]
+    pub candidates: Option<usize>,
     /// The index and its fusion.
     #[command(flatten)]
     pub retrieval: RetrievalFlags,
@@ -73,6 +74,9 @@ pub struct LongMemEvalArgs {
     /// The configured `[index] entity_boost` (taken from the config; not a flag).
     #[arg(skip)]
     pub entity_boost: Option<f32>,
+    /// The configured `[index] query_stop_words` (taken from the config; not a flag).
+    #[arg(skip)]
+    pub query_stop_words: Option<bool>,
     /// The configured `[recall] neighbour_share` and its window (not flags).
     #[arg(skip)]
     pub recall_neighbour: Option<(f64, u32)>,
@@ -85,7 +89,7 @@ impl LongMemEvalArgs {
             file,
             budgets: vec![256, 512, 1024, 2048, 4096],
             ks: vec![1, 5, 10],
-            candidates: 200,
+            candidates: None,
             retrieval: RetrievalFlags::default(),
             embed_cache: None,
             questions: None,
@@ -93,8 +97,14 @@ impl LongMemEvalArgs {
             as_of_question_date: false,
             resolve_dates: false,
             entity_boost: None,
+            query_stop_words: None,
             recall_neighbour: None,
         }
+    }
+
+    /// Candidates taken per recall: `--candidates`, else the config's, else 200.
+    pub fn candidates(&self) -> usize {
+        self.candidates.unwrap_or(crate::locomo::DEFAULT_CANDIDATES)
     }
 
     /// The engine's settings, in the form `bench locomo` builds its engine from.
@@ -104,6 +114,7 @@ impl LongMemEvalArgs {
         s.retrieval = self.retrieval.clone();
         s.embed_cache = self.embed_cache.clone();
         s.entity_boost = self.entity_boost;
+        s.query_stop_words = self.query_stop_words;
         s.recall_neighbour_share = self.recall_neighbour.map(|(a, _)| a);
         s.recall_neighbour_turns = self.recall_neighbour.map(|(_, n)| n);
         s.quiet = self.quiet;
@@ -121,6 +132,8 @@ impl LongMemEvalArgs {
         let s = self.engine_settings().with_index_config(index, origin)?.with_recall_policy(recall);
         self.retrieval = s.retrieval;
         self.entity_boost = s.entity_boost;
+        self.query_stop_words = s.query_stop_words;
+        self.candidates = s.candidates;
         self.recall_neighbour = s.recall_neighbour_share.map(|a| (a, s.recall_neighbour_turns.unwrap_or(2)));
         Ok(self)
     }
@@ -129,6 +142,14 @@ impl LongMemEvalArgs {
 /// The methods compared, with the engine's search mode.
 const METHODS: [(&str, SearchMode); 3] =
     [("bm25", SearchMode::Lexical), ("dense", SearchMode::Dense), ("hybrid", SearchMode::Hybrid)];
+
+/// The row of the hybrid recall's own order: ranking figures over the order `recall` ranks its
+/// candidates in (its trace, at the largest budget: relevance after neighbour sharing, times
+/// salience) instead of the index's; budget figures as the `hybrid` row (the same packs).
+const RECALL_ORDER: &str = "hybrid_recall";
+
+/// The report's rows: the methods, then the hybrid recall's own order.
+const ROWS: [&str; 4] = ["bm25", "dense", "hybrid", RECALL_ORDER];
 
 /// The group of every answerable question, and the group of the `_abs` ones.
 const ALL: &str = "all";
@@ -153,7 +174,7 @@ pub async fn longmemeval(
     mut provenance: RunProvenance,
     embedder: Arc<dyn Embedder>,
 ) -> Result<BenchReport> {
-    if args.budgets.is_empty() || args.ks.is_empty() || args.candidates == 0 {
+    if args.budgets.is_empty() || args.ks.is_empty() || args.candidates() == 0 {
         return Err(BenchError::Arg("--budgets, --ks and --candidates must be non-empty / positive".into()));
     }
     if args.questions == Some(0) {
@@ -231,18 +252,19 @@ pub async fn longmemeval(
                 namespace: ns.clone(),
                 text: q.question.clone(),
                 embedding: if mode == SearchMode::Lexical { None } else { qvec.clone() },
-                limit: args.candidates,
+                limit: args.candidates(),
                 mode,
             };
             let mut packed = Vec::with_capacity(args.budgets.len());
             // As of the question's date: each recall ranks in a scratch index it fills with
             // what memory held then; the ranking is that index's too.
             let mut held_then = None;
+            let mut trace_order = Vec::new();
             for b in &args.budgets {
                 let opts = RecallOptions {
                     budget: Some(*b),
                     mode: Some(mode),
-                    candidates: Some(args.candidates),
+                    candidates: Some(args.candidates()),
                     no_touch: true,
                 };
                 let pack = if args.as_of_question_date {
@@ -254,6 +276,8 @@ pub async fn longmemeval(
                     engine.recall(&ns, &q.question, &opts).await?
                 };
                 packed.push((*b, pack.memories().filter_map(|m| turn_of.get(&m.id).copied()).collect::<HashSet<_>>()));
+                // The trace ranks every candidate, whatever the budget.
+                trace_order = pack.trace.iter().filter_map(|t| turn_of.get(&t.id).copied()).collect();
             }
             let hits = match &held_then {
                 Some(scratch) => scratch.search(&search).await?,
@@ -261,6 +285,9 @@ pub async fn longmemeval(
             };
             let ranking: Vec<usize> = hits.iter().filter_map(|h| turn_of.get(&h.id).copied()).collect();
             tab.add(method, &groups, &question_figures(&ev, &ranking, &packed, &args.ks));
+            if mode == SearchMode::Hybrid {
+                tab.add(RECALL_ORDER, &groups, &question_figures(&ev, &trace_order, &packed, &args.ks));
+            }
         }
         pb.inc(1);
     }
@@ -306,7 +333,7 @@ fn rows(
 ) -> Vec<serde_json::Value> {
     let (ranking, budget) = metric_list(args);
     let mut out = Vec::new();
-    for (method, _) in METHODS {
+    for method in ROWS {
         for g in groups {
             for m in ranking.iter().chain(&budget) {
                 let Some(mean) = tab.get(method, g, *m) else { continue };
@@ -352,7 +379,7 @@ fn markdown(
         n(ALL) + n(ABSTENTION),
         n(ALL),
         n(ABSTENTION),
-        args.candidates,
+        args.candidates(),
         if args.as_of_question_date {
             "recalled as of question_date: turns of later sessions are absent"
         } else {
@@ -369,7 +396,7 @@ fn markdown(
             header.extend(metrics.iter().map(|m| m.name()));
             let hdr: Vec<&str> = header.iter().map(String::as_str).collect();
             let mut body = Vec::new();
-            for (method, _) in METHODS {
+            for method in ROWS {
                 let n_of = |m: Metric| tab.get(method, g, m).map_or(0, |x| x.n);
                 let mut r = vec![
                     method.to_string(),
@@ -393,9 +420,9 @@ fn markdown(
     let mut header: Vec<String> = vec!["method".into()];
     header.extend(key.iter().map(|m| m.name()));
     let hdr: Vec<&str> = header.iter().map(String::as_str).collect();
-    let body: Vec<Vec<String>> = METHODS
+    let body: Vec<Vec<String>> = ROWS
         .iter()
-        .map(|(method, _)| {
+        .map(|method| {
             let mut r = vec![method.to_string()];
             r.extend(key.iter().map(|m| {
                 tab.get(method, ALL, *m).map_or("-".into(), |x| {

@@ -73,6 +73,8 @@ struct Live {
     reader: IndexReader,
     fields: Fields,
     analyzer: TextAnalyzer,
+    /// The stop words' terms under `analyzer` (`query_stop_words`).
+    stop_terms: std::collections::HashSet<String>,
     /// At least the highest id this index ever held (committed or not): a document with a
     /// higher id was never added, so its upsert has no earlier version to delete (store ids are
     /// never reused; a bulk load's inserts skip a delete each, which every commit would have to

@@ -133,8 +133,9 @@ impl TantivyIndex {
         s: &TantivySettings,
         tdir: Option<&Path>,
     ) -> std::result::Result<Live, OpenError> {
-        let analyzer = schema::analyzer(s.stemming);
+        let mut analyzer = schema::analyzer(s.stemming);
         index.tokenizers().register(TOKENIZER, analyzer.clone());
+        let stop_terms = if s.query_stop_words { schema::stop_terms(&mut analyzer) } else { Default::default() };
         let writer = if s.read_only {
             None
         } else {
@@ -172,7 +173,7 @@ impl TantivyIndex {
             // The column's statistics cover its deleted documents too.
             max_id = max_id.max(ids.max_value());
         }
-        Ok(Live { writer, reader, fields, analyzer, max_id })
+        Ok(Live { writer, reader, fields, analyzer, stop_terms, max_id })
     }
 
     /// Open an existing index: the live parts, and either its payload + vectors or why it is

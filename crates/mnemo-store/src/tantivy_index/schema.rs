@@ -54,6 +54,30 @@ pub fn analyzer(stemming: bool) -> TextAnalyzer {
     }
 }
 
+/// English function words a query may leave out of its BM25 terms (`query_stop_words`):
+/// question words, auxiliaries, pronouns, articles, prepositions and conjunctions (the NLTK
+/// English list, less its contractions' fragments).
+#[rustfmt::skip]
+pub const STOP_WORDS: &[&str] = &[
+    "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your", "yours", "yourself",
+    "yourselves", "he", "him", "his", "himself", "she", "her", "hers", "herself", "it", "its", "itself",
+    "they", "them", "their", "theirs", "themselves", "what", "which", "who", "whom", "this", "that",
+    "these", "those", "am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had",
+    "having", "do", "does", "did", "doing", "a", "an", "the", "and", "but", "if", "or", "because", "as",
+    "until", "while", "of", "at", "by", "for", "with", "about", "against", "between", "into", "through",
+    "during", "before", "after", "above", "below", "to", "from", "up", "down", "in", "out", "on", "off",
+    "over", "under", "again", "further", "then", "once", "here", "there", "when", "where", "why", "how",
+    "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not",
+    "only", "own", "same", "so", "than", "too", "very", "can", "will", "just", "should", "now", "would",
+    "could",
+];
+
+/// The terms the stop words become under `a` (stemmed alike, so "does" is left out as the
+/// term it indexes to).
+pub fn stop_terms(a: &mut TextAnalyzer) -> std::collections::HashSet<String> {
+    STOP_WORDS.iter().flat_map(|w| tokens(a, w)).collect()
+}
+
 /// The tokens of `text` under `a`.
 pub fn tokens(a: &mut TextAnalyzer, text: &str) -> Vec<String> {
     let mut out = Vec::new();

@@ -70,6 +70,9 @@ impl TantivyIndex {
         let mut terms = schema::tokens(&mut analyzer, &q.text);
         terms.sort();
         terms.dedup();
+        if terms.iter().any(|t| !live.stop_terms.contains(t)) {
+            terms.retain(|t| !live.stop_terms.contains(t));
+        }
         if terms.is_empty() || limit == 0 {
             return Ok(vec![]);
         }
@@ -195,7 +198,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use mnemo_contract::{Index, SearchMode};
 
-    use super::super::test_support::{doc, ids, in_ram, search, unit};
+    use super::super::test_support::{clock, doc, ids, in_ram, search, settings, unit};
+    use super::super::TantivySettings;
 
     #[tokio::test]
     async fn a_hybrid_search_fuses_lexical_and_dense_hits_ranking_the_one_found_by_both_first() {
@@ -239,5 +243,29 @@ mod tests {
         idx.upsert(vec![doc(1, "kiwi tart", None)]).await.unwrap();
         assert!(search(&idx, "durian", None, SearchMode::Lexical).await.is_empty());
         assert!(search(&idx, "", None, SearchMode::Lexical).await.is_empty(), "no words, no lexical hits");
+    }
+
+    #[tokio::test]
+    async fn query_stop_words_leave_the_question_words_out_unless_nothing_else_is_asked() {
+        let docs = || {
+            vec![
+                doc(1, "What did you do after that?", None),
+                doc(2, "I researched adoption agencies last week.", None),
+                doc(3, "Did you see it?", None),
+            ]
+        };
+        let asked = "What did you research?";
+        let plain = in_ram();
+        plain.upsert(docs()).await.unwrap();
+        let with = ids(&search(&plain, asked, None, SearchMode::Lexical).await);
+        assert!(with.contains(&1) && with.contains(&3), "without the setting, \"what did you\" matches: {with:?}");
+
+        let s = TantivySettings { query_stop_words: true, ..settings() };
+        let idx = super::super::TantivyIndex::in_memory(s, clock()).unwrap();
+        idx.upsert(docs()).await.unwrap();
+        assert_eq!(ids(&search(&idx, asked, None, SearchMode::Lexical).await), vec![2], "only the research");
+        // A query of stop words only keeps them: it still finds what it asks for.
+        let only = ids(&search(&idx, "did you", None, SearchMode::Lexical).await);
+        assert!(only.contains(&1) && only.contains(&3), "{only:?}");
     }
 }

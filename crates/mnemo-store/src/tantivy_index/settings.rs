@@ -28,6 +28,11 @@ pub struct TantivySettings {
     /// Boost of hits whose entities the query names (`entity_match`): a matched hit's score s
     /// becomes (s + w) / (1 + w), the others' s / (1 + w); 0 = off.
     pub entity_boost: f32,
+    /// Leave English function words ("what", "did", "the", "you" …: `schema::STOP_WORDS`) out of
+    /// a query's BM25 terms, unless it has no other word. The documents are indexed as they
+    /// are (not part of the on-disk format): only what a query asks for changes. A question's
+    /// "what did you" otherwise matches every turn that asks something back.
+    pub query_stop_words: bool,
     /// Commit once this many documents (upserts + removals) are pending.
     pub commit_every_docs: usize,
     /// Commit at the next write once the last commit is this old (by the engine's clock).
@@ -72,6 +77,7 @@ impl Default for TantivySettings {
             rrf_k: f.rrf_k,
             parallel_rankings: f.parallel,
             entity_boost: 0.0,
+            query_stop_words: false,
             commit_every_docs: 10_000,
             commit_interval_ms: 1_000,
             writer_memory_mb: 64,

@@ -42,7 +42,8 @@ pub(super) fn settings() -> TantivySettings {
     TantivySettings { commit_every_docs: 1_000, commit_interval_ms: 60_000, ..TantivySettings::default() }
 }
 
-fn clock() -> Arc<SimClock> {
+/// A clock standing still.
+pub(super) fn clock() -> Arc<SimClock> {
     Arc::new(SimClock::new(Timestamp::from_millis(1_000_000)))
 }
 
