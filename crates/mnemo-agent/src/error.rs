@@ -166,10 +166,8 @@ pub fn core_kind(e: &mnemo_core::CoreError) -> ErrorKind {
             ModelErrorKind::Unsupported => ErrorKind::Unsupported,
             _ => ErrorKind::Model,
         },
-        CoreError::Embedder(_) | CoreError::Reasoner(_) => ErrorKind::Model,
         CoreError::Unextracted { .. } => ErrorKind::Unextracted,
-        CoreError::Store(_)
-        | CoreError::StoreFailure { .. }
+        CoreError::StoreFailure { .. }
         | CoreError::IndexFailure { .. }
         | CoreError::Grounder(_)
         | CoreError::Assessor(_) => ErrorKind::Internal,
@@ -194,8 +192,14 @@ mod tests {
         assert_eq!(model(ModelErrorKind::RateLimited), ErrorKind::RateLimited);
         assert_eq!(model(ModelErrorKind::Unavailable), ErrorKind::Model);
         assert_eq!(model(ModelErrorKind::Config), ErrorKind::Config);
-        assert_eq!(core(CoreError::Reasoner("bad JSON".into())), ErrorKind::Model);
-        let unextracted = CoreError::Unextracted { turn: TurnId(3), error: Box::new(CoreError::Reasoner("x".into())) };
+        // A message-only failure (what the text-only `Store`/`Reasoner` variants were) keeps its kind.
+        let bad_json = CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::BadAnswer, "bad JSON");
+        assert_eq!(core(bad_json), ErrorKind::Model);
+        let other = CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::Other, "call failed");
+        assert_eq!(core(other), ErrorKind::Model);
+        assert_eq!(core(CoreError::store_message(StoreErrorKind::Other, "no id")), ErrorKind::Internal);
+        let x = CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::BadAnswer, "x");
+        let unextracted = CoreError::Unextracted { turn: TurnId(3), error: Box::new(x) };
         assert_eq!(core(unextracted), ErrorKind::Unextracted);
         let at = mnemo_core::Timestamp(0);
         let conflict = AgentError::IdempotencyConflict { key: "k".into(), turn: TurnId(1), at };
@@ -220,10 +224,11 @@ mod tests {
         for kind in [AssessorErrorKind::BadAnswer, AssessorErrorKind::Other] {
             assert_eq!(core(CoreError::assessor_message(kind, "refused")), ErrorKind::Internal, "{kind}");
         }
-        // What a plugin embedder's wrong answer is now: a model failure, as `Embedder(_)` was.
+        // A plugin embedder's wrong answer is a model failure.
         let wrong = CoreError::model(ModelRole::Embedder, ModelErrorKind::BadAnswer, FailureMessage("2 dims".into()));
         assert_eq!(core(wrong), ErrorKind::Model);
-        assert_eq!(core(CoreError::Embedder("2 dims".into())), ErrorKind::Model);
+        let other = CoreError::model_message(ModelRole::Embedder, ModelErrorKind::Other, "cache lost a vector");
+        assert_eq!(core(other), ErrorKind::Model);
     }
 
     #[test]

@@ -136,8 +136,12 @@ impl Runtime {
         loop {
             let page = self.list(ns, &ListPage { after, limit: MAX_PAGE, include_tombstoned }).await?;
             for m in &page.memories {
-                let text = tenant_spelling(|| serde_json::to_string(m))
-                    .map_err(|e| CoreError::Store(format!("memory {} cannot be serialised: {e}", m.id)))?;
+                let text = tenant_spelling(|| serde_json::to_string(m)).map_err(|e| {
+                    CoreError::store_message(
+                        StoreErrorKind::Other,
+                        format!("memory {} cannot be serialised: {e}", m.id),
+                    )
+                })?;
                 line(&text).map_err(|e| AgentError::Io {
                     action: "write the export of",
                     file: ns.to_string(),

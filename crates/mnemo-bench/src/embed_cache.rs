@@ -64,7 +64,13 @@ impl CachedEmbedder {
     }
 
     fn append(&self, new: &[(u64, Vec<f32>)]) -> mnemo_core::Result<()> {
-        let io = |e: std::io::Error| CoreError::Embedder(format!("embedding cache {}: {e}", self.path.display()));
+        let io = |e: std::io::Error| {
+            CoreError::model_message(
+                mnemo_core::ModelRole::Embedder,
+                mnemo_core::ModelErrorKind::Other,
+                format!("embedding cache {}: {e}", self.path.display()),
+            )
+        };
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(io)?;
         let mut buf = Vec::new();
         for (k, v) in new {
@@ -104,7 +110,15 @@ impl Embedder for CachedEmbedder {
         }
         let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         keys.iter()
-            .map(|k| map.get(k).cloned().ok_or_else(|| CoreError::Embedder("embedding cache lost a vector".into())))
+            .map(|k| {
+                map.get(k).cloned().ok_or_else(|| {
+                    CoreError::model_message(
+                        mnemo_core::ModelRole::Embedder,
+                        mnemo_core::ModelErrorKind::Other,
+                        "embedding cache lost a vector",
+                    )
+                })
+            })
             .collect()
     }
 }

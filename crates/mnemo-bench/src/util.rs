@@ -4,8 +4,8 @@ use std::path::Path;
 use async_trait::async_trait;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mnemo_core::{
-    Candidate, ClientKind, CoreError, Extraction, Memory, MemoryId, MemoryKind, ModelInfo, Namespace, NewMemory,
-    NewTurn, Provenance, Reasoner, Timestamp, Turn, Verdict,
+    Candidate, ClientKind, CoreError, Extraction, Memory, MemoryId, MemoryKind, ModelErrorKind, ModelInfo, ModelRole,
+    Namespace, NewMemory, NewTurn, Provenance, Reasoner, Timestamp, Turn, Verdict,
 };
 
 /// The benchmarks ingest ready-made memories and only recall: a reasoner call is a bug.
@@ -14,7 +14,11 @@ pub struct NoReasoner;
 #[async_trait]
 impl Reasoner for NoReasoner {
     async fn extract(&self, _: &Turn) -> mnemo_core::Result<Extraction> {
-        Err(CoreError::Reasoner("the benchmark reasoner does not extract (memories are ingested directly)".into()))
+        Err(CoreError::model_message(
+            ModelRole::Reasoner,
+            ModelErrorKind::Other,
+            "the benchmark reasoner does not extract (memories are ingested directly)",
+        ))
     }
     async fn reconcile(&self, _: &Candidate, _: &[Memory]) -> mnemo_core::Result<Verdict> {
         Ok(Verdict::Novel)

@@ -96,7 +96,6 @@ fn core_kind(e: &CoreError) -> &'static str {
         CoreError::InvalidInput(_) | CoreError::InvalidUtf8 { .. } => "invalid_input",
         CoreError::Config(_) | CoreError::UnknownKind { .. } => "config",
         CoreError::NotFound(_) => "not_found",
-        CoreError::Store(_) => "store",
         CoreError::StoreFailure { kind, .. } => match kind {
             StoreErrorKind::Busy => "busy",
             StoreErrorKind::ReadOnly => "read_only",
@@ -110,7 +109,7 @@ fn core_kind(e: &CoreError) -> &'static str {
             IndexErrorKind::Full => "full",
             _ => "index",
         },
-        CoreError::Embedder(_) | CoreError::ModelFailure { .. } | CoreError::Reasoner(_) => "model",
+        CoreError::ModelFailure { .. } => "model",
         CoreError::Grounder(_) => "grounder",
         CoreError::Assessor(_) => "assessor",
         CoreError::Unextracted { .. } => "unextracted",

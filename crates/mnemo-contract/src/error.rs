@@ -37,11 +37,8 @@ pub enum CoreError {
     /// A memory or turn was not found.
     #[error("not found: {0}")]
     NotFound(String),
-    /// The store failed (a message only; backends keep the cause with `StoreFailure`).
-    #[error("store error: {0}")]
-    Store(String),
     /// The store failed, its cause kept as the error's source (downcast it to the backend's
-    /// error for detail) and classified, so a caller can match on what happened: wait and
+    /// error for detail; a [`FailureMessage`] when there is only a message) and classified, so a caller can match on what happened: wait and
     /// retry when `Busy`, read only when `ReadOnly`, restore when `Damaged`...
     #[error("store error: {source}")]
     StoreFailure {
@@ -62,11 +59,9 @@ pub enum CoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
-    /// The embedder failed.
-    #[error("embedder error: {0}")]
-    Embedder(String),
-    /// A model call failed (the live client, a cassette, the fake), its cause kept as the
-    /// error's source and classified, so a caller can retry when `Unavailable`/`RateLimited`,
+    /// A model call failed or answered something invalid (the live client, a cassette, the fake,
+    /// the reasoner's or embedder's own checks of an answer), its cause kept as the error's
+    /// source (a [`FailureMessage`] when there is only a message) and classified, so a caller can retry when `Unavailable`/`RateLimited`,
     /// fix the key when `Unauthorized`, re-record when `CassetteMiss`...
     #[error("{role} error: {source}")]
     ModelFailure {
@@ -78,9 +73,6 @@ pub enum CoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
-    /// The reasoner (LLM or rules) failed or answered something invalid.
-    #[error("reasoner error: {0}")]
-    Reasoner(String),
     /// A grounder failed: what happened, classified (retry a source that is `Unavailable`,
     /// distrust one that gives a `BadAnswer`), its cause kept as the error's source when there
     /// is one (a plugin host's error).
@@ -367,6 +359,12 @@ impl CoreError {
         CoreError::ModelFailure { role, kind, source: Box::new(source) }
     }
 
+    /// A model failure of `role` and `kind` with no underlying error, only what happened (it
+    /// displays as "{role} error: {message}").
+    pub fn model_message(role: ModelRole, kind: ModelErrorKind, message: impl Into<String>) -> CoreError {
+        CoreError::model(role, kind, FailureMessage(message.into()))
+    }
+
     /// The kind of model failure this is, looking through an unextracted turn's cause (None:
     /// not a model failure).
     pub fn model_kind(&self) -> Option<ModelErrorKind> {
@@ -382,10 +380,7 @@ impl CoreError {
     /// failed extraction.
     pub fn derive_stage(&self) -> &'static str {
         match self {
-            CoreError::Reasoner(_) => "the model (extraction or reconcile)",
-            CoreError::Embedder(_) | CoreError::ModelFailure { role: ModelRole::Embedder, .. } => {
-                "embedding (the extraction itself succeeded)"
-            }
+            CoreError::ModelFailure { role: ModelRole::Embedder, .. } => "embedding (the extraction itself succeeded)",
             CoreError::ModelFailure { role: ModelRole::Reasoner, .. } => "the model (extraction or reconcile)",
             CoreError::Unextracted { error, .. } => error.derive_stage(),
             CoreError::InvalidInput(_) => "checking what the model extracted",
@@ -445,6 +440,12 @@ impl CoreError {
         CoreError::StoreFailure { kind, source: Box::new(source) }
     }
 
+    /// A store failure of `kind` with no underlying error, only what happened (it displays as
+    /// "store error: {message}").
+    pub fn store_message(kind: StoreErrorKind, message: impl Into<String>) -> CoreError {
+        CoreError::store(kind, FailureMessage(message.into()))
+    }
+
     /// The kind of store failure this is, looking through an unextracted turn's cause
     /// (None: not a store failure with a kind).
     pub fn store_kind(&self) -> Option<StoreErrorKind> {
@@ -463,11 +464,35 @@ mod tests {
     #[test]
     fn an_unextracted_turn_says_which_stage_failed() {
         let turn = crate::model::TurnId(7);
-        let embed = CoreError::Unextracted { turn, error: Box::new(CoreError::Embedder("no vectors".into())) };
+        let no_vectors = CoreError::model_message(ModelRole::Embedder, ModelErrorKind::BadAnswer, "no vectors");
+        let embed = CoreError::Unextracted { turn, error: Box::new(no_vectors) };
         let msg = embed.to_string();
         assert!(msg.contains("turn t7") && msg.contains("embedding (the extraction itself succeeded) failed"), "{msg}");
-        let model = CoreError::Unextracted { turn, error: Box::new(CoreError::Reasoner("bad JSON".into())) };
+        let bad_json = CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::BadAnswer, "bad JSON");
+        let model = CoreError::Unextracted { turn, error: Box::new(bad_json) };
         assert!(model.to_string().contains("the model (extraction or reconcile) failed"), "{model}");
+    }
+
+    #[test]
+    fn a_message_only_store_or_model_failure_has_its_kind_and_reads_as_before() {
+        // The text-only `Store`/`Embedder`/`Reasoner` variants these replace said exactly this.
+        let damaged = CoreError::store_message(StoreErrorKind::Damaged, "negative rev -1 in memories");
+        assert_eq!(damaged.store_kind(), Some(StoreErrorKind::Damaged));
+        assert_eq!(damaged.to_string(), "store error: negative rev -1 in memories");
+        assert!(matches!(damaged, CoreError::StoreFailure { kind: StoreErrorKind::Damaged, .. }));
+        let source = std::error::Error::source(&damaged).expect("the message is the source");
+        assert!(source.is::<FailureMessage>() && source.source().is_none(), "{source:?}");
+
+        let vectors = CoreError::model_message(ModelRole::Embedder, ModelErrorKind::BadAnswer, "3 vectors for 2 texts");
+        assert_eq!(vectors.model_kind(), Some(ModelErrorKind::BadAnswer));
+        assert_eq!(vectors.to_string(), "embedder error: 3 vectors for 2 texts");
+        let not_json = CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::BadAnswer, "not JSON");
+        assert!(matches!(
+            not_json,
+            CoreError::ModelFailure { role: ModelRole::Reasoner, kind: ModelErrorKind::BadAnswer, .. }
+        ));
+        assert_eq!(not_json.to_string(), "reasoner error: not JSON");
+        assert_eq!(not_json.store_kind(), None);
     }
 
     /// Stands for an implementation's own error (a plugin host's, a client's).

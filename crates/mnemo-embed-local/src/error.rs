@@ -71,6 +71,10 @@ impl LocalEmbedError {
 
 impl From<LocalEmbedError> for mnemo_contract::CoreError {
     fn from(e: LocalEmbedError) -> Self {
-        mnemo_contract::CoreError::Embedder(e.chain())
+        mnemo_contract::CoreError::model_message(
+            mnemo_contract::ModelRole::Embedder,
+            mnemo_contract::ModelErrorKind::Other,
+            e.chain(),
+        )
     }
 }

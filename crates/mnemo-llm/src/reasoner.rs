@@ -2,14 +2,16 @@
 //!
 //! It builds the prompts (`prompts`), calls the model, then parses and validates the answer
 //! (`validate`): every field is checked, ids must be among the given neighbours/candidates,
-//! kinds must be known. An invalid answer is a `CoreError::Reasoner` naming the task, the
-//! client and the model string that answered, and what was wrong. The fake model goes through
-//! exactly this path, so offline runs exercise the code a live model will.
+//! kinds must be known. An invalid answer is a reasoner `CoreError::ModelFailure` of kind
+//! `BadAnswer` naming the task, the client and the model string that answered, and what was
+//! wrong. The fake model goes through exactly this path, so offline runs exercise the code a
+//! live model will.
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use mnemo_contract::{
-    Candidate, CoreError, Extraction, Memory, MemoryId, ModelInfo, Reasoner, Reconciled, Turn, Verdict,
+    Candidate, CoreError, Extraction, Memory, MemoryId, ModelErrorKind, ModelInfo, ModelRole, Reasoner, Reconciled,
+    Turn, Verdict,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -101,8 +103,13 @@ impl LlmReasoner {
         input: &I,
         check: impl Fn(&Value, Vec<String>) -> Result<T, String>,
     ) -> Result<(T, ModelInfo), CoreError> {
-        let user = serde_json::to_string(input)
-            .map_err(|e| CoreError::Reasoner(format!("{}: could not encode the prompt input: {e}", task.name())))?;
+        let user = serde_json::to_string(input).map_err(|e| {
+            CoreError::model_message(
+                ModelRole::Reasoner,
+                ModelErrorKind::Other,
+                format!("{}: could not encode the prompt input: {e}", task.name()),
+            )
+        })?;
         let (model, max_tokens) = match task {
             Task::Extract => (
                 self.extraction_model.clone().unwrap_or_else(|| self.model.clone()),
@@ -150,12 +157,11 @@ impl LlmReasoner {
         loop {
             let resp: ChatResponse = self.chat.chat(&req).await.map_err(|e| {
                 let c = self.chat.configured();
-                CoreError::Reasoner(format!(
-                    "{} call to {} model {:?} failed: {e}",
-                    task.name(),
-                    c.client.as_str(),
-                    req.model
-                ))
+                CoreError::model_message(
+                    ModelRole::Reasoner,
+                    ModelErrorKind::Other,
+                    format!("{} call to {} model {:?} failed: {e}", task.name(), c.client.as_str(), req.model),
+                )
             })?;
             let info = ModelInfo { client: resp.client, model: resp.model.clone() };
             let span = tracing::Span::current();
@@ -165,11 +171,15 @@ impl LlmReasoner {
                 span.record("gen_ai.usage.output_tokens", output);
             }
             if resp.model.trim().is_empty() {
-                return Err(CoreError::Reasoner(format!(
-                    "{} answer from {} client carries no model string; an answer without provenance is refused",
-                    task.name(),
-                    resp.client.as_str()
-                )));
+                return Err(CoreError::model_message(
+                    ModelRole::Reasoner,
+                    ModelErrorKind::BadAnswer,
+                    format!(
+                        "{} answer from {} client carries no model string; an answer without provenance is refused",
+                        task.name(),
+                        resp.client.as_str()
+                    ),
+                ));
             }
             let checked = validate::parse_json_lenient(&resp.content).and_then(|(v, fixes)| check(&v, fixes));
             match checked {
@@ -201,12 +211,16 @@ fn invalid(task: Task, info: &ModelInfo, problem: &str, content: &str) -> CoreEr
     if head.len() < content.len() {
         head.push('…');
     }
-    CoreError::Reasoner(format!(
-        "{} answer from {} model {:?} is invalid: {problem}; answer: {head:?}",
-        task.name(),
-        info.client.as_str(),
-        info.model
-    ))
+    CoreError::model_message(
+        ModelRole::Reasoner,
+        ModelErrorKind::BadAnswer,
+        format!(
+            "{} answer from {} model {:?} is invalid: {problem}; answer: {head:?}",
+            task.name(),
+            info.client.as_str(),
+            info.model
+        ),
+    )
 }
 
 /// "memory N" in a step, N a whole number within 1..=`count`, becomes "memory " + `id(N)`; any

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mnemo_contract::{ClientKind, Embedder};
+use mnemo_contract::{ClientKind, CoreError, Embedder, ModelErrorKind, ModelRole};
 use serde::{Deserialize, Serialize};
 
 use crate::cassette::{Recorder, Replayer};
@@ -483,14 +483,18 @@ impl Embedder for ModelEmbedder {
         let req = EmbedRequest { model: self.model.clone(), dims: self.dims, texts: texts.to_vec() };
         let r = self.inner.embed(&req).await.map_err(LlmError::into_embedder)?;
         if r.vectors.len() != texts.len() || r.vectors.iter().any(|v| v.len() != self.dims) {
-            return Err(mnemo_contract::CoreError::Embedder(format!(
-                "{} client (model {:?}) returned {} vectors for {} texts, or vectors of other than {} dimensions",
-                r.client.as_str(),
-                r.model,
-                r.vectors.len(),
-                texts.len(),
-                self.dims
-            )));
+            return Err(CoreError::model_message(
+                ModelRole::Embedder,
+                ModelErrorKind::BadAnswer,
+                format!(
+                    "{} client (model {:?}) returned {} vectors for {} texts, or vectors of other than {} dimensions",
+                    r.client.as_str(),
+                    r.model,
+                    r.vectors.len(),
+                    texts.len(),
+                    self.dims
+                ),
+            ));
         }
         Ok(r.vectors)
     }

@@ -96,10 +96,16 @@ fn cand() -> Candidate {
     }
 }
 
+/// The message of an invalid answer (a reasoner failure of kind `BadAnswer`).
 fn reasoner_err(e: CoreError) -> String {
+    reasoner_failure(ModelErrorKind::BadAnswer, e)
+}
+
+/// The message of a reasoner failure of `kind` (what follows "reasoner error: ").
+fn reasoner_failure(kind: ModelErrorKind, e: CoreError) -> String {
     match e {
-        CoreError::Reasoner(m) => m,
-        other => panic!("expected a reasoner error, got {other:?}"),
+        CoreError::ModelFailure { role: ModelRole::Reasoner, kind: got, source } if got == kind => source.to_string(),
+        other => panic!("expected a reasoner error of kind {kind}, got {other:?}"),
     }
 }
 
@@ -227,7 +233,8 @@ async fn valid_answers_pass_and_requests_are_well_formed() {
 async fn transport_errors_and_missing_provenance_are_errors() {
     let r = LlmReasoner::new(Scripted::failing("connection refused"));
     assert_eq!(r.model_info().model, "configured-model", "before any answer: the configured client");
-    let e = reasoner_err(r.extract(&turn("x")).await.unwrap_err());
+    // The call's own failure is told apart from an invalid answer.
+    let e = reasoner_failure(ModelErrorKind::Other, r.extract(&turn("x")).await.unwrap_err());
     assert!(e.contains("connection refused") && e.contains("qwen-plus"), "names the model asked for: {e}");
 
     let anonymous = Arc::new(Scripted {

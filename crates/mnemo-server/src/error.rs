@@ -217,7 +217,18 @@ mod tests {
                 "model_failure",
                 None,
             ),
-            (core(CoreError::Reasoner("not JSON".into())), 502, "model_failure", None),
+            (
+                core(CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::BadAnswer, "not JSON")),
+                502,
+                "model_failure",
+                None,
+            ),
+            (
+                core(CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::Other, "call failed")),
+                502,
+                "model_failure",
+                None,
+            ),
             (core(CoreError::model(ModelRole::Reasoner, ModelErrorKind::Config, msg("no key"))), 500, "config", None),
             (AgentError::Config { file: "f".into(), message: "m".into() }.into(), 500, "config", None),
             (
@@ -227,7 +238,10 @@ mod tests {
                 None,
             ),
             (
-                core(CoreError::Unextracted { turn: TurnId(3), error: Box::new(CoreError::Reasoner("x".into())) }),
+                core(CoreError::Unextracted {
+                    turn: TurnId(3),
+                    error: Box::new(CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::BadAnswer, "x")),
+                }),
                 500,
                 "unextracted",
                 None,
@@ -239,7 +253,13 @@ mod tests {
                 "model_failure",
                 None,
             ),
-            (core(CoreError::Embedder("3 vectors for 2 texts".into())), 502, "model_failure", None),
+            (
+                core(CoreError::model_message(ModelRole::Embedder, ModelErrorKind::Other, "cache lost a vector")),
+                502,
+                "model_failure",
+                None,
+            ),
+            (core(CoreError::store_message(StoreErrorKind::Other, "no id")), 500, "internal", None),
             (core(CoreError::grounder_message(GrounderErrorKind::Unavailable, "down")), 500, "internal", None),
             (core(CoreError::grounder_message(GrounderErrorKind::BadAnswer, "2 values")), 500, "internal", None),
             (core(CoreError::assessor_message(AssessorErrorKind::BadAnswer, "refused")), 500, "internal", None),

@@ -197,7 +197,7 @@ impl From<StoreError> for CoreError {
     }
 }
 
-/// `.db()?` turns a rusqlite result into a `CoreError::Store` result (the orphan rule forbids a
+/// `.db()?` turns a rusqlite result into a `CoreError::StoreFailure` result (the orphan rule forbids a
 /// direct `From<rusqlite::Error> for CoreError`).
 pub(crate) trait DbResult<T> {
     /// Map the SQLite error into the store's error.

@@ -13,7 +13,7 @@ impl Reasoner for FailsOnBoom {
     }
     async fn reconcile(&self, candidate: &Candidate, neighbours: &[Memory]) -> Result<Verdict> {
         if candidate.content.contains("BOOM") {
-            return Err(CoreError::Reasoner("scripted failure".into()));
+            return Err(CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::Other, "scripted failure"));
         }
         self.0.reconcile(candidate, neighbours).await
     }

@@ -608,7 +608,7 @@ async fn ingest(
     let total = t0.elapsed().as_secs_f64() - build_nanos.load(Ordering::Relaxed) as f64 / 1e9;
     if written.len() != n {
         let what = format!("the bulk load acknowledged {} of {n} memories", written.len());
-        return Err(BenchError::Core(mnemo_core::CoreError::Store(what)));
+        return Err(BenchError::Core(mnemo_core::CoreError::store_message(mnemo_core::StoreErrorKind::Other, what)));
     }
     written.sort_by_key(|w| w.0);
     ids.extend(written.into_iter().map(|(_, id)| id));

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::Engine;
 use crate::correction::Correction;
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, StoreErrorKind};
 use crate::model::*;
 
 /// What one correction resulted in, before the batch is applied.
@@ -111,10 +111,12 @@ impl Engine {
         let out_ids = results
             .into_iter()
             .map(|r| match r {
-                Applied::Inserted(index) => inserted
-                    .get(index)
-                    .copied()
-                    .ok_or_else(|| CoreError::Store(format!("insert {index} of a correction batch returned no id"))),
+                Applied::Inserted(index) => inserted.get(index).copied().ok_or_else(|| {
+                    CoreError::store_message(
+                        StoreErrorKind::Other,
+                        format!("insert {index} of a correction batch returned no id"),
+                    )
+                }),
                 Applied::Kept(id) => Ok(id),
             })
             .collect::<Result<Vec<MemoryId>>>()?;

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use super::plan::TurnPlan;
 use super::write::{Outcome, OutcomeKind};
 use super::Engine;
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, ModelErrorKind, ModelRole, Result};
 use crate::model::*;
 use crate::text::{content_words, guess_entities, norm_name};
 use crate::traits::{ExtractedItem, Extraction, ForgetCommand, ModelInfo, SearchMode, SearchQuery};
@@ -301,9 +301,11 @@ impl Engine {
         }
         let chosen = self.reasoner.resolve_forget(text, &candidates).await?;
         if let Some(bad) = chosen.iter().find(|id| !candidates.iter().any(|m| m.id == **id)) {
-            return Err(CoreError::Reasoner(format!(
-                "forget resolution named memory {bad}, which was not among the candidates"
-            )));
+            return Err(CoreError::model_message(
+                ModelRole::Reasoner,
+                ModelErrorKind::BadAnswer,
+                format!("forget resolution named memory {bad}, which was not among the candidates"),
+            ));
         }
         let mut chosen = chosen;
         chosen.sort();

@@ -20,7 +20,7 @@ use super::group_segments::{segments, Footprint};
 use super::shared_error::{for_each_caller, share};
 use super::write::{check_turn_text, index_behind_note, source_name, PlannedTurn};
 use super::Engine;
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, StoreErrorKind};
 use crate::model::*;
 use crate::time::Timestamp;
 use crate::traits::{Extraction, NamespaceGuard};
@@ -79,7 +79,11 @@ impl Engine {
         }
         results
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(CoreError::Store("the group commit gave this turn no result".into()))))
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(CoreError::store_message(StoreErrorKind::Other, "the group commit gave this turn no result"))
+                })
+            })
             .collect()
     }
 
@@ -197,11 +201,10 @@ impl Engine {
                 Some(callers.into_iter().zip(recorded).map(|(caller, turn)| Recorded { caller, turn }).collect())
             }
             Ok(recorded) => {
-                let e = CoreError::Store(format!(
-                    "the store recorded {} turns of a batch of {}",
-                    recorded.len(),
-                    callers.len()
-                ));
+                let e = CoreError::store_message(
+                    StoreErrorKind::Other,
+                    format!("the store recorded {} turns of a batch of {}", recorded.len(), callers.len()),
+                );
                 answer_all(results, callers, e);
                 None
             }

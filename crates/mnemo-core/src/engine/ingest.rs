@@ -9,7 +9,7 @@
 use tracing::Instrument as _;
 
 use super::Engine;
-use crate::error::{CoreError, Result, StoreErrorKind};
+use crate::error::{CoreError, ModelErrorKind, ModelRole, Result, StoreErrorKind};
 use crate::model::*;
 
 impl Engine {
@@ -43,7 +43,11 @@ impl Engine {
             let texts: Vec<String> = missing.iter().map(|i| memories[*i].content.clone()).collect();
             let vectors = self.embedder.embed(&texts).await?;
             if vectors.len() != texts.len() {
-                return Err(CoreError::Embedder(format!("asked for {} vectors, got {}", texts.len(), vectors.len())));
+                return Err(CoreError::model_message(
+                    ModelRole::Embedder,
+                    ModelErrorKind::BadAnswer,
+                    format!("asked for {} vectors, got {}", texts.len(), vectors.len()),
+                ));
             }
             for (i, v) in missing.into_iter().zip(vectors) {
                 memories[i].embedding = Some(Embedding { model: self.embedder.model_id().to_string(), vector: v });

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::write::reconcile_claim;
 use super::Engine;
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, StoreErrorKind};
 use crate::model::*;
 use crate::traits::Verdict;
 
@@ -89,7 +89,10 @@ impl Engine {
         }
         let ids = self.store.apply(ns, now, ops).await?;
         self.sync().await?;
-        let new_id = ids.first().copied().ok_or_else(|| CoreError::Store("insert returned no id".into()))?;
+        let new_id = ids
+            .first()
+            .copied()
+            .ok_or_else(|| CoreError::store_message(StoreErrorKind::Other, "insert returned no id"))?;
         let restored = self.reload(ns, new_id).await?;
         Ok(RestoreReport { from: id, restored, superseded })
     }

@@ -78,14 +78,11 @@ pub(crate) fn for_each_caller(e: &CoreError) -> CoreError {
             known: known.clone(),
         },
         CoreError::NotFound(m) => CoreError::NotFound(m.clone()),
-        CoreError::Store(m) => CoreError::Store(m.clone()),
         CoreError::StoreFailure { kind, source } => CoreError::StoreFailure { kind: *kind, source: cause(&**source) },
         CoreError::IndexFailure { kind, source } => CoreError::IndexFailure { kind: *kind, source: cause(&**source) },
-        CoreError::Embedder(m) => CoreError::Embedder(m.clone()),
         CoreError::ModelFailure { role, kind, source } => {
             CoreError::ModelFailure { role: *role, kind: *kind, source: cause(&**source) }
         }
-        CoreError::Reasoner(m) => CoreError::Reasoner(m.clone()),
         CoreError::Grounder(m) => CoreError::Grounder(m.clone()),
         CoreError::Assessor(m) => CoreError::Assessor(m.clone()),
         CoreError::Unextracted { turn, error } => {

@@ -8,7 +8,7 @@ use super::forget::ForgetOptions;
 use super::plan::TurnPlan;
 use super::reconcile_guard::{self, contradiction_refused, duplicate_refused, NEIGHBOUR_FLOOR};
 use super::Engine;
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, ModelErrorKind, ModelRole, Result};
 use crate::model::*;
 use crate::relevance::{content_terms, cosine, QueryTerms, RelevanceEvidence};
 use crate::text::norm_name;
@@ -276,7 +276,11 @@ impl Engine {
         let contents: Vec<String> = extraction.candidates().map(|c| c.content.clone()).collect();
         let vectors = if contents.is_empty() { Vec::new() } else { self.embedder.embed(&contents).await? };
         if vectors.len() != contents.len() {
-            return Err(CoreError::Embedder(format!("asked for {} vectors, got {}", contents.len(), vectors.len())));
+            return Err(CoreError::model_message(
+                ModelRole::Embedder,
+                ModelErrorKind::BadAnswer,
+                format!("asked for {} vectors, got {}", contents.len(), vectors.len()),
+            ));
         }
         let mut vectors = vectors.into_iter();
         let words = reconcile_guard::TurnWords::of(&turn.text);
@@ -586,10 +590,14 @@ impl Engine {
                     detail: "novel".into(),
                 })
             }
-            other => Err(CoreError::Reasoner(format!(
-                "reconcile verdict {other:?} names memories that are not among the neighbours {}",
-                join_ids(&neighbours.iter().map(|m| m.id).collect::<Vec<_>>())
-            ))),
+            other => Err(CoreError::model_message(
+                ModelRole::Reasoner,
+                ModelErrorKind::BadAnswer,
+                format!(
+                    "reconcile verdict {other:?} names memories that are not among the neighbours {}",
+                    join_ids(&neighbours.iter().map(|m| m.id).collect::<Vec<_>>())
+                ),
+            )),
         }
     }
 }

@@ -18,7 +18,7 @@ use mnemo_contract::chain::{
     Hash, TurnContent,
 };
 use mnemo_contract::erase::{ErasedRow, ErasureRecord};
-use mnemo_contract::{CoreError, MemoryId, Namespace, Timestamp, TurnId};
+use mnemo_contract::{CoreError, MemoryId, Namespace, StoreErrorKind, Timestamp, TurnId};
 use tokio_postgres::Row;
 
 use crate::db::{Db, Scope};
@@ -42,11 +42,14 @@ pub(crate) async fn append(tx: &Transaction<'_>, ns: &Namespace, contents: &[Con
         &[&ns.as_str(), &genesis],
     )
     .await?;
-    let row = head.first().ok_or_else(|| CoreError::Store(format!("no chain head row for namespace {ns}")))?;
+    let row = head.first().ok_or_else(|| {
+        CoreError::store_message(StoreErrorKind::Damaged, format!("no chain head row for namespace {ns}"))
+    })?;
     let seq: i64 = row.try_get(0).db("chain head")?;
     let hash: Vec<u8> = row.try_get(1).db("chain head")?;
-    let hash =
-        chain::hash_from(&hash).ok_or_else(|| CoreError::Store(format!("the chain head of {ns} is not 32 bytes")))?;
+    let hash = chain::hash_from(&hash).ok_or_else(|| {
+        CoreError::store_message(StoreErrorKind::Damaged, format!("the chain head of {ns} is not 32 bytes"))
+    })?;
     let mut a = Appender::after(ns.as_str(), (seq > 0).then_some((seq, hash)));
     let (mut seqs, mut kinds, mut ids, mut contents_h, mut prevs, mut entries) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -73,7 +76,10 @@ pub(crate) async fn append(tx: &Transaction<'_>, ns: &Namespace, contents: &[Con
     )
     .await?;
     if moved.len() != 1 {
-        return Err(CoreError::Store(format!("the chain head of namespace {ns} did not move")));
+        return Err(CoreError::store_message(
+            StoreErrorKind::Other,
+            format!("the chain head of namespace {ns} did not move"),
+        ));
     }
     Ok(())
 }
@@ -443,7 +449,9 @@ pub(crate) async fn backfill_once(db: &Db) -> Result<()> {
         .map(|r| r.try_get(0).db("namespace"))
         .collect::<Result<_>>()?;
     for ns in namespaces {
-        let n = Namespace::new(&ns).map_err(|e| CoreError::Store(format!("corrupt namespace in the store: {e}")))?;
+        let n = Namespace::new(&ns).map_err(|e| {
+            CoreError::store_message(StoreErrorKind::Damaged, format!("corrupt namespace in the store: {e}"))
+        })?;
         // Scope the rows written to the namespace (the row-level policy checks it).
         tx.execute("SELECT set_config('mnemo.namespace', $1, true)", &[&ns]).await.db("scope the backfill")?;
         chain_unchained(&tx, &n, &[]).await?;

@@ -6,7 +6,7 @@
 //! namespace's rows first, under the same lock, and records the rule.
 use deadpool_postgres::Transaction;
 use mnemo_contract::decay_due::{DecayRule, DueMemory, DuePage};
-use mnemo_contract::{CoreError, Namespace, Timestamp};
+use mnemo_contract::{CoreError, Namespace, StoreErrorKind, Timestamp};
 
 use crate::error::DbContext;
 use crate::store::read;
@@ -19,9 +19,12 @@ pub(crate) async fn stored_rule(tx: &Transaction<'_>, ns: &Namespace) -> Result<
     let found = read::rows(tx, "SELECT rule FROM decay_rules WHERE namespace = $1", &[&ns.as_str()]).await?;
     let Some(row) = found.first() else { return Ok(None) };
     let text: String = row.try_get(0).db("read the decay rule")?;
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| CoreError::Store(format!("namespace {ns}: the recorded decay rule is not readable: {e}")))
+    serde_json::from_str(&text).map(Some).map_err(|e| {
+        CoreError::store_message(
+            StoreErrorKind::Damaged,
+            format!("namespace {ns}: the recorded decay rule is not readable: {e}"),
+        )
+    })
 }
 
 /// The rule writes to `ns` use: the recorded one, else the default.
@@ -42,7 +45,8 @@ async fn recompute(tx: &Transaction<'_>, ns: &Namespace, rule: &DecayRule) -> Re
         &[&ids, &dues, &ns.as_str()],
     )
     .await?;
-    let text = serde_json::to_string(rule).map_err(|e| CoreError::Store(format!("cannot encode the rule: {e}")))?;
+    let text = serde_json::to_string(rule)
+        .map_err(|e| CoreError::store_message(StoreErrorKind::Other, format!("cannot encode the rule: {e}")))?;
     read::rows(
         tx,
         "INSERT INTO decay_rules (namespace, rule) VALUES ($1, $2) \

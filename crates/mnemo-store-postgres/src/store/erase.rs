@@ -9,7 +9,7 @@
 use deadpool_postgres::Transaction;
 use mnemo_contract::chain::Content;
 use mnemo_contract::erase::{self, ErasePlan, ErasedSet, ErasureRecord};
-use mnemo_contract::{CoreError, MemoryId, Namespace, Timestamp, TurnId};
+use mnemo_contract::{CoreError, MemoryId, Namespace, StoreErrorKind, Timestamp, TurnId};
 use serde_json::json;
 
 use crate::error::DbContext;
@@ -44,7 +44,8 @@ async fn turn_of(tx: &Transaction<'_>, ns: &Namespace, id: TurnId) -> Result<Opt
 }
 
 fn ids_json(v: Vec<i64>) -> Result<String> {
-    serde_json::to_string(&v).map_err(|e| CoreError::Store(format!("cannot encode JSON: {e}")))
+    serde_json::to_string(&v)
+        .map_err(|e| CoreError::store_message(StoreErrorKind::Other, format!("cannot encode JSON: {e}")))
 }
 
 /// Apply `plan` to `ns` at `at` inside `tx` (which holds the namespace's write lock).
@@ -71,7 +72,11 @@ pub(crate) async fn erase(
         &[&ns.as_str(), &at.0, &plan.reason, &plan.by, &plan.target],
     )
     .await?;
-    let eid: i64 = row.first().ok_or_else(|| CoreError::Store("no erasure id".into()))?.try_get(0).db("erasure id")?;
+    let eid: i64 = row
+        .first()
+        .ok_or_else(|| CoreError::store_message(StoreErrorKind::Other, "no erasure id"))?
+        .try_get(0)
+        .db("erasure id")?;
     let reason = format!("erased: {}", plan.reason);
     let (mut erased, mut chained) = (ErasedSet::default(), Vec::new());
     for id in plan.memories {

@@ -9,7 +9,7 @@
 //! the same id. Ids stay in insertion order within a namespace; rows from before this scheme
 //! keep their small ids, all below the namespace's range.
 use deadpool_postgres::Transaction;
-use mnemo_contract::{CoreError, Namespace};
+use mnemo_contract::{CoreError, Namespace, StoreErrorKind};
 
 use crate::error::DbContext;
 use crate::store::read;
@@ -43,7 +43,10 @@ pub(crate) async fn next(tx: &Transaction<'_>, ns: &Namespace, table: Table, n: 
             let tag: i64 = row.try_get(0).db("namespace tag")?;
             let last: i64 = row.try_get(1).db("namespace counter")?;
             if last >= 1i64 << LOCAL_BITS {
-                return Err(CoreError::Store(format!("namespace {ns} has used up its id range")));
+                return Err(CoreError::store_message(
+                    StoreErrorKind::Other,
+                    format!("namespace {ns} has used up its id range"),
+                ));
             }
             return Ok((last - n + 1..=last).map(|k| (tag << LOCAL_BITS) | k).collect());
         }
@@ -57,7 +60,10 @@ pub(crate) async fn next(tx: &Transaction<'_>, ns: &Namespace, table: Table, n: 
         )
         .await?;
     }
-    Err(CoreError::Store(format!("no free id range for namespace {ns} after {ATTEMPTS} random draws")))
+    Err(CoreError::store_message(
+        StoreErrorKind::Other,
+        format!("no free id range for namespace {ns} after {ATTEMPTS} random draws"),
+    ))
 }
 
 /// After an import of `ns` with ids of this scheme (above 2^32), record its tag and counters

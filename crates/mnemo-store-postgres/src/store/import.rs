@@ -3,7 +3,7 @@
 //! are moved past the imported values afterwards. Only into an empty store: ids must not
 //! collide.
 use deadpool_postgres::Transaction;
-use mnemo_contract::{CoreError, Memory, MemoryEvent, Namespace, Status, Turn};
+use mnemo_contract::{CoreError, Memory, MemoryEvent, Namespace, Status, StoreErrorKind, Turn};
 
 use crate::error::DbContext;
 use crate::store::read;
@@ -12,7 +12,8 @@ use crate::store::rows::encode_vector;
 type Result<T> = std::result::Result<T, CoreError>;
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| CoreError::Store(format!("cannot encode JSON: {e}")))
+    serde_json::to_string(v)
+        .map_err(|e| CoreError::store_message(StoreErrorKind::Other, format!("cannot encode JSON: {e}")))
 }
 
 fn i64_of(v: u64, what: &str) -> Result<i64> {

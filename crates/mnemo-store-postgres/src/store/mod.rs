@@ -14,8 +14,8 @@ mod write;
 
 use async_trait::async_trait;
 use mnemo_contract::{
-    CoreError, Memory, MemoryEvent, MemoryId, Namespace, NamespaceGuard, NewTurn, Result, Store, Timestamp, Turn,
-    TurnId, WriteOp,
+    CoreError, Memory, MemoryEvent, MemoryId, Namespace, NamespaceGuard, NewTurn, Result, Store, StoreErrorKind,
+    Timestamp, Turn, TurnId, WriteOp,
 };
 use tokio::sync::OnceCell;
 
@@ -120,7 +120,9 @@ impl Store for PostgresStore {
     async fn record_turn(&self, t: NewTurn) -> Result<Turn> {
         in_tx!(self, Scope::Namespace(&t.namespace), |tx| {
             let ids = ids::next(&tx, &t.namespace, ids::Table::Turns, 1).await?;
-            let id = ids.first().ok_or_else(|| CoreError::Store("no turn id was allocated".into()))?;
+            let id = ids
+                .first()
+                .ok_or_else(|| CoreError::store_message(StoreErrorKind::Other, "no turn id was allocated"))?;
             let rows = read::rows(
                 &tx,
                 "INSERT INTO turns (id, namespace, source, at, text, external_id) VALUES ($1, $2, $3, $4, $5, $6) \
@@ -130,7 +132,7 @@ impl Store for PostgresStore {
             .await?;
             let id: i64 = rows
                 .first()
-                .ok_or_else(|| CoreError::Store("INSERT INTO turns returned no id".into()))?
+                .ok_or_else(|| CoreError::store_message(StoreErrorKind::Other, "INSERT INTO turns returned no id"))?
                 .try_get(0)
                 .db("turn id")?;
             let content = mnemo_contract::chain::Content::Turn(mnemo_contract::chain::TurnContent {

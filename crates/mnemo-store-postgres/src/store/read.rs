@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use deadpool_postgres::Transaction;
 use mnemo_contract::text::norm_name;
-use mnemo_contract::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Timestamp, Turn};
+use mnemo_contract::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, StoreErrorKind, Timestamp, Turn};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
@@ -169,7 +169,8 @@ pub(crate) async fn max_rev(on: &On<'_, '_>) -> Result<u64, CoreError> {
         Some(row) => row.try_get(0).db("max rev")?,
         None => 0,
     };
-    u64::try_from(v).map_err(|_| CoreError::Store(format!("negative rev {v} in memories")))
+    u64::try_from(v)
+        .map_err(|_| CoreError::store_message(StoreErrorKind::Damaged, format!("negative rev {v} in memories")))
 }
 
 /// The events of one memory of `ns`, oldest first.
@@ -211,7 +212,9 @@ pub(crate) async fn namespaces(on: &On<'_, '_>) -> Result<Vec<Namespace>, CoreEr
     r.iter()
         .map(|row| {
             let s: String = row.try_get(0).db("namespaces")?;
-            Namespace::new(&s).map_err(|e| CoreError::Store(format!("corrupt namespace in the store: {e}")))
+            Namespace::new(&s).map_err(|e| {
+                CoreError::store_message(StoreErrorKind::Damaged, format!("corrupt namespace in the store: {e}"))
+            })
         })
         .collect()
 }

@@ -18,7 +18,9 @@ use mnemo_contract::chain::{Content, CreatedMemory, EventContent};
 use mnemo_contract::decay_due::DecayRule;
 use mnemo_contract::text::norm_name;
 use mnemo_contract::transition;
-use mnemo_contract::{CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, Timestamp, TurnId, WriteOp};
+use mnemo_contract::{
+    CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, StoreErrorKind, Timestamp, TurnId, WriteOp,
+};
 use serde_json::json;
 
 use crate::db::{Db, Scope};
@@ -29,7 +31,8 @@ use crate::store::rows::encode_vector;
 type Result<T> = std::result::Result<T, CoreError>;
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| CoreError::Store(format!("cannot encode JSON: {e}")))
+    serde_json::to_string(v)
+        .map_err(|e| CoreError::store_message(StoreErrorKind::Other, format!("cannot encode JSON: {e}")))
 }
 
 /// Take the namespace's write lock for the rest of the transaction.
@@ -283,7 +286,9 @@ async fn insert_all(
         .map(|r| Ok((r.try_get::<_, i64>(0).db("event memory")?, r.try_get::<_, i64>(1).db("event seq")?)))
         .collect::<Result<_>>()?;
     for (id, (memory, turn, detail)) in ids.iter().zip(chained_memories) {
-        let seq = *seq_of.get(id).ok_or_else(|| CoreError::Store(format!("no created event for memory {id}")))?;
+        let seq = *seq_of.get(id).ok_or_else(|| {
+            CoreError::store_message(StoreErrorKind::Other, format!("no created event for memory {id}"))
+        })?;
         chained.push(Content::Event(EventContent {
             namespace: Some(ns.as_str().to_string()),
             seq,
@@ -332,7 +337,7 @@ pub(crate) async fn event(
     .await?;
     let seq: i64 = rows
         .first()
-        .ok_or_else(|| CoreError::Store("INSERT INTO memory_events returned no seq".into()))?
+        .ok_or_else(|| CoreError::store_message(StoreErrorKind::Other, "INSERT INTO memory_events returned no seq"))?
         .try_get(0)
         .db("event seq")?;
     Ok(Content::Event(EventContent {

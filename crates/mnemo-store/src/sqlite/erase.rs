@@ -7,7 +7,7 @@
 //! and the write-ahead log is checkpointed and truncated.
 use mnemo_contract::chain::Content;
 use mnemo_contract::erase::{self, ErasePlan, ErasedSet, ErasureRecord};
-use mnemo_contract::{CoreError, MemoryId, Namespace, Timestamp, TurnId};
+use mnemo_contract::{CoreError, MemoryId, Namespace, StoreErrorKind, Timestamp, TurnId};
 use rusqlite::{params, Connection, Transaction};
 use serde_json::json;
 
@@ -115,7 +115,10 @@ fn erase_in(tx: &Transaction<'_>, ns: &Namespace, at: Timestamp, plan: ErasePlan
         erased.add_turn(&rewrite, &before, &after);
     }
     let record = erased.into_record(ns, eid, at, plan.reason, plan.by, plan.target)?;
-    let ids = |v: Vec<i64>| serde_json::to_string(&v).map_err(|e| CoreError::Store(format!("cannot encode JSON: {e}")));
+    let ids = |v: Vec<i64>| {
+        serde_json::to_string(&v)
+            .map_err(|e| CoreError::store_message(StoreErrorKind::Other, format!("cannot encode JSON: {e}")))
+    };
     tx.prepare_cached("UPDATE erasures SET memories = ?1, turns = ?2, redacted = ?3 WHERE id = ?4")
         .db()?
         .execute(params![
@@ -148,10 +151,10 @@ fn compact(conn: &mut Connection) -> Result<()> {
     let (busy, _log, _done): (i64, i64, i64) =
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).db()?;
     if busy != 0 {
-        return Err(CoreError::Store(
+        return Err(CoreError::store_message(
+            StoreErrorKind::Other,
             "the erasure is committed, but the write-ahead log could not be emptied (a reader held it): \
-             the erased bytes may remain in the -wal file until the next checkpoint"
-                .into(),
+             the erased bytes may remain in the -wal file until the next checkpoint",
         ));
     }
     Ok(())

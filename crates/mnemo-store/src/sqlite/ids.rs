@@ -25,7 +25,7 @@
 //!
 //! Everything here runs inside the writer's transaction, so two processes never draw the same
 //! id (the write lock of `BEGIN IMMEDIATE` serialises them).
-use mnemo_contract::{CoreError, Namespace};
+use mnemo_contract::{CoreError, Namespace, StoreErrorKind};
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
@@ -76,10 +76,13 @@ fn candidate(key: &str, ns: &Namespace, attempt: u32) -> i64 {
 fn tag(conn: &Connection, ns: &Namespace) -> Result<i64> {
     let own = format!("ns_tag:{}", ns.as_str());
     if let Some(t) = meta(conn, &own)? {
-        return t.parse::<i64>().map_err(|e| CoreError::Store(format!("store_meta {own:?} is not a number: {e}")));
+        return t.parse::<i64>().map_err(|e| {
+            CoreError::store_message(StoreErrorKind::Damaged, format!("store_meta {own:?} is not a number: {e}"))
+        });
     }
     ensure_key(conn).db()?;
-    let key = meta(conn, "id_key")?.ok_or_else(|| CoreError::Store("store_meta has no id_key row".into()))?;
+    let key = meta(conn, "id_key")?
+        .ok_or_else(|| CoreError::store_message(StoreErrorKind::Damaged, "store_meta has no id_key row"))?;
     for attempt in 0..ATTEMPTS {
         let t = candidate(&key, ns, attempt);
         let claimed = conn
@@ -94,9 +97,12 @@ fn tag(conn: &Connection, ns: &Namespace) -> Result<i64> {
             return Ok(t);
         }
     }
-    Err(CoreError::Store(format!(
-        "no free id range for namespace {ns} after {ATTEMPTS} candidates (the store holds too many namespaces)"
-    )))
+    Err(CoreError::store_message(
+        StoreErrorKind::Other,
+        format!(
+            "no free id range for namespace {ns} after {ATTEMPTS} candidates (the store holds too many namespaces)"
+        ),
+    ))
 }
 
 /// Which table an id is for.
@@ -130,7 +136,9 @@ fn floor(conn: &Connection, ns: &Namespace, table: Table) -> Result<i64> {
     let key = table.floor_key(ns.as_str());
     match meta(conn, &key)? {
         None => Ok(0),
-        Some(v) => v.parse().map_err(|e| CoreError::Store(format!("store_meta {key:?} is not a number: {e}"))),
+        Some(v) => v.parse().map_err(|e| {
+            CoreError::store_message(StoreErrorKind::Damaged, format!("store_meta {key:?} is not a number: {e}"))
+        }),
     }
 }
 
@@ -233,10 +241,10 @@ impl NextIds {
     /// The next id (`ns` names the namespace in the error when its range is used up).
     pub(crate) fn take(&mut self, ns: &Namespace) -> Result<i64> {
         if self.next >= self.high {
-            return Err(CoreError::Store(format!(
-                "namespace {ns} has used up its id range ({} ids)",
-                1u64 << LOCAL_BITS
-            )));
+            return Err(CoreError::store_message(
+                StoreErrorKind::Other,
+                format!("namespace {ns} has used up its id range ({} ids)", 1u64 << LOCAL_BITS),
+            ));
         }
         self.next += 1;
         Ok(self.next - 1)

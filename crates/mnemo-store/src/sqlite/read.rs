@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use mnemo_contract::text::norm_name;
-use mnemo_contract::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, Timestamp, Turn};
+use mnemo_contract::{CoreError, Memory, MemoryEvent, MemoryId, Namespace, StoreErrorKind, Timestamp, Turn};
 use rusqlite::types::Value;
 use rusqlite::{params_from_iter, Connection, Params};
 
@@ -161,7 +161,8 @@ fn changes_above(conn: &Connection, rev: u64, limit: usize, newest: u64) -> Resu
 pub(crate) fn max_rev(conn: &Connection) -> Result<u64, CoreError> {
     let v: i64 =
         conn.prepare_cached("SELECT COALESCE(MAX(rev), 0) FROM memories").db()?.query_row([], |r| r.get(0)).db()?;
-    u64::try_from(v).map_err(|_| CoreError::Store(format!("negative rev {v} in memories")))
+    u64::try_from(v)
+        .map_err(|_| CoreError::store_message(StoreErrorKind::Damaged, format!("negative rev {v} in memories")))
 }
 
 /// The events of one memory of `ns`, oldest first (empty for a foreign or missing id).
@@ -202,7 +203,9 @@ pub(crate) fn namespaces(conn: &Connection) -> Result<Vec<Namespace>, CoreError>
     let mut out = Vec::new();
     while let Some(row) = rows.next().db()? {
         let s: String = row.get(0).db()?;
-        out.push(Namespace::new(&s).map_err(|e| CoreError::Store(format!("corrupt namespace in the store: {e}")))?);
+        out.push(Namespace::new(&s).map_err(|e| {
+            CoreError::store_message(StoreErrorKind::Damaged, format!("corrupt namespace in the store: {e}"))
+        })?);
     }
     Ok(out)
 }
@@ -210,11 +213,14 @@ pub(crate) fn namespaces(conn: &Connection) -> Result<Vec<Namespace>, CoreError>
 /// The store's identity (schema version 2's `store_meta`).
 pub(crate) fn identity(conn: &Connection) -> Result<mnemo_contract::StoreIdentity, CoreError> {
     let get = |key: &str| super::ids::meta(conn, key);
-    let id = get("identity")?.ok_or_else(|| CoreError::Store("store_meta has no identity row".into()))?;
+    let id = get("identity")?
+        .ok_or_else(|| CoreError::store_message(StoreErrorKind::Damaged, "store_meta has no identity row"))?;
     let generation = get("generation")?
-        .ok_or_else(|| CoreError::Store("store_meta has no generation row".into()))?
+        .ok_or_else(|| CoreError::store_message(StoreErrorKind::Damaged, "store_meta has no generation row"))?
         .parse::<u64>()
-        .map_err(|e| CoreError::Store(format!("store_meta generation is not a number: {e}")))?;
+        .map_err(|e| {
+            CoreError::store_message(StoreErrorKind::Damaged, format!("store_meta generation is not a number: {e}"))
+        })?;
     Ok(mnemo_contract::StoreIdentity { id, generation })
 }
 

@@ -1,5 +1,5 @@
 //! Row <-> domain conversions. Decoding is defensive: a row that was edited or damaged gives a
-//! `CoreError::Store` naming the table, the row and the column, never a panic.
+//! store failure of kind `Damaged` naming the table, the row and the column, never a panic.
 use mnemo_contract::{
     Claim, CoreError, Embedding, Memory, MemoryEvent, MemoryId, MemoryKind, Namespace, Provenance, Status, Timestamp,
     Turn, TurnId, Validity,

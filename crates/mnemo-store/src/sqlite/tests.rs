@@ -193,6 +193,33 @@ async fn a_corrupt_turn_is_an_error_naming_the_row() {
     }
 }
 
+#[tokio::test]
+async fn a_damaged_value_the_store_reads_whole_is_a_damaged_store_failure() {
+    // A caller matches the kind, not the text: `Damaged` says "restore from a backup".
+    let edits = [
+        ("UPDATE memories SET namespace = 'not a namespace!' WHERE id = ?1", "corrupt namespace in the store"),
+        ("UPDATE memories SET rev = -5 WHERE id = ?1", "negative rev -5 in memories"),
+    ];
+    for (sql, said) in edits {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mnemo.db");
+        let id = {
+            let s = SqliteStore::open(&path).unwrap();
+            insert(&s, "damaged").await
+        };
+        Connection::open(&path).unwrap().execute(sql, [id.0]).unwrap();
+        let s = SqliteStore::open(&path).unwrap();
+        let r = if said.contains("rev") { s.max_rev().await.map(|_| ()) } else { s.namespaces().await.map(|_| ()) };
+        match r {
+            Err(e @ CoreError::StoreFailure { kind: mnemo_contract::StoreErrorKind::Damaged, .. }) => {
+                let msg = e.to_string();
+                assert!(msg.starts_with(&format!("store error: {said}")), "{sql}: {msg}");
+            }
+            other => panic!("{sql}: expected a damaged-store failure, got {other:?}"),
+        }
+    }
+}
+
 fn embedded(content: &str, vector: &[f32], pinned: bool) -> WriteOp {
     let embedding = Some(Embedding { model: "fake-embed-8".to_string(), vector: vector.to_vec() });
     WriteOp::Insert { memory: NewMemory { embedding, pinned, ..mem(content) }, turn: None }

@@ -12,7 +12,8 @@ use mnemo_contract::decay_due::DecayRule;
 use mnemo_contract::text::norm_name;
 use mnemo_contract::transition;
 use mnemo_contract::{
-    CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, NewTurn, Timestamp, Turn, TurnId, WriteOp,
+    CoreError, Memory, MemoryId, MemoryRef, Namespace, NewMemory, NewTurn, StoreErrorKind, Timestamp, Turn, TurnId,
+    WriteOp,
 };
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use serde_json::json;
@@ -35,13 +36,14 @@ pub(crate) fn begin(conn: &mut Connection) -> Result<Transaction<'_>> {
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| CoreError::Store(format!("cannot encode JSON: {e}")))
+    serde_json::to_string(v)
+        .map_err(|e| CoreError::store_message(StoreErrorKind::Other, format!("cannot encode JSON: {e}")))
 }
 
 /// Record a turn.
 pub(crate) fn record_turn(conn: &mut Connection, t: NewTurn) -> Result<Turn> {
     let mut turns = record_turns(conn, vec![t])?;
-    turns.pop().ok_or_else(|| CoreError::Store("recording one turn returned none".into()))
+    turns.pop().ok_or_else(|| CoreError::store_message(StoreErrorKind::Other, "recording one turn returned none"))
 }
 
 /// Record turns in order, in one transaction (all or none).

@@ -31,7 +31,7 @@ pub struct NoReasoner;
 #[async_trait]
 impl Reasoner for NoReasoner {
     async fn extract(&self, _: &Turn) -> Result<Extraction> {
-        Err(CoreError::Reasoner("not used".into()))
+        Err(CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::Other, "not used"))
     }
     async fn reconcile(&self, _: &Candidate, _: &[Memory]) -> Result<Verdict> {
         Ok(Verdict::Novel)
