@@ -57,7 +57,7 @@ pub enum LocalEmbedError {
 }
 
 impl LocalEmbedError {
-    /// The message with its whole source chain (CoreError carries text only).
+    /// The message with its whole source chain, for a config error's one line of text.
     pub fn chain(&self) -> String {
         let mut msg = self.to_string();
         let mut src = std::error::Error::source(self);

@@ -157,9 +157,11 @@ impl LlmReasoner {
         loop {
             let resp: ChatResponse = self.chat.chat(&req).await.map_err(|e| {
                 let c = self.chat.configured();
+                // The client's own kind (rate-limited, unavailable, a bad setting …) reaches the
+                // caller: a door answers 429 to a rate limit, not 502.
                 CoreError::model_message(
                     ModelRole::Reasoner,
-                    ModelErrorKind::Other,
+                    e.kind(),
                     format!("{} call to {} model {:?} failed: {e}", task.name(), c.client.as_str(), req.model),
                 )
             })?;

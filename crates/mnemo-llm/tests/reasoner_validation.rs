@@ -233,8 +233,9 @@ async fn valid_answers_pass_and_requests_are_well_formed() {
 async fn transport_errors_and_missing_provenance_are_errors() {
     let r = LlmReasoner::new(Scripted::failing("connection refused"));
     assert_eq!(r.model_info().model, "configured-model", "before any answer: the configured client");
-    // The call's own failure is told apart from an invalid answer.
-    let e = reasoner_failure(ModelErrorKind::Other, r.extract(&turn("x")).await.unwrap_err());
+    // The call's own failure is told apart from an invalid answer, and keeps the client's kind
+    // (here: no answer, so unavailable; a rate limit stays rate-limited).
+    let e = reasoner_failure(ModelErrorKind::Unavailable, r.extract(&turn("x")).await.unwrap_err());
     assert!(e.contains("connection refused") && e.contains("qwen-plus"), "names the model asked for: {e}");
 
     let anonymous = Arc::new(Scripted {
