@@ -37,7 +37,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("before")
     ap.add_argument("after")
-    ap.add_argument("--method", default="hybrid", help="bm25 | dense | hybrid (default)")
+    ap.add_argument("--method", default="hybrid", help="bm25 | dense | hybrid (default) | hybrid_recall")
     ap.add_argument("--labels", default="before,after", help="the two column labels, comma-separated")
     a = ap.parse_args()
     labels = a.labels.split(",")

@@ -21,9 +21,11 @@ pub enum LongTexts {
     /// unit vector weighted by its piece count, the sum normalised: every piece counts. A text
     /// that fits one window gets the same vector as with `Truncate`. The model id gains
     /// `+win<max_tokens>`, so vectors made the other way are re-embedded for the index.
+    /// Measured on LongMemEval's long turns, it retrieves no better than `Truncate`
+    /// (bench/RESULTS.md), at the cost of a forward pass per window: not the default.
     Windows,
     /// Only the first `max_tokens` pieces are read (what sentence-transformers does; the rest
-    /// of a long text does not reach its vector).
+    /// of a long text reaches BM25 but not its vector). The default.
     Truncate,
 }
 
@@ -64,7 +66,7 @@ impl LocalSettings {
             dir,
             batch_size: DEFAULT_BATCH_SIZE,
             max_tokens: DEFAULT_MAX_TOKENS,
-            long_texts: LongTexts::Windows,
+            long_texts: LongTexts::Truncate,
         }
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! - [`LocalEmbedder`]: `mnemo_contract::Embedder`: tokenise, BERT forward pass, mean pooling
 //!   over the real tokens, L2 normalisation. A text longer than `max_tokens` word pieces is
-//!   embedded in windows whose vectors are combined ([`LongTexts::Windows`], the default), or
-//!   truncated (`long_texts = "truncate"`, what sentence-transformers does). Texts are
+//!   truncated (what sentence-transformers does; the default), or embedded in windows whose
+//!   vectors are combined (`long_texts = "windows"`, [`LongTexts::Windows`]). Texts are
 //!   embedded in batches of up to `batch_size` texts of the same token length (no padding), so a
 //!   text gets bit-for-bit the vector it gets alone: persisted vectors stay comparable however
 //!   they were batched.
@@ -18,7 +18,7 @@
 //!
 //! Registered plugins: `[embedder] kind = "static"` (settings: `model = "minilm-static"`, `dir`)
 //! and `[embedder] kind = "local"` (settings: `model = "minilm"`, `dir` (a model
-//! directory; default: the models directory's `<model>`), `batch_size = 32`, `max_tokens = 256`, `long_texts = "windows"`).
+//! directory; default: the models directory's `<model>`), `batch_size = 32`, `max_tokens = 256`, `long_texts = "truncate"`).
 //! A binary keeps the registration by linking the crate ([`link()`] or `use mnemo_embed_local as _;`).
 #![deny(missing_docs)]
 

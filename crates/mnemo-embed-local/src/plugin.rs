@@ -29,7 +29,7 @@ struct Settings {
 }
 
 fn default_long_texts() -> String {
-    "windows".to_string()
+    "truncate".to_string()
 }
 
 fn default_model() -> String {

@@ -9,7 +9,7 @@ use mnemo_contract::Embedder;
 async fn minilm_passes_the_embedder_conformance_suite() {
     let e = common::minilm();
     assert_eq!(e.dims(), 384);
-    assert_eq!(e.model_id(), "sentence-transformers/all-MiniLM-L6-v2+win256");
+    assert_eq!(e.model_id(), "sentence-transformers/all-MiniLM-L6-v2", "truncation by default: the id as before");
     mnemo_contract::conformance::embedder::run_all(e).await;
 }
 
@@ -59,15 +59,15 @@ fn long_text(n: usize, tail: &str) -> String {
 }
 
 #[tokio::test]
-async fn a_long_text_is_read_to_its_end_in_windows_and_a_short_one_as_before() {
+async fn windows_read_a_long_text_to_its_end_and_a_short_one_as_truncation_does() {
     use mnemo_embed_local::{LocalEmbedder, LocalSettings, LongTexts};
-    let windows = common::minilm();
-    let truncate = LocalEmbedder::load(&LocalSettings {
-        long_texts: LongTexts::Truncate,
+    let truncate = common::minilm();
+    let windows = LocalEmbedder::load(&LocalSettings {
+        long_texts: LongTexts::Windows,
         ..LocalSettings::of(&mnemo_models::MINILM, common::minilm_dir())
     })
     .unwrap();
-    assert_eq!(truncate.model_id(), "sentence-transformers/all-MiniLM-L6-v2");
+    assert_eq!(windows.model_id(), "sentence-transformers/all-MiniLM-L6-v2+win256");
     let t = |s: &str| s.to_string();
 
     // Short: one window, the same vector bit for bit.

@@ -40,7 +40,7 @@ async fn a_fake_embedder_store_reopened_with_the_local_one_is_reembedded_for_the
     let local = format!("[embedder]\nkind = \"local\"\ndir = {:?}", common::minilm_dir().display().to_string());
     let rt = Runtime::build(&config(&local), dir.path(), clock.clone(), vec![]).await.unwrap();
     let engine = rt.engine();
-    assert_eq!(engine.embedder_model(), "sentence-transformers/all-MiniLM-L6-v2+win256");
+    assert_eq!(engine.embedder_model(), "sentence-transformers/all-MiniLM-L6-v2");
 
     // The store keeps what it had: fake vectors, with their model id.
     let stored = engine.active_memories(&ns).await.unwrap();
