@@ -377,8 +377,15 @@ async fn run_dataset(
         let inferred = shipped_assessment.inferred_about.is_some();
         let shipped_act = act(shipped_assessment);
         let mut gate_acts = Vec::with_capacity(gates.len());
+        // Why each gate escalated (empty where it acted), for the per-question file.
+        let mut gate_reasons: Vec<Vec<String>> = Vec::with_capacity(gates.len());
         for g in gates {
-            gate_acts.push(act(g.assess(&task, pack.clone(), now).await?));
+            let a = g.assess(&task, pack.clone(), now).await?;
+            gate_reasons.push(match &a.decision {
+                mnemo_core::Decision::Escalate { reasons } => reasons.clone(),
+                mnemo_core::Decision::Act => vec![],
+            });
+            gate_acts.push(act(a));
         }
         if let Some(w) = per_q.as_deref_mut() {
             use std::io::Write as _;
@@ -394,7 +401,7 @@ async fn run_dataset(
                 "asked_in": hay.id, "packed": pack.items.len(),
                 "best_absolute": best(&|e| Some(e.absolute)), "best_lexical": best(&|e| Some(e.lexical)),
                 "best_dense_z": best(&|e| e.dense_z),
-                "shipped_act": shipped_act, "gate_act": gate_acts,
+                "shipped_act": shipped_act, "gate_act": gate_acts, "gate_reasons": gate_reasons,
                 "names_missing": names_missing, "inferred_about": inferred,
                 // Each packed memory's evidence: [lexical, dense_z, entity].
                 "packed_evidence": pack.trace.iter().filter(|t| t.included).filter_map(|t| t.evidence.map(|e| json!([e.lexical, e.dense_z, e.entity]))).collect::<Vec<_>>(),
