@@ -132,7 +132,10 @@ impl LocalEmbedder {
         let mut vectors = self.embed_tokens(&flat)?;
         let mut out = Vec::with_capacity(texts.len());
         for ws in per_text.iter().rev() {
-            let mine = vectors.split_off(vectors.len() - ws.len());
+            let at = vectors.len().checked_sub(ws.len()).ok_or_else(|| {
+                LocalEmbedError::Setting("internal: the model gave fewer vectors than windows".into())
+            })?;
+            let mine = vectors.split_off(at);
             out.push(combine(ws.iter().map(|w| w.len().saturating_sub(2)).zip(mine).collect()));
         }
         out.reverse();
