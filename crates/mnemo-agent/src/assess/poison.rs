@@ -130,8 +130,9 @@ pub fn memory_instruction_shape(m: &Memory) -> Option<String> {
 fn without_own_role<'a>(text: &'a str, sources: &[String]) -> &'a str {
     let trimmed = text.trim_start();
     for role in ROLES {
-        let Some(head) = trimmed.get(..role.len() + 1) else { continue };
-        if head.eq_ignore_ascii_case(&format!("{role}:")) && sources.iter().any(|s| s.eq_ignore_ascii_case(role)) {
+        let opens = trimmed.get(..role.len()).is_some_and(|h| h.eq_ignore_ascii_case(role))
+            && trimmed[role.len()..].starts_with(':');
+        if opens && sources.iter().any(|s| s.eq_ignore_ascii_case(role)) {
             return &trimmed[role.len() + 1..];
         }
     }

@@ -25,7 +25,7 @@ use serde_json::json;
 
 use crate::error::{BenchError, Result};
 use crate::locomo::engine::BenchEngine;
-use crate::locomo::{LocomoArgs, RetrievalFlags};
+use crate::locomo::{LocomoArgs, RetrievalFlags, RECALL_ORDER};
 use crate::report::{provenance_md, table, BenchReport};
 use crate::util::{bar, episodic_turn, namespace_for};
 use data::Question;
@@ -143,11 +143,6 @@ impl LongMemEvalArgs {
 const METHODS: [(&str, SearchMode); 3] =
     [("bm25", SearchMode::Lexical), ("dense", SearchMode::Dense), ("hybrid", SearchMode::Hybrid)];
 
-/// The row of the hybrid recall's own order: ranking figures over the order `recall` ranks its
-/// candidates in (its trace, at the largest budget: relevance after neighbour sharing, times
-/// salience) instead of the index's; budget figures as the `hybrid` row (the same packs).
-const RECALL_ORDER: &str = "hybrid_recall";
-
 /// The report's rows: the methods, then the hybrid recall's own order.
 const ROWS: [&str; 4] = ["bm25", "dense", "hybrid", RECALL_ORDER];
 
@@ -259,6 +254,7 @@ pub async fn longmemeval(
             // As of the question's date: each recall ranks in a scratch index it fills with
             // what memory held then; the ranking is that index's too.
             let mut held_then = None;
+            // The hybrid recall's own order (its trace ranks every candidate, whatever the budget).
             let mut trace_order = Vec::new();
             for b in &args.budgets {
                 let opts = RecallOptions {
@@ -276,8 +272,9 @@ pub async fn longmemeval(
                     engine.recall(&ns, &q.question, &opts).await?
                 };
                 packed.push((*b, pack.memories().filter_map(|m| turn_of.get(&m.id).copied()).collect::<HashSet<_>>()));
-                // The trace ranks every candidate, whatever the budget.
-                trace_order = pack.trace.iter().filter_map(|t| turn_of.get(&t.id).copied()).collect();
+                if mode == SearchMode::Hybrid && trace_order.is_empty() {
+                    trace_order = pack.trace.iter().filter_map(|t| turn_of.get(&t.id).copied()).collect();
+                }
             }
             let hits = match &held_then {
                 Some(scratch) => scratch.search(&search).await?,
