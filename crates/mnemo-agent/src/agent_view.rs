@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::{Assessment, Decision, LookupOutcome, Memory, MemoryGrade, Pack, Timestamp, TokenCounter};
+use mnemo_contract::{Assessment, Decision, LookupOutcome, Memory, MemoryGrade, Pack, Timestamp, TokenCounter};
 
 use crate::runtime::AgentTurn;
 use crate::verdict::Verdict;
@@ -465,11 +465,11 @@ fn clip_to(text: &str, max: usize, counter: &dyn TokenCounter) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mnemo_core::CharTokenCounter;
+    use mnemo_contract::CharTokenCounter;
 
     fn line(id: i64, content: &str) -> RecallLine {
         RecallLine {
-            id: mnemo_core::MemoryId(id).short(),
+            id: mnemo_contract::MemoryId(id).short(),
             kind: "semantic".into(),
             content: content.into(),
             trust: Some(0.8),

@@ -7,9 +7,9 @@
 //! the answer says what memory held.
 use std::sync::Arc;
 
+use mnemo_contract::registry::{self, IndexContext, Section};
+use mnemo_contract::*;
 use mnemo_core::engine::{RecallFilter, RecallOptions};
-use mnemo_core::registry::{self, IndexContext, Section};
-use mnemo_core::*;
 
 use crate::error::AgentError;
 use crate::runtime::{AgentTurn, Runtime};

@@ -4,7 +4,7 @@
 //! answer at every door.
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::*;
+use mnemo_contract::*;
 
 /// One value a claim has had (ids short, `m42`; times RFC 3339).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -65,8 +65,8 @@ impl ClaimHistory {
                 };
                 let valid = world.get(&m.id).copied().unwrap_or_default();
                 Some(ClaimValue {
-                    valid_from: valid.from.map(mnemo_core::world_time::day_text),
-                    valid_to: valid.to.map(mnemo_core::world_time::day_text),
+                    valid_from: valid.from.map(mnemo_contract::world_time::day_text),
+                    valid_to: valid.to.map(mnemo_contract::world_time::day_text),
                     id: m.id.short(),
                     value,
                     recorded_at: m.created_at.to_string(),

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mnemo_core::EnginePolicy;
+use mnemo_contract::EnginePolicy;
 use mnemo_report::fnv1a_hex;
 
 use crate::error::AgentError;
@@ -105,7 +105,7 @@ impl Config {
     fn merge_text(&mut self, text: &str, origin: &str, base: Option<&Path>) -> Result<(), AgentError> {
         let table: toml::Table = text.parse().map_err(|e: toml::de::Error| AgentError::Config {
             file: origin.to_string(),
-            message: mnemo_core::text::toml_error(&e, Some(text)),
+            message: mnemo_contract::text::toml_error(&e, Some(text)),
         })?;
         self.merge_table(table, origin, base)
     }
@@ -210,7 +210,7 @@ impl Config {
         }
         let p: EnginePolicy = t.try_into().map_err(|e: toml::de::Error| AgentError::Config {
             file: origin.to_string(),
-            message: format!("in [recall]/[decay]/[kinds]/[claims]: {}", mnemo_core::text::toml_error(&e, None)),
+            message: format!("in [recall]/[decay]/[kinds]/[claims]: {}", mnemo_contract::text::toml_error(&e, None)),
         })?;
         p.validate().map_err(|e| AgentError::Config { file: origin.to_string(), message: e.to_string() })?;
         Ok(p)

@@ -6,9 +6,9 @@
 //! by [`Runtime::remember_messages`].
 use serde::{Deserialize, Serialize};
 
+use mnemo_contract::erase::EraseTarget;
+use mnemo_contract::{ClaimKey, CoreError, ForgetCommand, Namespace, Pack, SearchMode, Task, Timestamp};
 use mnemo_core::engine::{ForgetOptions, ForgetPreview, RecallFilter, RecallOptions, RememberReport};
-use mnemo_core::erase::EraseTarget;
-use mnemo_core::{ClaimKey, CoreError, ForgetCommand, Namespace, Pack, SearchMode, Task, Timestamp};
 
 use crate::agent_view::{AgentRecall, Detail};
 use crate::error::AgentError;
@@ -170,9 +170,9 @@ pub struct ForgetInput {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EraseWhat {
     /// A memory (`m42`, bare digits, or a stored id).
-    Memory(mnemo_core::IdRef),
+    Memory(mnemo_contract::IdRef),
     /// A raw turn (`t17`).
-    Turn(mnemo_core::IdRef),
+    Turn(mnemo_contract::IdRef),
     /// Every version of a claim (`entity | attribute`).
     Claim(ClaimKey),
     /// Every memory and turn of a subject entity.
@@ -193,8 +193,10 @@ impl EraseWhat {
         if a.contains('|') {
             return a.parse::<ClaimKey>().map(EraseWhat::Claim).map_err(|e| e.to_string());
         }
-        match a.parse::<mnemo_core::IdRef>() {
-            Ok(r @ mnemo_core::IdRef::Short { kind: Some(mnemo_core::IdKind::Turn), .. }) => Ok(EraseWhat::Turn(r)),
+        match a.parse::<mnemo_contract::IdRef>() {
+            Ok(r @ mnemo_contract::IdRef::Short { kind: Some(mnemo_contract::IdKind::Turn), .. }) => {
+                Ok(EraseWhat::Turn(r))
+            }
             Ok(r) => Ok(EraseWhat::Memory(r)),
             Err(_) => Err(format!(
                 "{a:?} is not a memory id (m42), a turn id (t17) or `entity | attribute`; to erase a subject entity, \
@@ -574,8 +576,8 @@ mod tests {
 
         use super::super::*;
         use crate::{Config, Runtime};
-        use mnemo_core::time::DAY_MS;
-        use mnemo_core::{ListPage, SimClock};
+        use mnemo_contract::time::DAY_MS;
+        use mnemo_contract::{ListPage, SimClock};
         use std::sync::Arc;
 
         const NOW: &str = "2026-07-01T09:00:00Z";

@@ -40,7 +40,7 @@ pub enum AgentError {
     },
     /// The core (or a plugin) failed.
     #[error(transparent)]
-    Core(#[from] mnemo_core::CoreError),
+    Core(#[from] mnemo_contract::CoreError),
     /// An idempotency key used before with another text: a retry sends the same turn again,
     /// so another text under the same key is a mistake, refused rather than answered with the
     /// first turn as if it were this one (HTTP 409).
@@ -52,9 +52,9 @@ pub enum AgentError {
         /// The key as given.
         key: String,
         /// The turn first recorded under it.
-        turn: mnemo_core::TurnId,
+        turn: mnemo_contract::TurnId,
         /// When.
-        at: mnemo_core::Timestamp,
+        at: mnemo_contract::Timestamp,
     },
     /// An escalation already answered or dismissed, asked to be answered or dismissed again
     /// (HTTP 409): the message says who closed it and when.
@@ -68,7 +68,7 @@ pub enum AgentError {
     )]
     UnlistedTurn {
         /// The recorded turn.
-        turn: mnemo_core::TurnId,
+        turn: mnemo_contract::TurnId,
         /// Why extraction failed.
         error: String,
         /// Why the ledger could not be written.
@@ -150,8 +150,8 @@ impl AgentError {
 }
 
 /// The kind of a core error (see [`AgentError::kind`]).
-pub fn core_kind(e: &mnemo_core::CoreError) -> ErrorKind {
-    use mnemo_core::{CoreError, IndexErrorKind, ModelErrorKind, StoreErrorKind};
+pub fn core_kind(e: &mnemo_contract::CoreError) -> ErrorKind {
+    use mnemo_contract::{CoreError, IndexErrorKind, ModelErrorKind, StoreErrorKind};
     match e {
         CoreError::InvalidInput(_) | CoreError::InvalidUtf8 { .. } => ErrorKind::InvalidInput,
         CoreError::Config(_) | CoreError::UnknownKind { .. } => ErrorKind::Config,
@@ -177,7 +177,7 @@ pub fn core_kind(e: &mnemo_core::CoreError) -> ErrorKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mnemo_core::{CoreError, FailureMessage, ModelErrorKind, ModelRole, StoreErrorKind, TurnId};
+    use mnemo_contract::{CoreError, FailureMessage, ModelErrorKind, ModelRole, StoreErrorKind, TurnId};
 
     #[test]
     fn every_main_variant_has_its_kind() {
@@ -201,7 +201,7 @@ mod tests {
         let x = CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::BadAnswer, "x");
         let unextracted = CoreError::Unextracted { turn: TurnId(3), error: Box::new(x) };
         assert_eq!(core(unextracted), ErrorKind::Unextracted);
-        let at = mnemo_core::Timestamp(0);
+        let at = mnemo_contract::Timestamp(0);
         let conflict = AgentError::IdempotencyConflict { key: "k".into(), turn: TurnId(1), at };
         assert_eq!(conflict.kind(), ErrorKind::Conflict);
         assert_eq!(AgentError::EscalationClosed("answered".into()).kind(), ErrorKind::Conflict);
@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn grounder_and_assessor_kinds_stay_internal_and_a_bad_embedding_is_a_model_failure() {
-        use mnemo_core::{AssessorErrorKind, GrounderErrorKind};
+        use mnemo_contract::{AssessorErrorKind, GrounderErrorKind};
         let core = |c: CoreError| AgentError::Core(c).kind();
         for kind in [GrounderErrorKind::Unavailable, GrounderErrorKind::BadAnswer, GrounderErrorKind::Other] {
             assert_eq!(core(CoreError::grounder_message(kind, "down")), ErrorKind::Internal, "{kind}");

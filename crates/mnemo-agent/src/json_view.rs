@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// `v` as the JSON a tenant is shown: ids as short ids, then [`tenant_view`].
 pub fn tenant_json<T: serde::Serialize + ?Sized>(v: &T, with_vectors: bool) -> serde_json::Result<Value> {
-    let mut json = mnemo_core::tenant_spelling(|| serde_json::to_value(v))?;
+    let mut json = mnemo_contract::tenant_spelling(|| serde_json::to_value(v))?;
     tenant_view(&mut json, with_vectors);
     Ok(json)
 }

@@ -8,9 +8,9 @@ use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use mnemo_core::registry::{self, ReasonerContext, Section};
-use mnemo_core::traits::{Extraction, Reasoner, Reconciled, Verdict};
-use mnemo_core::{Candidate, ClientKind, Memory, MemoryId, ModelInfo, Result, Turn};
+use mnemo_contract::registry::{self, ReasonerContext, Section};
+use mnemo_contract::{Candidate, ClientKind, Memory, MemoryId, ModelInfo, Result, Turn};
+use mnemo_contract::{Extraction, Reasoner, Reconciled, Verdict};
 
 /// The `[reasoner]` section, kept to build the reasoner when it is first called.
 pub(crate) struct LazyReasoner {
@@ -68,9 +68,9 @@ impl Reasoner for LazyReasoner {
     }
     async fn plan(
         &self,
-        task: &mnemo_core::Task,
-        lines: &[mnemo_core::plan::PlanLine],
-    ) -> Result<mnemo_core::plan::Plan> {
+        task: &mnemo_contract::Task,
+        lines: &[mnemo_contract::plan::PlanLine],
+    ) -> Result<mnemo_contract::plan::Plan> {
         self.get()?.plan(task, lines).await
     }
     /// The built reasoner's; when it cannot be built, "rules" (no model answers this runtime)

@@ -3,8 +3,8 @@
 //! are never part of the output: a memory says which model embedded it, not the numbers.
 use serde::{Deserialize, Serialize};
 
+use mnemo_contract::*;
 use mnemo_core::engine::RestoreReport;
-use mnemo_core::*;
 
 use crate::error::AgentError;
 use crate::runtime::Runtime;

@@ -6,9 +6,9 @@
 //! escalates with the reason.
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::plan::{Plan, PlanLine};
-use mnemo_core::text::norm_value;
-use mnemo_core::{Assessment, Decision, Namespace, Task};
+use mnemo_contract::plan::{Plan, PlanLine};
+use mnemo_contract::text::norm_value;
+use mnemo_contract::{Assessment, Decision, Namespace, Task};
 
 use crate::runtime::AgentTurn;
 use crate::verdict::Verdict;

@@ -2,7 +2,7 @@
 //! into the binary.
 use std::path::{Path, PathBuf};
 
-use mnemo_core::registry::{self, Role};
+use mnemo_contract::registry::{self, Role};
 use mnemo_plugin_host::{PluginRole, PluginSet};
 
 use crate::config::Config;

@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use mnemo_core::{Clock, Grounder};
+use mnemo_contract::{Clock, Grounder};
 
 use crate::config::Config;
 use crate::error::AgentError;
@@ -158,6 +158,6 @@ pub fn index_cannot_be_saved(sync: &Result<mnemo_core::engine::SyncReport, Agent
 }
 
 /// Whether an index error says its files cannot be written (a full disk, a read-only place).
-pub fn cannot_save(e: &mnemo_core::CoreError) -> bool {
-    matches!(e.index_kind(), Some(mnemo_core::IndexErrorKind::Full | mnemo_core::IndexErrorKind::ReadOnly))
+pub fn cannot_save(e: &mnemo_contract::CoreError) -> bool {
+    matches!(e.index_kind(), Some(mnemo_contract::IndexErrorKind::Full | mnemo_contract::IndexErrorKind::ReadOnly))
 }

@@ -3,11 +3,12 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
 
-use mnemo_core::engine::{EngineParts, RecallOptions, RememberReport, SyncReport};
-use mnemo_core::registry::{
+use mnemo_contract::registry::{
     self, AssessorContext, EmbedderContext, GrounderContext, IndexContext, ReasonerContext, Section, StoreContext,
 };
-use mnemo_core::*;
+use mnemo_contract::*;
+use mnemo_core::engine::{EngineParts, RecallOptions, RememberReport, SyncReport};
+use mnemo_core::Engine;
 
 use crate::config::Config;
 use crate::error::AgentError;
@@ -449,7 +450,7 @@ impl Runtime {
             return self.remember_turn_at(ns, source, text, None, at).await;
         };
         if key.is_empty() {
-            return Err(mnemo_core::CoreError::InvalidInput("the idempotency key must not be empty".into()).into());
+            return Err(mnemo_contract::CoreError::InvalidInput("the idempotency key must not be empty".into()).into());
         }
         let external = format!("{IDEMPOTENCY_PREFIX}{key}");
         let engine = self.engine();

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::{Assessment, Decision, LookupOutcome, MemoryKind, Status};
+use mnemo_contract::{Assessment, Decision, LookupOutcome, MemoryKind, Status};
 
 use crate::error::AgentError;
 use crate::runtime::Runtime;
@@ -133,11 +133,11 @@ impl DoorCounters {
 /// Calls and tokens of every model call this process made, per kind of call (`chat:extract`,
 /// `embed`, …), with the tier each runs on: recorded by the model seam around every client it
 /// hands out. Tokens are those the model reported (the fake reports none).
-pub fn model_calls() -> Vec<(String, &'static str, mnemo_core::usage::CallUsage)> {
-    mnemo_core::usage::model_calls()
+pub fn model_calls() -> Vec<(String, &'static str, mnemo_contract::usage::CallUsage)> {
+    mnemo_contract::usage::model_calls()
         .into_iter()
         .map(|(kind, usage)| {
-            let tier = mnemo_core::usage::tier_of(&kind);
+            let tier = mnemo_contract::usage::tier_of(&kind);
             (kind, tier, usage)
         })
         .collect()

@@ -5,7 +5,7 @@
 //! can never succeed (a poison turn): the turn stays recorded, it is only no longer retried.
 use std::path::{Path, PathBuf};
 
-use mnemo_core::{Namespace, TurnId};
+use mnemo_contract::{Namespace, TurnId};
 use serde::{Deserialize, Serialize};
 
 use crate::error::AgentError;
@@ -86,7 +86,7 @@ impl Ledger {
             let listed: Vec<String> =
                 all.iter().filter(|e| &e.namespace == namespace).map(|e| e.turn.to_string()).collect();
             let listed = if listed.is_empty() { "none".to_string() } else { listed.join(", ") };
-            return Err(AgentError::Core(mnemo_core::CoreError::NotFound(format!(
+            return Err(AgentError::Core(mnemo_contract::CoreError::NotFound(format!(
                 "turn {turn} is not on the ledger of unextracted turns of namespace {namespace} \
                  (unextracted turns there: {listed}); nothing discarded"
             ))));

@@ -2,7 +2,7 @@
 //! load-bearing memories and why. Derived from an assessment; recall's JSON carries it.
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::{Assessment, Decision, MemoryId, Task};
+use mnemo_contract::{Assessment, Decision, MemoryId, Task};
 
 use crate::runtime::answer_of;
 
@@ -61,7 +61,7 @@ pub fn verdict(task: &Task, a: &Assessment) -> Verdict {
     };
     let mut act_on = Vec::new();
     if decision == "act" {
-        let on = |m: &mnemo_core::Memory| {
+        let on = |m: &mnemo_contract::Memory| {
             m.claim.as_ref().map(|c| ActOn {
                 memory: m.id,
                 entity: c.entity.clone(),

@@ -2,8 +2,8 @@
 //! `text` of HTTP `GET memories/{id}`, the Python `str(m.why(id))`).
 use std::fmt::Write as _;
 
+use mnemo_contract::Status;
 use mnemo_core::engine::WhyReport;
-use mnemo_core::Status;
 
 /// `s` on one line (a line break shown as ` ⏎ `), at most `n` characters (ending in "…").
 fn one_line(s: &str, n: usize) -> String {

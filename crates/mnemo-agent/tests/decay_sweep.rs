@@ -8,10 +8,11 @@ use mnemo_store as _;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use mnemo_contract::salience::salience;
+use mnemo_contract::time::DAY_MS;
+use mnemo_contract::*;
 use mnemo_core::engine::EngineParts;
-use mnemo_core::salience::salience;
-use mnemo_core::time::DAY_MS;
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_llm::{FakeQwen, LlmReasoner};
 use mnemo_store::brute::BruteForceIndex;
 use mnemo_store::sqlite::SqliteStore;

@@ -16,9 +16,9 @@ use tokio::net::TcpListener;
 
 use mnemo_agent::escalation::{verify, AnswerForm, EscalationId, EscalationStatus, SIGNATURE_HEADER};
 use mnemo_agent::{Config, Runtime};
+use mnemo_contract::time::DAY_MS;
+use mnemo_contract::*;
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::time::DAY_MS;
-use mnemo_core::*;
 
 const T0: &str = "2026-07-01T09:00:00Z";
 
@@ -440,12 +440,12 @@ async fn a_refusing_receiver_is_not_retried_and_recording_can_be_turned_off() {
 async fn an_answer_records_its_own_claim_and_nothing_else() {
     let d = tempfile::tempdir().unwrap();
     let config = mnemo_agent::Config::embedded_default().unwrap();
-    let clock = std::sync::Arc::new(mnemo_core::SimClock::new(
-        mnemo_core::Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap(),
+    let clock = std::sync::Arc::new(mnemo_contract::SimClock::new(
+        mnemo_contract::Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap(),
     ));
     let rt = mnemo_agent::Runtime::build(&config, d.path(), clock, vec![]).await.unwrap();
-    let ns = mnemo_core::Namespace::default();
-    let task = mnemo_core::Task {
+    let ns = mnemo_contract::Namespace::default();
+    let task = mnemo_contract::Task {
         query: "Who approves orders for Contoso?".into(),
         about: Some(("Contoso".into(), "approver".into())),
     };

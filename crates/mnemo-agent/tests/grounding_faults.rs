@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mnemo_agent::assess::{AssessorSettings, GroundingAssessor};
-use mnemo_core::time::DAY_MS;
-use mnemo_core::*;
+use mnemo_contract::time::DAY_MS;
+use mnemo_contract::*;
 use mnemo_grounders::TableGrounder;
 
 fn now() -> Timestamp {
@@ -57,7 +57,7 @@ fn pack(items: Vec<(Memory, f64)>) -> Pack {
             pinned: false,
             relevance,
             // The case states relevance in absolute terms: the lexical evidence carries it.
-            evidence: Some(mnemo_core::RelevanceEvidence::new(relevance, None, false)),
+            evidence: Some(mnemo_contract::RelevanceEvidence::new(relevance, None, false)),
             salience: 1.0,
             score: relevance,
             tokens: 10,

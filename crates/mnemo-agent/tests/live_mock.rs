@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use mnemo_agent::{Config, Runtime};
+use mnemo_contract::*;
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::*;
 use mnemo_llm::mock::{Fault, MockServer};
 // The built-in kinds this test assembles (the binary links them; the agent library does not).
 use mnemo_grounders as _;

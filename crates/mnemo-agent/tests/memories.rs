@@ -6,9 +6,9 @@ use mnemo_store as _;
 use std::sync::Arc;
 
 use mnemo_agent::{Config, Runtime};
+use mnemo_contract::time::DAY_MS;
+use mnemo_contract::*;
 use mnemo_core::engine::{restored_from, RecallOptions};
-use mnemo_core::time::DAY_MS;
-use mnemo_core::*;
 
 async fn runtime(dir: &std::path::Path) -> (Runtime, Arc<SimClock>) {
     let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));

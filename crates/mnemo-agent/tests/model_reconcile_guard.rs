@@ -8,8 +8,9 @@ use mnemo_grounders as _;
 use mnemo_store as _;
 use std::sync::{Arc, Mutex};
 
+use mnemo_contract::*;
 use mnemo_core::engine::{EngineParts, OutcomeKind};
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_llm::chat::{ChatModel, ChatRequest, ChatResponse};
 use mnemo_llm::prompts::Task;
 use mnemo_llm::{FakeQwen, LlmError, LlmReasoner};

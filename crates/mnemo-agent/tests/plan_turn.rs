@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use mnemo_agent::{Config, Runtime};
+use mnemo_contract::*;
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::*;
 use mnemo_grounders::TableGrounder;
 use mnemo_llm::mock::MockServer;
 use mnemo_store as _;
@@ -103,7 +103,7 @@ async fn a_plan_stating_the_stale_value_is_refused_and_escalates() {
 #[tokio::test]
 async fn the_check_refuses_the_stale_value_the_stale_memory_and_a_plan_beside_the_point() {
     use mnemo_agent::plan_check::{check, escalate_if_refused, lines_of};
-    use mnemo_core::plan::{Plan, PlanUse};
+    use mnemo_contract::plan::{Plan, PlanUse};
     let d = tempfile::tempdir().unwrap();
     let rt = runtime(d.path(), &offline()).await;
     let ns = Namespace::default();

@@ -11,8 +11,8 @@ mod support;
 use std::sync::Arc;
 
 use mnemo_agent::{Config, Runtime};
+use mnemo_contract::*;
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::*;
 
 fn config_with(dir: &std::path::Path, body: &str) -> Config {
     let p = dir.join("agent.toml");

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mnemo_agent::error::ErrorKind;
 use mnemo_agent::{Config, Runtime};
-use mnemo_core::*;
+use mnemo_contract::*;
 // The built-in kinds the embedded default names (the agent library links none).
 use mnemo_grounders as _;
 use mnemo_llm as _;

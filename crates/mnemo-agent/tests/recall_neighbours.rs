@@ -8,8 +8,9 @@ use mnemo_store as _;
 
 use std::sync::Arc;
 
+use mnemo_contract::*;
 use mnemo_core::engine::{EngineParts, RecallOptions};
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_llm::{FakeQwen, LlmReasoner};
 use mnemo_store::brute::BruteForceIndex;
 use mnemo_store::sqlite::SqliteStore;

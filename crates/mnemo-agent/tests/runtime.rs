@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use mnemo_agent::runtime::answer_of;
 use mnemo_agent::{Config, Runtime};
+use mnemo_contract::registry::{kinds, Role};
+use mnemo_contract::time::DAY_MS;
+use mnemo_contract::*;
 use mnemo_core::engine::{OutcomeKind, RecallOptions};
-use mnemo_core::registry::{kinds, Role};
-use mnemo_core::time::DAY_MS;
-use mnemo_core::*;
 use mnemo_grounders::TableGrounder;
 
 async fn runtime(dir: &std::path::Path, grounders: Vec<Arc<dyn Grounder>>) -> (Runtime, Arc<SimClock>) {

@@ -13,11 +13,12 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Instant;
 
-use mnemo_core::engine::{EngineParts, RecallOptions};
-use mnemo_core::{
-    CharTokenCounter, ClientKind, Clock, Embedding, Engine, EnginePolicy, MemoryKind, Namespace, NewMemory, Provenance,
+use mnemo_contract::{
+    CharTokenCounter, ClientKind, Clock, Embedding, EnginePolicy, MemoryKind, Namespace, NewMemory, Provenance,
     SystemClock, TokenCounter, WriteOp,
 };
+use mnemo_core::engine::{EngineParts, RecallOptions};
+use mnemo_core::Engine;
 use mnemo_report::RunProvenance;
 use mnemo_store::sqlite::SqliteStore;
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
@@ -103,7 +104,7 @@ pub async fn cli_churn(
         (false, _) => return Err(BenchError::Arg("no mnemo binary to spawn: use --in-process".into())),
         (true, _) => {
             let embedder = Arc::new(SynthEmbedder::new(corpus.clone()));
-            provenance.embedder = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
+            provenance.embedder = mnemo_contract::Embedder::model_id(embedder.as_ref()).to_string();
             provenance.token_counter = CharTokenCounter.name().to_string();
             Churner::InProcess(embedder, corpus.clone())
         }
@@ -275,11 +276,11 @@ impl Churner {
                     created_at: SystemClock.now(),
                     pinned: false,
                     embedding: Some(Embedding {
-                        model: mnemo_core::Embedder::model_id(embedder.as_ref()).to_string(),
+                        model: mnemo_contract::Embedder::model_id(embedder.as_ref()).to_string(),
                         vector: corpus.embed(text),
                     }),
                 };
-                let mut ack = |_: usize, _: Vec<mnemo_core::MemoryId>| {};
+                let mut ack = |_: usize, _: Vec<mnemo_contract::MemoryId>| {};
                 e.apply_batches(&ns, vec![vec![WriteOp::Insert { memory, turn: None }]], &mut ack).await?;
                 Ok(())
             }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mnemo_core::{CoreError, Embedder};
+use mnemo_contract::{CoreError, Embedder};
 
 use crate::error::{BenchError, Result};
 
@@ -63,11 +63,11 @@ impl CachedEmbedder {
         self.hits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn append(&self, new: &[(u64, Vec<f32>)]) -> mnemo_core::Result<()> {
+    fn append(&self, new: &[(u64, Vec<f32>)]) -> mnemo_contract::Result<()> {
         let io = |e: std::io::Error| {
             CoreError::model_message(
-                mnemo_core::ModelRole::Embedder,
-                mnemo_core::ModelErrorKind::Other,
+                mnemo_contract::ModelRole::Embedder,
+                mnemo_contract::ModelErrorKind::Other,
                 format!("embedding cache {}: {e}", self.path.display()),
             )
         };
@@ -92,7 +92,7 @@ impl Embedder for CachedEmbedder {
     fn dims(&self) -> usize {
         self.inner.dims()
     }
-    async fn embed(&self, texts: &[String]) -> mnemo_core::Result<Vec<Vec<f32>>> {
+    async fn embed(&self, texts: &[String]) -> mnemo_contract::Result<Vec<Vec<f32>>> {
         let model = self.inner.model_id().to_string();
         let keys: Vec<u64> = texts.iter().map(|t| key(&model, t)).collect();
         let missing: Vec<usize> = {
@@ -113,8 +113,8 @@ impl Embedder for CachedEmbedder {
             .map(|k| {
                 map.get(k).cloned().ok_or_else(|| {
                     CoreError::model_message(
-                        mnemo_core::ModelRole::Embedder,
-                        mnemo_core::ModelErrorKind::Other,
+                        mnemo_contract::ModelRole::Embedder,
+                        mnemo_contract::ModelErrorKind::Other,
                         "embedding cache lost a vector",
                     )
                 })

@@ -30,7 +30,7 @@ pub enum BenchError {
     Arg(String),
     /// The engine or a backend failed.
     #[error(transparent)]
-    Core(#[from] mnemo_core::CoreError),
+    Core(#[from] mnemo_contract::CoreError),
     /// The agent runtime failed (building it from config, a door's rule, a turn).
     #[error(transparent)]
     Agent(#[from] mnemo_agent::AgentError),

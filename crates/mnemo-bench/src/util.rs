@@ -3,7 +3,7 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mnemo_core::{
+use mnemo_contract::{
     Candidate, ClientKind, CoreError, Extraction, Memory, MemoryId, MemoryKind, ModelErrorKind, ModelInfo, ModelRole,
     Namespace, NewMemory, NewTurn, Provenance, Reasoner, Timestamp, Turn, Verdict,
 };
@@ -13,17 +13,17 @@ pub struct NoReasoner;
 
 #[async_trait]
 impl Reasoner for NoReasoner {
-    async fn extract(&self, _: &Turn) -> mnemo_core::Result<Extraction> {
+    async fn extract(&self, _: &Turn) -> mnemo_contract::Result<Extraction> {
         Err(CoreError::model_message(
             ModelRole::Reasoner,
             ModelErrorKind::Other,
             "the benchmark reasoner does not extract (memories are ingested directly)",
         ))
     }
-    async fn reconcile(&self, _: &Candidate, _: &[Memory]) -> mnemo_core::Result<Verdict> {
+    async fn reconcile(&self, _: &Candidate, _: &[Memory]) -> mnemo_contract::Result<Verdict> {
         Ok(Verdict::Novel)
     }
-    async fn resolve_forget(&self, _: &str, _: &[Memory]) -> mnemo_core::Result<Vec<MemoryId>> {
+    async fn resolve_forget(&self, _: &str, _: &[Memory]) -> mnemo_contract::Result<Vec<MemoryId>> {
         Ok(vec![])
     }
     fn model_info(&self) -> ModelInfo {
@@ -130,7 +130,7 @@ pub fn episodic_turn(
 
 /// The namespace of a dataset's item (a conversation, a question's haystack): `prefix-id`,
 /// the id's characters a namespace cannot hold replaced by '_', at most 100 of them.
-pub fn namespace_for(prefix: &str, id: &str) -> mnemo_core::Result<Namespace> {
+pub fn namespace_for(prefix: &str, id: &str) -> mnemo_contract::Result<Namespace> {
     let id: String =
         id.chars().map(|c| if c.is_ascii_alphanumeric() || "_.:-".contains(c) { c } else { '_' }).take(100).collect();
     Namespace::new(&format!("{prefix}-{id}"))

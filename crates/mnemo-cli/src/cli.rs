@@ -324,7 +324,7 @@ pub struct ListArgs {
     pub all: bool,
     /// Only memories after this one (the `--after` the previous page printed, e.g. m100).
     #[arg(long, value_name = "ID")]
-    pub after: Option<mnemo_core::IdRef>,
+    pub after: Option<mnemo_contract::IdRef>,
     /// Page size (1 to 1000).
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
@@ -355,7 +355,7 @@ pub struct RestoreArgs {
     #[command(flatten)]
     pub out: JsonFlag,
     /// The tombstoned memory's id (m42, as list and why show it).
-    pub id: mnemo_core::IdRef,
+    pub id: mnemo_contract::IdRef,
 }
 
 /// `mnemo bench serve`.
@@ -660,7 +660,7 @@ pub struct ReextractArgs {
     /// never be extracted): it stays recorded, it is no longer retried. An id that is not
     /// listed is refused.
     #[arg(long, value_name = "ID")]
-    pub discard: Option<mnemo_core::IdRef>,
+    pub discard: Option<mnemo_contract::IdRef>,
 }
 
 /// `--json` for output that holds memories (recall, why).
@@ -899,5 +899,5 @@ pub struct WhyArgs {
     #[command(flatten)]
     pub out: MemoryJsonFlags,
     /// The memory's id, as remember, recall and list show it (m42).
-    pub id: mnemo_core::IdRef,
+    pub id: mnemo_contract::IdRef,
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mnemo_agent::{Config, ReasonerBuild, Runtime};
-use mnemo_core::{Clock, Namespace, SimClock, SystemClock, Timestamp};
+use mnemo_contract::{Clock, Namespace, SimClock, SystemClock, Timestamp};
 
 use crate::cli::Cli;
 use crate::error_text::invalid;
@@ -88,8 +88,8 @@ pub fn seam(config: &Config) -> Result<mnemo_llm::seam::Seam> {
 
 /// Build the configured embedder alone (for reports and benchmarks that need no store): from a
 /// `[[plugins]]` library when one provides the kind, else from the kinds linked in.
-pub async fn embedder(config: &Config) -> Result<Arc<dyn mnemo_core::Embedder>> {
-    use mnemo_core::registry::{self, EmbedderContext, Section};
+pub async fn embedder(config: &Config) -> Result<Arc<dyn mnemo_contract::Embedder>> {
+    use mnemo_contract::registry::{self, EmbedderContext, Section};
     let (kind, settings, origin) = config.plugin_with_llm("embedder")?;
     let data_dir = tempfile::tempdir()?;
     let plugins = mnemo_agent::plugins::load(config)?;

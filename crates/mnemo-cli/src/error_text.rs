@@ -3,7 +3,7 @@
 //! `{:#}` would print twice. With `--json`, the same line goes on stdout as one JSON object
 //! with a kind a script can match on (`{"error": {"kind": "not_found", "message": "…"}}`).
 use mnemo_agent::AgentError;
-use mnemo_core::{CoreError, IndexErrorKind, StoreErrorKind};
+use mnemo_contract::{CoreError, IndexErrorKind, StoreErrorKind};
 
 /// `top: cause: cause…`, leaving out a cause whose text the line already holds.
 pub fn one_line(e: &anyhow::Error) -> String {

@@ -35,8 +35,8 @@ pub fn help_text() -> String {
 
 /// A component kind whose feature was not built: the config error naming the feature.
 #[cfg(any(not(feature = "postgres"), not(feature = "mcp")))]
-fn kind_not_built(origin: &str, kind: &str, feature: &str) -> mnemo_core::CoreError {
-    mnemo_core::CoreError::Config(format!(
+fn kind_not_built(origin: &str, kind: &str, feature: &str) -> mnemo_contract::CoreError {
+    mnemo_contract::CoreError::Config(format!(
         "{origin}: kind = \"{kind}\": this mnemo binary was built without the cargo feature `{feature}`; \
          rebuild it with `{REBUILD}` (or `cargo run --features {feature} --bin mnemo -- …`)"
     ))
@@ -46,8 +46,8 @@ fn kind_not_built(origin: &str, kind: &str, feature: &str) -> mnemo_core::CoreEr
 mod postgres_not_built {
     use std::sync::Arc;
 
-    use mnemo_core::registry::{IndexContext, StoreContext};
-    use mnemo_core::{Index, Result, Store};
+    use mnemo_contract::registry::{IndexContext, StoreContext};
+    use mnemo_contract::{Index, Result, Store};
 
     fn store(ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
         Err(super::kind_not_built(ctx.origin, "postgres", "postgres"))
@@ -55,12 +55,12 @@ mod postgres_not_built {
     fn index(ctx: &IndexContext<'_>) -> Result<Arc<dyn Index>> {
         Err(super::kind_not_built(ctx.origin, "postgres", "postgres"))
     }
-    mnemo_core::register_store!(
+    mnemo_contract::register_store!(
         "postgres",
         "NOT BUILT in this binary: PostgreSQL store; rebuild with --features postgres",
         store
     );
-    mnemo_core::register_index!(
+    mnemo_contract::register_index!(
         "postgres",
         "NOT BUILT in this binary: PostgreSQL index; rebuild with --features postgres",
         index
@@ -71,13 +71,13 @@ mod postgres_not_built {
 mod mcp_not_built {
     use std::sync::Arc;
 
-    use mnemo_core::registry::GrounderContext;
-    use mnemo_core::{Grounder, Result};
+    use mnemo_contract::registry::GrounderContext;
+    use mnemo_contract::{Grounder, Result};
 
     fn grounder(ctx: &GrounderContext<'_>) -> Result<Arc<dyn Grounder>> {
         Err(super::kind_not_built(ctx.origin, "mcp", "mcp"))
     }
-    mnemo_core::register_grounder!(
+    mnemo_contract::register_grounder!(
         "mcp",
         "NOT BUILT in this binary: read-only MCP tool; rebuild with --features mcp",
         grounder

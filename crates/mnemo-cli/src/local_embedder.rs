@@ -10,8 +10,8 @@ pub fn link() {
 pub fn link() {}
 
 #[cfg(not(feature = "local-embedder"))]
-fn not_built_error(origin: &str, kind: &str) -> mnemo_core::CoreError {
-    mnemo_core::CoreError::Config(format!(
+fn not_built_error(origin: &str, kind: &str) -> mnemo_contract::CoreError {
+    mnemo_contract::CoreError::Config(format!(
         "{origin}: kind = \"{kind}\": this mnemo binary was built without the local embedder; rebuild it with \
          `cargo build --release -p mnemo-cli --features local-embedder` (or `cargo run --features local-embedder --bin mnemo -- …`)",
     ))
@@ -19,27 +19,27 @@ fn not_built_error(origin: &str, kind: &str) -> mnemo_core::CoreError {
 
 #[cfg(not(feature = "local-embedder"))]
 fn not_built(
-    ctx: &mnemo_core::registry::EmbedderContext<'_>,
-) -> mnemo_core::Result<std::sync::Arc<dyn mnemo_core::Embedder>> {
+    ctx: &mnemo_contract::registry::EmbedderContext<'_>,
+) -> mnemo_contract::Result<std::sync::Arc<dyn mnemo_contract::Embedder>> {
     Err(not_built_error(ctx.origin, "local"))
 }
 
 #[cfg(not(feature = "local-embedder"))]
 fn static_not_built(
-    ctx: &mnemo_core::registry::EmbedderContext<'_>,
-) -> mnemo_core::Result<std::sync::Arc<dyn mnemo_core::Embedder>> {
+    ctx: &mnemo_contract::registry::EmbedderContext<'_>,
+) -> mnemo_contract::Result<std::sync::Arc<dyn mnemo_contract::Embedder>> {
     Err(not_built_error(ctx.origin, "static"))
 }
 
 #[cfg(not(feature = "local-embedder"))]
-mnemo_core::register_embedder!(
+mnemo_contract::register_embedder!(
     "static",
     "NOT BUILT in this binary: static vectors distilled from all-MiniLM-L6-v2; rebuild with --features local-embedder",
     static_not_built
 );
 
 #[cfg(not(feature = "local-embedder"))]
-mnemo_core::register_embedder!(
+mnemo_contract::register_embedder!(
     "local",
     "NOT BUILT in this binary: sentence-transformers on the CPU; rebuild with --features local-embedder",
     not_built

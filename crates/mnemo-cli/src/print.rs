@@ -1,7 +1,7 @@
 //! Human-readable rendering of packs, traces, assessments and histories.
 use mnemo_agent::AgentTurn;
+use mnemo_contract::*;
 use mnemo_core::engine::{RememberReport, WhyReport};
-use mnemo_core::*;
 
 fn clip(s: &str, n: usize) -> String {
     let one_line = s.replace('\n', " ⏎ ");

@@ -1,5 +1,5 @@
 //! The provenance block of every report: which client answered, run id, config hash, commit.
-use mnemo_core::{Clock, SystemClock};
+use mnemo_contract::{Clock, SystemClock};
 use mnemo_report::RunProvenance;
 
 /// The commit the binary was built from (+ "-dirty" when the checkout had uncommitted changes

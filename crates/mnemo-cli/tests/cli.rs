@@ -47,7 +47,10 @@ fn memory_survives_across_processes_and_corrections_supersede() {
     let status = &why["memory"]["status"];
     assert_eq!(status["status"], "tombstoned");
     assert_eq!(status["superseded_by"].as_str().unwrap(), new_id);
-    assert_eq!(status["at"].as_i64().unwrap(), mnemo_core::Timestamp::parse_rfc3339("2026-07-05T09:00:00Z").unwrap().0);
+    assert_eq!(
+        status["at"].as_i64().unwrap(),
+        mnemo_contract::Timestamp::parse_rfc3339("2026-07-05T09:00:00Z").unwrap().0
+    );
     assert!(status["reason"].as_str().unwrap().contains("Carla"));
     let text = ok_stdout(&mnemo(d.path(), &["why", &old_id.to_string()]));
     assert!(text.contains("superseded by memory") && text.contains("2026-07-05T09:00:00Z"), "{text}");

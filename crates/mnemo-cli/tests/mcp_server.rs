@@ -214,7 +214,7 @@ fn stdout_carries_only_protocol_messages() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recall_through_mcp_fits_its_budget_plus_the_stated_overhead() {
     use mnemo_agent::agent_view::RENDER_OVERHEAD_TOKENS;
-    use mnemo_core::TokenCounter as _;
+    use mnemo_contract::TokenCounter as _;
     let d = tempfile::tempdir().unwrap();
     let (transport, _) =
         TokioChildProcess::builder(mnemo_mcp_command(d.path(), "alice")).stderr(Stdio::null()).spawn().unwrap();
@@ -239,7 +239,7 @@ async fn a_recall_through_mcp_fits_its_budget_plus_the_stated_overhead() {
     let r = call(&client, "recall", ask.clone()).await.unwrap();
     assert_ne!(r.is_error, Some(true), "{r:?}");
     let text = text_of(&r);
-    let tokens = mnemo_core::CharTokenCounter.count(&text);
+    let tokens = mnemo_contract::CharTokenCounter.count(&text);
     eprintln!("recall budget 256 over 60 memories: text {} chars ({tokens} tokens)", text.chars().count());
     assert!(tokens <= 256 + RENDER_OVERHEAD_TOKENS, "{tokens} tokens: {text}");
     assert!(text.contains("Item 17 | colour | grey") && text.contains("Decision: "), "{text}");
@@ -248,7 +248,7 @@ async fn a_recall_through_mcp_fits_its_budget_plus_the_stated_overhead() {
     assert!(view.tokens <= 256 && !view.memories.is_empty(), "{view:?}");
     // Packed memories whose lines did not fit are named, not silently dropped.
     assert_eq!(text.contains("packed memories shown"), !view.left_out.is_empty(), "{text}");
-    assert_eq!(view.render(&mnemo_core::CharTokenCounter), text, "the text is the view's rendering");
+    assert_eq!(view.render(&mnemo_contract::CharTokenCounter), text, "the text is the view's rendering");
     let act = view.decision.as_ref().expect("an assessed recall decides");
     assert_eq!(act.decision, "act", "{view:?}");
     assert_eq!(act.act_on[0].value, "grey", "{view:?}");

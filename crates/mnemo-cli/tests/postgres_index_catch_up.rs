@@ -14,8 +14,9 @@ use mnemo_store as _;
 use std::process::Stdio;
 use std::sync::Arc;
 
+use mnemo_contract::*;
 use mnemo_core::engine::{EngineParts, RecallOptions};
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_llm::{FakeQwen, LlmReasoner};
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 use mnemo_store_postgres::{PgSettings, PostgresStore};
@@ -43,7 +44,7 @@ fn server_b(url: &str, schema: &str) -> Engine {
     .unwrap()
 }
 
-fn packed(pack: &mnemo_core::planner::Pack) -> Vec<String> {
+fn packed(pack: &mnemo_contract::Pack) -> Vec<String> {
     pack.items.iter().map(|i| i.memory.content.clone()).collect()
 }
 

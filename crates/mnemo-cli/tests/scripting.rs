@@ -80,7 +80,7 @@ fn json_leaves_vectors_out_unless_asked() {
 fn at_takes_a_date_alone_and_names_a_bad_one() {
     let d = tempfile::tempdir().unwrap();
     let r = json(d.path(), &["--at", "2026-05-01", "remember", "--json", "[SEM] A | b | c"]);
-    let midnight = mnemo_core::Timestamp::parse_rfc3339("2026-05-01T00:00:00Z").unwrap();
+    let midnight = mnemo_contract::Timestamp::parse_rfc3339("2026-05-01T00:00:00Z").unwrap();
     assert_eq!(r["turn"]["at"], midnight.millis());
     let o = mnemo(d.path(), &["--at", "2026-02-30", "remember", "[SEM] A | b | d"]);
     assert!(!o.status.success());

@@ -9,11 +9,11 @@
 //! A backend or plugin depends on this crate only; the engine (`mnemo-core`) builds on it.
 #![deny(missing_docs)]
 
+pub mod assessment;
 pub mod chain;
 pub mod clock;
 #[cfg(feature = "conformance")]
 pub mod conformance;
-pub mod correction;
 pub mod decay_due;
 pub mod erase;
 pub mod error;
@@ -23,9 +23,12 @@ pub mod model;
 pub mod pack;
 pub mod plan;
 pub mod policy;
+pub mod reasoning;
 pub mod registry;
 pub mod relevance;
 pub mod salience;
+pub mod search;
+pub mod store_types;
 pub mod text;
 pub mod time;
 pub mod tokens;
@@ -34,6 +37,8 @@ pub mod transition;
 pub mod usage;
 pub mod world_time;
 
+pub use assessment::correction;
+pub use assessment::*;
 pub use clock::{Clock, SimClock, SystemClock};
 pub use correction::Correction;
 pub use decay_due::{DecayRule, DueMemory, DuePage};
@@ -46,7 +51,10 @@ pub use model::*;
 pub use pack::{Pack, PackItem, TraceEntry, TraceReason};
 pub use plan::{Plan, PlanLine, PlanUse};
 pub use policy::EnginePolicy;
+pub use reasoning::*;
 pub use relevance::RelevanceEvidence;
+pub use search::*;
+pub use store_types::*;
 pub use time::Timestamp;
 pub use tokens::{CharTokenCounter, TokenCounter};
 pub use traits::*;

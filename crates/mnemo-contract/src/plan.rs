@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{Claim, MemoryId, MemoryKind};
 use crate::text::norm_name;
-use crate::traits::{ModelInfo, Task};
+use crate::{ModelInfo, Task};
 
 /// One memory of the pack as a plan is made from it (after grounding).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -104,7 +104,7 @@ pub struct RecallPolicy {
     /// How many candidates to take from the index.
     pub candidates: usize,
     /// Which signals the index uses.
-    pub mode: crate::traits::SearchMode,
+    pub mode: crate::SearchMode,
     /// Share of a candidate's relevance its neighbours gain (source turns within
     /// `neighbour_turns`; engine/neighbours.rs); 0 = off.
     pub neighbour_share: f64,
@@ -117,7 +117,7 @@ impl Default for RecallPolicy {
         RecallPolicy {
             budget_tokens: 1024,
             candidates: 64,
-            mode: crate::traits::SearchMode::Hybrid,
+            mode: crate::SearchMode::Hybrid,
             neighbour_share: 0.0,
             neighbour_turns: 2,
         }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::error::{CoreError, Result};
-use crate::traits::{Assessor, Embedder, Grounder, Index, Reasoner, Store};
+use crate::{Assessor, Embedder, Grounder, Index, Reasoner, Store};
 
 /// What a plugin implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -309,7 +309,7 @@ pub fn build_assessor(kind: &str, ctx: &AssessorContext<'_>) -> Result<Arc<dyn A
     build::<AssessorFactory>(kind, ctx, ctx.origin)
 }
 
-/// Register a store kind: `mnemo_core::register_store!("sqlite", "one line on it", build)` with
+/// Register a store kind: `mnemo_contract::register_store!("sqlite", "one line on it", build)` with
 /// `fn build(&StoreContext<'_>) -> Result<Arc<dyn Store>>`.
 #[macro_export]
 macro_rules! register_store {
@@ -320,7 +320,7 @@ macro_rules! register_store {
     };
 }
 
-/// Register a index kind: `mnemo_core::register_index!("tantivy", "one line on it", build)` with
+/// Register a index kind: `mnemo_contract::register_index!("tantivy", "one line on it", build)` with
 /// `fn build(&IndexContext<'_>) -> Result<Arc<dyn Index>>`.
 #[macro_export]
 macro_rules! register_index {
@@ -331,7 +331,7 @@ macro_rules! register_index {
     };
 }
 
-/// Register a embedder kind: `mnemo_core::register_embedder!("fake", "one line on it", build)` with
+/// Register a embedder kind: `mnemo_contract::register_embedder!("fake", "one line on it", build)` with
 /// `fn build(&EmbedderContext<'_>) -> Result<Arc<dyn Embedder>>`.
 #[macro_export]
 macro_rules! register_embedder {
@@ -342,7 +342,7 @@ macro_rules! register_embedder {
     };
 }
 
-/// Register a reasoner kind: `mnemo_core::register_reasoner!("llm", "one line on it", build)` with
+/// Register a reasoner kind: `mnemo_contract::register_reasoner!("llm", "one line on it", build)` with
 /// `fn build(&ReasonerContext<'_>) -> Result<Arc<dyn Reasoner>>`.
 #[macro_export]
 macro_rules! register_reasoner {
@@ -353,7 +353,7 @@ macro_rules! register_reasoner {
     };
 }
 
-/// Register a grounder kind: `mnemo_core::register_grounder!("table", "one line on it", build)` with
+/// Register a grounder kind: `mnemo_contract::register_grounder!("table", "one line on it", build)` with
 /// `fn build(&GrounderContext<'_>) -> Result<Arc<dyn Grounder>>`.
 #[macro_export]
 macro_rules! register_grounder {
@@ -364,7 +364,7 @@ macro_rules! register_grounder {
     };
 }
 
-/// Register a assessor kind: `mnemo_core::register_assessor!("grounding", "one line on it", build)` with
+/// Register a assessor kind: `mnemo_contract::register_assessor!("grounding", "one line on it", build)` with
 /// `fn build(&AssessorContext<'_>) -> Result<Arc<dyn Assessor>>`.
 #[macro_export]
 macro_rules! register_assessor {

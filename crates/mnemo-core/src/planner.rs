@@ -25,7 +25,7 @@ use mnemo_contract::model::{Memory, MemoryId, MemoryKind, TurnId};
 use mnemo_contract::time::Timestamp;
 // The pack types are part of the contract (an assessor reads a pack); re-exported here, where
 // they are built.
-pub use mnemo_contract::pack::{Pack, PackItem, TraceEntry, TraceReason};
+use mnemo_contract::pack::{Pack, PackItem, TraceEntry, TraceReason};
 
 /// What the planner (and recall's neighbour sharing) reads of a candidate: a whole memory, or
 /// the engine's compact card of one, so that recall reads full rows only for what it packs.

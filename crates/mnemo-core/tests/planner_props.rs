@@ -1,7 +1,8 @@
 //! Properties of the recall planner.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-use mnemo_core::planner::{plan, PlanCandidate, Quotas, TraceReason};
-use mnemo_core::*;
+use mnemo_contract::TraceReason;
+use mnemo_contract::*;
+use mnemo_core::planner::{plan, PlanCandidate, Quotas};
 use proptest::prelude::*;
 
 fn memory(id: i64, kind: MemoryKind, pinned: bool, confirmed: i64) -> Memory {

@@ -9,8 +9,8 @@ use mnemo_store as _;
 use std::sync::Arc;
 
 use mnemo_agent::{Config, Runtime};
+use mnemo_contract::{Clock, MemoryKind, Namespace, SearchMode, SimClock, Timestamp};
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::{Clock, MemoryKind, Namespace, SearchMode, SimClock, Timestamp};
 
 fn config(embedder: &str) -> Config {
     let over: toml::Table = toml::from_str(embedder).unwrap();

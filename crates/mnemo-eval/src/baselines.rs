@@ -10,7 +10,7 @@
 //! Both count a turn's tokens on its full text with the engine's token counter.
 use std::cmp::Ordering;
 
-use mnemo_core::{Namespace, Timestamp};
+use mnemo_contract::{Namespace, Timestamp};
 use serde::Serialize;
 
 /// Which baseline.
@@ -56,7 +56,7 @@ pub struct ChatTurn {
 
 /// Cosine similarity (0 when either vector is zero or the lengths differ).
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    mnemo_core::relevance::cosine(a, b).unwrap_or(0.0)
+    mnemo_contract::relevance::cosine(a, b).unwrap_or(0.0)
 }
 
 /// The turns a baseline retrieves, in rank order (best first).

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mnemo_agent::{Config, Runtime};
+use mnemo_contract::relevance::content_terms;
+use mnemo_contract::{Memory, MemoryKind, Namespace, SimClock, Status, Timestamp};
 use mnemo_core::engine::OutcomeKind;
-use mnemo_core::relevance::content_terms;
-use mnemo_core::{Memory, MemoryKind, Namespace, SimClock, Status, Timestamp};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -94,7 +94,7 @@ impl Conversation {
     pub fn load(file: &Path) -> Result<Conversation> {
         let text = std::fs::read_to_string(file).map_err(|e| bad(file, format!("cannot read: {e}")))?;
         let mut c: Conversation =
-            toml::from_str(&text).map_err(|e| bad(file, mnemo_core::text::toml_error(&e, Some(&text))))?;
+            toml::from_str(&text).map_err(|e| bad(file, mnemo_contract::text::toml_error(&e, Some(&text))))?;
         c.file = file.to_path_buf();
         if c.turns.is_empty() {
             return Err(bad(file, "no [[turns]]".into()));
@@ -315,7 +315,7 @@ pub fn markdown(rows: &[Value]) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use mnemo_core::{ClientKind, MemoryId, Provenance};
+    use mnemo_contract::{ClientKind, MemoryId, Provenance};
 
     fn mem(content: &str) -> Memory {
         let at = Timestamp(0);

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use mnemo_core::time::parse_offset;
-use mnemo_core::{Namespace, Timestamp};
+use mnemo_contract::time::parse_offset;
+use mnemo_contract::{Namespace, Timestamp};
 use serde::Deserialize;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;

@@ -2,7 +2,7 @@
 //! rates over probes, forgetting precision over tombstoned memories and recall over
 //! `forgotten` matchers, each with its n and a 95% Wilson interval. Pooling adds the counts
 //! (it never averages rates).
-use mnemo_core::text::norm_value;
+use mnemo_contract::text::norm_value;
 use mnemo_report::wilson95;
 use serde::Serialize;
 

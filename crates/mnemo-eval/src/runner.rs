@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use mnemo_agent::runtime::answer_of;
 use mnemo_agent::{Config, Runtime};
+use mnemo_contract::{Clock, Grounder, Memory, SimClock, Status, Task, Timestamp};
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::{Clock, Engine, Grounder, Memory, SimClock, Status, Task, Timestamp};
+use mnemo_core::Engine;
 use mnemo_grounders::TableGrounder;
 use mnemo_llm::fake::grammar;
 
@@ -176,7 +177,7 @@ pub async fn run_scenario_with(
     })
 }
 
-async fn embed(engine: &Engine, text: &str) -> mnemo_core::Result<Vec<f32>> {
+async fn embed(engine: &Engine, text: &str) -> mnemo_contract::Result<Vec<f32>> {
     Ok(engine.embed(&[text.to_string()]).await?.into_iter().next().unwrap_or_default())
 }
 
@@ -191,7 +192,7 @@ async fn probe_mnemo(runtime: &Runtime, p: &Probe) -> std::result::Result<ProbeO
     let answer = source.and_then(|m| m.claim.as_ref()).map(|c| c.value.clone());
     let texts: Vec<&str> = pack.memories().map(|m| m.content.as_str()).collect();
     let mut score = score_probe(p, answer.as_deref(), &texts);
-    score_decision(p, &mut score, turn.assessment.decision == mnemo_core::Decision::Act);
+    score_decision(p, &mut score, turn.assessment.decision == mnemo_contract::Decision::Act);
     score.plan_faithful = turn.plan.as_ref().map(|c| c.faithful);
     if let Some(want) = &p.plan_uses {
         let used = turn.plan.as_ref().filter(|c| c.faithful).is_some_and(|c| {

@@ -2,7 +2,7 @@
 //! The loader (`loader.rs`) builds these from TOML; nothing here reads files.
 use std::path::PathBuf;
 
-use mnemo_core::{Claim, Memory, Namespace, Status, Timestamp};
+use mnemo_contract::{Claim, Memory, Namespace, Status, Timestamp};
 
 /// One scenario file, validated.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,7 +5,7 @@
 use mnemo_llm as _;
 use mnemo_store as _;
 
-use mnemo_core::*;
+use mnemo_contract::*;
 use mnemo_eval::answer::{ranked_turns_answer, turn_claim};
 use mnemo_eval::baselines::{naive_rag, recent_only, ChatTurn};
 use mnemo_eval::metrics::{score_probe, Counts, Rate};

@@ -32,9 +32,9 @@ use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 
-use mnemo_core::registry::GrounderContext;
-use mnemo_core::text::norm_value;
-use mnemo_core::{CoreError, GroundedValue, Grounder, GrounderErrorKind, Result, Timestamp};
+use mnemo_contract::registry::GrounderContext;
+use mnemo_contract::text::norm_value;
+use mnemo_contract::{CoreError, GroundedValue, Grounder, GrounderErrorKind, Result, Timestamp};
 
 /// Default time for one lookup, the server's start-up included.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5000);
@@ -304,7 +304,7 @@ fn mentions(v: &serde_json::Value, needle: &str) -> bool {
     }
 }
 
-mnemo_core::register_grounder!(
+mnemo_contract::register_grounder!(
     "mcp",
     "read-only MCP tool: start a server, call ONE configured tool with (entity, attribute), JSON pointers for value and as_of",
     build

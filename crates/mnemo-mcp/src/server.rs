@@ -41,8 +41,8 @@ use mnemo_agent::{
     AgentError, AgentRecall, Detail, ForgetAnswer, ForgetInput, RecallAnswer, RecallInput, RememberInput, Runtime,
     TurnInput,
 };
+use mnemo_contract::{ClaimKey, CoreError, ForgetCommand, IdRef, ListPage, MemoryId, Namespace, Status, Task};
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::{ClaimKey, CoreError, ForgetCommand, IdRef, ListPage, MemoryId, Namespace, Status, Task};
 
 use crate::error::McpError;
 

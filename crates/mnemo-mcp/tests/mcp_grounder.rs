@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mnemo_agent::{Config, Runtime};
-use mnemo_core::conformance::grounder;
+use mnemo_contract::conformance::grounder;
+use mnemo_contract::{Grounder, Namespace, SimClock, Task, Timestamp};
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::{Grounder, Namespace, SimClock, Task, Timestamp};
 use mnemo_mcp::{McpCommand, McpGrounder, McpMapping};
 // The default config's kinds (store, index, fake model).
 use mnemo_grounders as _;
@@ -143,7 +143,7 @@ timeout_ms = 20000
     assert_eq!(rt.grounders().iter().map(|g| g.source()).collect::<Vec<_>>(), ["ledger"]);
     let ns = Namespace::new("supply-chain").unwrap();
     rt.engine().remember(&ns, "buyer", "[SEM] IC-MC-44 from S-208 | lead time | 21 days").await.unwrap();
-    clock.set(t0.plus_millis(20 * mnemo_core::time::DAY_MS));
+    clock.set(t0.plus_millis(20 * mnemo_contract::time::DAY_MS));
 
     let task = Task {
         query: "when will IC-MC-44 from S-208 arrive".into(),

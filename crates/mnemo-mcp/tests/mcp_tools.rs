@@ -12,7 +12,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
 use mnemo_agent::{Config, Runtime};
-use mnemo_core::{Namespace, SimClock, Timestamp};
+use mnemo_contract::{Namespace, SimClock, Timestamp};
 use mnemo_mcp::MnemoMcp;
 // The default config's kinds (store, index, fake model).
 use mnemo_grounders as _;

@@ -25,7 +25,7 @@ use mnemo_agent::door::{self, ChatMessage, RecallAnswer, RecallInput, RememberIn
 use mnemo_agent::error::ErrorKind;
 use mnemo_agent::escalation::{BadEscalationId, EscalationId};
 use mnemo_agent::{Access, AgentError, AgentRecall, Config, Detail, ReasonerBuild, Runtime};
-use mnemo_core::{BadId, ClaimKey, CoreError, ForgetCommand, IdRef, Namespace, SearchMode, SystemClock, Timestamp};
+use mnemo_contract::{BadId, ClaimKey, CoreError, ForgetCommand, IdRef, Namespace, SearchMode, SystemClock, Timestamp};
 
 // The built-in kinds (store, index, models, grounders): linked for their registrations, as the
 // command line links them (the library crates link no implementation).

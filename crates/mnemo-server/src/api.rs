@@ -79,7 +79,7 @@ pub struct RecallRequest {
     /// recalled asserts it.
     #[serde(default)]
     #[schema(value_type = Option<AboutArg>)]
-    pub about: Option<mnemo_core::ClaimKey>,
+    pub about: Option<mnemo_contract::ClaimKey>,
     /// Plain retrieval: no grounding, no grade, no decision.
     #[serde(default)]
     pub raw: bool,
@@ -148,7 +148,7 @@ pub struct TurnRequest {
     /// The claim the task is about.
     #[serde(default)]
     #[schema(value_type = Option<AboutArg>)]
-    pub about: Option<mnemo_core::ClaimKey>,
+    pub about: Option<mnemo_contract::ClaimKey>,
     /// Token budget (default from config).
     #[serde(default)]
     pub budget: Option<usize>,

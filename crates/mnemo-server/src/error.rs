@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use mnemo_agent::error::ErrorKind;
 use mnemo_agent::AgentError;
-use mnemo_core::CoreError;
+use mnemo_contract::CoreError;
 
 /// The stable error codes.
 pub mod code {
@@ -171,7 +171,7 @@ impl IntoResponse for ApiError {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use mnemo_core::{
+    use mnemo_contract::{
         AssessorErrorKind, FailureMessage, GrounderErrorKind, IndexErrorKind, ModelErrorKind, ModelRole,
         StoreErrorKind, TurnId,
     };
@@ -184,7 +184,7 @@ mod tests {
             (core(CoreError::InvalidInput("x".into())), 400, "invalid_input", None),
             (core(CoreError::NotFound("m9".into())), 404, "not_found", None),
             (
-                AgentError::IdempotencyConflict { key: "k".into(), turn: TurnId(1), at: mnemo_core::Timestamp(0) }
+                AgentError::IdempotencyConflict { key: "k".into(), turn: TurnId(1), at: mnemo_contract::Timestamp(0) }
                     .into(),
                 409,
                 "conflict",

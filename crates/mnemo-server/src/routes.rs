@@ -14,7 +14,7 @@ use mnemo_agent::agent_view::UnknownDetail;
 use mnemo_agent::door::{ForgetAnswer, ForgetInput, RecallAnswer, RecallInput, RememberInput, TurnInput};
 use mnemo_agent::escalation::{BadEscalationId, EscalationId};
 use mnemo_agent::Detail;
-use mnemo_core::{ForgetCommand, IdRef, MemoryId, Namespace};
+use mnemo_contract::{ForgetCommand, IdRef, MemoryId, Namespace};
 
 use crate::api::*;
 use crate::error::{code, ApiError, ErrorBody};
@@ -221,7 +221,7 @@ async fn memory_in_path(
     p: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<MemoryId, ApiError> {
     let Path((_, id)) = p.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let r: IdRef = id.parse().map_err(|e: mnemo_core::BadId| invalid(e.to_string()))?;
+    let r: IdRef = id.parse().map_err(|e: mnemo_contract::BadId| invalid(e.to_string()))?;
     Ok(st.rt.engine().memory_id(&c.namespace, r).await?)
 }
 
@@ -501,7 +501,8 @@ pub async fn history(
     q: Result<Query<HistoryQuery>, QueryRejection>,
 ) -> Result<Json<HistoryResponse>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let key: mnemo_core::ClaimKey = q.claim.parse().map_err(|e: mnemo_core::CoreError| invalid(e.to_string()))?;
+    let key: mnemo_contract::ClaimKey =
+        q.claim.parse().map_err(|e: mnemo_contract::CoreError| invalid(e.to_string()))?;
     let h = st.rt.history_input(&c.namespace, &key).await?;
     let text = h.text();
     Ok(Json(HistoryResponse { history: h, text }))
@@ -566,7 +567,7 @@ pub async fn export(
     let head = st.rt.engine().chain_heads().await?.into_iter().find(|h| h.namespace == c.namespace.as_str());
     let mut response = ([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response();
     if let Some(h) = head {
-        if let Ok(v) = header::HeaderValue::from_str(&format!("{} {}", h.seq, mnemo_core::chain::hex(&h.hash))) {
+        if let Ok(v) = header::HeaderValue::from_str(&format!("{} {}", h.seq, mnemo_contract::chain::hex(&h.hash))) {
             response.headers_mut().insert(CHAIN_HEAD_HEADER, v);
         }
     }
@@ -650,7 +651,7 @@ pub async fn backup(State(st): State<AppState>, Extension(c): Extension<StoreCal
         Ok(i) => i,
         // The path is the server's own, new, in a directory that exists: what the store refuses
         // is making file backups at all.
-        Err(mnemo_core::CoreError::InvalidInput(m)) => {
+        Err(mnemo_contract::CoreError::InvalidInput(m)) => {
             return Err(ApiError::new(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, m));
         }
         Err(e) => return Err(e.into()),
@@ -847,6 +848,6 @@ pub async fn method_not_allowed() -> ApiError {
 }
 
 /// A time field of a request body: RFC 3339 or a date, else 400 naming the field.
-fn time_field(name: &str, t: Option<&str>) -> Result<Option<mnemo_core::Timestamp>, ApiError> {
+fn time_field(name: &str, t: Option<&str>) -> Result<Option<mnemo_contract::Timestamp>, ApiError> {
     t.map(mnemo_agent::door::parse_time).transpose().map_err(|e| invalid(format!("{name} {e}")))
 }

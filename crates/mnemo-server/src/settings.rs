@@ -276,7 +276,7 @@ impl ServeSettings {
                 return Err(bad(format!("{at}: namespaces must name at least one namespace (or \"*\")")));
             }
             for n in t.namespaces.iter().filter(|n| n.as_str() != "*") {
-                mnemo_core::Namespace::new(n).map_err(|e| bad(format!("{at}: namespace {n:?}: {e}")))?;
+                mnemo_contract::Namespace::new(n).map_err(|e| bad(format!("{at}: namespace {n:?}: {e}")))?;
             }
             let grant = TokenGrant {
                 principal: t.principal.trim().to_string(),
@@ -327,7 +327,7 @@ impl ServeSettings {
 fn parse_raw(table: &toml::Table) -> Result<Raw, String> {
     let text = toml::to_string(table).map_err(|e| format!("in [serve]: {e}"))?;
     toml::from_str::<Raw>(&text).map_err(|e| {
-        let message = mnemo_core::text::toml_error(&e, None);
+        let message = mnemo_contract::text::toml_error(&e, None);
         match e.span().and_then(|span| key_at(&text, span.start)) {
             Some(key) => format!("{key}: {message}"),
             None => format!("in [serve]: {message}"),

@@ -6,7 +6,7 @@ use mnemo_store as _;
 use std::sync::Arc;
 
 use mnemo_agent::{Config, Runtime};
-use mnemo_core::*;
+use mnemo_contract::*;
 use mnemo_server::{ServeSettings, TokenGrant};
 use serde_json::{json, Value};
 

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use mnemo_core::*;
+use mnemo_contract::*;
 use mnemo_store::sqlite::SqliteStore;
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 

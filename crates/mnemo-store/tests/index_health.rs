@@ -7,8 +7,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use mnemo_contract::*;
 use mnemo_core::engine::SyncReport;
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_store::sqlite::SqliteStore;
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use mnemo_core::*;
+use mnemo_contract::*;
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 
 fn ns(s: &str) -> Namespace {

@@ -6,8 +6,9 @@
 
 use std::sync::Arc;
 
+use mnemo_contract::*;
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_store::sqlite::SqliteStore;
 
 mod common;

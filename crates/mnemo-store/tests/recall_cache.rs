@@ -7,9 +7,10 @@
 
 use std::sync::Arc;
 
+use mnemo_contract::Pack;
+use mnemo_contract::*;
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::planner::Pack;
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_store::sqlite::SqliteStore;
 
 mod common;

@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use mnemo_contract::*;
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_store::sqlite::SqliteStore;
 
 mod common;

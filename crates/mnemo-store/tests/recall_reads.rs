@@ -8,9 +8,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mnemo_core::decay_due::{DecayRule, DueMemory, DuePage};
+use mnemo_contract::decay_due::{DecayRule, DueMemory, DuePage};
+use mnemo_contract::*;
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_store::sqlite::SqliteStore;
 
 mod common;

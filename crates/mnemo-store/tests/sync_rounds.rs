@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use mnemo_core::*;
+use mnemo_contract::*;
 use mnemo_store::brute::BruteForceIndex;
 use mnemo_store::sqlite::SqliteStore;
 

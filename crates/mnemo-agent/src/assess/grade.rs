@@ -6,8 +6,8 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mnemo_core::registry::AssessorContext;
-use mnemo_core::*;
+use mnemo_contract::registry::AssessorContext;
+use mnemo_contract::*;
 
 use super::lookup::ground_all;
 use super::poison::{memory_instruction_shape, SupersessionLimit};
@@ -25,7 +25,7 @@ pub struct AssessorSettings {
     pub load_bearing_importance: f64,
     /// A memory is relevant to the task when its **absolute** relevance (the recall trace's
     /// `evidence.absolute`: query-term coverage, calibrated dense similarity, a named entity;
-    /// see `mnemo_core::relevance`) is at or above this. Only a relevant memory (or the task's
+    /// see `mnemo_contract::relevance`) is at or above this. Only a relevant memory (or the task's
     /// claim) is load-bearing, and a task naming no claim on which nothing recalled is relevant
     /// escalates: memory holds nothing on it. Default chosen on the LoCoMo and LongMemEval
     /// development splits (`mnemo bench answerability`, bench/RESULTS.md).
@@ -258,7 +258,7 @@ impl Assessor for GroundingAssessor {
         // A task naming no claim that uses a name no recalled memory mentions is about someone
         // (or something) memory holds nothing on, however well the rest of the query matches.
         if about.is_none() {
-            let unknown: Vec<String> = mnemo_core::relevance::query_names(&task.query)
+            let unknown: Vec<String> = mnemo_contract::relevance::query_names(&task.query)
                 .into_iter()
                 .filter(|n| !pack.items.iter().any(|i| mentions_name(&i.memory, n)))
                 .collect();
@@ -301,7 +301,7 @@ impl Assessor for GroundingAssessor {
 
 /// Whether a memory mentions `name` in its text, entities or claim.
 fn mentions_name(m: &Memory, name: &str) -> bool {
-    use mnemo_core::relevance::mentions;
+    use mnemo_contract::relevance::mentions;
     mentions(&m.content, name)
         || m.entities.iter().any(|e| mentions(e, name))
         || m.claim.as_ref().is_some_and(|c| mentions(&c.entity, name) || mentions(&c.value, name))
@@ -312,7 +312,7 @@ fn mentions_name(m: &Memory, name: &str) -> bool {
 /// attribute (stemmed; a term also meets a longer or shorter form of itself, "own" /
 /// "ownership"). "Who owns Northwind Labs?" names `Northwind Labs | owner`.
 fn infer_about(query: &str, pack: &Pack) -> Option<(String, String)> {
-    let q = mnemo_core::relevance::QueryTerms::of(query);
+    let q = mnemo_contract::relevance::QueryTerms::of(query);
     let meets = |t: &String| {
         q.terms().iter().any(|w| {
             let (short, long) = if w.len() <= t.len() { (w, t) } else { (t, w) };
@@ -320,7 +320,7 @@ fn infer_about(query: &str, pack: &Pack) -> Option<(String, String)> {
         })
     };
     pack.items.iter().filter_map(|i| i.memory.claim.as_ref()).find_map(|c| {
-        let attribute = mnemo_core::relevance::content_terms(&c.attribute);
+        let attribute = mnemo_contract::relevance::content_terms(&c.attribute);
         (!attribute.is_empty() && q.names(&c.entity) && attribute.iter().all(meets))
             .then(|| (c.entity.clone(), c.attribute.clone()))
     })
@@ -338,9 +338,9 @@ fn build_provenance(ctx: &AssessorContext<'_>) -> Result<Arc<dyn Assessor>> {
     Ok(Arc::new(GroundingAssessor::new(s, Vec::new())))
 }
 
-mnemo_core::register_assessor!(
+mnemo_contract::register_assessor!(
     "grounding",
     "re-grounds verifiable claims through the grounders, scores the rest from provenance",
     build_grounding
 );
-mnemo_core::register_assessor!("provenance", "scores every memory from provenance only", build_provenance);
+mnemo_contract::register_assessor!("provenance", "scores every memory from provenance only", build_provenance);

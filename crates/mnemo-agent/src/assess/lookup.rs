@@ -8,8 +8,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mnemo_core::text::norm_name;
-use mnemo_core::{GroundedValue, Grounder, GroundingLookup, LookupOutcome, MemoryId};
+use mnemo_contract::text::norm_name;
+use mnemo_contract::{GroundedValue, Grounder, GroundingLookup, LookupOutcome, MemoryId};
 
 /// Longest value accepted from a source; longer is garbage.
 pub const MAX_VALUE_CHARS: usize = 500;

@@ -18,7 +18,7 @@
 //! confirmation, never written to memory, and the recall goes on.
 //!
 //! Relevance is **absolute**: the recall trace's `evidence.absolute` for each memory (query-term
-//! coverage, dense similarity calibrated per embedder, a named entity: `mnemo_core::relevance`),
+//! coverage, dense similarity calibrated per embedder, a named entity: `mnemo_contract::relevance`),
 //! never the fused rank score, which is relative to the other candidates (the best of nothing
 //! scores ≈ 1). A memory is *relevant* when it is at or above `relevance_floor` (0.5).
 //!

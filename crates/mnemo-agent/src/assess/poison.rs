@@ -19,7 +19,7 @@
 //! Both only ever lower trust: content never raises it (docs/assessor.md).
 use std::collections::HashMap;
 
-use mnemo_core::{Assessment, Decision, Memory, MemoryId, Status};
+use mnemo_contract::{Assessment, Decision, Memory, MemoryId, Status};
 
 /// Phrases that instruct the reader, matched in lower case with white space folded. They are
 /// imperative or addressed to a model or an assessor; a word alone ("system", "ignore",
@@ -81,7 +81,7 @@ const ROLES: [&str; 3] = ["system", "assistant", "developer"];
 
 /// What makes `text` instruction-shaped, if it is: the phrase or marker matched.
 pub fn instruction_shape(text: &str) -> Option<String> {
-    let folded = mnemo_core::text::fold_ws(&text.to_lowercase());
+    let folded = mnemo_contract::text::fold_ws(&text.to_lowercase());
     if let Some(p) = PHRASES.iter().find(|p| folded.contains(*p)) {
         return Some((*p).to_string());
     }
@@ -326,7 +326,7 @@ impl AuthorityGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mnemo_core::Timestamp;
+    use mnemo_contract::Timestamp;
 
     #[test]
     fn instructions_are_caught_and_look_alikes_are_not() {
@@ -376,17 +376,17 @@ mod tests {
         Memory {
             validity: Default::default(),
             id: MemoryId(id),
-            namespace: mnemo_core::Namespace::default(),
-            kind: mnemo_core::MemoryKind::Semantic,
+            namespace: mnemo_contract::Namespace::default(),
+            kind: mnemo_contract::MemoryKind::Semantic,
             content: "x".into(),
             claim: None,
             entities: vec![],
             importance: 0.8,
             reinforcements: 0,
             sources: vec![source.into()],
-            provenance: mnemo_core::Provenance {
+            provenance: mnemo_contract::Provenance {
                 turns: vec![],
-                client: mnemo_core::ClientKind::Fake,
+                client: mnemo_contract::ClientKind::Fake,
                 model: "f".into(),
             },
             created_at: at,

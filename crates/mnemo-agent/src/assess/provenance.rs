@@ -1,5 +1,5 @@
 //! Provenance scoring for claims no grounder can check.
-use mnemo_core::{Memory, Timestamp};
+use mnemo_contract::{Memory, Timestamp};
 
 /// The principal prefix of a human's word: an answer to an escalation is recorded from
 /// `human:NAME` (see `crate::escalation`).
@@ -44,7 +44,7 @@ pub fn provenance_trust(m: &Memory, now: Timestamp, half_life_days: f64) -> f64 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mnemo_core::*;
+    use mnemo_contract::*;
 
     fn mem(sources: usize, confirmed_days_ago: f64) -> (Memory, Timestamp) {
         let now = Timestamp::parse_rfc3339("2026-07-10T00:00:00Z").unwrap();

@@ -1,6 +1,7 @@
 //! Applying an assessment's corrections: checked against the pack, written by the engine in one
 //! batch, then shown in the pack.
-use mnemo_core::{Assessment, Engine, Namespace, Result};
+use mnemo_contract::{Assessment, Namespace, Result};
+use mnemo_core::Engine;
 
 /// Apply the corrections `assessment` asks for to namespace `ns` (the one its pack was
 /// recalled from) and return the settled assessment: corrected memories in the pack, grades

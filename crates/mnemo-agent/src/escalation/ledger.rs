@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use mnemo_core::{CoreError, Namespace};
+use mnemo_contract::{CoreError, Namespace};
 
 use super::record::{Escalation, EscalationId};
 use crate::error::AgentError;

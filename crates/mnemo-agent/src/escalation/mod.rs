@@ -22,8 +22,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use mnemo_contract::{Assessment, ClientKind, CoreError, Namespace, Task, Timestamp};
 use mnemo_core::engine::RememberReport;
-use mnemo_core::{Assessment, ClientKind, CoreError, Namespace, Task, Timestamp};
 
 use crate::assess::HUMAN_PRINCIPAL_PREFIX;
 use crate::config::Config;
@@ -119,10 +119,10 @@ fn must_be_open(e: &Escalation, verb: &str) -> Result<(), AgentError> {
     }
 }
 
-/// Every string of `v` with `values` cut out ([`mnemo_core::erase::redact`]); whether any was.
+/// Every string of `v` with `values` cut out ([`mnemo_contract::erase::redact`]); whether any was.
 fn redact_strings(v: &mut serde_json::Value, values: &[String]) -> bool {
     match v {
-        serde_json::Value::String(s) => match mnemo_core::erase::redact(s, values) {
+        serde_json::Value::String(s) => match mnemo_contract::erase::redact(s, values) {
             Some(cut) => {
                 *s = cut;
                 true

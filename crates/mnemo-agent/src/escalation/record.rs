@@ -4,7 +4,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use mnemo_core::{MemoryId, Namespace, Task, Timestamp, TurnId};
+use mnemo_contract::{MemoryId, Namespace, Task, Timestamp, TurnId};
 
 use crate::verdict::Weak;
 

@@ -92,7 +92,7 @@ impl EscalationSettings {
     pub fn from_table(table: &toml::Table, origin: &str) -> Result<Self, AgentError> {
         let err = |message: String| AgentError::Config { file: origin.to_string(), message };
         let s: EscalationSettings = toml::Value::Table(table.clone()).try_into().map_err(|e: toml::de::Error| {
-            err(format!("in [escalation]: {}", mnemo_core::text::toml_error(&e, None)))
+            err(format!("in [escalation]: {}", mnemo_contract::text::toml_error(&e, None)))
         })?;
         for (i, sink) in s.sinks.iter().enumerate() {
             match sink {
@@ -203,7 +203,7 @@ impl Sink {
     }
 
     /// Send `body` (the escalation's JSON), returning the delivery (stamped `at`).
-    pub async fn send(&self, e: &Escalation, body: &[u8], at: mnemo_core::Timestamp) -> Delivery {
+    pub async fn send(&self, e: &Escalation, body: &[u8], at: mnemo_contract::Timestamp) -> Delivery {
         let (delivered, attempts, status, error) = match self {
             Sink::Webhook { url, secret_env, timeout, retries, backoff, client, .. } => {
                 let route = format!("{}/{}", e.namespace, e.id);

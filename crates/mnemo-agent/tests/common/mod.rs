@@ -1,6 +1,6 @@
 //! What several test files of this crate share.
 use async_trait::async_trait;
-use mnemo_core::*;
+use mnemo_contract::*;
 use mnemo_llm::LlmReasoner;
 
 /// The fake reasoner, except that it fails to reconcile a candidate mentioning BOOM.

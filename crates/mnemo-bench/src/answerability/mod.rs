@@ -27,12 +27,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mnemo_core::engine::{EngineParts, RecallOptions};
-use mnemo_core::registry::{self, AssessorContext, IndexContext, Section, StoreContext};
-use mnemo_core::{
-    Assessor, CharTokenCounter, Clock as _, Embedder, Engine, EnginePolicy, MemoryId, NewMemory, NewTurn, SimClock,
-    Store, Task, TokenCounter as _,
+use mnemo_contract::registry::{self, AssessorContext, IndexContext, Section, StoreContext};
+use mnemo_contract::{
+    Assessor, CharTokenCounter, Clock as _, Embedder, EnginePolicy, MemoryId, NewMemory, NewTurn, SimClock, Store,
+    Task, TokenCounter as _,
 };
+use mnemo_core::engine::{EngineParts, RecallOptions};
+use mnemo_core::Engine;
 use mnemo_report::{wilson95, RunProvenance};
 use serde_json::json;
 
@@ -240,7 +241,7 @@ async fn run_dataset(
     gates: &[Arc<dyn Assessor>],
     mut per_q: Option<&mut std::io::BufWriter<std::fs::File>>,
 ) -> Result<Vec<Verdict>> {
-    let clock = Arc::new(SimClock::new(mnemo_core::Timestamp::from_millis(0)));
+    let clock = Arc::new(SimClock::new(mnemo_contract::Timestamp::from_millis(0)));
     let mut index_settings = gate.index_settings.clone();
     match gate.index_kind.as_str() {
         "tantivy" => {
@@ -320,7 +321,7 @@ async fn run_dataset(
                 // `q` and `q_abs` share near-identical haystacks) nor one holding any of its
                 // evidence sessions.
                 let own = base_id(&ds.haystacks[q.haystack].id);
-                let names = mnemo_core::relevance::query_names(&q.text);
+                let names = mnemo_contract::relevance::query_names(&q.text);
                 let mut targets: Vec<usize> = (1..=CROSS_ASKS.min(n.saturating_sub(1)))
                     .map(|j| (q.haystack + (j * n).div_ceil(CROSS_ASKS + 1).max(j)) % n)
                     .collect();
@@ -366,13 +367,13 @@ async fn run_dataset(
         };
         let task = Task { query: q.text.clone(), about: None };
         let now = clock.now();
-        let act = |a: mnemo_core::Assessment| matches!(a.decision, mnemo_core::Decision::Act);
+        let act = |a: mnemo_contract::Assessment| matches!(a.decision, mnemo_contract::Decision::Act);
         let shipped_assessment = shipped.assess(&task, pack.clone(), now).await?;
         let names_missing = match &shipped_assessment.decision {
-            mnemo_core::Decision::Escalate { reasons } => {
+            mnemo_contract::Decision::Escalate { reasons } => {
                 reasons.iter().any(|r| r.contains("no recalled memory mentions"))
             }
-            mnemo_core::Decision::Act => false,
+            mnemo_contract::Decision::Act => false,
         };
         let inferred = shipped_assessment.inferred_about.is_some();
         let shipped_act = act(shipped_assessment);
@@ -382,14 +383,14 @@ async fn run_dataset(
         for g in gates {
             let a = g.assess(&task, pack.clone(), now).await?;
             gate_reasons.push(match &a.decision {
-                mnemo_core::Decision::Escalate { reasons } => reasons.clone(),
-                mnemo_core::Decision::Act => vec![],
+                mnemo_contract::Decision::Escalate { reasons } => reasons.clone(),
+                mnemo_contract::Decision::Act => vec![],
             });
             gate_acts.push(act(a));
         }
         if let Some(w) = per_q.as_deref_mut() {
             use std::io::Write as _;
-            let best = |f: &dyn Fn(&mnemo_core::RelevanceEvidence) -> Option<f64>| {
+            let best = |f: &dyn Fn(&mnemo_contract::RelevanceEvidence) -> Option<f64>| {
                 pack.trace
                     .iter()
                     .filter(|t| t.included)

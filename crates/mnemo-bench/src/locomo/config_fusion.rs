@@ -58,8 +58,9 @@ impl LocomoArgs {
     /// line set them (the bench's engine otherwise runs the default recall policy).
     /// `[recall] candidates` too, when the config sets it apart from the engine's default (the
     /// bench's own default, 200, stays for a config that does not).
-    pub fn with_recall_policy(mut self, recall: &mnemo_core::policy::RecallPolicy) -> Self {
-        if self.candidates.is_none() && recall.candidates != mnemo_core::policy::RecallPolicy::default().candidates {
+    pub fn with_recall_policy(mut self, recall: &mnemo_contract::policy::RecallPolicy) -> Self {
+        if self.candidates.is_none() && recall.candidates != mnemo_contract::policy::RecallPolicy::default().candidates
+        {
             self.candidates = Some(recall.candidates);
         }
         if self.recall_neighbour_share.is_none() && recall.neighbour_share > 0.0 {
@@ -106,7 +107,7 @@ mod tests {
 
     #[test]
     fn configured_neighbour_sharing_is_taken_unless_a_flag_set_it() {
-        let mut recall = mnemo_core::policy::RecallPolicy::default();
+        let mut recall = mnemo_contract::policy::RecallPolicy::default();
         let a = LocomoArgs::new("x.json".into()).with_recall_policy(&recall);
         assert_eq!((a.recall_neighbour_share, a.recall_neighbour_turns), (None, None), "off by default");
         recall.neighbour_share = 0.5;
@@ -121,7 +122,7 @@ mod tests {
 
     #[test]
     fn configured_candidates_and_stop_words_are_taken_unless_a_flag_set_them() {
-        let mut recall = mnemo_core::policy::RecallPolicy::default();
+        let mut recall = mnemo_contract::policy::RecallPolicy::default();
         let a = LocomoArgs::new("x.json".into()).with_recall_policy(&recall);
         assert_eq!(a.candidates(), 200, "the engine's default candidates leave the bench's");
         recall.candidates = 400;

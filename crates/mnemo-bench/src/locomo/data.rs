@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use mnemo_core::Timestamp;
+use mnemo_contract::Timestamp;
 use serde_json::Value;
 
 use crate::error::{BenchError, Result};

@@ -10,8 +10,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use mnemo_core::Hit;
-use mnemo_core::MemoryId;
+use mnemo_contract::Hit;
+use mnemo_contract::MemoryId;
 use serde_json::json;
 use std::collections::HashMap;
 

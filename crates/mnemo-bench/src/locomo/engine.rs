@@ -6,9 +6,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use mnemo_contract::registry::{self, Section, StoreContext};
+use mnemo_contract::{CharTokenCounter, Embedder, EnginePolicy, SimClock, Store};
 use mnemo_core::engine::EngineParts;
-use mnemo_core::registry::{self, Section, StoreContext};
-use mnemo_core::{CharTokenCounter, Embedder, Engine, EnginePolicy, SimClock, Store};
+use mnemo_core::Engine;
 
 use super::timing::TimingEmbedder;
 use super::LocomoArgs;
@@ -38,7 +39,7 @@ impl BenchEngine {
     /// Build it from the retrieval settings of `args` (index, fusion, stemming, entity boost,
     /// embedding cache, recall neighbour share).
     pub fn build(args: &LocomoArgs, embedder: Arc<dyn Embedder>) -> Result<Self> {
-        let clock = Arc::new(SimClock::new(mnemo_core::Timestamp::from_millis(0)));
+        let clock = Arc::new(SimClock::new(mnemo_contract::Timestamp::from_millis(0)));
         let (index, index_desc) = args.index(clock.clone(), embedder.clone())?;
         let cache = match &args.embed_cache {
             Some(p) => Some(Arc::new(CachedEmbedder::open(embedder.clone(), p)?)),

@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mnemo_contract::registry::{self, IndexContext, Section};
+use mnemo_contract::{Embedder, Index, MemoryId, Namespace, SearchMode, SearchQuery, SimClock, TokenCounter};
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::registry::{self, IndexContext, Section};
-use mnemo_core::{Embedder, Index, MemoryId, Namespace, SearchMode, SearchQuery, SimClock, TokenCounter};
 use mnemo_report::RunProvenance;
 use mnemo_store::fusion::{FusionMethod, FusionSettings};
 use mnemo_store::tantivy_index::TantivySettings;

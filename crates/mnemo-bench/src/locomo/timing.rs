@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mnemo_core::Embedder;
+use mnemo_contract::Embedder;
 
 /// Logs (texts, duration) per `embed` call.
 pub struct TimingEmbedder {
@@ -33,7 +33,7 @@ impl Embedder for TimingEmbedder {
     fn dims(&self) -> usize {
         self.inner.dims()
     }
-    async fn embed(&self, texts: &[String]) -> mnemo_core::Result<Vec<Vec<f32>>> {
+    async fn embed(&self, texts: &[String]) -> mnemo_contract::Result<Vec<Vec<f32>>> {
         let t0 = Instant::now();
         let v = self.inner.embed(texts).await;
         self.log.lock().unwrap_or_else(|p| p.into_inner()).push((texts.len(), t0.elapsed()));

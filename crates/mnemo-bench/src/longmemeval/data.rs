@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use mnemo_core::Timestamp;
+use mnemo_contract::Timestamp;
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -18,8 +18,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use mnemo_contract::{Embedder, SearchMode, SearchQuery};
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::{Embedder, SearchMode, SearchQuery};
 use mnemo_report::RunProvenance;
 use serde_json::json;
 
@@ -127,7 +127,7 @@ impl LongMemEvalArgs {
         mut self,
         index: &toml::Table,
         origin: &str,
-        recall: &mnemo_core::policy::RecallPolicy,
+        recall: &mnemo_contract::policy::RecallPolicy,
     ) -> Result<Self> {
         let s = self.engine_settings().with_index_config(index, origin)?.with_recall_policy(recall);
         self.retrieval = s.retrieval;
@@ -183,7 +183,7 @@ pub async fn longmemeval(
     let BenchEngine { engine, clock, embedder, cache, tokens, index_desc, .. } =
         BenchEngine::build(&settings, embedder)?;
     provenance.embedder = embedder.model_id().to_string();
-    provenance.token_counter = mnemo_core::TokenCounter::name(tokens.as_ref()).to_string();
+    provenance.token_counter = mnemo_contract::TokenCounter::name(tokens.as_ref()).to_string();
 
     let mut tab = Table::default();
     let mut counts: HashMap<String, Counts> = HashMap::new();
@@ -198,7 +198,7 @@ pub async fn longmemeval(
                 let at = s.at.plus_millis(1000 * i as i64);
                 let content = format!("{}: {}", t.role, t.content);
                 let content = if args.resolve_dates {
-                    mnemo_core::world_time::with_dates_resolved(&content, at)
+                    mnemo_contract::world_time::with_dates_resolved(&content, at)
                 } else {
                     content
                 };

@@ -22,8 +22,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mnemo_agent::{door::ChatMessage, Config, RememberInput, Runtime};
+use mnemo_contract::{Decision, Namespace, SimClock, Task, Timestamp};
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::{Decision, Namespace, SimClock, Task, Timestamp};
 use mnemo_report::RunProvenance;
 use serde_json::json;
 

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mnemo_core::registry::{self, IndexContext, Section, StoreContext};
-use mnemo_core::{Clock, Embedder, Index, Store};
+use mnemo_contract::registry::{self, IndexContext, Section, StoreContext};
+use mnemo_contract::{Clock, Embedder, Index, Store};
 
 use super::pg_site::{self, Schema};
 use crate::error::{BenchError, Result};

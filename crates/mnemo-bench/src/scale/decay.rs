@@ -5,12 +5,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use mnemo_core::engine::EngineParts;
-use mnemo_core::salience::salience;
-use mnemo_core::time::DAY_MS;
-use mnemo_core::{
-    CharTokenCounter, Engine, EnginePolicy, Index, MemoryKind, Namespace, SimClock, Store, Timestamp, WriteOp,
+use mnemo_contract::salience::salience;
+use mnemo_contract::time::DAY_MS;
+use mnemo_contract::{
+    CharTokenCounter, EnginePolicy, Index, MemoryKind, Namespace, SimClock, Store, Timestamp, WriteOp,
 };
+use mnemo_core::engine::EngineParts;
+use mnemo_core::Engine;
 
 use super::synth::{Corpus, SynthEmbedder};
 use super::{memory, ns_of, ScaleArgs};

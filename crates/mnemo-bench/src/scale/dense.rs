@@ -8,7 +8,7 @@
 //! the worst case for IVF (no cluster structure at all).
 use std::time::Instant;
 
-use mnemo_core::{MemoryId, Namespace};
+use mnemo_contract::{MemoryId, Namespace};
 use mnemo_store::vector::{AnnSettings, AnnVectors, VectorIndex};
 
 use super::synth::{Corpus, Rng};

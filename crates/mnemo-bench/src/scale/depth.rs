@@ -5,7 +5,7 @@
 //! depth is only worth taking if this overlap is ~1.
 use std::sync::Arc;
 
-use mnemo_core::{Index, MemoryId, SearchMode, SearchQuery};
+use mnemo_contract::{Index, MemoryId, SearchMode, SearchQuery};
 use mnemo_store::fusion::{rrf, FusionSettings};
 
 use super::synth::Corpus;

@@ -33,12 +33,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use mnemo_core::engine::{EngineParts, RecallOptions};
-use mnemo_core::time::DAY_MS;
-use mnemo_core::{
-    CharTokenCounter, ClientKind, Clock, Embedding, Engine, EnginePolicy, Index, IndexState, MemoryId, MemoryKind,
-    Namespace, NewMemory, Provenance, SearchMode, SearchQuery, Store, SystemClock, TokenCounter, WriteOp,
+use mnemo_contract::time::DAY_MS;
+use mnemo_contract::{
+    CharTokenCounter, ClientKind, Clock, Embedding, EnginePolicy, Index, IndexState, MemoryId, MemoryKind, Namespace,
+    NewMemory, Provenance, SearchMode, SearchQuery, Store, SystemClock, TokenCounter, WriteOp,
 };
+use mnemo_core::engine::{EngineParts, RecallOptions};
+use mnemo_core::Engine;
 use mnemo_report::RunProvenance;
 use mnemo_store::tantivy_index::TantivySettings;
 use mnemo_store::vector::AnnKind;
@@ -215,7 +216,13 @@ pub(crate) fn ns_of(i: usize, k: usize) -> Result<Namespace> {
     Ok(Namespace::new(&format!("scale-{}", i % k.max(1)))?)
 }
 
-pub(crate) fn memory(corpus: &Corpus, i: usize, ns: Namespace, now: mnemo_core::Timestamp, model: &str) -> NewMemory {
+pub(crate) fn memory(
+    corpus: &Corpus,
+    i: usize,
+    ns: Namespace,
+    now: mnemo_contract::Timestamp,
+    model: &str,
+) -> NewMemory {
     let mut rng = Rng::new(i as u64 ^ 0xABCD);
     let content = corpus.memory_text(i as u64);
     let vector = corpus.embed(&content);
@@ -248,7 +255,7 @@ pub async fn scale(args: &ScaleArgs, mut provenance: RunProvenance, backend: &Ba
     }
     let corpus = Arc::new(Corpus::with_topic_weight(args.seed, args.dims, 20_000, 2_000, 60, args.topic_weight));
     let embedder = Arc::new(SynthEmbedder::new(corpus.clone()));
-    provenance.embedder = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
+    provenance.embedder = mnemo_contract::Embedder::model_id(embedder.as_ref()).to_string();
     provenance.token_counter = CharTokenCounter.name().to_string();
     let settings = args.index_settings()?;
     let backend = args.with_overrides(backend)?;
@@ -350,8 +357,8 @@ async fn one_size(
         return Err(BenchError::Arg("--pg-keep-schema needs a PostgreSQL [store] or [index]".into()));
     }
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let model = mnemo_core::Embedder::model_id(embedder.as_ref()).to_string();
-    let dyn_embedder: Arc<dyn mnemo_core::Embedder> = embedder.clone();
+    let model = mnemo_contract::Embedder::model_id(embedder.as_ref()).to_string();
+    let dyn_embedder: Arc<dyn mnemo_contract::Embedder> = embedder.clone();
     let (store, index) = backend.build(&site, clock.clone(), dyn_embedder.clone())?;
     let mut eng = engine(store.clone(), index.clone(), embedder.clone())?;
     if let Some(memories) = args.recall_cache {
@@ -568,7 +575,7 @@ async fn ingest(
     store: &Arc<dyn Store>,
     index: &Arc<dyn Index>,
     eng: &Engine,
-    now: mnemo_core::Timestamp,
+    now: mnemo_contract::Timestamp,
     model: &str,
     ids: &mut Vec<MemoryId>,
     push: &mut impl FnMut(&'static str, f64, &'static str, &str),
@@ -608,7 +615,10 @@ async fn ingest(
     let total = t0.elapsed().as_secs_f64() - build_nanos.load(Ordering::Relaxed) as f64 / 1e9;
     if written.len() != n {
         let what = format!("the bulk load acknowledged {} of {n} memories", written.len());
-        return Err(BenchError::Core(mnemo_core::CoreError::store_message(mnemo_core::StoreErrorKind::Other, what)));
+        return Err(BenchError::Core(mnemo_contract::CoreError::store_message(
+            mnemo_contract::StoreErrorKind::Other,
+            what,
+        )));
     }
     written.sort_by_key(|w| w.0);
     ids.extend(written.into_iter().map(|(_, id)| id));
@@ -761,7 +771,7 @@ async fn rebuild_and_reopen(
     corpus: &Arc<Corpus>,
 ) -> Result<Arc<dyn Index>> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let dyn_embedder: Arc<dyn mnemo_core::Embedder> = embedder.clone();
+    let dyn_embedder: Arc<dyn mnemo_contract::Embedder> = embedder.clone();
     // Rebuild: clear the index and replay the store into it.
     let pb = bar(total_n as u64, "rebuild", args.quiet);
     let t0 = Instant::now();

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mnemo_core::Embedder;
+use mnemo_contract::Embedder;
 
 /// SplitMix64: a small, fast, well-mixed deterministic generator.
 #[derive(Clone, Debug)]
@@ -214,7 +214,7 @@ impl Embedder for SynthEmbedder {
     fn dims(&self) -> usize {
         self.corpus.dims
     }
-    async fn embed(&self, texts: &[String]) -> mnemo_core::Result<Vec<Vec<f32>>> {
+    async fn embed(&self, texts: &[String]) -> mnemo_contract::Result<Vec<Vec<f32>>> {
         Ok(texts.iter().map(|t| self.corpus.embed(t)).collect())
     }
 }

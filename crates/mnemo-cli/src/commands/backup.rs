@@ -2,7 +2,7 @@
 use anyhow::{Context as _, Result};
 
 use mnemo_agent::Runtime;
-use mnemo_core::BackupInfo;
+use mnemo_contract::BackupInfo;
 
 use crate::cli::BackupCommand;
 
@@ -11,7 +11,7 @@ fn describe(i: &BackupInfo) -> String {
     let heads: Vec<String> = i
         .chain_heads
         .iter()
-        .map(|h| format!("{} entry {} {}", h.namespace, h.seq, mnemo_core::chain::hex(&h.hash)))
+        .map(|h| format!("{} entry {} {}", h.namespace, h.seq, mnemo_contract::chain::hex(&h.hash)))
         .collect();
     let heads = if heads.is_empty() { String::new() } else { format!("; history chain heads: {}", heads.join(", ")) };
     format!("{} memories, {} turns, {} bytes{generation}{heads}", i.memories, i.turns, i.bytes)

@@ -4,9 +4,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use mnemo_agent::Runtime;
+use mnemo_contract::time::DAY_MS;
+use mnemo_contract::{Namespace, SimClock, Task, Timestamp};
 use mnemo_core::engine::RecallOptions;
-use mnemo_core::time::DAY_MS;
-use mnemo_core::{Namespace, SimClock, Task, Timestamp};
 use mnemo_grounders::TableGrounder;
 
 use crate::cli::{Cli, DemoArgs};
@@ -55,7 +55,9 @@ pub async fn run(cli: &Cli, args: &DemoArgs) -> Result<ExitCode> {
         if json {
             push(
                 &mut doc["history"],
-                mnemo_core::tenant_spelling(|| serde_json::json!({"day": day, "who": who, "text": text, "report": r})),
+                mnemo_contract::tenant_spelling(
+                    || serde_json::json!({"day": day, "who": who, "text": text, "report": r}),
+                ),
             );
         } else {
             out!("\nday {day}, {who} says:\n  {}", text.replace('\n', "\n  "));
@@ -145,7 +147,9 @@ fn show_turn(
     if json {
         push(
             &mut doc["turns"],
-            mnemo_core::tenant_spelling(|| serde_json::json!({"day": day, "query": query, "about": [e, a], "turn": t})),
+            mnemo_contract::tenant_spelling(
+                || serde_json::json!({"day": day, "query": query, "about": [e, a], "turn": t}),
+            ),
         );
     } else {
         out!("\n== Agent turn (day {day}): {query:?} — about {e} | {a} ==");

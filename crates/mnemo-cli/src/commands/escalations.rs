@@ -4,7 +4,7 @@ use anyhow::Result;
 
 use mnemo_agent::escalation::{AnswerForm, Escalation, EscalationStatus, TurnEscalation};
 use mnemo_agent::Runtime;
-use mnemo_core::Namespace;
+use mnemo_contract::Namespace;
 
 use crate::cli::{AnswerArgs, DismissArgs, EscalationsArgs};
 use crate::commands::tenant_view;
@@ -23,7 +23,7 @@ pub async fn list(rt: &Runtime, ns: &Namespace, a: &EscalationsArgs) -> Result<(
     }
     let all = rt.escalations(ns, a.open).await?;
     if a.out.json {
-        return tenant_view::emit(&mnemo_core::tenant_spelling(|| serde_json::json!({ "escalations": all })));
+        return tenant_view::emit(&mnemo_contract::tenant_spelling(|| serde_json::json!({ "escalations": all })));
     }
     if all.is_empty() {
         let which = if a.open { "open escalations" } else { "escalations" };

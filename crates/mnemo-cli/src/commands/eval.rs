@@ -22,7 +22,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<ExitCode> {
     let (mut clients, mut models, mut embedders) = (Vec::new(), Vec::new(), Vec::new());
     for (_, c) in &configs {
         let dir = tempfile::tempdir()?;
-        let clock: std::sync::Arc<dyn mnemo_core::Clock> = std::sync::Arc::new(mnemo_core::SystemClock);
+        let clock: std::sync::Arc<dyn mnemo_contract::Clock> = std::sync::Arc::new(mnemo_contract::SystemClock);
         let rt = mnemo_agent::Runtime::build(c, dir.path(), clock, Vec::new()).await?;
         let info = rt.model_info();
         clients.push(info.client.as_str().to_string());

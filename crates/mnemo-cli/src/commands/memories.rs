@@ -2,7 +2,7 @@
 use anyhow::Result;
 
 use mnemo_agent::Runtime;
-use mnemo_core::Namespace;
+use mnemo_contract::Namespace;
 
 use crate::cli::{ExportArgs, ListArgs, RestoreArgs};
 
@@ -17,8 +17,8 @@ pub async fn list(rt: &Runtime, ns: &Namespace, a: &ListArgs) -> Result<()> {
     }
     for m in &p.memories {
         let status = match &m.status {
-            mnemo_core::Status::Active => "active".to_string(),
-            mnemo_core::Status::Tombstoned { reason, .. } => format!("tombstoned ({reason})"),
+            mnemo_contract::Status::Active => "active".to_string(),
+            mnemo_contract::Status::Tombstoned { reason, .. } => format!("tombstoned ({reason})"),
         };
         out!("{:>6}  {:<10} {:?}  [{status}]", m.id.to_string(), m.kind.as_str(), m.content);
     }
@@ -51,7 +51,7 @@ pub async fn export(rt: &Runtime, ns: &Namespace, a: &ExportArgs) -> Result<()> 
         Some(h) => eprintln!(
             "mnemo: exported {n} memories of namespace {ns} (history chain head: entry {} {})",
             h.seq,
-            mnemo_core::chain::hex(&h.hash)
+            mnemo_contract::chain::hex(&h.hash)
         ),
         None => eprintln!("mnemo: exported {n} memories of namespace {ns}"),
     }
@@ -67,7 +67,7 @@ const HISTORY_PAGE: usize = 1_000;
 /// already broken in the store is exported as it is (the offline check names the same entry)
 /// and said on stderr.
 async fn export_history(rt: &Runtime, ns: &Namespace) -> Result<()> {
-    use mnemo_core::chain::{self, ChainHead};
+    use mnemo_contract::chain::{self, ChainHead};
     use std::io::Write as _;
     let engine = rt.engine();
     let recorded = engine.chain_heads().await?.into_iter().find(|h| h.namespace == ns.as_str());
@@ -122,7 +122,7 @@ pub async fn restore(rt: &Runtime, ns: &Namespace, a: &RestoreArgs) -> Result<()
     let r = rt.restore(ns, a.id).await?;
     if a.out.json {
         let record = mnemo_agent::memories::MemoryRecord::from(r.restored);
-        let doc = mnemo_core::tenant_spelling(
+        let doc = mnemo_contract::tenant_spelling(
             || serde_json::json!({"from": r.from, "restored": record, "superseded": r.superseded}),
         );
         return super::emit_json(&doc);

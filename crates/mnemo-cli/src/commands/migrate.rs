@@ -6,7 +6,7 @@
 use anyhow::{bail, ensure, Context as _, Result};
 use std::process::ExitCode;
 
-use mnemo_core::{Memory, MemoryEvent, Namespace, Store, Turn};
+use mnemo_contract::{Memory, MemoryEvent, Namespace, Store, Turn};
 use mnemo_store::sqlite::SqliteStore;
 use mnemo_store_postgres::{PgSettings, PostgresStore};
 use serde::Serialize;
@@ -55,7 +55,7 @@ async fn contents(store: &dyn Store, ns: &Namespace) -> Result<Contents> {
         .await?
         .into_iter()
         .find(|h| h.namespace == ns.as_str())
-        .map(|h| mnemo_core::chain::hex(&h.hash));
+        .map(|h| mnemo_contract::chain::hex(&h.hash));
     Ok(Contents { turns, memories, events, chain_head })
 }
 
@@ -90,7 +90,7 @@ pub async fn run(cli: &Cli, args: &MigrateArgs) -> Result<ExitCode> {
         bail!("{origin}: migrate reads a data directory's sqlite store, but [store] kind is {kind:?}");
     }
     let rel = settings.get("path").and_then(|p| p.as_str()).unwrap_or("mnemo.db");
-    let path = mnemo_core::registry::resolve_inside(&args.from, rel)?;
+    let path = mnemo_contract::registry::resolve_inside(&args.from, rel)?;
     ensure!(path.is_file(), "{} holds no store ({} is missing)", args.from.display(), path.display());
     let source = SqliteStore::open(&path).with_context(|| format!("opening {}", path.display()))?;
     let target = PostgresStore::new(&PgSettings {

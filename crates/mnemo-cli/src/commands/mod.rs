@@ -3,8 +3,8 @@ use anyhow::{Context as _, Result};
 use std::process::ExitCode;
 
 use mnemo_agent::ReasonerBuild;
-use mnemo_core::registry;
-use mnemo_core::tenant_spelling;
+use mnemo_contract::registry;
+use mnemo_contract::tenant_spelling;
 
 use crate::cli::{BackupCommand, Cli, Command, ReextractArgs};
 use crate::error_text::invalid;
@@ -72,9 +72,9 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// Print `v` as pretty JSON, ids spelt as a tenant reads them (`m42`, `t17`). A `json!` value
-/// is serialised where it is built: build it inside [`mnemo_core::tenant_spelling`].
+/// is serialised where it is built: build it inside [`mnemo_contract::tenant_spelling`].
 fn emit_json<T: serde::Serialize>(v: &T) -> Result<()> {
-    out!("{}", mnemo_core::tenant_spelling(|| serde_json::to_string_pretty(v))?);
+    out!("{}", mnemo_contract::tenant_spelling(|| serde_json::to_string_pretty(v))?);
     Ok(())
 }
 
@@ -126,8 +126,8 @@ pub fn reasoner_build(command: &Command) -> ReasonerBuild {
         Command::Turn(_) => AtBuild,
         // Free text asks the model which memories it designates; `entity | attribute` does not.
         // A command that does not parse fails on its own words, as before.
-        Command::Forget(a) => match mnemo_core::ForgetCommand::parse_arg(&a.command) {
-            Ok(mnemo_core::ForgetCommand::Claim { .. }) => OnFirstCall,
+        Command::Forget(a) => match mnemo_contract::ForgetCommand::parse_arg(&a.command) {
+            Ok(mnemo_contract::ForgetCommand::Claim { .. }) => OnFirstCall,
             _ => AtBuild,
         },
         // Recall grounds and grades by rules and grounders, never by the chat model; the
@@ -291,7 +291,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             use mnemo_agent::door::{ForgetAnswer, ForgetInput, OPERATOR};
             let input = ForgetInput {
                 source: OPERATOR.to_string(),
-                command: mnemo_core::ForgetCommand::parse_arg(&a.command).map_err(invalid)?,
+                command: mnemo_contract::ForgetCommand::parse_arg(&a.command).map_err(invalid)?,
                 dry_run: a.dry_run,
                 include_pinned: a.include_pinned,
             };
@@ -303,7 +303,7 @@ async fn engine_command(cli: &Cli) -> Result<ExitCode> {
             }
         }
         Command::History(a) => {
-            let key: mnemo_core::ClaimKey = a.claim.parse()?;
+            let key: mnemo_contract::ClaimKey = a.claim.parse()?;
             let h = rt.history_input(&ns, &key).await?;
             if a.out.json {
                 tenant_view::emit(&h)?

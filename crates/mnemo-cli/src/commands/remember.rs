@@ -4,8 +4,8 @@ use anyhow::Result;
 
 use mnemo_agent::door::{operator_source, RememberInput};
 use mnemo_agent::Runtime;
+use mnemo_contract::Namespace;
 use mnemo_core::engine::RememberReport;
-use mnemo_core::Namespace;
 
 use crate::cli::RememberArgs;
 
@@ -14,7 +14,7 @@ use crate::cli::RememberArgs;
 pub async fn run(rt: &Runtime, ns: &Namespace, a: &RememberArgs, bytes: &[u8]) -> Result<RememberReport> {
     let (source, note) = operator_source(Some(&a.source), &rt.config().declared_sources());
     let text = std::str::from_utf8(bytes)
-        .map_err(|e| mnemo_core::CoreError::InvalidUtf8 { valid_up_to: e.valid_up_to(), detail: e.to_string() })?;
+        .map_err(|e| mnemo_contract::CoreError::InvalidUtf8 { valid_up_to: e.valid_up_to(), detail: e.to_string() })?;
     // `--at` is the clock itself here (a simulated one): the turn is said now by that clock.
     let input = RememberInput { source, text: text.to_string(), idempotency_key: a.idempotency_key.clone(), at: None };
     let mut r = rt.remember_input(ns, &input).await?;

@@ -114,7 +114,7 @@ async fn prefill(cli: &Cli, data_dir: &std::path::Path, n: usize) -> Result<()> 
     let rt =
         context::runtime(&config, data_dir, clock, mnemo_agent::ReasonerBuild::AtBuild, mnemo_agent::Access::Write)
             .await?;
-    let ns = mnemo_core::Namespace::new(BENCH_NAMESPACE)?;
+    let ns = mnemo_contract::Namespace::new(BENCH_NAMESPACE)?;
     let started = std::time::Instant::now();
     let mut written = 0;
     while written < n {
@@ -138,8 +138,8 @@ async fn prefill(cli: &Cli, data_dir: &std::path::Path, n: usize) -> Result<()> 
 }
 
 fn start_child(configs: &[PathBuf], dir: tempfile::TempDir) -> Result<Child> {
-    use mnemo_core::Clock as _;
-    let token = format!("bench-{:x}-{:x}", std::process::id(), mnemo_core::SystemClock.now().millis());
+    use mnemo_contract::Clock as _;
+    let token = format!("bench-{:x}-{:x}", std::process::id(), mnemo_contract::SystemClock.now().millis());
     let config = dir.path().join("serve-bench.toml");
     std::fs::write(
         &config,

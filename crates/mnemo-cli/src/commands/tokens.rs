@@ -18,8 +18,9 @@ use clap::Args;
 use serde_json::json;
 
 use mnemo_agent::assess::{AssessorSettings, GroundingAssessor};
+use mnemo_contract::*;
 use mnemo_core::engine::{EngineParts, RecallOptions};
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_llm::cassette::{Cassette, Meter, UsageTally};
 use mnemo_llm::mock::MockServer;
 use mnemo_llm::seam::{resolve, LlmSettings, ModelEmbedder};
@@ -140,7 +141,7 @@ async fn run_demo(
     let ns = Namespace::new(NS)?;
     let mut run = Run { turns: Vec::new(), all: UsageTally::default() };
     for (i, (message, about)) in DEMO.iter().enumerate() {
-        clock.advance(mnemo_core::time::DAY_MS);
+        clock.advance(mnemo_contract::time::DAY_MS);
         engine.remember(&ns, "patient", message).await.with_context(|| format!("demo turn {}", i + 1))?;
         let pack = engine.recall(&ns, message, &RecallOptions::default()).await?;
         let task = Task { query: message.to_string(), about: about.map(|(e, a)| (e.to_string(), a.to_string())) };

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
-use mnemo_core::chain::{self, ChainHead, ChainRecord, ChainReport, EntryKind};
-use mnemo_core::Store;
+use mnemo_contract::chain::{self, ChainHead, ChainRecord, ChainReport, EntryKind};
+use mnemo_contract::Store;
 use mnemo_store::sqlite::{Check, Findings, SqliteStore, Synchronous};
 
 use crate::cli::{Cli, VerifyArgs};
@@ -37,7 +37,7 @@ fn target(cli: &Cli) -> Result<Target> {
         bail!("[store] in_memory = true: there is no store file to check");
     }
     let rel = settings.get("path").and_then(toml::Value::as_str).unwrap_or("mnemo.db");
-    Ok(Target::Sqlite(mnemo_core::registry::resolve_inside(&cli.data_dir, rel)?))
+    Ok(Target::Sqlite(mnemo_contract::registry::resolve_inside(&cli.data_dir, rel)?))
 }
 
 /// The full check, off the executor.
@@ -190,7 +190,7 @@ impl History {
 fn entry_name(kind: EntryKind, id: i64) -> String {
     match kind {
         EntryKind::Event => format!("event {id}"),
-        EntryKind::Turn => format!("turn {} (id {id})", mnemo_core::TurnId(id)),
+        EntryKind::Turn => format!("turn {} (id {id})", mnemo_contract::TurnId(id)),
         EntryKind::Erasure => format!("erasure {id}"),
     }
 }

@@ -2,7 +2,7 @@
 //! answers as filtering `turns`, within the namespace.
 use crate::model::*;
 use crate::time::Timestamp;
-use crate::traits::Store;
+use crate::Store;
 
 fn ns(s: &str) -> Namespace {
     Namespace::new(s).unwrap()

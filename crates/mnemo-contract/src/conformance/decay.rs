@@ -5,7 +5,7 @@
 use crate::decay_due::{due_by_scan, DecayRule, DuePage};
 use crate::model::*;
 use crate::time::{Timestamp, DAY_MS};
-use crate::traits::Store;
+use crate::Store;
 
 fn ns(s: &str) -> Namespace {
     Namespace::new(s).unwrap()

@@ -9,7 +9,7 @@
 //! itself: the engine does not special-case it).
 use std::sync::Arc;
 
-use crate::traits::Embedder;
+use crate::Embedder;
 
 const TOL: f32 = 1e-4;
 

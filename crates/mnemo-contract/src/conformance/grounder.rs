@@ -3,7 +3,7 @@
 //! grounder itself is read-only).
 use std::sync::Arc;
 
-use crate::traits::Grounder;
+use crate::Grounder;
 
 /// Rows every backend is seeded with before `run_all`.
 pub const ROWS: &[(&str, &str, &str)] = &[

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::model::{MemoryId, Namespace};
-use crate::traits::{Hit, Index, IndexDoc, IndexState, SearchMode, SearchQuery};
+use crate::{Hit, Index, IndexDoc, IndexState, SearchMode, SearchQuery};
 
 /// Dimensions of the suite's hand-made vectors.
 pub const DIMS: usize = 8;

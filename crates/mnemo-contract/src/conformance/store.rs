@@ -12,8 +12,8 @@ use crate::error::CoreError;
 use crate::ids::TurnId;
 use crate::model::*;
 use crate::time::Timestamp;
-use crate::traits::Store;
 use crate::world_time::Validity;
+use crate::Store;
 
 /// Run every test of the suite, each on a fresh store from `make`.
 pub async fn run_all<F, Fut>(make: F)
@@ -924,7 +924,7 @@ pub async fn ids_reveal_nothing_of_other_namespaces(s: &dyn Store) {
 /// `list_memories`: by id, after the cursor, at most `limit`, active only unless asked, and
 /// never another namespace's memories.
 pub async fn list_memories_pages_by_id(s: &dyn Store) {
-    use crate::traits::ListPage;
+    use crate::ListPage;
     let a = ns("list-a");
     let b = ns("list-b");
     let mut ids = Vec::new();

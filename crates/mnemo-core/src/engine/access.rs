@@ -24,9 +24,9 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use crate::error::{CoreError, StoreErrorKind};
-use crate::model::{MemoryId, Namespace};
-use crate::time::Timestamp;
+use mnemo_contract::error::{CoreError, StoreErrorKind};
+use mnemo_contract::model::{MemoryId, Namespace};
+use mnemo_contract::time::Timestamp;
 
 /// Whether `e`, from writing access times, means only that the store cannot keep them (a
 /// read-only store such as a mounted backup, or a full disk): recall goes on, the times are

@@ -14,12 +14,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Engine;
-use crate::error::{CoreError, Result};
-use crate::model::*;
-use crate::planner::{decide, Pack, PackItem, PlanCandidate, Quotas};
-use crate::time::Timestamp;
-use crate::traits::{Index, SearchMode, SearchQuery};
-use crate::Validity;
+use crate::planner::{decide, PlanCandidate, Quotas};
+use mnemo_contract::error::{CoreError, Result};
+use mnemo_contract::model::*;
+use mnemo_contract::pack::{Pack, PackItem};
+use mnemo_contract::time::Timestamp;
+use mnemo_contract::Validity;
+use mnemo_contract::{Index, SearchMode, SearchQuery};
 
 use super::recall::RecallOptions;
 
@@ -58,7 +59,7 @@ impl RecallFilter {
                 None => m.status.is_active(),
             },
         };
-        let in_window = m.kind != crate::model::MemoryKind::Episodic
+        let in_window = m.kind != mnemo_contract::model::MemoryKind::Episodic
             || (self.since.is_none_or(|s| m.created_at >= s) && self.until.is_none_or(|u| m.created_at < u));
         held && in_window
     }
@@ -168,7 +169,7 @@ impl Engine {
             Some(_) => {}
         }
         if (filter.since.is_some() || filter.until.is_some())
-            && !held.iter().any(|m| m.kind == crate::model::MemoryKind::Episodic)
+            && !held.iter().any(|m| m.kind == mnemo_contract::model::MemoryKind::Episodic)
         {
             notes.push("no episode was recorded in that window".to_string());
         }
@@ -190,7 +191,7 @@ impl Engine {
                 let tokens = self.tokens.count(&m.content);
                 PlanCandidate {
                     relevance: f64::from(relevance.get(&m.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
-                    salience: crate::salience::salience(&m, salience_at, &self.policy),
+                    salience: mnemo_contract::salience::salience(&m, salience_at, &self.policy),
                     tokens,
                     decays: self.policy.kinds.of(m.kind).decays,
                     memory: Arc::new(m),
@@ -273,7 +274,7 @@ fn ended_note(m: &Memory, as_of: bool) -> String {
 pub(super) mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::model::{ClientKind, MemoryKind, Provenance};
+    use mnemo_contract::model::{ClientKind, MemoryKind, Provenance};
 
     /// A semantic memory recorded at `created` (ms) with `status`: the time tests' fixture.
     pub(in crate::engine) fn memory(created: i64, status: Status) -> Memory {

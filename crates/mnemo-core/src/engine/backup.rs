@@ -8,11 +8,11 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::{Engine, SyncReport};
-use crate::error::Result;
-use crate::model::{MemoryId, Namespace, TurnId};
-use crate::time::Timestamp;
-use crate::traits::BackupInfo;
 use mnemo_contract::erase::{ErasePlan, ErasureRecord, ERASED_TEXT};
+use mnemo_contract::error::Result;
+use mnemo_contract::model::{MemoryId, Namespace, TurnId};
+use mnemo_contract::time::Timestamp;
+use mnemo_contract::BackupInfo;
 
 /// What a restore did with the erasures of the store it replaced.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,7 +108,7 @@ impl Engine {
     /// None: the store keeps no history chain.
     pub async fn history_chain(
         &self,
-        namespace: &crate::Namespace,
+        namespace: &mnemo_contract::Namespace,
         after: i64,
         limit: usize,
     ) -> Result<Option<Vec<mnemo_contract::chain::ChainRecord>>> {

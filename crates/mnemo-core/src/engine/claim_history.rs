@@ -2,8 +2,8 @@
 //! forgotten ones included (a tombstone keeps its value, its time and why it ended), in the
 //! order they were recorded.
 use super::Engine;
-use crate::error::Result;
-use crate::model::{Memory, Namespace};
+use mnemo_contract::error::Result;
+use mnemo_contract::model::{Memory, Namespace};
 
 impl Engine {
     /// The memories of `ns` whose claim is on `entity | attribute` (as `Claim::is_on` matches

@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 
 use super::Engine;
-use crate::correction::Correction;
-use crate::error::{CoreError, Result, StoreErrorKind};
-use crate::model::*;
+use mnemo_contract::correction::Correction;
+use mnemo_contract::error::{CoreError, Result, StoreErrorKind};
+use mnemo_contract::model::*;
 
 /// What one correction resulted in, before the batch is applied.
 enum Applied {

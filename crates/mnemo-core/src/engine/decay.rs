@@ -7,10 +7,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
-use crate::decay_due::{DecayRule, DuePage};
-use crate::error::Result;
-use crate::model::*;
-use crate::salience::salience;
+use mnemo_contract::decay_due::{DecayRule, DuePage};
+use mnemo_contract::error::Result;
+use mnemo_contract::model::*;
+use mnemo_contract::salience::salience;
 
 /// Due memories read per store call.
 const SWEEP_PAGE: usize = 1_000;

@@ -23,10 +23,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
-use crate::error::{CoreError, Result};
-use crate::model::*;
-use crate::text::norm_name;
 use mnemo_contract::erase::{redact, ErasePlan, EraseTarget, ErasureRecord};
+use mnemo_contract::error::{CoreError, Result};
+use mnemo_contract::model::*;
+use mnemo_contract::text::norm_name;
 
 /// A value at least this long is cut out of every turn of the namespace, not only out of the
 /// turns its memory came from.

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use super::Engine;
-use crate::model::{Memory, MemoryId, Namespace};
-use crate::planner::Pack;
-use crate::relevance::{cosine, DenseCalibration, QueryTerms, RelevanceEvidence, CALIBRATION_TEXTS};
+use mnemo_contract::model::{Memory, MemoryId, Namespace};
+use mnemo_contract::pack::Pack;
+use mnemo_contract::relevance::{cosine, DenseCalibration, QueryTerms, RelevanceEvidence, CALIBRATION_TEXTS};
 
 /// The embedder's calibration, measured once per engine, on the first recall that has a query
 /// vector (a failure is not kept: the next such recall tries again).

@@ -31,10 +31,10 @@ use serde::{Deserialize, Serialize};
 use super::plan::TurnPlan;
 use super::write::{Outcome, OutcomeKind};
 use super::Engine;
-use crate::error::{CoreError, ModelErrorKind, ModelRole, Result};
-use crate::model::*;
-use crate::text::{content_words, guess_entities, norm_name};
-use crate::traits::{ExtractedItem, Extraction, ForgetCommand, ModelInfo, SearchMode, SearchQuery};
+use mnemo_contract::error::{CoreError, ModelErrorKind, ModelRole, Result};
+use mnemo_contract::model::*;
+use mnemo_contract::text::{content_words, guess_entities, norm_name};
+use mnemo_contract::{ExtractedItem, Extraction, ForgetCommand, ModelInfo, SearchMode, SearchQuery};
 
 /// Candidates shown to the reasoner for a free-text forget.
 const FORGET_CANDIDATES: usize = 64;

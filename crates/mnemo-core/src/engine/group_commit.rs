@@ -20,10 +20,10 @@ use super::group_segments::{segments, Footprint};
 use super::shared_error::{for_each_caller, share};
 use super::write::{check_turn_text, index_behind_note, source_name, PlannedTurn};
 use super::Engine;
-use crate::error::{CoreError, Result, StoreErrorKind};
-use crate::model::*;
-use crate::time::Timestamp;
-use crate::traits::{Extraction, NamespaceGuard};
+use mnemo_contract::error::{CoreError, Result, StoreErrorKind};
+use mnemo_contract::model::*;
+use mnemo_contract::time::Timestamp;
+use mnemo_contract::{Extraction, NamespaceGuard};
 
 use super::RememberReport;
 

@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::group_commit::TurnRequest;
 use super::{Engine, RememberReport};
-use crate::error::{CoreError, Result, StoreErrorKind};
+use mnemo_contract::error::{CoreError, Result, StoreErrorKind};
 
 /// Most turns written as one batch. Enough for any number of clients a 2-core server answers
 /// at once; a bound so that one batch's latency stays bounded behind a flood.

@@ -18,9 +18,9 @@
 //! that are pairwise independent; segments are planned and applied in order.
 use std::collections::BTreeSet;
 
-use crate::text::norm_name;
-use crate::time::Timestamp;
-use crate::traits::{ExtractedItem, Extraction};
+use mnemo_contract::text::norm_name;
+use mnemo_contract::time::Timestamp;
+use mnemo_contract::{ExtractedItem, Extraction};
 
 /// What a turn's plan may read and write, as far as grouping needs to know.
 #[derive(Clone, Debug, PartialEq)]

@@ -2,8 +2,8 @@
 use mnemo_contract::{IdKind, IdRef};
 
 use super::Engine;
-use crate::error::{CoreError, Result};
-use crate::model::*;
+use mnemo_contract::error::{CoreError, Result};
+use mnemo_contract::model::*;
 
 impl Engine {
     /// The stored id `r` names among `ns`'s ids of `kind` (NotFound when it names none there;

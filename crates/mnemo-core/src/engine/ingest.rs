@@ -9,8 +9,8 @@
 use tracing::Instrument as _;
 
 use super::Engine;
-use crate::error::{CoreError, ModelErrorKind, ModelRole, Result, StoreErrorKind};
-use crate::model::*;
+use mnemo_contract::error::{CoreError, ModelErrorKind, ModelRole, Result, StoreErrorKind};
+use mnemo_contract::model::*;
 
 impl Engine {
     /// Ingest `items` into `ns`; returns the new memories' ids in order. Each memory's

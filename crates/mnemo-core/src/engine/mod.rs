@@ -8,12 +8,12 @@ use std::sync::Arc;
 use tokio::sync::Mutex;
 use tracing::Instrument as _;
 
-use crate::clock::Clock;
-use crate::error::Result;
-use crate::policy::EnginePolicy;
-use crate::tokens::TokenCounter;
-use crate::traits::IndexState;
-use crate::traits::{Embedder, Index, IndexDoc, Reasoner, Store};
+use mnemo_contract::clock::Clock;
+use mnemo_contract::error::Result;
+use mnemo_contract::policy::EnginePolicy;
+use mnemo_contract::tokens::TokenCounter;
+use mnemo_contract::IndexState;
+use mnemo_contract::{Embedder, Index, IndexDoc, Reasoner, Store};
 
 mod access;
 mod as_of;
@@ -103,7 +103,7 @@ pub struct Engine {
 
 /// Both write locks; the namespace's is released first.
 pub(crate) struct WriteGuard<'a> {
-    _namespace: crate::traits::NamespaceGuard,
+    _namespace: mnemo_contract::NamespaceGuard,
     _process: tokio::sync::MutexGuard<'a, ()>,
 }
 
@@ -213,7 +213,7 @@ impl Engine {
             self.recall_cache.apply(at, last, &changes.memories, &|text| self.tokens.count(text));
             at = last;
             let mut live = Vec::new();
-            let mut gone: Vec<(crate::model::Namespace, crate::model::MemoryId)> = Vec::new();
+            let mut gone: Vec<(mnemo_contract::model::Namespace, mnemo_contract::model::MemoryId)> = Vec::new();
             for m in changes.memories {
                 if m.status.is_active() {
                     live.push(m);
@@ -315,7 +315,7 @@ impl Engine {
 
     /// Documents for the index; a memory without a vector of the current embedder's model is
     /// embedded again for the index (the store keeps what it has).
-    async fn index_docs(&self, memories: &[crate::model::Memory]) -> Result<Vec<IndexDoc>> {
+    async fn index_docs(&self, memories: &[mnemo_contract::model::Memory]) -> Result<Vec<IndexDoc>> {
         let model = self.embedder.model_id();
         let mut docs: Vec<IndexDoc> = memories.iter().map(IndexDoc::of).collect();
         let stale: Vec<usize> = memories
@@ -338,7 +338,7 @@ impl Engine {
     /// `ns` (one writer of the namespace across processes sharing the store).
     /// Recall's pending access times are written first (with the write, not a recall, paying
     /// for them; and so a decay sweep sees every access recorded before it).
-    pub(crate) async fn write_guard(&self, ns: &crate::model::Namespace) -> Result<WriteGuard<'_>> {
+    pub(crate) async fn write_guard(&self, ns: &mnemo_contract::model::Namespace) -> Result<WriteGuard<'_>> {
         let process = self.write_lock.lock().await;
         let namespace = self.store.lock_namespace(ns).await?;
         self.write_accesses().await?;

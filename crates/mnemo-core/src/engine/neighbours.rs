@@ -35,8 +35,8 @@ pub(crate) fn share<M: Plannable>(candidates: &mut [PlanCandidate<M>], share: f6
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::model::{ClientKind, Memory, MemoryId, MemoryKind, Namespace, Provenance, Status, TurnId};
-    use crate::Timestamp;
+    use mnemo_contract::model::{ClientKind, Memory, MemoryId, MemoryKind, Namespace, Provenance, Status, TurnId};
+    use mnemo_contract::Timestamp;
 
     fn cand(id: i64, turn: Option<i64>, relevance: f64) -> PlanCandidate {
         let at = Timestamp::from_millis(0);

@@ -3,7 +3,7 @@
 //! not at all. Pending inserts have virtual ids (negative) until the store assigns real ones.
 use std::collections::HashSet;
 
-use crate::model::*;
+use mnemo_contract::model::*;
 
 /// The planned changes of one turn.
 #[derive(Default)]

@@ -4,9 +4,9 @@
 //! said in the pack's notes and added to the trace as tombstoned entries, never packed (the
 //! assessor grades and acts only on what memory holds).
 use super::Engine;
-use crate::model::{Memory, MemoryId, Namespace, Status};
-use crate::planner::{Pack, TraceEntry, TraceReason};
-use crate::time::Timestamp;
+use mnemo_contract::model::{Memory, MemoryId, Namespace, Status};
+use mnemo_contract::pack::{Pack, TraceEntry, TraceReason};
+use mnemo_contract::time::Timestamp;
 
 /// Packed claims whose earlier values are looked up (one store read each).
 const CLAIMS_LOOKED_UP: usize = 3;
@@ -53,7 +53,7 @@ impl Engine {
         query: &str,
         as_of: Option<Timestamp>,
         pack: &mut Pack,
-    ) -> crate::error::Result<()> {
+    ) -> mnemo_contract::error::Result<()> {
         if !asks_about_change(query) {
             return Ok(());
         }

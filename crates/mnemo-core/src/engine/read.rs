@@ -3,10 +3,10 @@
 //! these operations, never to the store, index or models behind them, so the engine stays the
 //! one place that decides how a question is answered (and, for writes, under which lock).
 use super::Engine;
-use crate::error::Result;
-use crate::model::*;
-use crate::time::Timestamp;
-use crate::traits::{Hit, ListPage, ModelInfo, SearchQuery, Task};
+use mnemo_contract::error::Result;
+use mnemo_contract::model::*;
+use mnemo_contract::time::Timestamp;
+use mnemo_contract::{Hit, ListPage, ModelInfo, SearchQuery, Task};
 
 impl Engine {
     /// A namespace's memories among `ids`, whatever their status (missing or other-namespace
@@ -72,9 +72,9 @@ impl Engine {
     pub async fn index_rev(&self) -> Result<Option<u64>> {
         let applied = *self.applied_rev.lock().await;
         Ok(match (self.index.state().await?, applied) {
-            (crate::traits::IndexState::Stale(_), _) => None,
-            (crate::traits::IndexState::UpTo(w), Some(r)) => Some(r.max(w)),
-            (crate::traits::IndexState::UpTo(w), None) => Some(w),
+            (mnemo_contract::IndexState::Stale(_), _) => None,
+            (mnemo_contract::IndexState::UpTo(w), Some(r)) => Some(r.max(w)),
+            (mnemo_contract::IndexState::UpTo(w), None) => Some(w),
         })
     }
 
@@ -96,12 +96,12 @@ impl Engine {
     }
 
     /// The embedder (an index built beside the engine's holds its vectors).
-    pub fn embedder(&self) -> &std::sync::Arc<dyn crate::traits::Embedder> {
+    pub fn embedder(&self) -> &std::sync::Arc<dyn mnemo_contract::Embedder> {
         &self.embedder
     }
 
     /// The injected clock (an index built beside the engine's is given it).
-    pub fn clock(&self) -> &std::sync::Arc<dyn crate::clock::Clock> {
+    pub fn clock(&self) -> &std::sync::Arc<dyn mnemo_contract::clock::Clock> {
         &self.clock
     }
 
@@ -122,7 +122,11 @@ impl Engine {
 
     /// The reasoner's plan for `task` from an assessed pack's `lines` (see
     /// `mnemo_contract::plan`).
-    pub async fn plan(&self, task: &Task, lines: &[crate::plan::PlanLine]) -> Result<crate::plan::Plan> {
+    pub async fn plan(
+        &self,
+        task: &Task,
+        lines: &[mnemo_contract::plan::PlanLine],
+    ) -> Result<mnemo_contract::plan::Plan> {
         let span = tracing::info_span!("plan", lines = lines.len());
         tracing::Instrument::instrument(self.reasoner.plan(task, lines), span).await
     }
@@ -145,7 +149,7 @@ impl Engine {
 
     /// The engine's token counter: a view of a recall that must fit the recall's budget
     /// counts with the same counter the budget was packed with.
-    pub fn token_counter(&self) -> &dyn crate::tokens::TokenCounter {
+    pub fn token_counter(&self) -> &dyn mnemo_contract::tokens::TokenCounter {
         &*self.tokens
     }
 }

@@ -7,11 +7,12 @@ use tracing::Instrument as _;
 
 use super::recall_cache::{Candidate, Packable};
 use super::Engine;
-use crate::error::{CoreError, Result};
-use crate::model::*;
-use crate::planner::{decide, Pack, PackItem, PlanCandidate, Plannable, Planned, Quotas, TraceReason};
-use crate::policy::MAX_BUDGET_TOKENS;
-use crate::traits::{IndexState, SearchMode, SearchQuery};
+use crate::planner::{decide, PlanCandidate, Plannable, Planned, Quotas};
+use mnemo_contract::error::{CoreError, Result};
+use mnemo_contract::model::*;
+use mnemo_contract::pack::{Pack, PackItem, TraceReason};
+use mnemo_contract::policy::MAX_BUDGET_TOKENS;
+use mnemo_contract::{IndexState, SearchMode, SearchQuery};
 
 /// Per-call recall options; `None` takes the policy's value.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -112,7 +113,7 @@ impl Engine {
             .into_iter()
             .map(|c| PlanCandidate {
                 relevance: f64::from(relevance.get(&c.id).copied().unwrap_or(0.0)).clamp(0.0, 1.0),
-                salience: crate::salience::salience_of(&c.salience(), now, &self.policy),
+                salience: mnemo_contract::salience::salience_of(&c.salience(), now, &self.policy),
                 tokens: c.tokens(),
                 decays: self.policy.kinds.of(c.kind()).decays,
                 memory: c,

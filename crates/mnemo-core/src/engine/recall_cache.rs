@@ -19,10 +19,10 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use crate::decay_due::DecayInputs;
-use crate::model::{Memory, MemoryId, MemoryKind, Namespace, TurnId};
 use crate::planner::Plannable;
-use crate::time::Timestamp;
+use mnemo_contract::decay_due::DecayInputs;
+use mnemo_contract::model::{Memory, MemoryId, MemoryKind, Namespace, TurnId};
+use mnemo_contract::time::Timestamp;
 
 /// Memories kept at most; past it the one kept longest is dropped for each new one (a recall
 /// reads its misses from the store and keeps them). A short memory with a 256-dimension vector
@@ -443,7 +443,7 @@ impl RecallCache {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::model::{ClientKind, Embedding, MemoryKind, Provenance, Status};
+    use mnemo_contract::model::{ClientKind, Embedding, MemoryKind, Provenance, Status};
 
     fn memory(id: i64, rev: u64, content: &str) -> Memory {
         Memory {

@@ -28,10 +28,10 @@
 //!
 //! A refused verdict is said in the turn's notes (with the model's reason) and the candidate is
 //! inserted as novel: keeping both is recoverable, destroying one is not.
-use crate::model::{Memory, MemoryKind, NewMemory};
-use crate::policy::EnginePolicy;
-use crate::relevance::{content_terms, names};
-use crate::traits::Candidate;
+use mnemo_contract::model::{Memory, MemoryKind, NewMemory};
+use mnemo_contract::policy::EnginePolicy;
+use mnemo_contract::relevance::{content_terms, names};
+use mnemo_contract::Candidate;
 
 /// Absolute relevance (0..=1) a claimless candidate's content must reach to make a memory its
 /// neighbour when they share no entity: the assessor's default relevance floor.
@@ -101,7 +101,7 @@ pub(crate) fn contradiction_refused(
         ));
     }
     if let Some(c) = &old.claim {
-        if policy.claims.fixed(&c.attribute) == Some(crate::model::Cardinality::Many) {
+        if policy.claims.fixed(&c.attribute) == Some(mnemo_contract::model::Cardinality::Many) {
             return Some(format!("{:?} holds many values ([claims] many)", c.attribute));
         }
     }
@@ -194,8 +194,8 @@ pub(crate) fn support(turn: &TurnWords, cand: &Candidate, known: &[String]) -> S
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::model::{Cardinality, Claim, ClientKind, MemoryId, Namespace, Provenance, Status};
-    use crate::Timestamp;
+    use mnemo_contract::model::{Cardinality, Claim, ClientKind, MemoryId, Namespace, Provenance, Status};
+    use mnemo_contract::Timestamp;
 
     fn cand(kind: MemoryKind, content: &str, claim: Option<Claim>) -> Candidate {
         Candidate {

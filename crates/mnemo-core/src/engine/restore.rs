@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::write::reconcile_claim;
 use super::Engine;
-use crate::error::{CoreError, Result, StoreErrorKind};
-use crate::model::*;
-use crate::traits::Verdict;
+use mnemo_contract::error::{CoreError, Result, StoreErrorKind};
+use mnemo_contract::model::*;
+use mnemo_contract::Verdict;
 
 /// What `restore` did.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

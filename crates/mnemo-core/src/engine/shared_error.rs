@@ -5,7 +5,7 @@
 //! text.
 use std::sync::Arc;
 
-use crate::error::CoreError;
+use mnemo_contract::error::CoreError;
 
 type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -94,7 +94,7 @@ pub(crate) fn for_each_caller(e: &CoreError) -> CoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::StoreErrorKind;
+    use mnemo_contract::error::StoreErrorKind;
 
     #[test]
     fn a_copy_keeps_the_variant_the_kind_and_the_message() {
@@ -153,10 +153,10 @@ mod tests {
         assert_eq!(chain(&share(for_each_caller(&shared))), want);
         // Inside an unextracted turn too.
         let inner = CoreError::IndexFailure {
-            kind: crate::error::IndexErrorKind::Unavailable,
+            kind: mnemo_contract::error::IndexErrorKind::Unavailable,
             source: Box::new(Backend(std::io::Error::other("no route"))),
         };
-        let wrapped = share(CoreError::Unextracted { turn: crate::TurnId(7), error: Box::new(inner) });
+        let wrapped = share(CoreError::Unextracted { turn: mnemo_contract::TurnId(7), error: Box::new(inner) });
         // (An unextracted turn says its error in its message; the error itself keeps the chain.)
         let CoreError::Unextracted { error, .. } = for_each_caller(&wrapped) else { panic!("still unextracted") };
         assert_eq!(chain(&*error), ["index error: disk I/O error", "disk I/O error", "no route"]);

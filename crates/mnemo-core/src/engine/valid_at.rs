@@ -10,9 +10,9 @@
 //! withdrawn one: it holds at no world time.
 use std::collections::{HashMap, HashSet};
 
-use crate::model::*;
-use crate::time::Timestamp;
-use crate::Validity;
+use mnemo_contract::model::*;
+use mnemo_contract::time::Timestamp;
+use mnemo_contract::Validity;
 
 /// What memory knew at system time `known_at` of when each memory of `all` held in the world,
 /// by id: the memories recorded by then that were active then, or superseded by then by a

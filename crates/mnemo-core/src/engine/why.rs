@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
-use crate::error::{CoreError, Result};
-use crate::model::*;
+use mnemo_contract::error::{CoreError, Result};
+use mnemo_contract::model::*;
 
 /// A memory and everything that happened to it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -20,7 +20,7 @@ pub struct WhyReport {
     /// The erasure that emptied it, if it was erased (its content is gone; this says when and
     /// why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub erased: Option<crate::erase::ErasureRecord>,
+    pub erased: Option<mnemo_contract::erase::ErasureRecord>,
 }
 
 impl Engine {

@@ -8,12 +8,12 @@ use super::forget::ForgetOptions;
 use super::plan::TurnPlan;
 use super::reconcile_guard::{self, contradiction_refused, duplicate_refused, NEIGHBOUR_FLOOR};
 use super::Engine;
-use crate::error::{CoreError, ModelErrorKind, ModelRole, Result};
-use crate::model::*;
-use crate::relevance::{content_terms, cosine, QueryTerms, RelevanceEvidence};
-use crate::text::norm_name;
-use crate::time::Timestamp;
-use crate::traits::{Candidate, ExtractedItem, Extraction, ModelInfo, Reconciled, SearchMode, SearchQuery, Verdict};
+use mnemo_contract::error::{CoreError, ModelErrorKind, ModelRole, Result};
+use mnemo_contract::model::*;
+use mnemo_contract::relevance::{content_terms, cosine, QueryTerms, RelevanceEvidence};
+use mnemo_contract::text::norm_name;
+use mnemo_contract::time::Timestamp;
+use mnemo_contract::{Candidate, ExtractedItem, Extraction, ModelInfo, Reconciled, SearchMode, SearchQuery, Verdict};
 
 /// Largest turn accepted, in bytes.
 pub const MAX_TURN_BYTES: usize = 1 << 20;

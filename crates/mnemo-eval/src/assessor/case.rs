@@ -5,8 +5,8 @@ use serde::Deserialize;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use mnemo_core::time::parse_offset;
-use mnemo_core::{MemoryKind, Timestamp};
+use mnemo_contract::time::parse_offset;
+use mnemo_contract::{MemoryKind, Timestamp};
 use toml::Spanned;
 
 use crate::error::{EvalError, Result};

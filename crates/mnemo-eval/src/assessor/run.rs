@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use mnemo_agent::runtime::answer_of;
 use mnemo_agent::Config;
-use mnemo_core::registry::{self, AssessorContext, Section};
-use mnemo_core::text::norm_name;
-use mnemo_core::*;
+use mnemo_contract::registry::{self, AssessorContext, Section};
+use mnemo_contract::text::norm_name;
+use mnemo_contract::*;
 use mnemo_grounders::TableGrounder;
 
 use super::case::{Case, FaultKind};
@@ -71,7 +71,7 @@ impl Grounder for Faulty {
     fn source(&self) -> &str {
         &self.source
     }
-    async fn lookup(&self, entity: &str, attribute: &str) -> mnemo_core::Result<Option<GroundedValue>> {
+    async fn lookup(&self, entity: &str, attribute: &str) -> mnemo_contract::Result<Option<GroundedValue>> {
         match self.kind {
             FaultKind::Down => {
                 let message = format!("{}: connection refused (simulated outage)", self.source);
@@ -163,7 +163,7 @@ fn pack_of(case: &Case) -> Pack {
             pinned: m.pinned,
             relevance: cm.relevance,
             // The case states relevance in absolute terms: the lexical evidence carries it.
-            evidence: Some(mnemo_core::RelevanceEvidence::new(cm.relevance, None, false)),
+            evidence: Some(mnemo_contract::RelevanceEvidence::new(cm.relevance, None, false)),
             salience: 1.0,
             score: cm.relevance,
             tokens,
@@ -207,7 +207,11 @@ fn assessor(config: &Config, grounders: Vec<Arc<dyn Grounder>>) -> Result<Arc<dy
 }
 
 /// Assess one case under `config`.
-pub async fn run_case(case: &Case, config: &Config, planner: Option<&dyn mnemo_core::Reasoner>) -> Result<CaseOutcome> {
+pub async fn run_case(
+    case: &Case,
+    config: &Config,
+    planner: Option<&dyn mnemo_contract::Reasoner>,
+) -> Result<CaseOutcome> {
     let fail = |e: String| EvalError::Run { scenario: case.name.clone(), config: config.name(), message: e };
     let a = assessor(config, grounders_of(case))?;
     let (e, at) = &case.probe;
@@ -238,8 +242,10 @@ pub async fn run_case(case: &Case, config: &Config, planner: Option<&dyn mnemo_c
         let verdict = mnemo_agent::verdict::verdict(&task, &assessment);
         let plan = match planner {
             Some(r) => r.plan(&task, &lines).await,
-            None => Ok(mnemo_core::plan::deterministic(&task, &lines)
-                .by(mnemo_core::ModelInfo { client: mnemo_core::ClientKind::Fake, model: "offline planner".into() })),
+            None => Ok(mnemo_contract::plan::deterministic(&task, &lines).by(mnemo_contract::ModelInfo {
+                client: mnemo_contract::ClientKind::Fake,
+                model: "offline planner".into(),
+            })),
         };
         match plan {
             Ok(plan) => {

@@ -22,7 +22,7 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use mnemo_core::text::norm_name;
+use mnemo_contract::text::norm_name;
 
 /// `get_record`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

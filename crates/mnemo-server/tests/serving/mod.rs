@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mnemo_agent::{Config, Runtime};
-use mnemo_core::{SimClock, Timestamp};
+use mnemo_contract::{SimClock, Timestamp};
 use mnemo_server::{ServeSettings, TokenGrant};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use mnemo_contract::*;
 use mnemo_core::engine::EngineParts;
-use mnemo_core::*;
+use mnemo_core::Engine;
 use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 
 /// Embeds every text as the same unit vector (the tests search lexically).

@@ -3,7 +3,7 @@ use anyhow::{Context as _, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use mnemo_core::{Namespace, Store};
+use mnemo_contract::{Namespace, Store};
 use mnemo_store::sqlite::SqliteStore;
 
 /// The time of every write before the sweep (simulated, so runs repeat).

@@ -10,9 +10,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
+use crate::assessment::{Assessment, Substitution};
 use crate::error::{AssessorErrorKind, CoreError, Result};
 use crate::model::{Memory, MemoryId};
-use crate::traits::{Assessment, Substitution};
 
 /// A write-back asked for by an assessor.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,7 +136,7 @@ mod tests {
     use crate::model::*;
     use crate::pack::{Pack, PackItem};
     use crate::time::Timestamp;
-    use crate::traits::{Decision, MemoryGrade};
+    use crate::{Decision, MemoryGrade};
 
     fn memory(id: i64, claim: Option<(&str, &str, &str)>) -> Memory {
         let at = Timestamp::parse_rfc3339("2026-07-01T00:00:00Z").unwrap();
