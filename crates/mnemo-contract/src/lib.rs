@@ -26,6 +26,8 @@ pub mod policy;
 pub mod registry;
 pub mod relevance;
 pub mod salience;
+#[cfg(feature = "conformance")]
+pub mod test_support;
 pub mod text;
 pub mod time;
 pub mod tokens;
