@@ -44,7 +44,10 @@ impl MemoryIndex {
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>> {
         self.inner.lock().map_err(|_| {
-            CoreError::index_message(IndexErrorKind::Other, "the in-memory index's lock was poisoned by an earlier panic")
+            CoreError::index_message(
+                IndexErrorKind::Other,
+                "the in-memory index's lock was poisoned by an earlier panic",
+            )
         })
     }
 }

@@ -54,7 +54,10 @@ impl MemoryStore {
 
     fn lock(&self) -> Result<MutexGuard<'_, State>> {
         self.state.lock().map_err(|_| {
-            CoreError::store_message(StoreErrorKind::Other, "the in-memory store's lock was poisoned by an earlier panic")
+            CoreError::store_message(
+                StoreErrorKind::Other,
+                "the in-memory store's lock was poisoned by an earlier panic",
+            )
         })
     }
 
@@ -175,7 +178,9 @@ impl Store for MemoryStore {
 
     async fn turns_by_ids(&self, namespace: &Namespace, ids: &[TurnId]) -> Result<Vec<Turn>> {
         let ids: BTreeSet<TurnId> = ids.iter().copied().collect();
-        self.read(|s| ids.iter().filter_map(|id| s.turns.get(id)).filter(|t| &t.namespace == namespace).cloned().collect())
+        self.read(|s| {
+            ids.iter().filter_map(|id| s.turns.get(id)).filter(|t| &t.namespace == namespace).cloned().collect()
+        })
     }
 
     async fn verify_history(&self) -> Result<Option<Vec<ChainReport>>> {

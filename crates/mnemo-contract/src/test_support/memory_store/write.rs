@@ -31,7 +31,8 @@ pub(super) fn record_turns(s: &mut State, key: &RandomState, turns: Vec<NewTurn>
     let mut out = Vec::with_capacity(turns.len());
     for t in turns {
         let id = TurnId(s.next_id(key, &t.namespace, IdKind::Turn)?);
-        let turn = Turn { id, namespace: t.namespace, source: t.source, at: t.at, text: t.text, external_id: t.external_id };
+        let turn =
+            Turn { id, namespace: t.namespace, source: t.source, at: t.at, text: t.text, external_id: t.external_id };
         chain::append(s, turn.namespace.as_str(), &Content::Turn(chain::turn_content(&turn)));
         s.turns.insert(id, turn.clone());
         out.push(turn);
