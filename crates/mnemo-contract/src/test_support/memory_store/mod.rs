@@ -140,7 +140,7 @@ impl Store for MemoryStore {
     }
 
     async fn latest_turn_at(&self, namespace: &Namespace) -> Result<Option<Timestamp>> {
-        self.read(|s| s.turns.values().filter(|t| &t.namespace == namespace).next_back().map(|t| t.at))
+        self.read(|s| s.turns.values().rfind(|t| &t.namespace == namespace).map(|t| t.at))
     }
 
     async fn touch(&self, namespace: &Namespace, ids: &[MemoryId], at: Timestamp) -> Result<()> {
