@@ -93,3 +93,17 @@ async fn an_erased_memory_is_a_final_tombstone() {
     let reports = s.verify_history().await.unwrap().unwrap();
     assert!(reports.iter().all(|r| r.ok()) && reports[0].entries == 3, "created, erased, the erasure: {reports:?}");
 }
+
+/// No file backups: a clear refusal, not a file half written.
+#[tokio::test]
+async fn file_backups_are_refused_with_a_reason() {
+    let s = MemoryStore::new();
+    let dest = std::env::temp_dir().join("mnemo-memory-store-never-written.json");
+    for r in [s.backup_to(&dest).await, s.replace_from_backup(&dest).await] {
+        match r {
+            Err(mnemo_contract::CoreError::InvalidInput(m)) => assert!(m.contains("in-memory reference store"), "{m}"),
+            other => panic!("a file backup of the in-memory store must be refused, got {other:?}"),
+        }
+    }
+    assert!(!dest.exists());
+}

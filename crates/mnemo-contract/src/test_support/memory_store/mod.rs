@@ -6,8 +6,8 @@
 //! and the erasure bookkeeping are the contract's shared code (`transition`, `decay_due`,
 //! `chain`, `erase`), as in the SQLite and PostgreSQL stores.
 //!
-//! One process holds it, so it takes no namespace lock (the default `lock_namespace`) and
-//! makes no file backups (the default `backup_to` says so).
+//! One process holds it, so it takes no namespace lock (the default `lock_namespace`), and it
+//! has no file to back up or restore (`backup_to` and `replace_from_backup` say so).
 mod chain;
 mod erase;
 mod state;
@@ -75,6 +75,13 @@ impl MemoryStore {
         *guard = copy;
         Ok(out)
     }
+}
+
+/// Why a file backup is refused: the store lives and dies with its process.
+fn no_files(what: &str) -> CoreError {
+    CoreError::InvalidInput(format!(
+        "the in-memory reference store cannot be {what} from a file: it holds nothing beyond its process"
+    ))
 }
 
 #[async_trait]
@@ -181,6 +188,14 @@ impl Store for MemoryStore {
         self.read(|s| {
             ids.iter().filter_map(|id| s.turns.get(id)).filter(|t| &t.namespace == namespace).cloned().collect()
         })
+    }
+
+    async fn backup_to(&self, _dest: &std::path::Path) -> Result<crate::BackupInfo> {
+        Err(no_files("backed up"))
+    }
+
+    async fn replace_from_backup(&self, _src: &std::path::Path) -> Result<crate::BackupInfo> {
+        Err(no_files("restored"))
     }
 
     async fn verify_history(&self) -> Result<Option<Vec<ChainReport>>> {
