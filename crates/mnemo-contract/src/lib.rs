@@ -29,6 +29,8 @@ pub mod relevance;
 pub mod salience;
 pub mod search;
 pub mod store_types;
+#[cfg(feature = "conformance")]
+pub mod test_support;
 pub mod text;
 pub mod time;
 pub mod tokens;

@@ -1,5 +1,6 @@
-//! What the engine tests of this crate share: an embedder and a reasoner that stay out of the
-//! way, an engine over a given store and index, and a semantic memory to write.
+//! What the engine-over-backend tests of this crate share (the on-disk index's health): an
+//! embedder and a reasoner that stay out of the way, an engine over a given store and index,
+//! and a semantic memory to write. The engine's own tests are mnemo-core's.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
@@ -8,7 +9,6 @@ use async_trait::async_trait;
 use mnemo_contract::*;
 use mnemo_core::engine::EngineParts;
 use mnemo_core::Engine;
-use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
 
 /// Embeds every text as the same unit vector (the tests search lexically).
 pub struct FlatEmbedder;
@@ -60,11 +60,6 @@ pub fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>, clock: Arc<SimClock>
         policy: EnginePolicy::default(),
     })
     .unwrap()
-}
-
-pub fn index() -> Arc<dyn Index> {
-    let clock: Arc<dyn Clock> = Arc::new(SimClock::new(at()));
-    Arc::new(TantivyIndex::in_memory(TantivySettings::default(), clock).unwrap())
 }
 
 pub fn semantic(ns: &Namespace, content: &str, pinned: bool) -> WriteOp {

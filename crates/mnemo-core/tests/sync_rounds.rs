@@ -5,9 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use mnemo_contract::*;
-use mnemo_store::brute::BruteForceIndex;
-use mnemo_store::sqlite::SqliteStore;
+use mnemo_contract::{IndexState, Namespace, SearchMode, SearchQuery, SimClock, WriteOp};
 
 mod common;
 use common::at;
@@ -15,8 +13,8 @@ use common::at;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sync_of_more_than_one_round_replays_every_change_once() {
     let ns = Namespace::new("rounds").unwrap();
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().unwrap());
-    let index: Arc<dyn Index> = Arc::new(BruteForceIndex::new());
+    let store = common::store();
+    let index = common::index();
     let e = common::engine(store.clone(), index.clone(), Arc::new(SimClock::new(at())));
     // Two rounds: a full one, then 3 inserts and 1 tombstone.
     let n = 5_003;
@@ -35,6 +33,8 @@ async fn a_sync_of_more_than_one_round_replays_every_change_once() {
     // The tombstone moved the first memory to the newest rev, so the first round (revs 2 to
     // 5,001) ends at 5,001.
     assert_eq!(*calls.lock().unwrap(), vec![(5_001, newest), (newest, newest)], "one progress call per round");
+    // The reference index reports its flushed watermark: the one the sync set, once flushed.
+    e.flush_index().await.unwrap();
     assert_eq!(index.state().await.unwrap(), IndexState::UpTo(newest));
     let hits = index
         .search(&SearchQuery {

@@ -1,20 +1,19 @@
 //! The engine keeps what recall packs in memory (the recall cache): it must never serve a
 //! memory that was superseded or forgotten since, nor miss a change, even when the change was
-//! made by another process. Here "another process" is a second engine on the same SQLite file:
-//! with an index of its own, and sharing the first engine's index (which is then ahead of what
-//! the first engine applied, so it replays nothing).
+//! made by another process. Here "another process" is a second engine on the same store (the
+//! contract's in-memory reference store, shared): with an index of its own, and sharing the
+//! first engine's index (which is then ahead of what the first engine applied, so it replays
+//! nothing).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 
-use mnemo_contract::Pack;
-use mnemo_contract::*;
+use mnemo_contract::{Memory, MemoryId, MemoryRef, Namespace, Pack, SearchMode, SimClock, Store, WriteOp};
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::Engine;
-use mnemo_store::sqlite::SqliteStore;
 
 mod common;
-use common::{at, engine, index};
+use common::{at, engine, index, store};
 
 fn tombstone(id: MemoryId, superseded_by: Option<MemoryRef>) -> WriteOp {
     WriteOp::Tombstone { id, reason: "test".into(), superseded_by, turn: None }
@@ -38,10 +37,9 @@ async fn recall(e: &Engine) -> Vec<String> {
 /// Engine `a` writes, then `b` (which has recalled, so holds the memories in its cache) must
 /// pack only what is current; `a_syncs` runs `a`'s index sync after each write.
 async fn another_writer_is_seen(share_index: bool) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mnemo.db");
-    let store_a: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).unwrap());
-    let store_b: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).unwrap());
+    // One store, two handles (as two processes open one file).
+    let store_a: Arc<dyn Store> = store();
+    let store_b = store_a.clone();
     let index_b = index();
     let index_a = if share_index { index_b.clone() } else { index() };
     let a = engine(store_a.clone(), index_a, Arc::new(SimClock::new(at())));
@@ -120,8 +118,7 @@ async fn another_engine_sharing_the_index_that_is_ahead() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn own_writes_and_forgets_are_seen_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("mnemo.db")).unwrap());
+    let store = store();
     let e = engine(store.clone(), index(), Arc::new(SimClock::new(at())));
     let ids = store.apply(&ns(), at(), vec![common::semantic(&ns(), "Ben phone is 555-0100", true)]).await.unwrap();
     e.sync_index(&|_, _| {}).await.unwrap();

@@ -9,13 +9,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mnemo_contract::*;
+use mnemo_contract::{
+    Hit, Index, IndexDoc, IndexStamp, IndexState, MemoryId, MemoryRef, Namespace, Result, SearchMode, SearchQuery,
+    SimClock, WriteOp,
+};
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::Engine;
-use mnemo_store::sqlite::SqliteStore;
 
 mod common;
-use common::{at, engine, index};
+use common::{at, engine, index, store};
 
 /// An index that counts its searches.
 struct CountingIndex {
@@ -69,11 +71,9 @@ async fn recall(e: &Engine) -> Vec<String> {
 
 #[tokio::test]
 async fn a_lagging_index_is_caught_up_and_searched_again_a_current_one_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mnemo.db");
     // `other` stands for another process writing to the same store; `e` has an index of its own.
-    let other: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).unwrap());
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).unwrap());
+    let store = store();
+    let other = store.clone();
     let counting = Arc::new(CountingIndex { inner: index(), searches: AtomicUsize::new(0) });
     let e = engine(store, counting.clone(), Arc::new(SimClock::new(at())));
 

@@ -5,9 +5,7 @@
 
 use std::sync::Arc;
 
-use mnemo_contract::*;
-use mnemo_store::sqlite::SqliteStore;
-use mnemo_store::tantivy_index::{TantivyIndex, TantivySettings};
+use mnemo_contract::{Index, IndexState, MemoryId, Namespace, SearchMode, SearchQuery, SimClock};
 
 mod common;
 use common::{at, engine, semantic};
@@ -25,11 +23,10 @@ async fn lexical(index: &Arc<dyn Index>, text: &str) -> Vec<MemoryId> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_batch_is_acknowledged_in_order_once_stored_and_searchable() {
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("mnemo.db")).unwrap());
+    let store = common::store();
     let clock = Arc::new(SimClock::new(at()));
-    let index: Arc<dyn Index> =
-        Arc::new(TantivyIndex::open(&dir.path().join("index"), TantivySettings::default(), clock.clone()).unwrap());
+    // The reference index reports its flushed watermark, as a persistent one its committed one.
+    let index = common::index();
     let e = engine(store.clone(), index.clone(), clock);
     let batches = vec![
         vec![semantic(&ns(), "kiwi one", false), semantic(&ns(), "kiwi two", false)],
@@ -62,8 +59,7 @@ async fn each_batch_is_acknowledged_in_order_once_stored_and_searchable() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_batch_stops_the_load_after_the_ones_acknowledged() {
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("mnemo.db")).unwrap());
+    let store = common::store();
     let clock = Arc::new(SimClock::new(at()));
     let e = engine(store.clone(), common::index(), clock);
     let other = Namespace::new("other").unwrap();

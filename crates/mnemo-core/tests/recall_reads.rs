@@ -8,19 +8,22 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mnemo_contract::decay_due::{DecayRule, DueMemory, DuePage};
-use mnemo_contract::*;
+use mnemo_contract::test_support::MemoryStore;
+use mnemo_contract::{
+    BackupInfo, CharTokenCounter, DecayRule, DueMemory, DuePage, ListPage, Memory, MemoryEvent, MemoryId, Namespace,
+    NamespaceGuard, NewTurn, Result, SearchMode, SimClock, Store, StoreIdentity, Timestamp, TokenCounter, TraceReason,
+    Turn, TurnId, WriteOp,
+};
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::Engine;
-use mnemo_store::sqlite::SqliteStore;
 
 mod common;
 use common::{at, engine, index};
 
-/// A SQLite store that records the ids each `get_many` asked for and, once, tombstones a
+/// A store (the contract's in-memory reference) that records the ids each `get_many` asked for and, once, tombstones a
 /// chosen memory just before a read that asks for it (another process forgetting it).
 struct Watched {
-    inner: SqliteStore,
+    inner: MemoryStore,
     reads: Mutex<Vec<Vec<MemoryId>>>,
     forget_on_read: Mutex<Option<MemoryId>>,
 }
@@ -125,9 +128,9 @@ fn ns() -> Namespace {
 
 /// An engine whose recall cache keeps one full row (and every card), over three memories
 /// written in this order: the one the query matches best first, so its row is not kept.
-async fn setup(dir: &Path) -> (Engine, Arc<Watched>, Vec<MemoryId>) {
+async fn setup() -> (Engine, Arc<Watched>, Vec<MemoryId>) {
     let store = Arc::new(Watched {
-        inner: SqliteStore::open(&dir.join("mnemo.db")).unwrap(),
+        inner: MemoryStore::new(),
         reads: Mutex::new(Vec::new()),
         forget_on_read: Mutex::new(None),
     });
@@ -155,8 +158,7 @@ fn lexical(budget: usize) -> RecallOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_packed_rows_are_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let (e, store, ids) = setup(dir.path()).await;
+    let (e, store, ids) = setup().await;
     // Room for the best match only.
     let budget = CharTokenCounter.count(BEST);
     let pack = e.recall(&ns(), "Ben phone number office desk", &lexical(budget)).await.unwrap();
@@ -170,8 +172,7 @@ async fn only_the_packed_rows_are_read() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_memory_forgotten_before_its_row_is_read_is_left_out_and_said() {
-    let dir = tempfile::tempdir().unwrap();
-    let (e, store, ids) = setup(dir.path()).await;
+    let (e, store, ids) = setup().await;
     *store.forget_on_read.lock().unwrap() = Some(ids[0]);
     let pack = e.recall(&ns(), "Ben phone number office desk", &lexical(1024)).await.unwrap();
     let packed: Vec<MemoryId> = pack.items.iter().map(|i| i.memory.id).collect();

@@ -6,10 +6,9 @@
 
 use std::sync::Arc;
 
-use mnemo_contract::*;
+use mnemo_contract::{MemoryId, Namespace, NewTurn, SearchMode, SimClock, Store, Timestamp, WriteOp};
 use mnemo_core::engine::RecallOptions;
 use mnemo_core::Engine;
-use mnemo_store::sqlite::SqliteStore;
 
 mod common;
 use common::{at, engine, index};
@@ -29,8 +28,7 @@ async fn accessed(store: &Arc<dyn Store>, id: MemoryId) -> Option<Timestamp> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn access_times_reach_the_store_in_batches_and_before_a_sweep() {
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("mnemo.db")).unwrap());
+    let store = common::store();
     let clock = Arc::new(SimClock::new(at()));
     let e = engine(store.clone(), index(), clock.clone());
     let id = store.apply(&ns(), at(), vec![common::semantic(&ns(), "Ben phone is 555-0100", false)]).await.unwrap()[0];
