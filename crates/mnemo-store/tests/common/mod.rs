@@ -1,49 +1,14 @@
 //! What the engine-over-backend tests of this crate share (the on-disk index's health): an
-//! embedder and a reasoner that stay out of the way, an engine over a given store and index,
-//! and a semantic memory to write. The engine's own tests are mnemo-core's.
+//! engine over a given store and index (with the contract's test doubles), and a semantic
+//! memory to write. The engine's own tests are mnemo-core's.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
+use mnemo_contract::test_support::{semantic_insert, FlatEmbedder, NoReasoner};
 use mnemo_contract::*;
 use mnemo_core::engine::EngineParts;
 use mnemo_core::Engine;
-
-/// Embeds every text as the same unit vector (the tests search lexically).
-pub struct FlatEmbedder;
-
-#[async_trait]
-impl Embedder for FlatEmbedder {
-    fn model_id(&self) -> &str {
-        "flat-2"
-    }
-    fn dims(&self) -> usize {
-        2
-    }
-    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        Ok(texts.iter().map(|_| vec![0.6, 0.8]).collect())
-    }
-}
-
-/// Memories are written straight to the store: the reasoner is never asked.
-pub struct NoReasoner;
-
-#[async_trait]
-impl Reasoner for NoReasoner {
-    async fn extract(&self, _: &Turn) -> Result<Extraction> {
-        Err(CoreError::model_message(ModelRole::Reasoner, ModelErrorKind::Other, "not used"))
-    }
-    async fn reconcile(&self, _: &Candidate, _: &[Memory]) -> Result<Verdict> {
-        Ok(Verdict::Novel)
-    }
-    async fn resolve_forget(&self, _: &str, _: &[Memory]) -> Result<Vec<MemoryId>> {
-        Ok(vec![])
-    }
-    fn model_info(&self) -> ModelInfo {
-        ModelInfo { client: ClientKind::Rules, model: "none".into() }
-    }
-}
 
 pub fn at() -> Timestamp {
     Timestamp(1_780_000_000_000)
@@ -63,21 +28,5 @@ pub fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>, clock: Arc<SimClock>
 }
 
 pub fn semantic(ns: &Namespace, content: &str, pinned: bool) -> WriteOp {
-    WriteOp::Insert {
-        memory: NewMemory {
-            validity: Default::default(),
-            namespace: ns.clone(),
-            kind: MemoryKind::Semantic,
-            content: content.to_string(),
-            claim: None,
-            entities: vec![],
-            importance: 0.8,
-            sources: vec!["user".into()],
-            provenance: Provenance { turns: vec![], client: ClientKind::Rules, model: "test".into() },
-            created_at: at(),
-            pinned,
-            embedding: None,
-        },
-        turn: None,
-    }
+    semantic_insert(ns, content, pinned, at())
 }
