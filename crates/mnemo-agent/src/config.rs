@@ -21,7 +21,8 @@ pub const SOURCES: &str = "sources";
 pub const GROUNDERS: &str = "grounders";
 /// Array of plugin libraries to load (`[[plugins]] path = "…"`), relative to the file naming them.
 pub const PLUGINS: &str = "plugins";
-/// The model seam (`[llm]`): passed to components of kind "llm" as their `llm` setting.
+/// The model seam (`[llm]`): a section shared by every component that calls a model, given to
+/// their factories beside their own section (`EmbedderContext::llm`, `ReasonerContext::llm`).
 pub const LLM: &str = "llm";
 /// The HTTP server's section (`[serve]`, `[[serve.tokens]]`), read by `mnemo serve`.
 pub const SERVE: &str = "serve";
@@ -237,17 +238,10 @@ impl Config {
         split_kind(t, section, &origin)
     }
 
-    /// A plugin section as `plugin` gives it; a component of kind "llm" also gets the `[llm]`
-    /// section as its `llm` setting (the model seam is configured in one place).
-    pub fn plugin_with_llm(&self, section: &str) -> Result<(String, toml::Table, String), AgentError> {
-        let (kind, mut settings, origin) = self.plugin(section)?;
-        if kind == LLM {
-            settings.insert(LLM.to_string(), toml::Value::Table(self.llm()));
-        }
-        Ok((kind, settings, origin))
-    }
-
-    /// The `[llm]` section (empty when not configured: every key has a default).
+    /// The `[llm]` section (empty when not configured: every key has a default). It is given
+    /// whole to the factories that may call a model, never spliced into their sections; the
+    /// model seam reads it into its typed settings (mnemo-llm's `LlmSettings`, which refuses
+    /// unknown keys), which this crate does not link.
     pub fn llm(&self) -> toml::Table {
         self.table.get(LLM).and_then(|v| v.as_table()).cloned().unwrap_or_default()
     }

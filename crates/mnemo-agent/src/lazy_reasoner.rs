@@ -12,10 +12,12 @@ use mnemo_contract::registry::{self, ReasonerContext, Section};
 use mnemo_contract::{Candidate, ClientKind, Memory, MemoryId, ModelInfo, Result, Turn};
 use mnemo_contract::{Extraction, Reasoner, Reconciled, Verdict};
 
-/// The `[reasoner]` section, kept to build the reasoner when it is first called.
+/// The `[reasoner]` section (and the shared `[llm]` one), kept to build the reasoner when it
+/// is first called.
 pub(crate) struct LazyReasoner {
     kind: String,
     settings: toml::Table,
+    llm: toml::Table,
     origin: String,
     data_dir: PathBuf,
     config_dir: PathBuf,
@@ -26,11 +28,12 @@ impl LazyReasoner {
     pub(crate) fn new(
         kind: String,
         settings: toml::Table,
+        llm: toml::Table,
         origin: String,
         data_dir: PathBuf,
         config_dir: PathBuf,
     ) -> LazyReasoner {
-        LazyReasoner { kind, settings, origin, data_dir, config_dir, built: OnceLock::new() }
+        LazyReasoner { kind, settings, llm, origin, data_dir, config_dir, built: OnceLock::new() }
     }
 
     /// The reasoner, built now if this is the first call. A failed build is not kept: the next
@@ -45,7 +48,7 @@ impl LazyReasoner {
             data_dir: &self.data_dir,
             config_dir: &self.config_dir,
         };
-        let built = registry::build_reasoner(&self.kind, &ReasonerContext { section })?;
+        let built = registry::build_reasoner(&self.kind, &ReasonerContext { section, llm: Some(&self.llm) })?;
         // Two first calls at once may both build; the first one stored is the one kept.
         Ok(self.built.get_or_init(|| built))
     }
@@ -93,6 +96,7 @@ mod tests {
         let r = LazyReasoner::new(
             "no-such-kind".into(),
             toml::Table::new(),
+            toml::Table::new(),
             "test [reasoner]".into(),
             ".".into(),
             ".".into(),
@@ -106,11 +110,11 @@ mod tests {
     fn llm(client: &str) -> LazyReasoner {
         // Linked for its `llm` reasoner registration.
         use mnemo_llm as _;
-        let settings: toml::Table = toml::from_str(&format!(
-            "[llm]\nclient = \"{client}\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"MNEMO_TEST_KEY_NEVER_SET\""
+        let llm: toml::Table = toml::from_str(&format!(
+            "client = \"{client}\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"MNEMO_TEST_KEY_NEVER_SET\""
         ))
         .unwrap();
-        LazyReasoner::new("llm".into(), settings, "test [reasoner]".into(), ".".into(), ".".into())
+        LazyReasoner::new("llm".into(), toml::Table::new(), llm, "test [reasoner]".into(), ".".into(), ".".into())
     }
 
     #[tokio::test]

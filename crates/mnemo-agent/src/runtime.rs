@@ -6,6 +6,9 @@ use std::sync::Arc;
 use mnemo_contract::registry::{
     self, AssessorContext, EmbedderContext, GrounderContext, IndexContext, ReasonerContext, Section, StoreContext,
 };
+use mnemo_contract::registry::{
+    AssessorFactory, EmbedderFactory, GrounderFactory, IndexFactory, ReasonerFactory, StoreFactory,
+};
 use mnemo_contract::*;
 use mnemo_core::engine::{EngineParts, RecallOptions, RememberReport, SyncReport};
 use mnemo_core::Engine;
@@ -142,28 +145,28 @@ impl Runtime {
             error: e,
         })?;
         let lock = crate::read_only::lock_or_read_only(data_dir, access == Access::Read).await?;
-        // Libraries named in [[plugins]]: their kinds are built by the library, the rest by the
-        // registry of kinds linked into the binary.
-        let dynamic = crate::plugins::load(config)?;
+        // Libraries named in [[plugins]] beside the kinds linked into the binary: every
+        // component below is built through them (`Kinds::build`), whichever provides its kind.
+        let kinds = crate::plugins::load(config)?;
         // Where escalations go: a mistake in [escalation] fails the build before anything else.
         let escalations = crate::escalation::Escalations::build(config, data_dir)?;
+        // The model seam, shared by the components that call a model.
+        let llm = config.llm();
         let (k, s, o) = config.plugin("store")?;
         // Without the lock another process may be writing: the store is only read.
         let s = if lock.is_none() { crate::read_only::store_read_only(&k, &s) } else { s };
-        // Opening a store reads its file (an integrity check included): not on the executor.
-        let store = crate::blocking::blocking(|| {
-            registry::build_store(
+        let store = kinds
+            .build::<StoreFactory>(
                 &k,
                 &StoreContext {
                     section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("store") },
                     clock: clock.clone(),
                 },
             )
-        })?;
-        let (k, s, o) = config.plugin_with_llm("embedder")?;
-        let embedder = match dynamic.embedder(&k, &s, &o, data_dir).await? {
-            Some(e) => e,
-            None => registry::build_embedder(
+            .await?;
+        let (k, s, o) = config.plugin("embedder")?;
+        let embedder = kinds
+            .build::<EmbedderFactory>(
                 &k,
                 &EmbedderContext {
                     section: Section {
@@ -172,62 +175,81 @@ impl Runtime {
                         data_dir,
                         config_dir: &config.section_dir("embedder"),
                     },
+                    llm: Some(&llm),
                 },
-            )?,
-        };
+            )
+            .await?;
         let (index_kind, index_settings, index_origin) = config.plugin("index")?;
         let index_dir = config.section_dir("index");
-        let build_index = |settings: &toml::Table| {
-            crate::blocking::blocking(|| {
-                registry::build_index(
-                    &index_kind,
+        // References, so that each build below borrows them rather than taking them.
+        let (kinds, index_kind, index_origin, index_dir, clock_ref, embedder_ref) =
+            (&kinds, &index_kind, &index_origin, &index_dir, &clock, &embedder);
+        let build_index = |settings: toml::Table| async move {
+            kinds
+                .build::<IndexFactory>(
+                    index_kind,
                     &IndexContext {
-                        section: Section { settings, origin: &index_origin, data_dir, config_dir: &index_dir },
-                        clock: clock.clone(),
-                        embedder: embedder.clone(),
+                        section: Section { settings: &settings, origin: index_origin, data_dir, config_dir: index_dir },
+                        clock: clock_ref.clone(),
+                        embedder: embedder_ref.clone(),
                     },
                 )
-            })
+                .await
         };
-        let in_memory = || build_index(&crate::read_only::index_in_memory(&index_kind, &index_settings));
+        let in_memory = || build_index(crate::read_only::index_in_memory(index_kind, &index_settings));
         // Without the lock (a directory that cannot be written, a writer beside): the index on
         // disk is opened read-only and caught up with the store in memory; when it cannot be
         // used (or for kinds without a read-only form) one is built in memory. So is one whose
         // files cannot be written (a full disk).
         let read_only = lock.is_none();
         let on_disk = if read_only {
-            crate::read_only::index_on_disk(&index_kind, &index_settings)
+            crate::read_only::index_on_disk(index_kind, &index_settings)
         } else {
             Some(index_settings.clone())
         };
-        let index = match on_disk.map(|settings| build_index(&settings)) {
-            Some(Ok(i)) => i,
-            Some(Err(e)) if read_only || crate::read_only::cannot_save(&e) => {
-                tracing::warn!(error = %e, "the index on disk cannot be opened for this command: the index is built in memory");
-                in_memory()?
-            }
-            Some(Err(e)) => return Err(e.into()),
-            None => in_memory()?,
+        let index = match on_disk {
+            Some(settings) => match build_index(settings).await {
+                Ok(i) => i,
+                Err(AgentError::Core(e)) if read_only || crate::read_only::cannot_save(&e) => {
+                    tracing::warn!(error = %e, "the index on disk cannot be opened for this command: the index is built in memory");
+                    in_memory().await?
+                }
+                Err(e) => return Err(e),
+            },
+            None => in_memory().await?,
         };
-        let (k, s, o) = config.plugin_with_llm("reasoner")?;
+        let (k, s, o) = config.plugin("reasoner")?;
         // An unknown kind is refused now either way: deferring a typo helps no one.
         let known = registry::kinds(registry::Role::Reasoner).contains(&k.as_str());
         let reasoner: Arc<dyn Reasoner> = if reasoner == ReasonerBuild::OnFirstCall && known {
             Arc::new(crate::lazy_reasoner::LazyReasoner::new(
                 k,
                 s,
+                llm.clone(),
                 o,
                 data_dir.to_path_buf(),
                 config.section_dir("reasoner"),
             ))
         } else {
-            build_reasoner(config, data_dir)?
+            kinds
+                .build::<ReasonerFactory>(
+                    &k,
+                    &ReasonerContext {
+                        section: Section {
+                            settings: &s,
+                            origin: &o,
+                            data_dir,
+                            config_dir: &config.section_dir("reasoner"),
+                        },
+                        llm: Some(&llm),
+                    },
+                )
+                .await?
         };
         let mut grounders: Vec<Arc<dyn Grounder>> = Vec::new();
         for (k, s, o) in config.grounders()? {
-            let g = match dynamic.grounder(&k, &s, &o, data_dir).await? {
-                Some(g) => g,
-                None => registry::build_grounder(
+            let g = kinds
+                .build::<GrounderFactory>(
                     &k,
                     &GrounderContext {
                         section: Section {
@@ -238,8 +260,8 @@ impl Runtime {
                         },
                         clock: clock.clone(),
                     },
-                )?,
-            };
+                )
+                .await?;
             grounders.push(g);
         }
         grounders.extend(extra_grounders);
@@ -250,9 +272,8 @@ impl Runtime {
             config.declared_sources().into_iter().chain(grounders.iter().map(|g| g.source().to_string())).collect();
         let authority = crate::assess::poison::AuthorityGuard::from_settings(&s, &o, authorities)
             .map_err(|message| AgentError::Config { file: o.clone(), message })?;
-        let assessor = match dynamic.assessor(&k, &s, &o, data_dir).await? {
-            Some(a) => a,
-            None => registry::build_assessor(
+        let assessor = kinds
+            .build::<AssessorFactory>(
                 &k,
                 &AssessorContext {
                     section: Section {
@@ -263,8 +284,8 @@ impl Runtime {
                     },
                     grounders: grounders.clone(),
                 },
-            )?,
-        };
+            )
+            .await?;
         let parts = |index| EngineParts {
             store: store.clone(),
             index,
@@ -280,7 +301,7 @@ impl Runtime {
         // or embedder) but cannot be: a read-only one refuses every write with `ReadOnly`.
         if crate::read_only::index_cannot_be_saved(&startup_sync) {
             tracing::warn!("the index on disk is not current and cannot be written: the index is built in memory");
-            engine = Engine::new(parts(in_memory()?))?;
+            engine = Engine::new(parts(in_memory().await?))?;
             startup_sync = crate::index_embedder::sync(&engine, data_dir, progress).await;
         }
         let startup_sync = startup_sync?;
@@ -642,11 +663,14 @@ impl Runtime {
 /// The reasoner `config` names (`[reasoner]` with `[llm]`), built now: for callers that need
 /// the model seam without a runtime (e.g. `mnemo eval-assessor --plan-with-model`).
 pub fn build_reasoner(config: &Config, data_dir: &Path) -> Result<Arc<dyn Reasoner>, AgentError> {
-    let (k, s, o) = config.plugin_with_llm("reasoner")?;
+    let (k, s, o) = config.plugin("reasoner")?;
+    // A reasoner is only ever linked in (the plugin ABI has no such role): built here without
+    // loading the `[[plugins]]` libraries, for callers that are not async.
     Ok(registry::build_reasoner(
         &k,
         &ReasonerContext {
             section: Section { settings: &s, origin: &o, data_dir, config_dir: &config.section_dir("reasoner") },
+            llm: Some(&config.llm()),
         },
     )?)
 }

@@ -86,20 +86,18 @@ pub fn seam(config: &Config) -> Result<mnemo_llm::seam::Seam> {
     Ok(mnemo_llm::seam::resolve_from_process(settings)?)
 }
 
-/// Build the configured embedder alone (for reports and benchmarks that need no store): from a
-/// `[[plugins]]` library when one provides the kind, else from the kinds linked in.
+/// Build the configured embedder alone (for reports and benchmarks that need no store), as the
+/// runtime builds it: from a `[[plugins]]` library when one provides the kind, else from the
+/// kinds linked in.
 pub async fn embedder(config: &Config) -> Result<Arc<dyn mnemo_contract::Embedder>> {
-    use mnemo_contract::registry::{self, EmbedderContext, Section};
-    let (kind, settings, origin) = config.plugin_with_llm("embedder")?;
+    use mnemo_contract::registry::{EmbedderContext, EmbedderFactory, Section};
+    let (kind, settings, origin) = config.plugin("embedder")?;
     let data_dir = tempfile::tempdir()?;
-    let plugins = mnemo_agent::plugins::load(config)?;
-    if let Some(e) = plugins.embedder(&kind, &settings, &origin, data_dir.path()).await? {
-        return Ok(e);
-    }
+    let kinds = mnemo_agent::plugins::load(config)?;
     let config_dir = config.section_dir("embedder");
+    let llm = config.llm();
     let section = Section { settings: &settings, origin: &origin, data_dir: data_dir.path(), config_dir: &config_dir };
-    let ctx = EmbedderContext { section };
-    Ok(registry::build_embedder(&kind, &ctx)?)
+    Ok(kinds.build::<EmbedderFactory>(&kind, &EmbedderContext { section, llm: Some(&llm) }).await?)
 }
 
 /// Build the runtime over `data_dir`, with a progress bar if the index must catch up; its

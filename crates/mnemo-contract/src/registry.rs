@@ -121,6 +121,8 @@ pub struct StoreContext<'a> {
 pub struct EmbedderContext<'a> {
     /// Its config section.
     pub section: Section<'a>,
+    /// The shared `[llm]` section (see [`ReasonerContext::llm`]).
+    pub llm: Option<&'a toml::Table>,
 }
 
 /// What an index factory gets (built after the embedder).
@@ -137,6 +139,13 @@ pub struct IndexContext<'a> {
 pub struct ReasonerContext<'a> {
     /// Its config section.
     pub section: Section<'a>,
+    /// The shared `[llm]` section, the model seam: configured once for every component that
+    /// calls a model, given beside the component's own section and never merged into it (so a
+    /// component's settings hold only its own keys). The seam's typed settings (mnemo-llm's
+    /// `LlmSettings`, which refuses unknown keys) read it; other kinds ignore it. None: the
+    /// caller has no configuration to give (a component of kind "llm" then refuses to build:
+    /// the model client is never implied).
+    pub llm: Option<&'a toml::Table>,
 }
 
 /// What a grounder factory gets.

@@ -6,23 +6,27 @@ use std::sync::Arc;
 use mnemo_contract::registry::{self, EmbedderContext, ReasonerContext, Role, Section};
 use mnemo_contract::{CoreError, Embedder, Reasoner};
 
-fn with_section<T>(settings: &str, f: impl FnOnce(Section<'_>) -> T) -> T {
+/// `settings` as a component's section; its `[llm]` table, if any, is the shared `[llm]`
+/// section given beside it (as a config file writes both).
+fn with_section<T>(settings: &str, f: impl FnOnce(Section<'_>, Option<&toml::Table>) -> T) -> T {
     mnemo_llm::link();
-    let table: toml::Table = toml::from_str(settings).unwrap();
-    f(Section {
+    let mut table: toml::Table = toml::from_str(settings).unwrap();
+    let llm = table.remove("llm").map(|v| v.as_table().unwrap().clone());
+    let section = Section {
         settings: &table,
         origin: "test.toml [section]",
         data_dir: Path::new("/nonexistent"),
         config_dir: Path::new("/nonexistent"),
-    })
+    };
+    f(section, llm.as_ref())
 }
 
 fn embedder(settings: &str) -> Result<Arc<dyn Embedder>, CoreError> {
-    with_section(settings, |section| registry::build_embedder("fake", &EmbedderContext { section }))
+    with_section(settings, |section, llm| registry::build_embedder("fake", &EmbedderContext { section, llm }))
 }
 
 fn reasoner(settings: &str) -> Result<Arc<dyn Reasoner>, CoreError> {
-    with_section(settings, |section| registry::build_reasoner("llm", &ReasonerContext { section }))
+    with_section(settings, |section, llm| registry::build_reasoner("llm", &ReasonerContext { section, llm }))
 }
 
 fn config_err<T>(r: Result<T, CoreError>) -> String {
@@ -74,6 +78,21 @@ fn the_client_is_never_implied_and_old_keys_say_where_they_went() {
     let e = config_err(reasoner(""));
     assert!(e.contains("[llm]") && e.contains("never implied"), "{e}");
     let e = config_err(reasoner("client = \"fake\""));
+    assert!(e.contains("[llm] section now"), "{e}");
+    // The [llm] section written inside the component's own section is refused the same way.
+    let section = toml::Table::from_iter([("llm".to_string(), toml::Value::Table(toml::Table::new()))]);
+    let e = config_err(registry::build_reasoner(
+        "llm",
+        &ReasonerContext {
+            section: Section {
+                settings: &section,
+                origin: "test.toml [section]",
+                data_dir: Path::new("/nonexistent"),
+                config_dir: Path::new("/nonexistent"),
+            },
+            llm: Some(&toml::Table::new()),
+        },
+    ));
     assert!(e.contains("[llm] section now"), "{e}");
     let e = config_err(reasoner("[llm]\nclient = \"openai\""));
     assert!(e.contains("\"openai\"") && e.contains("fake, live, record, replay"), "{e}");

@@ -17,5 +17,6 @@ mod set;
 pub use adapters::{PluginAssessor, PluginEmbedder, PluginGrounder};
 pub use error::HostError;
 pub use library::{resolve_library_path, LoadedPlugin};
-pub use mnemo_plugin_abi::{KindInfo, Manifest, PluginRole, ABI_VERSION};
+// The ABI's `PluginRole` is not re-exported: callers name roles by the contract's `Role`.
+pub use mnemo_plugin_abi::{KindInfo, Manifest, ABI_VERSION};
 pub use set::PluginSet;

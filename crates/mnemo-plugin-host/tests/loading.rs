@@ -5,8 +5,9 @@ mod support;
 
 use std::path::PathBuf;
 
+use mnemo_contract::registry::Role;
 use mnemo_contract::{CoreError, GrounderErrorKind};
-use mnemo_plugin_host::{HostError, LoadedPlugin, PluginRole, PluginSet};
+use mnemo_plugin_host::{HostError, LoadedPlugin, PluginSet};
 
 const FIXTURES: &[&str] =
     &["plugin-template", "fixture-panicking", "fixture-abi-v2", "fixture-bad-json", "fixture-no-entry"];
@@ -16,7 +17,7 @@ fn lib(name: &str) -> PathBuf {
     support::library(&dir, name)
 }
 
-fn no_static(_: PluginRole, _: &str) -> Option<String> {
+fn no_static(_: Role, _: &str) -> Option<String> {
     None
 }
 
@@ -93,8 +94,7 @@ fn a_kind_already_registered_is_refused() {
     let t = lib("plugin-template");
     let e = PluginSet::load(&[t.clone(), t.clone()], &no_static).unwrap_err();
     assert!(matches!(&e, HostError::KindTaken { kind, .. } if kind == "template"), "{e:?}");
-    let builtin =
-        |r: PluginRole, k: &str| (r == PluginRole::Grounder && k == "template").then(|| "built-in".to_string());
+    let builtin = |r: Role, k: &str| (r == Role::Grounder && k == "template").then(|| "built-in".to_string());
     let e = PluginSet::load(&[t], &builtin).unwrap_err();
     assert!(e.to_string().contains("already registered by built-in"), "{e}");
 }

@@ -92,7 +92,7 @@ fn plugins(cli: &Cli, json: bool) -> Result<ExitCode> {
     for r in registry::all() {
         rows.push((r.role.as_str().to_string(), r.kind.to_string(), "built-in".to_string(), r.about.to_string()));
     }
-    for lib in loaded.plugins() {
+    for lib in loaded.libraries() {
         for k in &lib.manifest().kinds {
             rows.push((k.role.as_str().to_string(), k.kind.clone(), lib.label(), k.about.clone()));
         }

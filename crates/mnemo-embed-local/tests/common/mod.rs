@@ -47,5 +47,5 @@ pub fn build(kind: &str, settings: &str) -> mnemo_contract::Result<Arc<dyn mnemo
         data_dir: data.path(),
         config_dir: data.path(),
     };
-    mnemo_contract::registry::build_embedder(kind, &mnemo_contract::registry::EmbedderContext { section })
+    mnemo_contract::registry::build_embedder(kind, &mnemo_contract::registry::EmbedderContext { section, llm: None })
 }
