@@ -98,7 +98,7 @@ pub enum BenchError {
 }
 
 impl BenchError {
-    /// An [`BenchError::IoAt`] maker, for `map_err`: `.map_err(io_at("reading", &path))`.
+    /// A [`BenchError::IoAt`] for `map_err`, made only on failure: `.map_err(BenchError::io_at("reading", &path))`.
     pub fn io_at<'a>(
         action: &'static str,
         path: &'a std::path::Path,
