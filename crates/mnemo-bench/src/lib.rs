@@ -12,8 +12,13 @@
 //!   leftover temporary files and recall p50 against a rebuilt index.
 //! - [`poisoning`]: memory-poisoning attacks through the write path against benign look-alikes:
 //!   attack success and benign false rejection per family, with and without each defence.
+//! - [`tokens`]: the token cost of the prose demo, replayed from a cassette, per call kind and
+//!   per agent turn.
 //!
 //! Each returns a [`BenchReport`]: `{"provenance": {...}, "rows": [...]}` plus a markdown table.
+//!
+//! [`reliability`] is the harness behind `mnemo reliability` (kill, damage, use and fuzz
+//! trials against a `mnemo` binary): it returns its rows, and the CLI reports them.
 #![deny(missing_docs)]
 
 pub mod answerability;
@@ -23,8 +28,10 @@ pub mod error;
 pub mod locomo;
 pub mod longmemeval;
 pub mod poisoning;
+pub mod reliability;
 pub mod report;
 pub mod scale;
+pub mod tokens;
 pub mod util;
 
 pub use answerability::{answerability, AnswerabilityArgs, GateConfig};
@@ -35,3 +42,4 @@ pub use longmemeval::{longmemeval, LongMemEvalArgs};
 pub use poisoning::{poisoning, PoisoningArgs};
 pub use report::BenchReport;
 pub use scale::{scale, ScaleArgs};
+pub use tokens::TokensArgs;

@@ -459,29 +459,9 @@ pub struct McpArgs {
 /// `mnemo reliability`.
 #[derive(Debug, Args)]
 pub struct ReliabilityArgs {
-    /// SIGKILL trials (cycling remember, a 200-line turn, decay, reindex).
-    #[arg(long, default_value_t = 100)]
-    pub kill: usize,
-    /// Damage trials (cycling index-file and store-file damage).
-    #[arg(long, default_value_t = 40)]
-    pub damage: usize,
-    /// Fuzz executions in all (shared by the parsers).
-    #[arg(long, default_value_t = 1_000_000)]
-    pub fuzz: usize,
-    /// Single-memory `remember` processes into one directory (then: at most 10 index segments,
-    /// no `.tmp` file left, every memory found); 0 skips the churn.
-    #[arg(long, default_value_t = 2_000)]
-    pub churn: usize,
-    /// Reader trials: recall again and again while `reindex` rebuilds the index (each recall
-    /// within 1 s, none building an index of its own); 0 skips them.
-    #[arg(long, default_value_t = 5)]
-    pub readers: usize,
-    /// Memories in the readers' store (a bigger store makes each reindex last longer).
-    #[arg(long, default_value_t = 20_000)]
-    pub reader_memories: usize,
-    /// Seed of every random choice.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Trials and seed.
+    #[command(flatten)]
+    pub trials: mnemo_bench::reliability::TrialArgs,
     /// The mnemo binary under test (default: this one).
     #[arg(long)]
     pub mnemo: Option<PathBuf>,
@@ -581,7 +561,7 @@ pub enum BenchCommand {
     Tokens {
         /// Benchmark settings.
         #[command(flatten)]
-        args: crate::commands::tokens::TokensArgs,
+        args: mnemo_bench::TokensArgs,
         /// Write the JSON report ({"provenance", "rows"}) to FILE; `-` for stdout.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,

@@ -9,8 +9,7 @@ use crate::provenance::run_provenance;
 
 pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
     if let BenchCommand::Tokens { args, json } = cmd {
-        let report = super::tokens::run(cli, args).await?;
-        return emit(&report, json);
+        return emit(&tokens(cli, args).await?, json);
     }
     let config = context::config(cli)?;
     let (report, json) = match cmd {
@@ -119,6 +118,24 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
         regenerate_readme(readme, json)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `mnemo bench tokens`: record the cassette if asked, then replay it. The benchmark picks its
+/// own client (record against the mock, then replay): the configured [llm] client is not used,
+/// so it is not announced.
+async fn tokens(cli: &Cli, args: &mnemo_bench::TokensArgs) -> Result<mnemo_bench::BenchReport> {
+    let config = mnemo_agent::Config::load(&cli.config)?;
+    if !cli.quiet {
+        eprintln!("mnemo: model client: replay (from {}; no network)", args.cassette.display());
+    }
+    let policy = config.policy().clone();
+    if args.record {
+        mnemo_bench::tokens::record(&args.cassette, policy.clone()).await?;
+        eprintln!("recorded {} against the in-process mock", args.cassette.display());
+    }
+    let provenance =
+        |client: &str, model: &str, embedder: &str| run_provenance(client, model, embedder, &config.hash());
+    Ok(mnemo_bench::tokens::replay(args, policy, provenance).await?)
 }
 
 /// Replace README's LoCoMo block with the table of the result file just written (read back

@@ -29,7 +29,6 @@ mod serve;
 mod serve_bench;
 mod stats;
 mod tenant_view;
-pub mod tokens;
 mod verify;
 
 /// The exit status of `recall --exit-code` on ESCALATE.

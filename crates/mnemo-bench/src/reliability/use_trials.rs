@@ -6,12 +6,12 @@
 //!   every memory must be found;
 //! - readers: `recall` while `reindex` rebuilds the index. A reader must never wait for the
 //!   writer's lock nor build an index of its own: each recall answers within [`READER_BOUND`].
-use anyhow::{Context as _, Result};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::world::{files_under, World, T0, T1};
 use super::Row;
+use crate::error::{BenchError, Result};
 
 /// The most segments the index may hold after the churn.
 pub const MAX_SEGMENTS: u64 = 10;
@@ -77,8 +77,9 @@ pub fn churn(exe: &Path, work: &Path, n: usize, config: &[String]) -> Result<Row
 /// Segments of the tantivy index in `tdir`, from its `meta.json`.
 fn segment_count(tdir: &Path) -> Result<u64> {
     let meta = tdir.join("meta.json");
-    let text = std::fs::read_to_string(&meta).with_context(|| format!("reading {}", meta.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", meta.display()))?;
+    let text = std::fs::read_to_string(&meta).map_err(BenchError::io_at("reading", &meta))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|source| BenchError::Json { what: format!("parsing {}", meta.display()), source })?;
     Ok(v["segments"].as_array().map(|a| a.len() as u64).unwrap_or(0))
 }
 
@@ -89,8 +90,7 @@ pub fn readers(exe: &Path, work: &Path, n: usize, memories: usize, config: &[Str
     for start in (0..memories).step_by(250) {
         let lines: Vec<String> =
             (start..memories.min(start + 250)).map(|i| format!("[SEM] Readtok{i} | colour | shade{i}")).collect();
-        let r = w.run(T0, &["remember", &lines.join("\n")])?;
-        anyhow::ensure!(r.ok, "seeding the readers' store failed: {}", r.stderr.trim());
+        w.run(T0, &["remember", &lines.join("\n")])?.expect_ok("seeding the readers' store")?;
     }
     let mut failures = Vec::new();
     let (mut passed, mut overlapped, mut slow, mut failed, mut own_index) = (0u64, 0u64, 0u64, 0u64, 0u64);
@@ -101,19 +101,19 @@ pub fn readers(exe: &Path, work: &Path, n: usize, memories: usize, config: &[Str
         // The same recall with no writer running, for comparison.
         for _ in 0..3 {
             let started = Instant::now();
-            let r = w.run_logged(T1, &["recall", &probe, "--mode", "lexical", "--raw", "--json"])?;
-            anyhow::ensure!(r.ok, "a recall with no writer failed: {}", r.stderr.trim());
+            w.run_logged(T1, &["recall", &probe, "--mode", "lexical", "--raw", "--json"])?
+                .expect_ok("a recall with no writer")?;
             alone_ms.push(started.elapsed().as_secs_f64() * 1e3);
         }
         let mut reindex = w.spawn(T1, &["reindex"])?;
         let mut ok = true;
         loop {
-            let running = reindex.try_wait()?.is_none();
+            let running = reindex.try_wait().map_err(BenchError::io_at("waiting for", exe))?.is_none();
             let started = Instant::now();
             let r = w.run_logged(T1, &["recall", &probe, "--mode", "lexical", "--raw", "--json"])?;
             let took = started.elapsed();
             // Only a recall that began and ended while the reindex ran counts as beside it.
-            let beside = running && reindex.try_wait()?.is_none();
+            let beside = running && reindex.try_wait().map_err(BenchError::io_at("waiting for", exe))?.is_none();
             if !beside {
                 break;
             }
@@ -143,7 +143,7 @@ pub fn readers(exe: &Path, work: &Path, n: usize, memories: usize, config: &[Str
                 }
             }
         }
-        let status = reindex.wait()?;
+        let status = reindex.wait().map_err(BenchError::io_at("waiting for", exe))?;
         if !status.success() {
             ok = false;
             failures.push(format!("trial {trial}: reindex failed ({status})"));

@@ -1,9 +1,9 @@
 //! Damage trials: break one file of a data directory, then use it.
-use anyhow::Result;
 use std::path::Path;
 
 use super::world::{copy_dir, files_under, missing, seed_turn, World, T0, T1};
-use super::{config_args, Rng, Row};
+use super::{Rng, Row};
+use crate::error::{BenchError, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Damage {
@@ -88,20 +88,22 @@ struct Tally {
     failures: Vec<String>,
 }
 
-/// `n` trials, cycling through the kinds of damage.
-pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, config: &[std::path::PathBuf]) -> Result<Vec<Row>> {
-    let cfg = config_args(config);
+/// `n` trials, cycling through the kinds of damage; every command is given the arguments `cfg`.
+pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, cfg: &[String]) -> Result<Vec<Row>> {
     // Template: seeds, a backup of the store, then a later memory the backup lacks.
-    let template = World { exe: exe.to_path_buf(), dir: work.join("damage-template"), config: cfg.clone() };
+    let template = World { exe: exe.to_path_buf(), dir: work.join("damage-template"), config: cfg.to_vec() };
     let (seed, seed_tokens) = seed_turn(10);
-    anyhow::ensure!(template.run(T0, &["remember", &seed])?.ok, "seeding the damage template failed");
-    std::fs::copy(template.dir.join("mnemo.db"), work.join("damage-backup.db"))?;
-    anyhow::ensure!(template.run(T0, &["remember", "[SEM] Latertok | colour | late"])?.ok, "seeding failed");
+    template.run(T0, &["remember", &seed])?.expect_ok("seeding the damage template")?;
+    let db = template.dir.join("mnemo.db");
+    std::fs::copy(&db, work.join("damage-backup.db")).map_err(BenchError::io_at("backing up", &db))?;
+    template
+        .run(T0, &["remember", "[SEM] Latertok | colour | late"])?
+        .expect_ok("writing the damage template's memory its backup lacks")?;
     let mut tallies: Vec<Tally> = KINDS.iter().map(|_| Tally::default()).collect();
     for trial in 0..n {
         let k = trial % KINDS.len();
         let kind = KINDS[k];
-        let w = World { exe: exe.to_path_buf(), dir: work.join(format!("damage-{trial}")), config: cfg.clone() };
+        let w = World { exe: exe.to_path_buf(), dir: work.join(format!("damage-{trial}")), config: cfg.to_vec() };
         copy_dir(&template.dir, &w.dir)?;
         let what = apply(&w, kind, rng, &work.join("damage-backup.db"))?;
         let t = &mut tallies[k];
@@ -154,52 +156,52 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
     Ok(match kind {
         Damage::RemoveIndexFile => {
             let Some(f) = pick(rng) else { return Ok("no index file".into()) };
-            std::fs::remove_file(&f)?;
+            std::fs::remove_file(&f).map_err(BenchError::io_at("removing", &f))?;
             format!("removed {}", f.display())
         }
         Damage::GarbleIndexFile => {
             let Some(f) = pick(rng) else { return Ok("no index file".into()) };
-            let mut bytes = std::fs::read(&f)?;
+            let mut bytes = read(&f)?;
             let at = rng.below(bytes.len().max(1));
             let n = 1 + rng.below(16);
             for b in bytes.iter_mut().skip(at).take(n) {
                 *b ^= (rng.next_u64() as u8) | 1;
             }
-            std::fs::write(&f, &bytes)?;
+            write(&f, &bytes)?;
             format!("garbled {n} bytes at {at} of {}", f.display())
         }
         Damage::CutIndexFile => {
             let Some(f) = pick(rng) else { return Ok("no index file".into()) };
-            let len = std::fs::metadata(&f)?.len();
+            let len = std::fs::metadata(&f).map_err(BenchError::io_at("reading the size of", &f))?.len();
             let to = rng.below(len as usize) as u64;
-            std::fs::OpenOptions::new().write(true).open(&f)?.set_len(to)?;
+            cut(&f, to)?;
             format!("cut {} from {len} to {to} bytes", f.display())
         }
         Damage::GarbleIndexMeta => {
             let f = w.dir.join("index").join("tantivy").join("meta.json");
-            let mut bytes = std::fs::read(&f)?;
+            let mut bytes = read(&f)?;
             let at = rng.below(bytes.len().max(1));
             if let Some(b) = bytes.get_mut(at) {
                 *b = b'#';
             }
-            std::fs::write(&f, &bytes)?;
+            write(&f, &bytes)?;
             format!("garbled meta.json at {at}")
         }
         Damage::EmptyStore => {
-            std::fs::write(&db, b"")?;
+            write(&db, b"")?;
             "emptied mnemo.db".into()
         }
         Damage::CutStore => {
-            let len = std::fs::metadata(&db)?.len();
+            let len = std::fs::metadata(&db).map_err(BenchError::io_at("reading the size of", &db))?.len();
             let to = 1 + rng.below(len as usize - 1) as u64;
-            std::fs::OpenOptions::new().write(true).open(&db)?.set_len(to)?;
+            cut(&db, to)?;
             format!("cut mnemo.db from {len} to {to} bytes")
         }
         Damage::RestoreOlderBackup => {
             for s in ["-wal", "-shm"] {
                 let _ = std::fs::remove_file(w.dir.join(format!("mnemo.db{s}")));
             }
-            std::fs::copy(backup, &db)?;
+            std::fs::copy(backup, &db).map_err(BenchError::io_at("restoring", backup))?;
             "restored an older backup of mnemo.db".into()
         }
         Damage::RemoveStore => {
@@ -213,9 +215,9 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
             // One of the last cell's 8 id bytes (the page's last bytes), one bit of it.
             let from_end = 1 + rng.below(8);
             let bit = 1u8 << rng.below(8);
-            let mut bytes = std::fs::read(&db)?;
+            let mut bytes = read(&db)?;
             bytes[at - from_end] ^= bit;
-            std::fs::write(&db, &bytes)?;
+            write(&db, &bytes)?;
             format!("flipped bit {bit:#04x} of byte {} (page {page} of memories_rev) of mnemo.db", at - from_end)
         }
         Damage::FlipVectorLog => {
@@ -226,7 +228,7 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
             let Some(f) = logs.into_iter().max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)) else {
                 return Ok("no vector log".into());
             };
-            let mut bytes = std::fs::read(&f)?;
+            let mut bytes = read(&f)?;
             let len = bytes.len();
             if len == 0 {
                 return Ok(format!("{} is empty", f.display()));
@@ -235,44 +237,68 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
             for i in at {
                 bytes[i] ^= 0x40;
             }
-            std::fs::write(&f, &bytes)?;
+            write(&f, &bytes)?;
             format!("flipped bytes {at:?} (XOR 0x40) of {}", f.display())
         }
         Damage::IndexPathIsFile => {
             let index = w.dir.join("index");
-            std::fs::remove_dir_all(&index)?;
-            std::fs::write(&index, b"x\n")?;
+            std::fs::remove_dir_all(&index).map_err(BenchError::io_at("removing", &index))?;
+            write(&index, b"x\n")?;
             "replaced the index directory by a regular file".into()
         }
     })
 }
 
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(BenchError::io_at("reading", path))
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes).map_err(BenchError::io_at("writing", path))
+}
+
+/// Truncate `path` to `to` bytes.
+fn cut(path: &Path, to: u64) -> Result<()> {
+    let file = std::fs::OpenOptions::new().write(true).open(path).map_err(BenchError::io_at("opening", path))?;
+    file.set_len(to).map_err(BenchError::io_at("cutting", path))
+}
+
 /// The first leaf page of the b-tree `name` in the (cleanly closed) store at `db`: its number
 /// and the file offset just past its end.
 fn index_leaf(db: &Path, name: &str) -> Result<(usize, usize)> {
-    let raw = rusqlite::Connection::open(db)?;
-    let root: i64 = raw.query_row("SELECT rootpage FROM sqlite_schema WHERE name = ?1", [name], |r| r.get(0))?;
-    let page_size: i64 = raw.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    let sqlite = |source| BenchError::Sqlite { action: "reading the schema of", path: db.to_path_buf(), source };
+    let raw = rusqlite::Connection::open(db).map_err(sqlite)?;
+    let root: i64 =
+        raw.query_row("SELECT rootpage FROM sqlite_schema WHERE name = ?1", [name], |r| r.get(0)).map_err(sqlite)?;
+    let page_size: i64 = raw.query_row("PRAGMA page_size", [], |r| r.get(0)).map_err(sqlite)?;
     drop(raw);
-    let (page_size, bytes) = (page_size as usize, std::fs::read(db)?);
+    let (page_size, bytes) = (page_size as usize, read(db)?);
     let mut page = root as usize;
     loop {
         let at = (page - 1) * page_size;
-        anyhow::ensure!(page >= 1 && at + page_size <= bytes.len(), "page {page} of {name} is outside the file");
+        if page < 1 || at + page_size > bytes.len() {
+            return Err(BenchError::Check(format!("page {page} of {name} is outside the file")));
+        }
         match bytes[at] {
             0x0a => return Ok((page, at + page_size)),
             // Interior index page: its right-most child.
             0x02 => page = u32::from_be_bytes([bytes[at + 8], bytes[at + 9], bytes[at + 10], bytes[at + 11]]) as usize,
-            other => anyhow::bail!("page {page} of {name} is of type {other:#x}, not an index page"),
+            other => {
+                return Err(BenchError::Check(format!(
+                    "page {page} of {name} is of type {other:#x}, not an index page"
+                )))
+            }
         }
     }
 }
 
 /// SQLite's `integrity_check` of the store, from a plain connection ("ok" when sound).
 fn integrity(db: &Path) -> Result<String> {
-    let raw = rusqlite::Connection::open(db)?;
-    let mut stmt = raw.prepare("PRAGMA integrity_check")?;
-    let lines: Vec<String> = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<_, _>>()?;
+    let sqlite = |source| BenchError::Sqlite { action: "checking the integrity of", path: db.to_path_buf(), source };
+    let raw = rusqlite::Connection::open(db).map_err(sqlite)?;
+    let mut stmt = raw.prepare("PRAGMA integrity_check").map_err(sqlite)?;
+    let lines: Vec<String> =
+        stmt.query_map([], |r| r.get::<_, String>(0)).map_err(sqlite)?.collect::<Result<_, _>>().map_err(sqlite)?;
     Ok(lines.join("; "))
 }
 

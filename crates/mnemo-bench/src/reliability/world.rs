@@ -1,10 +1,11 @@
 //! A data directory driven through the `mnemo` binary, and the checks the trials share.
-use anyhow::{Context as _, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 use mnemo_contract::{Namespace, Store};
 use mnemo_store::sqlite::SqliteStore;
+
+use crate::error::{BenchError, Result};
 
 /// The time of every write before the sweep (simulated, so runs repeat).
 pub const T0: &str = "2026-01-01T09:00:00Z";
@@ -15,16 +16,37 @@ pub const NS: &str = "reliability";
 
 /// One data directory and the binary that drives it.
 pub struct World {
+    /// The binary under test.
     pub exe: PathBuf,
+    /// The data directory.
     pub dir: PathBuf,
+    /// `--config FILE` arguments for every command.
     pub config: Vec<String>,
 }
 
 /// What a finished command said.
 pub struct Ran {
+    /// It exited 0.
     pub ok: bool,
+    /// Its stdout.
     pub stdout: String,
+    /// Its stderr.
     pub stderr: String,
+}
+
+impl Ran {
+    /// Ok when the command succeeded, else the harness error naming `what` it was for.
+    pub fn expect_ok(self, what: &str) -> Result<Ran> {
+        if self.ok {
+            Ok(self)
+        } else {
+            let stderr = match self.stderr.trim() {
+                "" => "(nothing on stderr)",
+                said => said,
+            };
+            Err(BenchError::Child { what: what.to_string(), stderr: stderr.to_string() })
+        }
+    }
 }
 
 impl World {
@@ -44,7 +66,7 @@ impl World {
 
     /// Run a command to completion.
     pub fn run(&self, at: &str, args: &[&str]) -> Result<Ran> {
-        let o: Output = self.command(at, args).output().context("running mnemo")?;
+        let o: Output = self.command(at, args).output().map_err(BenchError::io_at("running", &self.exe))?;
         Ok(Ran {
             ok: o.status.success(),
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -54,7 +76,8 @@ impl World {
 
     /// `run` with warnings logged on stderr whatever `RUST_LOG` says (what a trial checks for).
     pub fn run_logged(&self, at: &str, args: &[&str]) -> Result<Ran> {
-        let o: Output = self.command(at, args).env("RUST_LOG", "warn").output().context("running mnemo")?;
+        let o: Output =
+            self.command(at, args).env("RUST_LOG", "warn").output().map_err(BenchError::io_at("running", &self.exe))?;
         Ok(Ran {
             ok: o.status.success(),
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -64,7 +87,11 @@ impl World {
 
     /// Start a command (output discarded).
     pub fn spawn(&self, at: &str, args: &[&str]) -> Result<Child> {
-        self.command(at, args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().context("starting mnemo")
+        self.command(at, args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(BenchError::io_at("starting", &self.exe))
     }
 
     /// Contents of the lexical recall of `query` (None when the command failed).
@@ -74,7 +101,8 @@ impl World {
         if !r.ok {
             return Ok(None);
         }
-        let v: serde_json::Value = serde_json::from_str(&r.stdout).context("recall --json output")?;
+        let v: serde_json::Value = serde_json::from_str(&r.stdout)
+            .map_err(|source| BenchError::Json { what: "recall --json output".into(), source })?;
         Ok(Some(
             v["items"]
                 .as_array()
@@ -96,14 +124,14 @@ impl World {
 
 /// Copy a directory tree.
 pub fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to)?;
-    for e in std::fs::read_dir(from)? {
-        let e = e?;
-        let target = to.join(e.file_name());
-        if e.file_type()?.is_dir() {
-            copy_dir(&e.path(), &target)?;
+    std::fs::create_dir_all(to).map_err(BenchError::io_at("creating", to))?;
+    for e in std::fs::read_dir(from).map_err(BenchError::io_at("listing", from))? {
+        let e = e.map_err(BenchError::io_at("listing", from))?;
+        let (source, target) = (e.path(), to.join(e.file_name()));
+        if e.file_type().map_err(BenchError::io_at("reading the type of", &source))?.is_dir() {
+            copy_dir(&source, &target)?;
         } else {
-            std::fs::copy(e.path(), &target)?;
+            std::fs::copy(&source, &target).map_err(BenchError::io_at("copying", &source))?;
         }
     }
     Ok(())

@@ -1,10 +1,10 @@
 //! Kill trials: SIGKILL a command at a random moment, then check the directory.
-use anyhow::Result;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::world::{copy_dir, missing, seed_turn, World, T0, T1};
-use super::{config_args, Rng, Row};
+use super::world::{copy_dir, missing, seed_turn, Ran, World, T0, T1};
+use super::{Rng, Row};
+use crate::error::{BenchError, Result};
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -60,34 +60,31 @@ struct Tally {
     failures: Vec<String>,
 }
 
-/// `n` trials, cycling through the operations.
-pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, config: &[std::path::PathBuf]) -> Result<Vec<Row>> {
-    let cfg = config_args(config);
+/// `n` trials, cycling through the operations; every command is given the arguments `cfg`.
+pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, cfg: &[String]) -> Result<Vec<Row>> {
     // The template every trial starts from: 10 semantic + 10 episodic memories.
-    let template = World { exe: exe.to_path_buf(), dir: work.join("kill-template"), config: cfg.clone() };
+    let template = World { exe: exe.to_path_buf(), dir: work.join("kill-template"), config: cfg.to_vec() };
     let (seed, seed_tokens) = seed_turn(10);
-    let r = template.run(T0, &["remember", &seed])?;
-    anyhow::ensure!(r.ok, "seeding the kill template failed: {}", r.stderr);
+    template.run(T0, &["remember", &seed])?.expect_ok("seeding the kill template")?;
     // How long each operation takes when not killed: kills land within that window.
     let mut window = Vec::new();
     for op in OPS {
         let w = World {
             exe: exe.to_path_buf(),
             dir: work.join(format!("kill-calibrate-{}", op.name())),
-            config: cfg.clone(),
+            config: cfg.to_vec(),
         };
         copy_dir(&template.dir, &w.dir)?;
         let (text, _, args) = op.command(usize::MAX);
         let started = Instant::now();
-        let r = run_op(&w, op, &text, &args)?;
-        anyhow::ensure!(r, "calibration run of {} failed", op.name());
+        run_op(&w, op, &text, &args)?.expect_ok(&format!("calibration run of {}", op.name()))?;
         window.push(started.elapsed());
     }
     let mut tallies: Vec<Tally> = OPS.iter().map(|_| Tally::default()).collect();
     for trial in 0..n {
         let k = trial % OPS.len();
         let op = OPS[k];
-        let w = World { exe: exe.to_path_buf(), dir: work.join(format!("kill-{trial}")), config: cfg.clone() };
+        let w = World { exe: exe.to_path_buf(), dir: work.join(format!("kill-{trial}")), config: cfg.to_vec() };
         copy_dir(&template.dir, &w.dir)?;
         let (text, tokens, args) = op.command(trial);
         let at = if matches!(op, Op::Decay) { T1 } else { T0 };
@@ -98,11 +95,11 @@ pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, config: &[std
         let mut child = w.spawn(at, &argv)?;
         let limit = window[k].as_millis().max(1) as usize * 12 / 10;
         std::thread::sleep(Duration::from_millis(rng.below(limit) as u64));
-        let acknowledged = match child.try_wait()? {
+        let acknowledged = match child.try_wait().map_err(BenchError::io_at("waiting for", exe))? {
             Some(status) => status.success(),
             None => {
-                child.kill()?;
-                child.wait()?;
+                child.kill().map_err(BenchError::io_at("killing", exe))?;
+                child.wait().map_err(BenchError::io_at("waiting for", exe))?;
                 false
             }
         };
@@ -149,13 +146,13 @@ pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, config: &[std
         .collect())
 }
 
-fn run_op(w: &World, op: Op, text: &str, args: &[String]) -> Result<bool> {
+fn run_op(w: &World, op: Op, text: &str, args: &[String]) -> Result<Ran> {
     let at = if matches!(op, Op::Decay) { T1 } else { T0 };
     let mut argv: Vec<&str> = args.iter().map(String::as_str).collect();
     if !text.is_empty() {
         argv.push(text);
     }
-    Ok(w.run(at, &argv)?.ok)
+    w.run(at, &argv)
 }
 
 /// The checks after a kill; returns what failed.
