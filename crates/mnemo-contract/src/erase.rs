@@ -223,6 +223,32 @@ pub struct ErasedRow {
     pub after: Hash,
 }
 
+impl ErasedRow {
+    /// The rows of one erasure as a SQL store lists them in one column: `kind:id:before:after`
+    /// (hashes in hex), comma-separated, in any order; sorted by (entry, id). A part no write
+    /// produced reads as a row that hashes differently (an unknown kind as an erasure, a bad id
+    /// as `i64::MIN`, a bad hash as all `ff`), so the chain check catches it rather than
+    /// skipping it.
+    pub fn parse_listed(listed: &str) -> Vec<ErasedRow> {
+        let mut rows: Vec<ErasedRow> = listed
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(|part| {
+                let f: Vec<&str> = part.split(':').collect();
+                let hash = |i: usize| f.get(i).and_then(|h| chain::parse_hex(h)).unwrap_or([0xff; 32]);
+                ErasedRow {
+                    entry: f.first().and_then(|k| EntryKind::parse(k)).unwrap_or(EntryKind::Erasure),
+                    id: f.get(1).and_then(|n| n.parse().ok()).unwrap_or(i64::MIN),
+                    before: hash(2),
+                    after: hash(3),
+                }
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.entry, r.id));
+        rows
+    }
+}
+
 /// The content-free record an erasure leaves (an entry of the namespace's history chain).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErasureRecord {
@@ -327,6 +353,21 @@ fn find_word(hay: &str, needle: &str, from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listed_rows_are_parsed_sorted_and_a_garbled_part_never_vanishes() {
+        let a = "11".repeat(32);
+        let b = "22".repeat(32);
+        let rows = ErasedRow::parse_listed(&format!("turn:3:{a}:{b},event:7:{a}:{b},,bogus:x:zz"));
+        assert_eq!(rows.len(), 3, "the empty part is skipped, the garbled one kept");
+        assert_eq!((rows[0].entry, rows[0].id), (EntryKind::Event, 7));
+        assert_eq!(
+            (rows[1].entry, rows[1].id, rows[1].before, rows[1].after),
+            (EntryKind::Turn, 3, [0x11; 32], [0x22; 32])
+        );
+        assert_eq!((rows[2].entry, rows[2].id, rows[2].before), (EntryKind::Erasure, i64::MIN, [0xff; 32]));
+        assert!(ErasedRow::parse_listed("").is_empty());
+    }
 
     #[test]
     fn redaction_cuts_every_occurrence_whatever_its_case_and_leaves_the_rest() {

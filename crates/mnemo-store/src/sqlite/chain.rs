@@ -237,18 +237,7 @@ pub(crate) fn erasure_at(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<Er
     let ids = |i: usize| -> rusqlite::Result<Vec<i64>> {
         Ok(serde_json::from_str::<Vec<i64>>(&text(row, i)?.unwrap_or_default()).unwrap_or_else(|_| vec![i64::MIN]))
     };
-    let mut rows = Vec::new();
-    for part in text(row, at + 9)?.unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
-        let f: Vec<&str> = part.split(':').collect();
-        let hash = |i: usize| f.get(i).and_then(|h| chain::parse_hex(h)).unwrap_or([0xff; 32]);
-        rows.push(ErasedRow {
-            entry: f.first().and_then(|k| EntryKind::parse(k)).unwrap_or(EntryKind::Erasure),
-            id: f.get(1).and_then(|n| n.parse().ok()).unwrap_or(i64::MIN),
-            before: hash(2),
-            after: hash(3),
-        });
-    }
-    rows.sort_by_key(|r| (r.entry, r.id));
+    let rows = ErasedRow::parse_listed(&text(row, at + 9)?.unwrap_or_default());
     Ok(Some(ErasureRecord {
         id,
         namespace: text(row, at + 1)?.unwrap_or_default(),
