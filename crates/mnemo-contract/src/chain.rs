@@ -140,6 +140,21 @@ pub struct TurnContent {
     pub erased: Option<ErasedMark>,
 }
 
+impl TurnContent {
+    /// What a new turn chains as, once the store has given it `id`.
+    pub fn of(t: &crate::model::NewTurn, id: i64) -> TurnContent {
+        TurnContent {
+            namespace: t.namespace.as_str().to_string(),
+            id,
+            source: t.source.clone(),
+            at: t.at.0,
+            text: t.text.clone(),
+            external_id: t.external_id.clone(),
+            erased: None,
+        }
+    }
+}
+
 /// What the erasure(s) of a row list for it: the row's content hash before the first and after
 /// the last (an erased row no longer hashes to what was chained; it is checked against these,
 /// which its erasure entries commit to).

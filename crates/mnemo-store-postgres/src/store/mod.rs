@@ -135,15 +135,7 @@ impl Store for PostgresStore {
                 .ok_or_else(|| CoreError::store_message(StoreErrorKind::Other, "INSERT INTO turns returned no id"))?
                 .try_get(0)
                 .db("turn id")?;
-            let content = mnemo_contract::chain::Content::Turn(mnemo_contract::chain::TurnContent {
-                namespace: t.namespace.as_str().to_string(),
-                id,
-                source: t.source.clone(),
-                at: t.at.0,
-                text: t.text.clone(),
-                external_id: t.external_id.clone(),
-                erased: None,
-            });
+            let content = mnemo_contract::chain::Content::Turn(mnemo_contract::chain::TurnContent::of(&t, id));
             chain::append(&tx, &t.namespace, &[content]).await?;
             Turn {
                 id: TurnId(id),

@@ -60,15 +60,7 @@ pub(crate) fn record_turns(conn: &mut Connection, turns: Vec<NewTurn>) -> Result
         for t in turns {
             let id = ids::next(&tx, &t.namespace, Table::Turns)?;
             stmt.execute(params![id, t.namespace.as_str(), t.source, t.at.0, t.text, t.external_id]).db()?;
-            let content = Content::Turn(TurnContent {
-                namespace: t.namespace.as_str().to_string(),
-                id,
-                source: t.source.clone(),
-                at: t.at.0,
-                text: t.text.clone(),
-                external_id: t.external_id.clone(),
-                erased: None,
-            });
+            let content = Content::Turn(TurnContent::of(&t, id));
             chains.append(&tx, t.namespace.as_str(), &content)?;
             recorded.push(Turn {
                 id: TurnId(id),
