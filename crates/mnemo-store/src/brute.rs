@@ -10,8 +10,9 @@ use mnemo_contract::registry::IndexContext;
 use mnemo_contract::text::words;
 use mnemo_contract::{CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchQuery};
 
-use crate::fusion::{search_by_mode, sort_hits, FusionSettings};
+use crate::fusion::search_by_mode;
 use crate::vector::{FlatVectors, VectorIndex};
+use mnemo_contract::fusion::{sort_hits, FusionSettings};
 
 /// BM25 constants (the usual ones, as in tantivy and Lucene).
 const K1: f32 = 1.2;

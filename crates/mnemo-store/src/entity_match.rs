@@ -13,7 +13,7 @@ use std::collections::HashSet;
 
 use mnemo_contract::{CoreError, Hit, MemoryId, Result};
 
-use crate::fusion::sort_hits;
+use mnemo_contract::fusion::sort_hits;
 
 /// Entity phrases of up to this many words are matched (longer ones never match).
 pub const MAX_ENTITY_WORDS: usize = 4;

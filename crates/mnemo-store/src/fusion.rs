@@ -1,13 +1,13 @@
 //! Running a search by its mode over an index's two signals, lexical and dense; the fusion
 //! arithmetic itself (settings, weighted reciprocal rank, convex mix, depth, hit order) is the
-//! contract's, [`mnemo_contract::fusion`], re-exported here.
+//! contract's, [`mnemo_contract::fusion`].
 use std::sync::Mutex;
 
 use mnemo_contract::{CoreError, Hit, IndexErrorKind, MemoryId, Result, SearchMode, SearchQuery};
 
 use crate::vector::VectorIndex;
 
-pub use mnemo_contract::fusion::{convex, fusion_depth, rrf, sort_hits, FusionMethod, FusionSettings};
+use mnemo_contract::fusion::{convex, fusion_depth, rrf, FusionMethod, FusionSettings};
 
 /// Run `q` by its mode over the two signals — the same rule for every index: lexical only,
 /// dense only (a query embedding is required), or both fused by weighted RRF at

@@ -1,7 +1,7 @@
 //! The fusion the configuration asks for, as the bench's defaults: `mnemo --config
 //! config/experiments/local-embedder.toml bench locomo` measures the index that config would
 //! build (its `[index]` fusion keys), and a command-line flag still overrides each key.
-use mnemo_store::fusion::FusionSettings;
+use mnemo_contract::fusion::FusionSettings;
 
 use super::LocomoArgs;
 use crate::error::{BenchError, Result};
@@ -75,7 +75,7 @@ impl LocomoArgs {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use mnemo_store::fusion::FusionMethod;
+    use mnemo_contract::fusion::FusionMethod;
 
     fn table(s: &str) -> toml::Table {
         toml::from_str(s).unwrap()

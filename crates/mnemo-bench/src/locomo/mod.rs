@@ -21,11 +21,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mnemo_contract::fusion::{FusionMethod, FusionSettings};
 use mnemo_contract::registry::{self, IndexContext, Section};
 use mnemo_contract::{Embedder, Index, MemoryId, Namespace, SearchMode, SearchQuery, SimClock, TokenCounter};
 use mnemo_core::engine::RecallOptions;
 use mnemo_report::RunProvenance;
-use mnemo_store::fusion::{FusionMethod, FusionSettings};
 use mnemo_store::tantivy_index::TantivySettings;
 use serde_json::json;
 
@@ -402,7 +402,7 @@ pub async fn locomo(
             let qvec = embedder.embed(std::slice::from_ref(&query)).await?.into_iter().next();
             query_embed.extend(timed.take().into_iter().map(|(_, d)| d));
             if let Some(d) = dump.as_mut() {
-                let depth = mnemo_store::fusion::fusion_depth(args.candidates());
+                let depth = mnemo_contract::fusion::fusion_depth(args.candidates());
                 let search = |mode: SearchMode| SearchQuery {
                     namespace: ns.clone(),
                     text: query.clone(),

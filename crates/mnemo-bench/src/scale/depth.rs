@@ -5,8 +5,8 @@
 //! depth is only worth taking if this overlap is ~1.
 use std::sync::Arc;
 
+use mnemo_contract::fusion::{rrf, FusionSettings};
 use mnemo_contract::{Index, MemoryId, SearchMode, SearchQuery};
-use mnemo_store::fusion::{rrf, FusionSettings};
 
 use super::synth::Corpus;
 use super::{ns_of, ScaleArgs};

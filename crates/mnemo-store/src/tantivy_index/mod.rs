@@ -56,8 +56,8 @@ use mnemo_contract::{
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{IndexReader, IndexWriter, TantivyDocument};
 
-use crate::fusion::FusionSettings;
 use crate::vector::AnnVectors;
+use mnemo_contract::fusion::FusionSettings;
 use overlay::Overlay;
 use schema::Fields;
 pub use settings::TantivySettings;

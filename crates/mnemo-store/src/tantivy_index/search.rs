@@ -13,7 +13,8 @@ use super::overlay::{self, Stats};
 use super::schema::{self, Fields};
 use super::write::adopt_training;
 use super::{entities, stale_err, terr, Inner, TantivyIndex};
-use crate::fusion::{search_by_mode, sort_hits};
+use crate::fusion::search_by_mode;
+use mnemo_contract::fusion::sort_hits;
 
 impl TantivyIndex {
     /// `Index::search`: the hits of `q`, lexical and dense fused, best first.

@@ -3,8 +3,8 @@ use serde::{Deserialize, Serialize};
 
 use mnemo_contract::{CoreError, Result};
 
-use crate::fusion::{FusionMethod, FusionSettings};
 use crate::vector::{AnnKind, AnnSettings};
+use mnemo_contract::fusion::{FusionMethod, FusionSettings};
 
 /// Settings of the tantivy index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
