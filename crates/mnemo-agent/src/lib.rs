@@ -17,7 +17,6 @@ pub mod door;
 pub mod env;
 pub mod error;
 pub mod escalation;
-mod index_embedder;
 pub mod json_view;
 mod lazy_reasoner;
 pub mod lock;

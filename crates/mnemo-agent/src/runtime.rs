@@ -296,15 +296,21 @@ impl Runtime {
             policy: config.policy().clone(),
         };
         let mut engine = Engine::new(parts(index))?;
-        let mut startup_sync = crate::index_embedder::sync(&engine, data_dir, progress).await;
+        // The engine's sync rebuilds the index from the store when its stamp names another
+        // embedder (or none, for an index that holds anything): which embedder made the
+        // vectors is kept in the index itself, where every process sharing it can read it.
+        let mut startup_sync: Result<SyncReport, AgentError> = engine.sync_index(progress).await.map_err(Into::into);
         // An index that had to be written to catch up (behind the store, stale, of another store
         // or embedder) but cannot be: a read-only one refuses every write with `ReadOnly`.
         if crate::read_only::index_cannot_be_saved(&startup_sync) {
             tracing::warn!("the index on disk is not current and cannot be written: the index is built in memory");
             engine = Engine::new(parts(in_memory().await?))?;
-            startup_sync = crate::index_embedder::sync(&engine, data_dir, progress).await;
+            startup_sync = engine.sync_index(progress).await.map_err(Into::into);
         }
         let startup_sync = startup_sync?;
+        if lock.is_some() {
+            forget_legacy_embedder_record(data_dir);
+        }
         let ledger = crate::unextracted::Ledger::new(data_dir);
         Ok(Runtime {
             engine: Arc::new(engine),
@@ -710,5 +716,24 @@ pub(crate) fn action_text(task: &Task, a: &Assessment) -> String {
             a.trust,
             a.threshold
         ),
+    }
+}
+
+/// The record of the index's embedder that versions before the index stamp named it kept in
+/// the data directory (`model id` TAB `dims`). It is never read: the index's own stamp says.
+const LEGACY_EMBEDDER_RECORD: &str = "index-embedder";
+
+/// Remove a leftover [`LEGACY_EMBEDDER_RECORD`] (by a writer, which holds the lock): an older
+/// version reopening the directory would trust it, and it may name an embedder the index no
+/// longer holds; without it that version rebuilds its index once, which is safe. Failing to
+/// remove it is no error (a read-only place, a full disk): it is only logged.
+fn forget_legacy_embedder_record(data_dir: &Path) {
+    let path = data_dir.join(LEGACY_EMBEDDER_RECORD);
+    match std::fs::remove_file(&path) {
+        Ok(()) => tracing::debug!(file = %path.display(), "a leftover embedder record of an older version was removed"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => {
+            tracing::debug!(file = %path.display(), %error, "a leftover embedder record could not be removed")
+        }
     }
 }

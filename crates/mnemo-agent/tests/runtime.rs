@@ -324,3 +324,35 @@ async fn the_agent_view_gives_each_memory_a_one_line_basis_and_the_decision() {
     assert_eq!((acme.basis.as_str(), acme.trust), ("said by user, 3 days ago", None), "{raw:?}");
     assert!(raw.decision.is_none() && rt.render_recall(&raw).contains("Decision: none"));
 }
+
+/// Which embedder made the index's vectors is in the index's stamp, not in the data
+/// directory: reopened with the fake embedder at other dimensions, the index is rebuilt (and
+/// says why), dense recall works at the new dimensions, and a reopen with the same embedder
+/// rebuilds nothing. A leftover `index-embedder` record of an older version (here naming the
+/// wrong embedder) is never read, never an error, and a writer removes it.
+#[tokio::test]
+async fn the_index_stamp_names_its_embedder_and_a_leftover_record_is_ignored() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(SimClock::new(Timestamp::parse_rfc3339("2026-07-01T09:00:00Z").unwrap()));
+    let config = |dims: u32| {
+        let over: toml::Table = toml::from_str(&format!("[embedder]\nkind = \"fake\"\ndims = {dims}")).unwrap();
+        Config::embedded_default().unwrap().with_overrides(&over, "test").unwrap()
+    };
+    let ns = Namespace::new("t").unwrap();
+    {
+        let rt = Runtime::build(&config(64), d.path(), clock.clone(), vec![]).await.unwrap();
+        rt.engine().remember(&ns, "user", "[SEM] Northwind Labs | owner | Ben").await.unwrap();
+    }
+    let leftover = d.path().join("index-embedder");
+    std::fs::write(&leftover, "some-other-model\t999\n").unwrap();
+    let rt = Runtime::build(&config(128), d.path(), clock.clone(), vec![]).await.unwrap();
+    let why = rt.startup_sync().rebuilt_because.clone().unwrap_or_default();
+    assert!(rt.startup_sync().rebuilt && why.contains("64 dimensions") && why.contains("128"), "{why}");
+    assert!(!leftover.exists(), "a writer removes the leftover record");
+    let opts = RecallOptions { mode: Some(SearchMode::Dense), ..RecallOptions::default() };
+    let pack = rt.engine().recall(&ns, "Northwind owner", &opts).await.unwrap();
+    assert_eq!(pack.items.len(), 1);
+    drop(rt);
+    let rt = Runtime::build(&config(128), d.path(), clock, vec![]).await.unwrap();
+    assert!(!rt.startup_sync().rebuilt, "{:?}", rt.startup_sync());
+}

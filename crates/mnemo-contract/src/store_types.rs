@@ -38,9 +38,10 @@ impl Changes {
         Some(memories.last().map_or(rev, |m| m.rev)).filter(|&at| at != 0)
     }
 
-    /// The stamp an index records once these changes are applied.
-    pub fn stamp(&self) -> IndexStamp {
-        IndexStamp { store: self.identity.clone(), fingerprint: self.fingerprint.clone() }
+    /// The stamp an index records once these changes are applied, for vectors of `embedder`
+    /// (the engine's; None only where no embedder is known).
+    pub fn stamp(&self, embedder: Option<EmbedderIdentity>) -> IndexStamp {
+        IndexStamp { store: self.identity.clone(), fingerprint: self.fingerprint.clone(), embedder }
     }
 }
 
@@ -87,11 +88,35 @@ pub struct BackupInfo {
 /// Held while a namespace is planned and written; dropping it releases the lock.
 pub type NamespaceGuard = Box<dyn std::any::Any + Send + Sync>;
 
-/// What an Index records beside its watermark about the store it was built from.
+/// What an Index records beside its watermark about what it was built from: the store, and
+/// the embedder whose vectors it holds. The index is derived, so it is the one place that can
+/// say which embedder its vectors came from, however many processes share it (a PostgreSQL
+/// index serves many servers, each with a data directory of its own).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexStamp {
     /// The store's identity, if it has one.
     pub store: Option<StoreIdentity>,
     /// `Store::rev_fingerprint` of the watermark's rev when it was recorded.
     pub fingerprint: Option<String>,
+    /// The embedder whose vectors the index holds. None in a stamp written before it was
+    /// recorded (absent from older stamps, hence the default): the engine then cannot tell,
+    /// and rebuilds an index that holds anything.
+    #[serde(default)]
+    pub embedder: Option<EmbedderIdentity>,
+}
+
+/// Which embedder made an index's vectors: its model id and dimensions (two embedders of one
+/// model id at other dimensions make vectors that cannot be compared either).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbedderIdentity {
+    /// `Embedder::model_id`.
+    pub model: String,
+    /// `Embedder::dims`.
+    pub dims: usize,
+}
+
+impl std::fmt::Display for EmbedderIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({} dimensions)", self.model, self.dims)
+    }
 }

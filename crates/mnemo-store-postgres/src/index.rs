@@ -41,13 +41,18 @@
 //!   namespace's scores never depend on another's content.
 //! - Every write is committed at once, so the watermark is durable when set; `flush` only
 //!   builds an HNSW index a bulk load deferred.
+//! - The stamp (which store and which embedder the index was built from, see [`IndexStamp`])
+//!   is one row of `index_stamp` (schema V6 on), as JSON: every server sharing the index reads
+//!   the same one, so they agree on which embedder its vectors came from (a server configured
+//!   with another one rebuilds the index at startup, and its stamp names that one after).
+//!   `clear` deletes it with the documents.
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use async_trait::async_trait;
 use mnemo_contract::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
 use mnemo_contract::{
-    CoreError, Hit, Index, IndexDoc, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery,
+    CoreError, Hit, Index, IndexDoc, IndexStamp, IndexState, MemoryId, Namespace, Result, SearchMode, SearchQuery,
 };
 use serde::Deserialize;
 use tokio::sync::OnceCell;
@@ -56,7 +61,7 @@ use crate::db::{Db, Scope};
 use crate::error::{DbContext, PgError};
 use crate::settings::PgSettings;
 
-const STEPS: &[&str] = &[V1, V2, V3, V4, V5];
+const STEPS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The HNSW index's name (schema V4 on: over the vectors' half-precision copy).
 pub const HNSW_INDEX: &str = "index_docs_hnsw_half";
@@ -191,9 +196,21 @@ INSERT INTO index_terms (namespace, term, id, weight) SELECT namespace, term, id
 "
 );
 
+/// Version 6: the index's stamp (see the module docs), one row at most (`singleton` is
+/// always true), the JSON of [`IndexStamp`]. `index_meta` holds numbers only, and the stamp is a
+/// document that grows with the contract (older stamps lack newer fields: they read as
+/// their defaults). Before it the index recorded no stamp: the first server of this version
+/// to start rebuilds it once, since it cannot tell which embedder its vectors came from.
+const V6: &str = "
+CREATE TABLE IF NOT EXISTS index_stamp (
+    singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
+    stamp     TEXT    NOT NULL
+);
+";
+
 const GRANTS: &str = "
 GRANT USAGE ON SCHEMA {schema} TO {role};
-GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.index_docs, {schema}.index_meta, {schema}.index_terms TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.index_docs, {schema}.index_meta, {schema}.index_terms, {schema}.index_stamp TO {role};
 GRANT SELECT ON {schema}.mnemo_schema_versions TO {role};
 ";
 
@@ -327,6 +344,10 @@ pub struct PostgresIndex {
     /// The vectors' dimensions as last read (0: not known); checked against `index_meta` in
     /// every dense search's transaction.
     dims: AtomicI64,
+    /// The stamp this process last read or wrote (None: not known). The engine records the
+    /// stamp after every sync round, and with this store it rarely changes: an unchanged one
+    /// is not written again (a round trip per write saved). Reset by `clear`.
+    stamp: std::sync::Mutex<Option<IndexStamp>>,
 }
 
 /// What the HNSW graph indexes for vectors of `dims` dimensions: each (unit) vector in half
@@ -386,12 +407,19 @@ impl PostgresIndex {
             ready: OnceCell::new(),
             hnsw_built: AtomicBool::new(false),
             dims: AtomicI64::new(0),
+            stamp: std::sync::Mutex::new(None),
         })
     }
 
     /// The database handle.
     pub fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// The stamp this process last read or wrote. Only a cache, held for no await: a panic
+    /// while it was held cannot leave it half written, so a poisoned lock is taken as it is.
+    fn known_stamp(&self) -> std::sync::MutexGuard<'_, Option<IndexStamp>> {
+        self.stamp.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     async fn ready(&self) -> Result<()> {
@@ -906,14 +934,55 @@ impl Index for PostgresIndex {
         // deleted vector of the old dimensions would fail the new index's cast.
         tx.batch_execute(&format!(
             "DROP INDEX IF EXISTS {LEGACY_HNSW_INDEX}; DROP INDEX IF EXISTS {HNSW_INDEX}; \
-             TRUNCATE index_docs, index_terms; \
+             TRUNCATE index_docs, index_terms; DELETE FROM index_stamp; \
              UPDATE index_meta SET value = 0 WHERE key IN ('watermark', 'dims')"
         ))
         .await
         .db("clear the index")?;
         self.hnsw_built.store(false, Ordering::Release);
         self.dims.store(0, Ordering::Release);
-        tx.commit().await.db("commit")
+        tx.commit().await.db("commit")?;
+        *self.known_stamp() = None;
+        Ok(())
+    }
+
+    async fn stamp(&self) -> Result<Option<IndexStamp>> {
+        self.ready().await?;
+        let rows = self.db.pipelined(Scope::All, "", "SELECT stamp FROM index_stamp", &[]).await?;
+        let stamp = match rows.first() {
+            None => None,
+            Some(row) => {
+                let text: String = row.try_get(0).db("read the index stamp")?;
+                Some(serde_json::from_str::<IndexStamp>(&text).map_err(|e| {
+                    CoreError::index_message(
+                        mnemo_contract::IndexErrorKind::Damaged,
+                        format!("the index stamp in index_stamp cannot be read ({e}): rebuild the index"),
+                    )
+                })?)
+            }
+        };
+        self.known_stamp().clone_from(&stamp);
+        Ok(stamp)
+    }
+
+    async fn set_stamp(&self, stamp: IndexStamp) -> Result<()> {
+        if self.known_stamp().as_ref() == Some(&stamp) {
+            return Ok(());
+        }
+        self.ready().await?;
+        let text = serde_json::to_string(&stamp)
+            .map_err(|e| CoreError::InvalidInput(format!("the index stamp cannot be written as JSON: {e}")))?;
+        self.db
+            .pipelined(
+                Scope::All,
+                "",
+                "INSERT INTO index_stamp (singleton, stamp) VALUES (true, $1) \
+                 ON CONFLICT (singleton) DO UPDATE SET stamp = excluded.stamp",
+                &[&text],
+            )
+            .await?;
+        *self.known_stamp() = Some(stamp);
+        Ok(())
     }
 }
 

@@ -226,3 +226,66 @@ async fn vector_width_is_bounded_and_large_components_are_indexed() {
     assert!((h[0].score - 1.0).abs() < 1e-4, "exact cosine of a vector with itself: {h:?}");
     common::drop_schemas(&schema).await;
 }
+
+/// The stamp is kept in the database, so every server sharing the index reads the one the
+/// last sync recorded (which embedder made its vectors): it round-trips, another connection
+/// (another server) reads it, a change by one is seen by the other, `clear` removes it, and a
+/// stamp written before it named the embedder reads with none.
+#[tokio::test]
+async fn the_stamp_round_trips_and_is_shared() {
+    use mnemo_contract::{EmbedderIdentity, IndexStamp, StoreIdentity};
+    let schema = common::unique_schema("ixstamp");
+    let a = PostgresIndex::new(&settings(&schema)).unwrap();
+    let b = PostgresIndex::new(&settings(&schema)).unwrap();
+    a.clear().await.unwrap();
+    assert_eq!(a.stamp().await.unwrap(), None, "a new index records none");
+    let stamp = |model: &str, dims| IndexStamp {
+        store: Some(StoreIdentity { id: "store-1".into(), generation: 2 }),
+        fingerprint: Some("f00d".into()),
+        embedder: Some(EmbedderIdentity { model: model.into(), dims }),
+    };
+    a.set_stamp(stamp("model-a", 384)).await.unwrap();
+    assert_eq!(a.stamp().await.unwrap(), Some(stamp("model-a", 384)));
+    assert_eq!(b.stamp().await.unwrap(), Some(stamp("model-a", 384)), "another server reads the same");
+    // Written twice by the same process: the second is not needed, the stamp stays.
+    a.set_stamp(stamp("model-a", 384)).await.unwrap();
+    // Another server's stamp replaces it for everyone (one row).
+    b.set_stamp(stamp("model-b", 256)).await.unwrap();
+    assert_eq!(a.stamp().await.unwrap(), Some(stamp("model-b", 256)));
+    let rows: i64 = common::client()
+        .await
+        .query_one(&format!("SELECT count(*) FROM \"{schema}\".index_stamp"), &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 1);
+    // A server that wrote model-a before writes it again after the other's change.
+    a.set_stamp(stamp("model-a", 384)).await.unwrap();
+    assert_eq!(b.stamp().await.unwrap(), Some(stamp("model-a", 384)));
+    // Cleared: the stamp goes with the documents, for every server; a new one can be written.
+    b.clear().await.unwrap();
+    assert_eq!(a.stamp().await.unwrap(), None);
+    a.set_stamp(stamp("model-a", 384)).await.unwrap();
+    assert_eq!(b.stamp().await.unwrap(), Some(stamp("model-a", 384)));
+    // A stamp of before the embedder was recorded reads with none.
+    common::client()
+        .await
+        .execute(
+            &format!("UPDATE \"{schema}\".index_stamp SET stamp = $1"),
+            &[&r#"{"store":null,"fingerprint":"f00d"}"#],
+        )
+        .await
+        .unwrap();
+    let old = a.stamp().await.unwrap().unwrap();
+    assert_eq!((old.store, old.fingerprint.as_deref(), old.embedder), (None, Some("f00d"), None));
+    // A damaged one is an error that says what to do, never a panic.
+    common::client()
+        .await
+        .execute(&format!("UPDATE \"{schema}\".index_stamp SET stamp = 'not json'"), &[])
+        .await
+        .unwrap();
+    let e = a.stamp().await.unwrap_err().to_string();
+    assert!(e.contains("rebuild the index"), "{e}");
+    drop((a, b));
+    common::drop_schemas(&schema).await;
+}

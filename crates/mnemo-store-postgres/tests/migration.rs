@@ -2,7 +2,8 @@
 //! older version: the index's V1 → V2 (postings table filled from the documents, the GIN index
 //! dropped), V2 → V3 (postings weighted), V3 → V4 (the HNSW graph over half-precision
 //! vectors instead of f32) and V4 → V5 (stale postings an older version left are deleted: the
-//! lexical search now ranks from the postings alone), and the store's V4 → V5 (entity rows
+//! lexical search now ranks from the postings alone), V5 → V6 (the table of the index's stamp,
+//! see `index_stamp`), and the store's V4 → V5 (entity rows
 //! filled from the memories). Each older
 //! schema is what that version left: made with the current code, then its last step undone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -62,7 +63,12 @@ async fn index_migrates_with_its_documents(prefix: &str, downgrade: &str, old_ve
     let idx = PostgresIndex::new(&settings).unwrap();
     let after = idx.search(&lexical).await.unwrap();
     assert_eq!(ranked(&after), ranked(&before), "the same ranking after migrating from version {old_version}");
-    assert_eq!(version(&schema, "index").await, 5);
+    assert_eq!(version(&schema, "index").await, 6);
+    // The stamp table (version 6) is there, empty after a downgrade that dropped it, and takes
+    // a stamp.
+    let stamp = mnemo_contract::IndexStamp { store: None, fingerprint: None, embedder: None };
+    idx.set_stamp(stamp.clone()).await.unwrap();
+    assert_eq!(idx.stamp().await.unwrap(), Some(stamp));
     // One posting per distinct lexeme of every document: "the" and "over" are stop words
     // (and none of the stale ones a downgrade may have added).
     assert_eq!(count(&schema, "index_terms").await, 3 + 3 + 2 + 2, "postings of both namespaces");
@@ -84,6 +90,12 @@ async fn index_migrates_with_its_documents(prefix: &str, downgrade: &str, old_ve
     assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), vec![MemoryId(4)]);
     drop(idx);
     common::drop_schemas(&schema).await;
+}
+
+#[tokio::test]
+async fn an_index_of_schema_5_gains_its_stamp_table() {
+    // Version 5: no stamp kept (the index records none: the engine rebuilds it once).
+    index_migrates_with_its_documents("idxmig5", "DROP TABLE index_stamp;", 5).await;
 }
 
 #[tokio::test]

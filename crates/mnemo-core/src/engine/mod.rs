@@ -12,8 +12,8 @@ use mnemo_contract::clock::Clock;
 use mnemo_contract::error::Result;
 use mnemo_contract::policy::EnginePolicy;
 use mnemo_contract::tokens::TokenCounter;
-use mnemo_contract::IndexState;
 use mnemo_contract::{Embedder, Index, IndexDoc, Reasoner, Store};
+use mnemo_contract::{EmbedderIdentity, IndexState};
 
 mod access;
 mod as_of;
@@ -165,7 +165,11 @@ impl Engine {
     /// why) when it is `Stale` (missing, damaged, of another schema, a commit failed), or on
     /// the first sync when it does not belong to this store: another store identity or
     /// generation, a watermark above the store's newest revision (an emptied store, an older
-    /// backup), or another history at its watermark (a different copy).
+    /// backup), or another history at its watermark (a different copy); or when its vectors
+    /// are not this engine's embedder's (its stamp names another model or dimensions, or, for
+    /// an index that holds anything, none: written before the stamp recorded the embedder).
+    /// The rebuild re-embeds, for the index, every memory whose stored vector is of another
+    /// model. Every stamp recorded names this engine's embedder.
     pub async fn sync_index(&self, progress: &(dyn Fn(u64, u64) + Send + Sync)) -> Result<SyncReport> {
         let mut applied = self.applied_rev.lock().await;
         let mut report = SyncReport::default();
@@ -204,12 +208,12 @@ impl Engine {
                 if at == from {
                     // Nothing replayed: still record whose index this is (a fresh index, a new
                     // store).
-                    self.index.set_stamp(changes.stamp()).await?;
+                    self.index.set_stamp(changes.stamp(Some(self.embedder_identity()))).await?;
                 }
                 break;
             };
             let target = *target.get_or_insert(changes.newest);
-            let stamp = changes.stamp();
+            let stamp = changes.stamp(Some(self.embedder_identity()));
             self.recall_cache.apply(at, last, &changes.memories, &|text| self.tokens.count(text));
             at = last;
             let mut live = Vec::new();
@@ -285,7 +289,7 @@ impl Engine {
             )));
         }
         if watermark > 0 {
-            if let Some(recorded) = stamp.and_then(|s| s.fingerprint) {
+            if let Some(recorded) = stamp.as_ref().and_then(|s| s.fingerprint.clone()) {
                 let now = self.store.rev_fingerprint(watermark).await?;
                 if now.as_deref() != Some(recorded.as_str()) {
                     return Ok(Some(format!(
@@ -295,7 +299,27 @@ impl Engine {
                 }
             }
         }
+        // An index already up to date would keep another model's vectors: queries of this one
+        // would be compared with them (an error when the dimensions differ, silently wrong
+        // answers when they match). An empty index (watermark 0) is filled with this
+        // embedder's vectors by the replay anyway.
+        let want = self.embedder_identity();
+        match stamp.and_then(|s| s.embedder) {
+            Some(theirs) if theirs != want => {
+                return Ok(Some(format!("the index holds vectors of embedder {theirs}, the configured one is {want}")))
+            }
+            Some(_) => {}
+            None if watermark > 0 => {
+                return Ok(Some("the index does not record which embedder its vectors came from".to_string()))
+            }
+            None => {}
+        }
         Ok(None)
+    }
+
+    /// The embedder this engine's index vectors come from, as its stamp records it.
+    fn embedder_identity(&self) -> EmbedderIdentity {
+        EmbedderIdentity { model: self.embedder.model_id().to_string(), dims: self.embedder.dims() }
     }
 
     /// Clear the index and rebuild it from the store (vectors of another embedder are
