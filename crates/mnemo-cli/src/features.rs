@@ -1,6 +1,8 @@
-//! The optional parts of this binary (cargo features of mnemo-cli): what was built in, the
-//! error a command gets when its part was not, and registrations that say the same for the
-//! component kinds those parts provide (never a silent fallback to another kind).
+//! The optional parts of this binary (cargo features of mnemo-cli): what was built in and the
+//! error a command gets when its part was not. The component kinds those parts provide say the
+//! same from mnemo-kinds (its NOT BUILT placeholders, shared with the Python module), which
+//! gets each feature from this crate's feature of the same name: the `built` column holds for
+//! both.
 /// The command that builds everything but the local embedder.
 pub const REBUILD: &str = "cargo install --path crates/mnemo-cli --features full";
 
@@ -31,57 +33,6 @@ pub fn help_text() -> String {
     }
     s.push_str(&format!("Everything but the local embedder: `{REBUILD}`."));
     s
-}
-
-/// A component kind whose feature was not built: the config error naming the feature.
-#[cfg(any(not(feature = "postgres"), not(feature = "mcp")))]
-fn kind_not_built(origin: &str, kind: &str, feature: &str) -> mnemo_contract::CoreError {
-    mnemo_contract::CoreError::Config(format!(
-        "{origin}: kind = \"{kind}\": this mnemo binary was built without the cargo feature `{feature}`; \
-         rebuild it with `{REBUILD}` (or `cargo run --features {feature} --bin mnemo -- …`)"
-    ))
-}
-
-#[cfg(not(feature = "postgres"))]
-mod postgres_not_built {
-    use std::sync::Arc;
-
-    use mnemo_contract::registry::{IndexContext, StoreContext};
-    use mnemo_contract::{Index, Result, Store};
-
-    fn store(ctx: &StoreContext<'_>) -> Result<Arc<dyn Store>> {
-        Err(super::kind_not_built(ctx.origin, "postgres", "postgres"))
-    }
-    fn index(ctx: &IndexContext<'_>) -> Result<Arc<dyn Index>> {
-        Err(super::kind_not_built(ctx.origin, "postgres", "postgres"))
-    }
-    mnemo_contract::register_store!(
-        "postgres",
-        "NOT BUILT in this binary: PostgreSQL store; rebuild with --features postgres",
-        store
-    );
-    mnemo_contract::register_index!(
-        "postgres",
-        "NOT BUILT in this binary: PostgreSQL index; rebuild with --features postgres",
-        index
-    );
-}
-
-#[cfg(not(feature = "mcp"))]
-mod mcp_not_built {
-    use std::sync::Arc;
-
-    use mnemo_contract::registry::GrounderContext;
-    use mnemo_contract::{Grounder, Result};
-
-    fn grounder(ctx: &GrounderContext<'_>) -> Result<Arc<dyn Grounder>> {
-        Err(super::kind_not_built(ctx.origin, "mcp", "mcp"))
-    }
-    mnemo_contract::register_grounder!(
-        "mcp",
-        "NOT BUILT in this binary: read-only MCP tool; rebuild with --features mcp",
-        grounder
-    );
 }
 
 #[cfg(test)]

@@ -15,7 +15,6 @@ mod context;
 mod error_text;
 mod features;
 mod help;
-mod local_embedder;
 mod logs;
 #[cfg(feature = "otlp")]
 mod otlp;
@@ -24,22 +23,12 @@ mod otlp_absent;
 mod print;
 mod provenance;
 
-// Linked for its `postgres` Store and Index registrations (feature `postgres`).
-#[cfg(feature = "postgres")]
-use mnemo_store_postgres as _;
-
-// The built-in kinds this binary offers: the linker keeps a crate's registrations only when
-// the binary refers to it (`mnemo plugins` lists them; tests/cli.rs checks them).
-use mnemo_grounders as _;
-use mnemo_llm as _;
-use mnemo_store as _;
-// Linked for its `mcp` grounder registration (and `mnemo mcp`; feature `mcp`).
-#[cfg(feature = "mcp")]
-use mnemo_mcp as _;
+// The component kinds this binary offers (store, index, models, grounders; the optional ones
+// with their features, or as NOT BUILT placeholders): `mnemo plugins` lists them.
+use mnemo_kinds as _;
 
 fn main() -> std::process::ExitCode {
     allocator::return_large_frees();
-    local_embedder::link();
     let cli = help::parse();
     let json = cli.json_output();
     // Held to the end of main: the OTLP export's last batch is flushed when it drops.

@@ -27,14 +27,9 @@ use mnemo_agent::escalation::{BadEscalationId, EscalationId};
 use mnemo_agent::{Access, AgentError, AgentRecall, Config, Detail, ReasonerBuild, Runtime};
 use mnemo_contract::{BadId, ClaimKey, CoreError, ForgetCommand, IdRef, Namespace, SearchMode, SystemClock, Timestamp};
 
-// The built-in kinds (store, index, models, grounders): linked for their registrations, as the
-// command line links them (the library crates link no implementation).
-use mnemo_grounders as _;
-use mnemo_llm as _;
-use mnemo_store as _;
-// The `postgres` store and index kinds (cargo feature `postgres`).
-#[cfg(feature = "postgres")]
-use mnemo_store_postgres as _;
+// The component kinds this module offers (store, index, models, grounders; the optional ones
+// with their features, or as NOT BUILT placeholders): the list the command line links too.
+use mnemo_kinds as _;
 
 create_exception!(
     mnemo._native,
