@@ -23,8 +23,7 @@ use std::sync::Arc;
 
 use mnemo_contract::model::{Memory, MemoryId, MemoryKind, TurnId};
 use mnemo_contract::time::Timestamp;
-// The pack types are part of the contract (an assessor reads a pack); re-exported here, where
-// they are built.
+// The pack types are part of the contract (an assessor reads a pack); the planner builds them.
 use mnemo_contract::pack::{Pack, PackItem, TraceEntry, TraceReason};
 
 /// What the planner (and recall's neighbour sharing) reads of a candidate: a whole memory, or
