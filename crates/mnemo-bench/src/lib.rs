@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 pub mod answerability;
+pub mod bench_index;
 pub mod churn;
 pub mod embed_cache;
 pub mod error;
@@ -35,6 +36,7 @@ pub mod tokens;
 pub mod util;
 
 pub use answerability::{answerability, AnswerabilityArgs, GateConfig};
+pub use bench_index::ConfiguredIndex;
 pub use churn::{cli_churn, ChurnArgs};
 pub use error::{BenchError, Result};
 pub use locomo::{locomo, LocomoArgs, RetrievalFlags};

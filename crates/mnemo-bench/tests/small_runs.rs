@@ -53,7 +53,7 @@ async fn locomo_small_file_end_to_end() {
     std::fs::write(&file, CONV).unwrap();
     for index in ["brute", "tantivy"] {
         let mut args = LocomoArgs::new(file.clone());
-        args.retrieval.index = index.into();
+        args.retrieval.index = Some(index.into());
         args.quiet = true;
         args.budgets = vec![16, 2048];
         let emb = Arc::new(mnemo_llm::FakeQwen::new(64).unwrap());

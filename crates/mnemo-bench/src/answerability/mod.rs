@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mnemo_contract::registry::{self, AssessorContext, IndexContext, Section, StoreContext};
+use mnemo_contract::registry::{self, AssessorContext, Section, StoreContext};
 use mnemo_contract::{
     Assessor, CharTokenCounter, Clock as _, Embedder, EnginePolicy, MemoryId, NewMemory, NewTurn, SimClock, Store,
     Task, TokenCounter as _,
@@ -37,6 +37,7 @@ use mnemo_core::Engine;
 use mnemo_report::{wilson95, RunProvenance};
 use serde_json::json;
 
+use crate::bench_index::BenchIndex;
 use crate::embed_cache::CachedEmbedder;
 use crate::error::{BenchError, Result};
 use crate::report::{provenance_md, table, BenchReport};
@@ -242,29 +243,10 @@ async fn run_dataset(
     mut per_q: Option<&mut std::io::BufWriter<std::fs::File>>,
 ) -> Result<Vec<Verdict>> {
     let clock = Arc::new(SimClock::new(mnemo_contract::Timestamp::from_millis(0)));
-    let mut index_settings = gate.index_settings.clone();
-    match gate.index_kind.as_str() {
-        "tantivy" => {
-            index_settings.insert("in_memory".into(), true.into());
-            index_settings.remove("path");
-        }
-        "brute" => {}
-        other => {
-            return Err(BenchError::Arg(format!(
-                "[index] kind {other:?}: the bench keeps its index in RAM and supports tantivy or brute"
-            )))
-        }
-    }
-    let section = Section {
-        settings: &index_settings,
-        origin: "[index] (bench, in RAM)",
-        data_dir: Path::new("."),
-        config_dir: Path::new("."),
-    };
-    let index = registry::build_index(
-        &gate.index_kind,
-        &IndexContext { section, clock: clock.clone(), embedder: embedder.clone() },
-    )?;
+    // The configured [index] as the runtime builds it, kept in RAM (the path the other
+    // retrieval benches take too).
+    let bench_index = BenchIndex::in_ram(&gate.index_kind, gate.index_settings.clone(), "[index] (bench, in RAM)")?;
+    let index = bench_index.build(clock.clone(), embedder.clone())?;
     let store_settings: toml::Table = toml::Table::from_iter([("in_memory".to_string(), true.into())]);
     let section = Section {
         settings: &store_settings,
@@ -285,7 +267,8 @@ async fn run_dataset(
         tokens: Arc::new(CharTokenCounter),
         policy,
     })?;
-    let speaker_entities = gate.index_settings.get("entity_boost").and_then(|v| v.as_float()).is_some_and(|b| b > 0.0);
+    // Read as the factory read it (an integer boost counts too).
+    let speaker_entities = bench_index.entity_boost()? > 0.0;
 
     // Ingest: one namespace per haystack.
     let total: usize = ds.haystacks.iter().map(|h| h.turns.len()).sum();

@@ -33,6 +33,8 @@ pub struct BenchEngine {
     pub tokens: Arc<CharTokenCounter>,
     /// The index, described for the report.
     pub index_desc: String,
+    /// The entity boost the index ranks with (0: off), from its typed settings.
+    pub entity_boost: f32,
 }
 
 impl BenchEngine {
@@ -40,7 +42,8 @@ impl BenchEngine {
     /// embedding cache, recall neighbour share).
     pub fn build(args: &LocomoArgs, embedder: Arc<dyn Embedder>) -> Result<Self> {
         let clock = Arc::new(SimClock::new(mnemo_contract::Timestamp::from_millis(0)));
-        let (index, index_desc) = args.index(clock.clone(), embedder.clone())?;
+        let (index, settings) = args.index(clock.clone(), embedder.clone())?;
+        let (index_desc, entity_boost) = (settings.describe()?, settings.entity_boost()?);
         let cache = match &args.embed_cache {
             Some(p) => Some(Arc::new(CachedEmbedder::open(embedder.clone(), p)?)),
             None => None,
@@ -68,7 +71,7 @@ impl BenchEngine {
             tokens: tokens.clone(),
             policy,
         })?;
-        Ok(BenchEngine { engine, clock, embedder, timed, cache, tokens, index_desc })
+        Ok(BenchEngine { engine, clock, embedder, timed, cache, tokens, index_desc, entity_boost })
     }
 }
 

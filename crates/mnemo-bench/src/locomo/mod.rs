@@ -6,10 +6,10 @@
 //! = false`), so no turn fades, whatever the recall time. Then every question is recalled under
 //! each budget with the engine's `recall` (no_touch) for BM25 (lexical), dense and hybrid, and
 //! packed by RecentOnly (the newest turns that fit), all in one run.
-mod config_fusion;
 pub mod data;
 pub mod dump;
 pub mod engine;
+mod index_settings;
 pub mod metrics;
 pub mod neighbours;
 pub mod per_question;
@@ -17,18 +17,17 @@ pub mod readme;
 pub mod timing;
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mnemo_contract::fusion::{FusionMethod, FusionSettings};
-use mnemo_contract::registry::{self, IndexContext, Section};
+use mnemo_contract::fusion::FusionMethod;
 use mnemo_contract::{Embedder, Index, MemoryId, Namespace, SearchMode, SearchQuery, SimClock, TokenCounter};
 use mnemo_core::engine::RecallOptions;
 use mnemo_report::RunProvenance;
-use mnemo_store::tantivy_index::TantivySettings;
 use serde_json::json;
 
+use crate::bench_index::{BenchIndex, ConfiguredIndex};
 use crate::error::{BenchError, Result};
 use crate::report::{provenance_md, table, BenchReport};
 use crate::util::{bar, episodic_turn, percentile};
@@ -36,13 +35,15 @@ use data::Conversation;
 use engine::BenchEngine;
 use metrics::{question_figures, Metric, Table};
 
-/// The index a retrieval bench builds and its fusion (`bench locomo`, `bench longmemeval`);
-/// unset values come from the configured `[index]` (`with_index_config`), else its defaults.
-#[derive(Clone, Debug, clap::Args)]
+/// The index a retrieval bench builds and its fusion (`bench locomo`, `bench longmemeval`):
+/// each flag given is laid as its key over the configured `[index]` section
+/// (`with_index_config`); what no flag sets is the section's, else the factory's default.
+#[derive(Clone, Debug, Default, clap::Args)]
 pub struct RetrievalFlags {
-    /// Which index: tantivy (in RAM) or brute.
-    #[arg(long, default_value = "tantivy")]
-    pub index: String,
+    /// Which index, kept in RAM: tantivy or brute. Default: the configured `[index] kind`
+    /// with all its keys; another kind starts from its own defaults.
+    #[arg(long)]
+    pub index: Option<String>,
     /// Override the fusion's lexical weight.
     #[arg(long)]
     pub lexical_weight: Option<f32>,
@@ -58,19 +59,6 @@ pub struct RetrievalFlags {
     /// Tantivy: stem words (default: the index's default).
     #[arg(long)]
     pub stemming: Option<bool>,
-}
-
-impl Default for RetrievalFlags {
-    fn default() -> Self {
-        RetrievalFlags {
-            index: "tantivy".into(),
-            lexical_weight: None,
-            dense_weight: None,
-            rrf_k: None,
-            fusion: None,
-            stemming: None,
-        }
-    }
 }
 
 /// Arguments of `bench locomo`.
@@ -149,6 +137,10 @@ pub struct LocomoArgs {
     /// No progress bars.
     #[arg(long)]
     pub quiet: bool,
+    /// The configured `[index]` section the flags are laid over (`with_index_config`; not a
+    /// flag); none: the default kind with its factory's defaults.
+    #[arg(skip)]
+    pub index_config: Option<ConfiguredIndex>,
 }
 
 impl LocomoArgs {
@@ -174,12 +166,14 @@ impl LocomoArgs {
             dump_candidates: None,
             conversations: None,
             quiet: false,
+            index_config: None,
         }
     }
 
-    /// Whether each turn's speaker is recorded as its memory's entity.
-    fn speakers_as_entities(&self) -> bool {
-        self.speaker_entities || self.entity_boost.is_some_and(|b| b > 0.0)
+    /// Whether each turn's speaker is recorded as its memory's entity, given the entity boost
+    /// the index ranks with.
+    fn speakers_as_entities(&self, entity_boost: f32) -> bool {
+        self.speaker_entities || entity_boost > 0.0
     }
 
     /// What a turn's memory holds: its content, dated with `--session-dates`.
@@ -217,65 +211,15 @@ impl LocomoArgs {
         v
     }
 
-    fn fusion(&self) -> FusionSettings {
-        let d = FusionSettings::default();
-        FusionSettings {
-            fusion: self.retrieval.fusion.unwrap_or(d.fusion),
-            lexical_weight: self.retrieval.lexical_weight.unwrap_or(d.lexical_weight),
-            dense_weight: self.retrieval.dense_weight.unwrap_or(d.dense_weight),
-            rrf_k: self.retrieval.rrf_k.unwrap_or(d.rrf_k),
-            parallel: d.parallel,
-        }
-    }
-
-    /// The index, built through the registry's typed factory like any configured one.
-    pub(crate) fn index(&self, clock: Arc<SimClock>, embedder: Arc<dyn Embedder>) -> Result<(Arc<dyn Index>, String)> {
-        let f = self.fusion();
-        let mut t = toml::Table::new();
-        t.insert("lexical_weight".into(), f64::from(f.lexical_weight).into());
-        t.insert("dense_weight".into(), f64::from(f.dense_weight).into());
-        t.insert("rrf_k".into(), f64::from(f.rrf_k).into());
-        t.insert(
-            "fusion".into(),
-            match f.fusion {
-                FusionMethod::Rrf => "rrf",
-                FusionMethod::Convex => "convex",
-            }
-            .into(),
-        );
-        if self.retrieval.index != "tantivy" && self.entity_boost.is_some_and(|b| b > 0.0) {
-            return Err(BenchError::Arg(format!(
-                "--entity-boost needs --index tantivy (not {:?})",
-                self.retrieval.index
-            )));
-        }
-        let stop_words = self.query_stop_words.unwrap_or(false);
-        if self.retrieval.index != "tantivy" && stop_words {
-            return Err(BenchError::Arg(format!(
-                "--query-stop-words needs --index tantivy (not {:?})",
-                self.retrieval.index
-            )));
-        }
-        let desc = match self.retrieval.index.as_str() {
-            "brute" => format!("brute (lexical {} dense {} k {})", f.lexical_weight, f.dense_weight, f.rrf_k),
-            "tantivy" => {
-                t.insert("in_memory".into(), true.into());
-                let stemming = self.retrieval.stemming.unwrap_or(TantivySettings::default().stemming);
-                t.insert("stemming".into(), stemming.into());
-                let boost = self.entity_boost.unwrap_or(0.0);
-                t.insert("entity_boost".into(), f64::from(boost).into());
-                t.insert("query_stop_words".into(), stop_words.into());
-                format!(
-                    "tantivy in RAM ({:?} fusion, lexical {} dense {} k {} stemming {stemming} entity boost {boost} query stop words {stop_words})",
-                    f.fusion, f.lexical_weight, f.dense_weight, f.rrf_k
-                )
-            }
-            other => return Err(BenchError::Arg(format!("--index {other:?}: expected tantivy or brute"))),
-        };
-        let section =
-            Section { settings: &t, origin: "bench --index", data_dir: Path::new("."), config_dir: Path::new(".") };
-        let index = registry::build_index(&self.retrieval.index, &IndexContext { section, clock, embedder })?;
-        Ok((index, desc))
+    /// The index, built through the registry's typed factory from the configured section with
+    /// the flags over it (`bench_index`), and its description for the report.
+    pub(crate) fn index(
+        &self,
+        clock: Arc<SimClock>,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<(Arc<dyn Index>, BenchIndex)> {
+        let b = self.bench_index()?;
+        Ok((b.build(clock, embedder)?, b))
     }
 }
 
@@ -334,7 +278,8 @@ pub async fn locomo(
     if let Some(n) = args.conversations {
         convs.truncate(n);
     }
-    let BenchEngine { engine, clock, embedder, timed, cache, tokens, index_desc } = BenchEngine::build(args, embedder)?;
+    let BenchEngine { engine, clock, embedder, timed, cache, tokens, index_desc, entity_boost } =
+        BenchEngine::build(args, embedder)?;
     provenance.embedder = embedder.model_id().to_string();
     provenance.token_counter = tokens.name().to_string();
 
@@ -348,7 +293,7 @@ pub async fn locomo(
             .turns
             .iter()
             .map(|t| {
-                let speakers = args.speakers_as_entities();
+                let speakers = args.speakers_as_entities(entity_boost);
                 episodic_turn(&ns, &t.speaker, t.at, args.turn_content(t), &t.dia_id, speakers, "locomo-import")
             })
             .collect();
@@ -513,8 +458,18 @@ pub async fn locomo(
     let speed = Speed::of(&ingest_calls, &query_embed, &recall_total, &recall_embed, cache.as_ref().map(|c| c.hits()));
     let mut rows = rows(&tab, args, &unreachable, &no_evidence);
     rows.extend(speed.rows(largest_budget));
-    let mut md =
-        markdown(&tab, args, &provenance, &index_desc, &unreachable, &no_evidence, convs.len(), total_turns, total_q);
+    let mut md = markdown(
+        &tab,
+        args,
+        &provenance,
+        &index_desc,
+        entity_boost,
+        &unreachable,
+        &no_evidence,
+        convs.len(),
+        total_turns,
+        total_q,
+    );
     md.push_str(&speed.markdown(largest_budget));
     Ok(BenchReport::new(provenance, rows, md))
 }
@@ -666,8 +621,9 @@ impl RecentOnly {
     }
 }
 
-/// The variant flags of a run, for its report ("none" for the plain run).
-fn variants(args: &LocomoArgs) -> String {
+/// The variant flags of a run, for its report ("none" for the plain run); `entity_boost`: the
+/// index's.
+fn variants(args: &LocomoArgs, entity_boost: f32) -> String {
     let mut v = Vec::new();
     if args.session_dates {
         v.push("session dates".to_string());
@@ -675,8 +631,8 @@ fn variants(args: &LocomoArgs) -> String {
     if args.query_norm {
         v.push("query normalisation".into());
     }
-    if args.speakers_as_entities() {
-        v.push(format!("speakers as entities, entity boost {}", args.entity_boost.unwrap_or(0.0)));
+    if args.speakers_as_entities(entity_boost) {
+        v.push(format!("speakers as entities, entity boost {entity_boost}"));
     }
     if let Some(a) = args.recall_neighbour_share {
         v.push(format!("recall neighbour share {a} within {} turns", args.neighbour_window()));
@@ -744,6 +700,7 @@ fn markdown(
     args: &LocomoArgs,
     p: &RunProvenance,
     index_desc: &str,
+    entity_boost: f32,
     unreachable: &HashMap<String, (usize, usize, usize)>,
     no_evidence: &HashMap<String, usize>,
     convs: usize,
@@ -756,7 +713,7 @@ fn markdown(
          ER@B = evidence recall within B tokens ({}); R@k = share of evidence turns in the top k of the ranking; MRR over the top {}.\n\n",
         args.candidates(), p.token_counter, args.candidates()
     ));
-    s.push_str(&format!("Variants: {}.\n\n", variants(args)));
+    s.push_str(&format!("Variants: {}.\n\n", variants(args, entity_boost)));
     let metrics = metric_list(args);
     let mut header: Vec<String> = vec!["method".into(), "n".into()];
     header.extend(metrics.iter().map(|m| match m {

@@ -23,6 +23,7 @@ use mnemo_core::engine::RecallOptions;
 use mnemo_report::RunProvenance;
 use serde_json::json;
 
+use crate::bench_index::ConfiguredIndex;
 use crate::error::{BenchError, Result};
 use crate::locomo::engine::BenchEngine;
 use crate::locomo::{LocomoArgs, RetrievalFlags, RECALL_ORDER};
@@ -71,12 +72,10 @@ pub struct LongMemEvalArgs {
     /// are imported as written.
     #[arg(long)]
     pub resolve_dates: bool,
-    /// The configured `[index] entity_boost` (taken from the config; not a flag).
+    /// The configured `[index]` section the flags are laid over (taken from the config; not a
+    /// flag): see `LocomoArgs::with_index_config`.
     #[arg(skip)]
-    pub entity_boost: Option<f32>,
-    /// The configured `[index] query_stop_words` (taken from the config; not a flag).
-    #[arg(skip)]
-    pub query_stop_words: Option<bool>,
+    pub index_config: Option<ConfiguredIndex>,
     /// The configured `[recall] neighbour_share` and its window (not flags).
     #[arg(skip)]
     pub recall_neighbour: Option<(f64, u32)>,
@@ -96,8 +95,7 @@ impl LongMemEvalArgs {
             quiet: false,
             as_of_question_date: false,
             resolve_dates: false,
-            entity_boost: None,
-            query_stop_words: None,
+            index_config: None,
             recall_neighbour: None,
         }
     }
@@ -113,29 +111,22 @@ impl LongMemEvalArgs {
         s.candidates = self.candidates;
         s.retrieval = self.retrieval.clone();
         s.embed_cache = self.embed_cache.clone();
-        s.entity_boost = self.entity_boost;
-        s.query_stop_words = self.query_stop_words;
+        s.index_config = self.index_config.clone();
         s.recall_neighbour_share = self.recall_neighbour.map(|(a, _)| a);
         s.recall_neighbour_turns = self.recall_neighbour.map(|(_, n)| n);
         s.quiet = self.quiet;
         s
     }
 
-    /// Fill what the command line left unset from the configured `[index]` (fusion, stemming,
-    /// entity boost) and `[recall]` (neighbour share), as `bench locomo` does.
-    pub fn with_config(
-        mut self,
-        index: &toml::Table,
-        origin: &str,
-        recall: &mnemo_contract::policy::RecallPolicy,
-    ) -> Result<Self> {
-        let s = self.engine_settings().with_index_config(index, origin)?.with_recall_policy(recall);
-        self.retrieval = s.retrieval;
-        self.entity_boost = s.entity_boost;
-        self.query_stop_words = s.query_stop_words;
+    /// Start from the configured `[index]` section (the flags are laid over it, as `bench
+    /// locomo` does) and take what the command line left unset from `[recall]` (candidates,
+    /// neighbour share).
+    pub fn with_config(mut self, index: ConfiguredIndex, recall: &mnemo_contract::policy::RecallPolicy) -> Self {
+        self.index_config = Some(index);
+        let s = self.engine_settings().with_recall_policy(recall);
         self.candidates = s.candidates;
         self.recall_neighbour = s.recall_neighbour_share.map(|a| (a, s.recall_neighbour_turns.unwrap_or(2)));
-        Ok(self)
+        self
     }
 }
 

@@ -15,17 +15,19 @@ pub async fn run(cli: &Cli, cmd: &BenchCommand) -> Result<ExitCode> {
     let (report, json) = match cmd {
         BenchCommand::Locomo { args, json, .. } => {
             let embedder = context::embedder(&config).await?;
-            let (_, index, index_origin) = config.plugin("index")?;
+            // The configured [index] whole: the bench's flags are laid over it, the factory checks it.
+            let (kind, index, origin) = config.plugin("index")?;
             let args =
-                &args.clone().with_index_config(&index, &index_origin)?.with_recall_policy(&config.policy().recall);
+                &args.clone().with_index_config(&kind, index, &origin).with_recall_policy(&config.policy().recall);
             let provenance =
                 run_provenance("none (retrieval only: no model call)", "none", embedder.model_id(), &config.hash());
             (mnemo_bench::locomo(args, provenance, embedder).await?, json)
         }
         BenchCommand::Longmemeval { args, json } => {
             let embedder = context::embedder(&config).await?;
-            let (_, index, index_origin) = config.plugin("index")?;
-            let args = args.clone().with_config(&index, &index_origin, &config.policy().recall)?;
+            let (kind, settings, origin) = config.plugin("index")?;
+            let index = mnemo_bench::ConfiguredIndex { kind, settings, origin };
+            let args = args.clone().with_config(index, &config.policy().recall);
             let provenance =
                 run_provenance("none (retrieval only: no model call)", "none", embedder.model_id(), &config.hash());
             (mnemo_bench::longmemeval(&args, provenance, embedder).await?, json)
