@@ -431,27 +431,7 @@ pub(crate) mod fixtures {
     /// An active semantic memory `id` of the default namespace, from turn 1 said by `user`,
     /// created and last confirmed at `at`, never reinforced, rev 1.
     pub(crate) fn memory(id: i64, at: Timestamp) -> Memory {
-        let m = new_memory(at);
-        Memory {
-            id: MemoryId(id),
-            namespace: m.namespace,
-            kind: m.kind,
-            content: m.content,
-            claim: m.claim,
-            entities: m.entities,
-            importance: m.importance,
-            reinforcements: 0,
-            sources: m.sources,
-            provenance: m.provenance,
-            created_at: at,
-            last_confirmed_at: at,
-            last_accessed_at: None,
-            pinned: m.pinned,
-            embedding: m.embedding,
-            status: Status::Active,
-            rev: 1,
-            validity: m.validity,
-        }
+        Memory { rev: 1, ..crate::transition::inserted(MemoryId(id), new_memory(at)) }
     }
 
     /// A semantic memory to insert into the default namespace, from turn 1 said by `user` at

@@ -59,6 +59,32 @@ pub fn inserted_decay_inputs(m: &NewMemory) -> DecayInputs {
     }
 }
 
+/// The memory an insert makes of `m` once the store has given it `id`: active, never
+/// reinforced, confirmed when created, never recalled. Its `rev` (0 here) is the store's to set,
+/// with its `created` event.
+pub fn inserted(id: MemoryId, m: NewMemory) -> Memory {
+    Memory {
+        id,
+        namespace: m.namespace,
+        kind: m.kind,
+        content: m.content,
+        claim: m.claim,
+        entities: m.entities,
+        importance: m.importance,
+        reinforcements: 0,
+        sources: m.sources,
+        provenance: m.provenance,
+        created_at: m.created_at,
+        last_confirmed_at: m.created_at,
+        last_accessed_at: None,
+        pinned: m.pinned,
+        embedding: m.embedding,
+        status: Status::Active,
+        rev: 0,
+        validity: m.validity,
+    }
+}
+
 /// `m` if it is active; an error naming `what` (the op) if it is a tombstone, which is never
 /// changed again.
 pub fn require_active(m: Memory, what: &str) -> Result<Memory> {
@@ -133,6 +159,15 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::model::{fixtures, MemoryKind};
+
+    #[test]
+    fn an_insert_makes_an_active_memory_never_reinforced_confirmed_when_created() {
+        let new = fixtures::new_memory(Timestamp(7));
+        let m = inserted(MemoryId(3), new.clone());
+        assert_eq!((m.id, m.status.clone(), m.reinforcements, m.rev), (MemoryId(3), Status::Active, 0, 0));
+        assert_eq!((m.created_at, m.last_confirmed_at, m.last_accessed_at), (Timestamp(7), Timestamp(7), None));
+        assert_eq!((m.content, m.sources, m.importance), (new.content, new.sources, new.importance));
+    }
 
     fn memory(id: i64) -> Memory {
         fixtures::memory(id, Timestamp(10))

@@ -17,9 +17,7 @@ use serde_json::json;
 use crate::chain::{Content, CreatedMemory, EventContent};
 use crate::error::{CoreError, Result};
 use crate::ids::IdKind;
-use crate::model::{
-    Memory, MemoryEvent, MemoryId, MemoryRef, Namespace, NewMemory, NewTurn, Status, Turn, TurnId, WriteOp,
-};
+use crate::model::{MemoryEvent, MemoryId, MemoryRef, Namespace, NewMemory, NewTurn, Turn, TurnId, WriteOp};
 use crate::time::Timestamp;
 use crate::transition;
 
@@ -152,27 +150,8 @@ fn insert(
     let id = MemoryId(s.next_id(key, ns, IdKind::Memory)?);
     let created = CreatedMemory::of(&m, entities_json(&m.entities)?);
     let detail = json!({ "sources": m.sources });
-    let memory = Memory {
-        id,
-        namespace: m.namespace,
-        kind: m.kind,
-        content: m.content,
-        claim: m.claim,
-        entities: m.entities,
-        importance: m.importance,
-        reinforcements: 0,
-        sources: m.sources,
-        provenance: m.provenance,
-        created_at: m.created_at,
-        last_confirmed_at: m.created_at,
-        last_accessed_at: None,
-        pinned: m.pinned,
-        embedding: m.embedding,
-        status: Status::Active,
-        // Set by its `created` event.
-        rev: 0,
-        validity: m.validity,
-    };
+    // Its rev is set by its `created` event.
+    let memory = crate::transition::inserted(id, m);
     s.memories.insert(id, memory);
     event(s, ns, id, at, "created", turn, detail, Some(created))?;
     Ok(id)
