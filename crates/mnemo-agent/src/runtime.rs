@@ -309,7 +309,7 @@ impl Runtime {
         }
         let startup_sync = startup_sync?;
         if lock.is_some() {
-            forget_legacy_embedder_record(data_dir);
+            crate::blocking::blocking(|| forget_legacy_embedder_record(data_dir));
         }
         let ledger = crate::unextracted::Ledger::new(data_dir);
         Ok(Runtime {

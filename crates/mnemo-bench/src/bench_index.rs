@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use mnemo_contract::fusion::FusionSettings;
 use mnemo_contract::registry::{self, IndexContext, Section};
-use mnemo_contract::{Clock, CoreError, Embedder, Index};
+use mnemo_contract::{Clock, Embedder, Index};
 use mnemo_store::tantivy_index::TantivySettings;
 
 use crate::error::{BenchError, Result};
@@ -87,18 +87,10 @@ impl BenchIndex {
         Section { settings: &self.settings, origin: &self.origin, data_dir: Path::new("."), config_dir: Path::new(".") }
     }
 
-    /// Build it through the registry's factory, which validates every key. A factory names the
-    /// origin when a key cannot be read, not when a value is out of range ("index.dense_weight
-    /// must be …"): the origin is added then, so every error says which file to fix.
+    /// Build it through the registry's factory, which validates every key (its errors name the
+    /// origin).
     pub fn build(&self, clock: Arc<dyn Clock>, embedder: Arc<dyn Embedder>) -> Result<Arc<dyn Index>> {
-        registry::build_index(&self.kind, &IndexContext { section: self.section(), clock, embedder }).map_err(|e| {
-            match e {
-                CoreError::Config(m) if !m.starts_with(&self.origin) => {
-                    CoreError::Config(format!("{}: {m}", self.origin)).into()
-                }
-                e => e.into(),
-            }
-        })
+        Ok(registry::build_index(&self.kind, &IndexContext { section: self.section(), clock, embedder })?)
     }
 
     /// The settings as the factory reads them (its errors, naming the origin).

@@ -276,7 +276,7 @@ pub fn kinds(role: Role) -> Vec<&'static str> {
 /// Build `kind` with the factory of role `F` registered under it.
 pub fn build<F: Factory + inventory::Collect>(kind: &str, ctx: &F::Context<'_>, origin: &str) -> Result<Arc<F::Built>> {
     match registered::<F>().find(|f| f.kind() == kind) {
-        Some(f) => f.build(ctx),
+        Some(f) => f.build(ctx).map_err(|e| naming_origin(e, origin)),
         None => Err(CoreError::UnknownKind {
             origin: format!("{origin} kind"),
             role: F::ROLE.to_string(),
@@ -290,6 +290,16 @@ pub fn build<F: Factory + inventory::Collect>(kind: &str, ctx: &F::Context<'_>, 
                 }
             },
         }),
+    }
+}
+
+/// A factory's config error, naming where the section came from. `Section::settings` names
+/// it already; a factory's own checks (a value out of range: "index.dense_weight must be …")
+/// do not, and the user must know which file to fix.
+fn naming_origin(e: CoreError, origin: &str) -> CoreError {
+    match e {
+        CoreError::Config(m) if !m.starts_with(origin) => CoreError::Config(format!("{origin}: {m}")),
+        e => e,
     }
 }
 
@@ -390,6 +400,15 @@ pub use inventory;
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn a_factory_config_error_names_the_section_once() {
+        let named = naming_origin(CoreError::Config("index.dense_weight must be ≥ 0".into()), "c.toml [index]");
+        assert_eq!(named.to_string().matches("c.toml [index]: index.dense_weight").count(), 1, "{named}");
+        let already = naming_origin(CoreError::Config("c.toml [index]: unknown field `x`".into()), "c.toml [index]");
+        assert_eq!(already.to_string().matches("c.toml [index]").count(), 1, "{already}");
+        let other = naming_origin(CoreError::InvalidInput("no".into()), "c.toml [index]");
+        assert!(!other.to_string().contains("c.toml"), "{other}");
+    }
     #[test]
     fn path_escapes_refused() {
         let b = Path::new("/data");

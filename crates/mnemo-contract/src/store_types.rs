@@ -39,9 +39,9 @@ impl Changes {
     }
 
     /// The stamp an index records once these changes are applied, for vectors of `embedder`
-    /// (the engine's; None only where no embedder is known).
-    pub fn stamp(&self, embedder: Option<EmbedderIdentity>) -> IndexStamp {
-        IndexStamp { store: self.identity.clone(), fingerprint: self.fingerprint.clone(), embedder }
+    /// (the engine's).
+    pub fn stamp(&self, embedder: EmbedderIdentity) -> IndexStamp {
+        IndexStamp { store: self.identity.clone(), fingerprint: self.fingerprint.clone(), embedder: Some(embedder) }
     }
 }
 

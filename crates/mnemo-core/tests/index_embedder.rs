@@ -8,16 +8,12 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mnemo_contract::test_support::{FlatEmbedder, NoReasoner};
-use mnemo_contract::{
-    CharTokenCounter, Embedder, EmbedderIdentity, EnginePolicy, Index, Namespace, Result, SearchMode, SearchQuery,
-    SimClock, Store,
-};
-use mnemo_core::engine::{EngineParts, SyncReport};
-use mnemo_core::Engine;
+use mnemo_contract::test_support::FlatEmbedder;
+use mnemo_contract::{Embedder, EmbedderIdentity, Index, Namespace, Result, SearchMode, SearchQuery, SimClock, Store};
+use mnemo_core::engine::SyncReport;
 
 mod common;
-use common::at;
+use common::{at, engine_with};
 
 /// An embedder of another model id (or of FlatEmbedder's at other dimensions).
 struct Other {
@@ -40,23 +36,10 @@ impl Embedder for Other {
     }
 }
 
-fn engine(store: &Arc<dyn Store>, index: &Arc<dyn Index>, embedder: Arc<dyn Embedder>) -> Engine {
-    Engine::new(EngineParts {
-        store: store.clone(),
-        index: index.clone(),
-        embedder,
-        reasoner: Arc::new(NoReasoner),
-        clock: Arc::new(SimClock::new(at())),
-        tokens: Arc::new(CharTokenCounter),
-        policy: EnginePolicy::default(),
-    })
-    .unwrap()
-}
-
 /// A new engine's first sync over the index, then a flush (the reference index reports its
 /// flushed stamp, as a persistent one reports what it holds on disk).
 async fn open(store: &Arc<dyn Store>, index: &Arc<dyn Index>, embedder: Arc<dyn Embedder>) -> SyncReport {
-    let e = engine(store, index, embedder);
+    let e = engine_with(store.clone(), index.clone(), Arc::new(SimClock::new(at())), embedder);
     let report = e.sync_index(&|_, _| {}).await.unwrap();
     e.flush_index().await.unwrap();
     report

@@ -15,6 +15,7 @@ use async_trait::async_trait;
 
 use crate::error::{CoreError, IndexErrorKind, Result};
 use crate::fusion::{fusion_depth, rrf, sort_hits, FusionSettings};
+use crate::relevance::cosine;
 use crate::text::words;
 use crate::{Hit, Index, IndexDoc, IndexStamp, IndexState, MemoryId, Namespace, SearchMode, SearchQuery};
 
@@ -83,20 +84,12 @@ fn lexical(docs: &BTreeMap<MemoryId, IndexDoc>, text: &str, limit: usize) -> Vec
 
 /// Dense hits: (1 + cosine) / 2 of each document vector of the query's length, best first.
 fn dense(docs: &BTreeMap<MemoryId, IndexDoc>, q: &[f32], limit: usize) -> Vec<Hit> {
-    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let qn = norm(q);
-    if qn == 0.0 {
-        return vec![];
-    }
     let mut hits: Vec<Hit> = docs
         .values()
         .filter_map(|d| {
-            let v = d.embedding.as_deref().filter(|v| v.len() == q.len())?;
-            let vn = norm(v);
-            (vn > 0.0).then(|| {
-                let cos = v.iter().zip(q).map(|(a, b)| a * b).sum::<f32>() / (vn * qn);
-                Hit { id: d.id, score: ((1.0 + cos) / 2.0).clamp(0.0, 1.0) }
-            })
+            // None for another length or a zero vector.
+            let cos = cosine(d.embedding.as_deref()?, q)? as f32;
+            Some(Hit { id: d.id, score: ((1.0 + cos) / 2.0).clamp(0.0, 1.0) })
         })
         .collect();
     sort_hits(&mut hits);

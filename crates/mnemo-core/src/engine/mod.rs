@@ -99,6 +99,9 @@ pub struct Engine {
     /// The embedder's cosine between unrelated texts, measured at the first recall that
     /// needs it (see `evidence`).
     dense_calibration: evidence::CalibrationCell,
+    /// The embedder as the index stamp names it (model id and dims), every stamp recorded and
+    /// compared on the first sync.
+    embedder_identity: EmbedderIdentity,
 }
 
 /// Both write locks; the namespace's is released first.
@@ -130,6 +133,8 @@ impl Engine {
     /// Build an engine; the policy is validated.
     pub fn new(parts: EngineParts) -> Result<Self> {
         parts.policy.validate()?;
+        let embedder_identity =
+            EmbedderIdentity { model: parts.embedder.model_id().to_string(), dims: parts.embedder.dims() };
         Ok(Engine {
             store: parts.store,
             index: parts.index,
@@ -144,6 +149,7 @@ impl Engine {
             access: Arc::default(),
             access_turn: Arc::default(),
             dense_calibration: Default::default(),
+            embedder_identity,
         })
     }
 
@@ -208,12 +214,12 @@ impl Engine {
                 if at == from {
                     // Nothing replayed: still record whose index this is (a fresh index, a new
                     // store).
-                    self.index.set_stamp(changes.stamp(Some(self.embedder_identity()))).await?;
+                    self.index.set_stamp(changes.stamp(self.embedder_identity.clone())).await?;
                 }
                 break;
             };
             let target = *target.get_or_insert(changes.newest);
-            let stamp = changes.stamp(Some(self.embedder_identity()));
+            let stamp = changes.stamp(self.embedder_identity.clone());
             self.recall_cache.apply(at, last, &changes.memories, &|text| self.tokens.count(text));
             at = last;
             let mut live = Vec::new();
@@ -303,9 +309,9 @@ impl Engine {
         // would be compared with them (an error when the dimensions differ, silently wrong
         // answers when they match). An empty index (watermark 0) is filled with this
         // embedder's vectors by the replay anyway.
-        let want = self.embedder_identity();
+        let want = &self.embedder_identity;
         match stamp.and_then(|s| s.embedder) {
-            Some(theirs) if theirs != want => {
+            Some(theirs) if &theirs != want => {
                 return Ok(Some(format!("the index holds vectors of embedder {theirs}, the configured one is {want}")))
             }
             Some(_) => {}
@@ -315,11 +321,6 @@ impl Engine {
             None => {}
         }
         Ok(None)
-    }
-
-    /// The embedder this engine's index vectors come from, as its stamp records it.
-    fn embedder_identity(&self) -> EmbedderIdentity {
-        EmbedderIdentity { model: self.embedder.model_id().to_string(), dims: self.embedder.dims() }
     }
 
     /// Clear the index and rebuild it from the store (vectors of another embedder are

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use mnemo_contract::test_support::{semantic_insert, FlatEmbedder, MemoryIndex, MemoryStore, NoReasoner};
-use mnemo_contract::{CharTokenCounter, EnginePolicy, Index, Namespace, SimClock, Store, Timestamp, WriteOp};
+use mnemo_contract::{CharTokenCounter, Embedder, EnginePolicy, Index, Namespace, SimClock, Store, Timestamp, WriteOp};
 use mnemo_core::engine::EngineParts;
 use mnemo_core::Engine;
 
@@ -15,10 +15,20 @@ pub fn at() -> Timestamp {
 }
 
 pub fn engine(store: Arc<dyn Store>, index: Arc<dyn Index>, clock: Arc<SimClock>) -> Engine {
+    engine_with(store, index, clock, Arc::new(FlatEmbedder))
+}
+
+/// `engine` with another embedder.
+pub fn engine_with(
+    store: Arc<dyn Store>,
+    index: Arc<dyn Index>,
+    clock: Arc<SimClock>,
+    embedder: Arc<dyn Embedder>,
+) -> Engine {
     Engine::new(EngineParts {
         store,
         index,
-        embedder: Arc::new(FlatEmbedder),
+        embedder,
         reasoner: Arc::new(NoReasoner),
         clock,
         tokens: Arc::new(CharTokenCounter),

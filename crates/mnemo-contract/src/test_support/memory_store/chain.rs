@@ -120,12 +120,13 @@ pub(super) fn page(s: &State, namespace: &str, after: i64, limit: usize) -> Resu
 
 /// Every namespace's recorded head, by namespace.
 pub(super) fn heads(s: &State) -> Vec<ChainHead> {
-    s.chains
-        .iter()
-        .filter_map(|(ns, entries)| {
-            entries.last().map(|e| ChainHead { namespace: ns.clone(), seq: e.seq, hash: e.entry_hash })
-        })
-        .collect()
+    s.chains.keys().filter_map(|ns| head(s, ns)).collect()
+}
+
+/// The head of namespace `ns`'s chain (None: nothing chained there).
+fn head(s: &State, ns: &str) -> Option<ChainHead> {
+    let (ns, entries) = s.chains.get_key_value(ns)?;
+    entries.last().map(|e| ChainHead { namespace: ns.clone(), seq: e.seq, hash: e.entry_hash })
 }
 
 /// Check the chain of every namespace: each entry against its row and predecessor, the
@@ -146,7 +147,7 @@ pub(super) fn verify_all(s: &State) -> Result<Vec<ChainReport>> {
         }
         rows.extend(s.erasures.values().filter(|r| r.namespace == ns).map(|r| (EntryKind::Erasure, r.id)));
         let unchained: Vec<(EntryKind, i64)> = rows.into_iter().filter(|r| !chained.contains(r)).collect();
-        let head = heads(s).into_iter().find(|h| h.namespace == ns);
+        let head = head(s, &ns);
         out.push(chain::verify(&ns, records, head.as_ref(), &unchained));
     }
     Ok(out)
