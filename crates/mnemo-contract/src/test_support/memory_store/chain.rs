@@ -11,14 +11,14 @@ use crate::model::{Memory, MemoryEvent, Turn};
 use super::state::State;
 
 /// A seq or id as the chain encodes it (an i64).
-pub(super) fn chain_int(n: u64) -> Result<i64> {
+fn chain_int(n: u64) -> Result<i64> {
     i64::try_from(n)
         .map_err(|_| CoreError::store_message(StoreErrorKind::Full, format!("{n} is past the chain's range")))
 }
 
 /// The entities as the chain commits to them: the JSON text of the list, as the SQLite store
 /// keeps it.
-pub(super) fn entities_json(entities: &[String]) -> Result<String> {
+fn entities_json(entities: &[String]) -> Result<String> {
     serde_json::to_string(entities)
         .map_err(|e| CoreError::store_message(StoreErrorKind::Other, format!("cannot encode JSON: {e}")))
 }

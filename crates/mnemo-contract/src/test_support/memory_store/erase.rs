@@ -59,7 +59,7 @@ pub(super) fn erase(s: &mut State, ns: &Namespace, at: Timestamp, plan: ErasePla
         }
         s.erased.insert(id);
         let after = events_of(s, id)?;
-        write::event(s, ns, id, at, "erased", None, json!({ "erasure": eid }), None)?;
+        write::event(s, ns, id, at, "erased", None, json!({ "erasure": eid }))?;
         erased.add_memory(id, &before, &after);
     }
     for rewrite in erase::turn_rewrites(&plan.turns, plan.redact) {

@@ -14,14 +14,14 @@ use std::collections::hash_map::RandomState;
 
 use serde_json::json;
 
-use crate::chain::{Content, CreatedMemory, EventContent};
+use crate::chain::Content;
 use crate::error::{CoreError, Result};
 use crate::ids::IdKind;
 use crate::model::{MemoryEvent, MemoryId, MemoryRef, Namespace, NewMemory, NewTurn, Turn, TurnId, WriteOp};
 use crate::time::Timestamp;
 use crate::transition;
 
-use super::chain::{self, chain_int, entities_json};
+use super::chain;
 use super::state::State;
 
 /// Record turns in order (ids increase in that order), each chained.
@@ -39,8 +39,8 @@ pub(super) fn record_turns(s: &mut State, key: &RandomState, turns: Vec<NewTurn>
 }
 
 /// Append event `kind` of memory `id` at a new seq, make that seq the memory's rev, and chain
-/// it (`created`: what the event commits to of the memory as inserted).
-#[allow(clippy::too_many_arguments)]
+/// it as the chain check reads it back (`chain::event_content`: a `created` event commits to
+/// the memory as inserted, which it still is).
 pub(super) fn event(
     s: &mut State,
     ns: &Namespace,
@@ -49,21 +49,10 @@ pub(super) fn event(
     kind: &str,
     turn: Option<TurnId>,
     detail: serde_json::Value,
-    created: Option<CreatedMemory>,
 ) -> Result<()> {
     let seq = s.next_seq();
     let e = MemoryEvent { seq, memory: id, at, event: kind.to_string(), turn, detail: detail.to_string() };
-    let content = Content::Event(EventContent {
-        namespace: Some(ns.as_str().to_string()),
-        seq: chain_int(seq)?,
-        memory_id: id.0,
-        at: at.0,
-        event: e.event.clone(),
-        turn_id: turn.map(|t| t.0),
-        detail: e.detail.clone(),
-        memory: created,
-        erased: None,
-    });
+    let content = Content::Event(chain::event_content(s, &e)?);
     chain::append(s, ns.as_str(), &content);
     s.events.insert(seq, e);
     if let Some(m) = s.memories.get_mut(&id) {
@@ -98,13 +87,13 @@ pub(super) fn apply(
                 s.check_turn(ns, turn, "reinforce")?;
                 transition::reinforce(&mut m, &source, turn, at)?;
                 s.memories.insert(id, m);
-                event(s, ns, id, at, "reinforced", turn, json!({ "source": source }), None)?;
+                event(s, ns, id, at, "reinforced", turn, json!({ "source": source }))?;
             }
             WriteOp::Confirm { id, source } => {
                 let mut m = s.active_in(ns, id, "confirm")?;
                 transition::confirm(&mut m, &source, at)?;
                 s.memories.insert(id, m);
-                event(s, ns, id, at, "confirmed", None, json!({ "source": source }), None)?;
+                event(s, ns, id, at, "confirmed", None, json!({ "source": source }))?;
             }
             WriteOp::Tombstone { id, reason, superseded_by, turn } => {
                 let by = superseded(s, ns, &new_ids, superseded_by)?;
@@ -148,12 +137,11 @@ fn insert(
         return Err(CoreError::InvalidInput("insert: an embedding component is not a finite number".into()));
     }
     let id = MemoryId(s.next_id(key, ns, IdKind::Memory)?);
-    let created = CreatedMemory::of(&m, entities_json(&m.entities)?);
     let detail = json!({ "sources": m.sources });
     // Its rev is set by its `created` event.
     let memory = crate::transition::inserted(id, m);
     s.memories.insert(id, memory);
-    event(s, ns, id, at, "created", turn, detail, Some(created))?;
+    event(s, ns, id, at, "created", turn, detail)?;
     Ok(id)
 }
 
@@ -171,7 +159,7 @@ fn tombstone(
     transition::tombstone(&mut m, reason, by, at)?;
     s.memories.insert(id, m);
     let detail = json!({ "reason": reason, "superseded_by": by.map(|m| m.0) });
-    event(s, ns, id, at, "tombstoned", turn, detail, None)
+    event(s, ns, id, at, "tombstoned", turn, detail)
 }
 
 /// Set the access time of the memories of `ns` among the pairs, each to its own time, never
