@@ -132,7 +132,7 @@ impl Store for MemoryStore {
     }
 
     async fn max_rev(&self) -> Result<u64> {
-        self.read(|s| s.last_seq)
+        self.read(|s| s.last_seq())
     }
 
     async fn history(&self, namespace: &Namespace, id: MemoryId) -> Result<Vec<MemoryEvent>> {

@@ -24,13 +24,8 @@ pub(super) struct State {
     pub(super) events: BTreeMap<u64, MemoryEvent>,
     /// Every turn, by id.
     pub(super) turns: BTreeMap<TurnId, Turn>,
-    /// The last seq handed out (store-wide; never reused): the store's newest rev.
-    pub(super) last_seq: u64,
-    /// Each namespace's id tag, and the tags taken (so two namespaces never share one).
+    /// Each namespace's id tag (two namespaces never share one).
     pub(super) tags: BTreeMap<Namespace, i64>,
-    pub(super) tags_taken: BTreeSet<i64>,
-    /// The last local number handed out per namespace and kind (memories and turns apart).
-    pub(super) last_local: BTreeMap<(Namespace, bool), u32>,
     /// Each namespace's history chain, in seq order (see `crate::chain`).
     pub(super) chains: BTreeMap<String, Vec<NewEntry>>,
     /// The erasure records, by erasure id (store-wide).
@@ -42,10 +37,15 @@ pub(super) struct State {
 }
 
 impl State {
+    /// The last seq handed out (store-wide; events are never removed, so never reused): the
+    /// store's newest rev.
+    pub(super) fn last_seq(&self) -> u64 {
+        self.events.keys().next_back().copied().unwrap_or(0)
+    }
+
     /// The next seq (a memory's new rev).
-    pub(super) fn next_seq(&mut self) -> u64 {
-        self.last_seq += 1;
-        self.last_seq
+    pub(super) fn next_seq(&self) -> u64 {
+        self.last_seq() + 1
     }
 
     /// The tag of `ns` (its id range), drawn at its first write from a hash keyed by `key` (a
@@ -61,7 +61,7 @@ impl State {
             attempt.hash(&mut h);
             // 1 ..= TAG_LIMIT - 1: fits an i64.
             let tag = (1 + h.finish() % (TAG_LIMIT - 1)) as i64;
-            if self.tags_taken.insert(tag) {
+            if !self.tags.values().any(|t| *t == tag) {
                 self.tags.insert(ns.clone(), tag);
                 return Ok(tag);
             }
@@ -78,13 +78,22 @@ impl State {
         kind: IdKind,
     ) -> Result<i64> {
         let tag = self.tag(key, ns)?;
-        let last = self.last_local.entry((ns.clone(), kind == IdKind::Memory)).or_insert(0);
-        let n = last
-            .checked_add(1)
-            .filter(|n| i64::from(*n) <= LOCAL_MASK)
-            .ok_or_else(|| CoreError::store_message(StoreErrorKind::Full, format!("namespace {ns} has no ids left")))?;
-        *last = n;
-        Ok(tag << LOCAL_BITS | i64::from(n))
+        // One more than the namespace's highest id of this kind (nothing is removed, so no
+        // number is handed out twice).
+        let range = (tag << LOCAL_BITS)..=(tag << LOCAL_BITS | LOCAL_MASK);
+        let last = match kind {
+            IdKind::Memory => {
+                self.memories.range(MemoryId(*range.start())..=MemoryId(*range.end())).next_back().map(|(id, _)| id.0)
+            }
+            IdKind::Turn => {
+                self.turns.range(TurnId(*range.start())..=TurnId(*range.end())).next_back().map(|(id, _)| id.0)
+            }
+        };
+        let n = last.map_or(0, |id| id & LOCAL_MASK) + 1;
+        if n > LOCAL_MASK {
+            return Err(CoreError::store_message(StoreErrorKind::Full, format!("namespace {ns} has no ids left")));
+        }
+        Ok(tag << LOCAL_BITS | n)
     }
 
     /// The memories of `ns` (any status), by id.
