@@ -110,6 +110,14 @@ pub struct RecallPolicy {
     pub neighbour_share: f64,
     /// How many turns apart two candidates may be to count as neighbours.
     pub neighbour_turns: usize,
+    /// A memory whose text is longer than this many tokens is filed in the index without its
+    /// vector: recall finds it by its words, and the dense ranking does not vote for it (the
+    /// store keeps the vector; the gate's dense evidence still reads it). Cosine similarity
+    /// has no length normalisation, and a long text (an assistant's answer of several
+    /// paragraphs) is near many queries by topic; BM25 normalises for length. None: every
+    /// vector is filed. Applies to memories filed after a change; a rebuild of the index
+    /// applies it to all.
+    pub dense_max_tokens: Option<usize>,
 }
 
 impl Default for RecallPolicy {
@@ -120,6 +128,7 @@ impl Default for RecallPolicy {
             mode: crate::SearchMode::Hybrid,
             neighbour_share: 0.0,
             neighbour_turns: 2,
+            dense_max_tokens: None,
         }
     }
 }
@@ -205,6 +214,9 @@ impl EnginePolicy {
         }
         if self.recall.neighbour_turns > 100 {
             return bad("recall.neighbour_turns", "must be within 0..=100");
+        }
+        if self.recall.dense_max_tokens == Some(0) {
+            return bad("recall.dense_max_tokens", "must be at least 1 (leave it out to file every vector)");
         }
         let mut sum = 0.0;
         for k in MemoryKind::ALL {

@@ -387,8 +387,17 @@ async fn run_dataset(
                 "best_dense_z": best(&|e| e.dense_z),
                 "shipped_act": shipped_act, "gate_act": gate_acts, "gate_reasons": gate_reasons,
                 "names_missing": names_missing, "inferred_about": inferred,
-                // Each packed memory's evidence: [lexical, dense_z, entity].
-                "packed_evidence": pack.trace.iter().filter(|t| t.included).filter_map(|t| t.evidence.map(|e| json!([e.lexical, e.dense_z, e.entity]))).collect::<Vec<_>>(),
+                // The packed memory with the highest absolute relevance: its sources and opening.
+                "best_memory": pack.trace.iter().filter(|t| t.included)
+                    .filter_map(|t| t.evidence.map(|e| (e.absolute, t.id)))
+                    .max_by(|a, b| a.0.total_cmp(&b.0))
+                    .and_then(|(_, id)| pack.items.iter().find(|i| i.memory.id == id))
+                    .map(|i| json!({"sources": i.memory.sources, "text": i.memory.content.chars().take(200).collect::<String>()})),
+                // Each packed memory's evidence and sources: [lexical, dense_z, entity, sources].
+                "packed_evidence": pack.trace.iter().filter(|t| t.included).filter_map(|t| {
+                    let sources = pack.items.iter().find(|i| i.memory.id == t.id).map(|i| i.memory.sources.clone()).unwrap_or_default();
+                    t.evidence.map(|e| json!([e.lexical, e.dense_z, e.entity, sources]))
+                }).collect::<Vec<_>>(),
             });
             writeln!(w, "{line}").map_err(|e| BenchError::Io { path: PathBuf::from("--per-question"), source: e })?;
         }

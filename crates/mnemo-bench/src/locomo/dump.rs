@@ -30,7 +30,8 @@ impl CandidateDump {
         Ok(CandidateDump { path: path.to_path_buf(), out: BufWriter::new(f) })
     }
 
-    fn line(&mut self, v: &serde_json::Value) -> Result<()> {
+    /// One line of JSON.
+    pub fn line(&mut self, v: &serde_json::Value) -> Result<()> {
         writeln!(self.out, "{v}").map_err(|e| BenchError::Io { path: self.path.clone(), source: e })
     }
 

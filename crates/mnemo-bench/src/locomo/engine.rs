@@ -61,6 +61,7 @@ impl BenchEngine {
             policy.recall.neighbour_share = a;
             policy.recall.neighbour_turns = args.neighbour_window();
         }
+        policy.recall.dense_max_tokens = args.recall_dense_max_tokens;
         let tokens = Arc::new(CharTokenCounter);
         let engine = Engine::new(EngineParts {
             store: in_memory_store(clock.clone())?,

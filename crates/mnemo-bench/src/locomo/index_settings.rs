@@ -71,8 +71,8 @@ impl LocomoArgs {
 }
 
 impl LocomoArgs {
-    /// Take the configured `[recall] neighbour_share` / `neighbour_turns` unless the command
-    /// line set them (the bench's engine otherwise runs the default recall policy).
+    /// Take the configured `[recall] neighbour_share` / `neighbour_turns` and
+    /// `dense_max_tokens` unless the command line set them (the bench's engine otherwise runs the default recall policy).
     /// `[recall] candidates` too, when the config sets it apart from the engine's default (the
     /// bench's own default, 200, stays for a config that does not).
     pub fn with_recall_policy(mut self, recall: &mnemo_contract::policy::RecallPolicy) -> Self {
@@ -83,6 +83,9 @@ impl LocomoArgs {
         if self.recall_neighbour_share.is_none() && recall.neighbour_share > 0.0 {
             self.recall_neighbour_share = Some(recall.neighbour_share);
             self.recall_neighbour_turns = Some(u32::try_from(recall.neighbour_turns).unwrap_or(u32::MAX));
+        }
+        if self.recall_dense_max_tokens.is_none() {
+            self.recall_dense_max_tokens = recall.dense_max_tokens;
         }
         self
     }

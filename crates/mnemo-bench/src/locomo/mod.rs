@@ -123,6 +123,10 @@ pub struct LocomoArgs {
     /// config by `with_recall_policy`; not a flag).
     #[arg(skip)]
     pub recall_neighbour_turns: Option<u32>,
+    /// The engine's `[recall] dense_max_tokens` for this run: a turn longer than this many
+    /// tokens is filed in the index without its vector (the config's, unless set here).
+    #[arg(long, value_name = "TOKENS")]
+    pub recall_dense_max_tokens: Option<usize>,
     /// Write every question's figures per method to FILE as JSON lines, for paired
     /// comparisons of two runs (`bench/paired.py`).
     #[arg(long, value_name = "FILE")]
@@ -161,6 +165,7 @@ impl LocomoArgs {
             neighbours: None,
             neighbour_share: None,
             recall_neighbour_share: None,
+            recall_dense_max_tokens: None,
             recall_neighbour_turns: None,
             per_question: None,
             dump_candidates: None,
@@ -636,6 +641,9 @@ fn variants(args: &LocomoArgs, entity_boost: f32) -> String {
     }
     if let Some(a) = args.recall_neighbour_share {
         v.push(format!("recall neighbour share {a} within {} turns", args.neighbour_window()));
+    }
+    if let Some(t) = args.recall_dense_max_tokens {
+        v.push(format!("no vector filed for a turn over {t} tokens"));
     }
     if v.is_empty() {
         "none".into()

@@ -72,6 +72,12 @@ pub struct LongMemEvalArgs {
     /// are imported as written.
     #[arg(long)]
     pub resolve_dates: bool,
+    /// Write each question's lexical and dense candidate lists with their scores (at the depth
+    /// hybrid fusion takes), its turns' sessions and token counts and its evidence turns to FILE
+    /// as JSON lines, so that fusion and re-ranking rules can be swept offline from one run (as
+    /// `bench locomo --dump-candidates`).
+    #[arg(long, value_name = "FILE")]
+    pub dump_candidates: Option<PathBuf>,
     /// The configured `[index]` section the flags are laid over (taken from the config; not a
     /// flag): see `LocomoArgs::with_index_config`.
     #[arg(skip)]
@@ -79,6 +85,10 @@ pub struct LongMemEvalArgs {
     /// The configured `[recall] neighbour_share` and its window (not flags).
     #[arg(skip)]
     pub recall_neighbour: Option<(f64, u32)>,
+    /// The engine's `[recall] dense_max_tokens` for this run (the config's, unless set here):
+    /// a turn longer than this many tokens is filed in the index without its vector.
+    #[arg(long, value_name = "TOKENS")]
+    pub recall_dense_max_tokens: Option<usize>,
 }
 
 impl LongMemEvalArgs {
@@ -95,8 +105,10 @@ impl LongMemEvalArgs {
             quiet: false,
             as_of_question_date: false,
             resolve_dates: false,
+            dump_candidates: None,
             index_config: None,
             recall_neighbour: None,
+            recall_dense_max_tokens: None,
         }
     }
 
@@ -114,6 +126,7 @@ impl LongMemEvalArgs {
         s.index_config = self.index_config.clone();
         s.recall_neighbour_share = self.recall_neighbour.map(|(a, _)| a);
         s.recall_neighbour_turns = self.recall_neighbour.map(|(_, n)| n);
+        s.recall_dense_max_tokens = self.recall_dense_max_tokens;
         s.quiet = self.quiet;
         s
     }
@@ -126,6 +139,7 @@ impl LongMemEvalArgs {
         let s = self.engine_settings().with_recall_policy(recall);
         self.candidates = s.candidates;
         self.recall_neighbour = s.recall_neighbour_share.map(|a| (a, s.recall_neighbour_turns.unwrap_or(2)));
+        self.recall_dense_max_tokens = s.recall_dense_max_tokens;
         self
     }
 }
@@ -179,6 +193,7 @@ pub async fn longmemeval(
     let mut tab = Table::default();
     let mut counts: HashMap<String, Counts> = HashMap::new();
     let total_turns: usize = questions.iter().map(|q| q.turns().count()).sum();
+    let mut dump = args.dump_candidates.as_deref().map(crate::locomo::dump::CandidateDump::create).transpose()?;
     let pb = bar(questions.len() as u64, "questions", args.quiet);
     for q in &questions {
         let ns = namespace_for("lme", &q.id)?;
@@ -233,6 +248,29 @@ pub async fn longmemeval(
         // Asked as of its date.
         clock.set(q.asked_at);
         let qvec = embedder.embed(std::slice::from_ref(&q.question)).await?.into_iter().next();
+        if let Some(d) = dump.as_mut() {
+            let depth = mnemo_contract::fusion::fusion_depth(args.candidates());
+            let mut lists = Vec::with_capacity(2);
+            for mode in [SearchMode::Lexical, SearchMode::Dense] {
+                let hits = engine
+                    .search(&SearchQuery {
+                        namespace: ns.clone(),
+                        text: q.question.clone(),
+                        embedding: if mode == SearchMode::Lexical { None } else { qvec.clone() },
+                        limit: depth,
+                        mode,
+                    })
+                    .await?;
+                lists.push(hits.iter().filter_map(|h| turn_of.get(&h.id).map(|t| (*t, h.score))).collect::<Vec<_>>());
+            }
+            let tokens: Vec<usize> =
+                q.turns().map(|(_, _, t)| mnemo_contract::TokenCounter::count(tokens.as_ref(), &t.content)).collect();
+            d.line(&json!({
+                "question": q.id, "type": q.question_type, "abstention": q.is_abstention(),
+                "sessions": session_of, "evidence": evidence_turns.iter().collect::<BTreeSet<_>>(),
+                "turn_tokens": tokens, "lexical": lists[0], "dense": lists[1],
+            }))?;
+        }
         for (method, mode) in METHODS {
             let search = SearchQuery {
                 namespace: ns.clone(),
@@ -280,6 +318,9 @@ pub async fn longmemeval(
         pb.inc(1);
     }
     pb.finish();
+    if let Some(d) = dump {
+        d.finish()?;
+    }
 
     let group_order = group_order(&questions);
     let rows = rows(&tab, args, &counts, &group_order);

@@ -339,14 +339,24 @@ impl Engine {
     }
 
     /// Documents for the index; a memory without a vector of the current embedder's model is
-    /// embedded again for the index (the store keeps what it has).
+    /// embedded again for the index (the store keeps what it has). A memory over
+    /// `[recall] dense_max_tokens` is filed without its vector (`RecallPolicy::dense_max_tokens`).
     async fn index_docs(&self, memories: &[mnemo_contract::model::Memory]) -> Result<Vec<IndexDoc>> {
         let model = self.embedder.model_id();
         let mut docs: Vec<IndexDoc> = memories.iter().map(IndexDoc::of).collect();
+        let lexical_only: Vec<bool> = match self.policy.recall.dense_max_tokens {
+            Some(max) => memories.iter().map(|m| self.tokens.count(&m.content) > max).collect(),
+            None => vec![false; memories.len()],
+        };
+        for (d, lexical_only) in docs.iter_mut().zip(&lexical_only) {
+            if *lexical_only {
+                d.embedding = None;
+            }
+        }
         let stale: Vec<usize> = memories
             .iter()
             .enumerate()
-            .filter(|(_, m)| m.embedding.as_ref().is_none_or(|e| e.model != model))
+            .filter(|(i, m)| !lexical_only[*i] && m.embedding.as_ref().is_none_or(|e| e.model != model))
             .map(|(i, _)| i)
             .collect();
         if !stale.is_empty() {
