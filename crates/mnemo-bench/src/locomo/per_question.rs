@@ -45,7 +45,21 @@ impl PerQuestion {
         method: &str,
         figures: &[(Metric, f64)],
     ) -> Result<()> {
-        let figs: Map<String, Value> = figures.iter().map(|(m, x)| (metric_name(*m), json!(x))).collect();
+        let figures: Vec<(String, f64)> = figures.iter().map(|(m, x)| (metric_name(*m), *x)).collect();
+        self.write_named(conversation, question, json!(category), method, &figures)
+    }
+
+    /// One question's figures for one method, the metrics named by the caller (`bench
+    /// longmemeval`: the question's id as `conversation`, its type as `category`).
+    pub fn write_named(
+        &mut self,
+        conversation: &str,
+        question: usize,
+        category: Value,
+        method: &str,
+        figures: &[(String, f64)],
+    ) -> Result<()> {
+        let figs: Map<String, Value> = figures.iter().map(|(m, x)| (m.clone(), json!(x))).collect();
         let line = json!({"conversation": conversation, "question": question, "category": category, "method": method, "figures": figs});
         writeln!(self.out, "{line}").map_err(|e| BenchError::Io { path: self.path.clone(), source: e })
     }

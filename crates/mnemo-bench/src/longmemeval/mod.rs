@@ -78,6 +78,11 @@ pub struct LongMemEvalArgs {
     /// `bench locomo --dump-candidates`).
     #[arg(long, value_name = "FILE")]
     pub dump_candidates: Option<PathBuf>,
+    /// Write every question's figures per method to FILE as JSON lines (the question's id as
+    /// `conversation`, its type as `category`; abstention questions as "abstention"), for
+    /// paired comparisons of two runs (`bench/paired.py`).
+    #[arg(long, value_name = "FILE")]
+    pub per_question: Option<PathBuf>,
     /// The configured `[index]` section the flags are laid over (taken from the config; not a
     /// flag): see `LocomoArgs::with_index_config`.
     #[arg(skip)]
@@ -106,6 +111,7 @@ impl LongMemEvalArgs {
             as_of_question_date: false,
             resolve_dates: false,
             dump_candidates: None,
+            per_question: None,
             index_config: None,
             recall_neighbour: None,
             recall_dense_max_tokens: None,
@@ -194,6 +200,7 @@ pub async fn longmemeval(
     let mut counts: HashMap<String, Counts> = HashMap::new();
     let total_turns: usize = questions.iter().map(|q| q.turns().count()).sum();
     let mut dump = args.dump_candidates.as_deref().map(crate::locomo::dump::CandidateDump::create).transpose()?;
+    let mut per_q = args.per_question.as_deref().map(crate::locomo::per_question::PerQuestion::create).transpose()?;
     let pb = bar(questions.len() as u64, "questions", args.quiet);
     for q in &questions {
         let ns = namespace_for("lme", &q.id)?;
@@ -310,9 +317,17 @@ pub async fn longmemeval(
                 None => engine.search(&search).await?,
             };
             let ranking: Vec<usize> = hits.iter().filter_map(|h| turn_of.get(&h.id).copied()).collect();
-            tab.add(method, &groups, &question_figures(&ev, &ranking, &packed, &args.ks));
+            let mut rows = vec![(method, question_figures(&ev, &ranking, &packed, &args.ks))];
             if mode == SearchMode::Hybrid {
-                tab.add(RECALL_ORDER, &groups, &question_figures(&ev, &trace_order, &packed, &args.ks));
+                rows.push((RECALL_ORDER, question_figures(&ev, &trace_order, &packed, &args.ks)));
+            }
+            for (row, figures) in rows {
+                if let Some(w) = per_q.as_mut() {
+                    let named: Vec<(String, f64)> = figures.iter().map(|(m, x)| (m.name(), *x)).collect();
+                    let category = if q.is_abstention() { ABSTENTION } else { q.question_type.as_str() };
+                    w.write_named(&q.id, 0, json!(category), row, &named)?;
+                }
+                tab.add(row, &groups, &figures);
             }
         }
         pb.inc(1);
@@ -320,6 +335,9 @@ pub async fn longmemeval(
     pb.finish();
     if let Some(d) = dump {
         d.finish()?;
+    }
+    if let Some(w) = per_q {
+        w.finish()?;
     }
 
     let group_order = group_order(&questions);
