@@ -113,3 +113,26 @@ fn the_static_embedder_without_its_model_names_the_fetch_command() {
         assert!(!d.path().join("minilm").exists(), "the teacher is not fetched for nothing");
     }
 }
+
+#[test]
+fn a_model_fitted_to_a_corpus_is_made_only_from_that_corpus() {
+    let d = tempfile::tempdir().unwrap();
+    let out = String::from_utf8(mnemo(d.path(), &["models", "list"]).stdout).unwrap();
+    assert!(out.contains("minilm-static-wordnet") && out.contains("scripts/wordnet-corpus FILE"), "{out}");
+    assert!(out.contains("Princeton University"), "the source's notice is repeated: {out}");
+    let o = mnemo(d.path(), &["models", "fetch", "minilm-static-wordnet"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    if !cfg!(feature = "local-embedder") {
+        assert!(err.contains("--features local-embedder"), "{err}");
+        return;
+    }
+    assert!(err.contains("scripts/wordnet-corpus") && err.contains("--corpus"), "{err}");
+    let other = d.path().join("other.txt");
+    std::fs::write(&other, "not the corpus\n").unwrap();
+    let o = mnemo(d.path(), &["models", "fetch", "minilm-static-wordnet", "--corpus", other.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("sha256") && err.contains("scripts/wordnet-corpus"), "{err}");
+    assert!(!d.path().join("minilm-static-wordnet").exists(), "nothing is made from another corpus");
+}

@@ -122,6 +122,6 @@ fn build_static_embedder(ctx: &EmbedderContext<'_>) -> mnemo_contract::Result<Ar
 
 mnemo_contract::register_embedder!(
     "static",
-    "static word-piece vectors distilled from all-MiniLM-L6-v2 (256 dims; no forward pass, microseconds a text); offline, made by `mnemo models fetch minilm-static`",
+    "static word-piece vectors distilled from all-MiniLM-L6-v2 (256 dims; no forward pass, microseconds a text); offline, made by `mnemo models fetch minilm-static` (or `minilm-static-wordnet`, fitted to a corpus)",
     build_static_embedder
 );

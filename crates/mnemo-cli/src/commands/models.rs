@@ -16,7 +16,9 @@ pub enum ModelsCommand {
     /// A distilled model (`minilm-static`) is made here instead: its teacher is fetched if need
     /// be, then every word piece of its vocabulary is embedded by the teacher (about a minute on
     /// two cores) and static.json, tokenizer.json and vectors.f32 are written. Needs a binary
-    /// built with `--features local-embedder`.
+    /// built with `--features local-embedder`. `minilm-static-wordnet` is then fitted to the
+    /// teacher's vectors of a pinned corpus (`scripts/wordnet-corpus FILE`, then `--corpus
+    /// FILE`; about five minutes more).
     Fetch {
         /// Which model (`mnemo models list` shows the catalogue).
         name: String,
@@ -35,7 +37,9 @@ pub enum ModelsCommand {
         #[arg(long, value_name = "HOW")]
         pooling: Option<String>,
         /// Distilled models: after the vocabulary pass, fit the word pieces to the teacher's
-        /// vectors of these texts (one per line; an experiment: bench/RESULTS.md).
+        /// vectors of these texts (one per line). Required by a model fitted to a pinned corpus
+        /// (`minilm-static-wordnet`: the file `scripts/wordnet-corpus` makes, checked by
+        /// sha256); with `minilm-static` an experiment (bench/RESULTS.md).
         #[arg(long, value_name = "FILE")]
         corpus: Option<PathBuf>,
         /// Distilled models with --corpus: how hard each piece is held to its vocabulary-only
@@ -150,6 +154,9 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
                         serde_json::json!({
                             "name": d.spec.name, "model_id": null, "dims": d.spec.dims, "installed": d.installed,
                             "dir": d.dir.display().to_string(), "bytes": d.bytes, "distilled_from": d.spec.teacher.name,
+                            "corpus": d.spec.corpus.map(|c| serde_json::json!({
+                                "about": c.about, "make": c.make, "sha256": c.sha256, "texts": c.texts, "notice": c.notice,
+                            })),
                         })
                     }))
                     .collect();
@@ -162,16 +169,21 @@ pub fn run(cmd: &ModelsCommand) -> Result<ExitCode> {
                     } else {
                         format!("not installed: mnemo models fetch {}", s.spec.name)
                     };
-                    out!("{:<14} {:<42} {:>4} dims  {state}", s.spec.name, s.spec.model_id, s.spec.dims);
+                    out!("{:<22} {:<42} {:>4} dims  {state}", s.spec.name, s.spec.model_id, s.spec.dims);
                 }
                 for d in &distilled {
-                    let state = if d.installed {
-                        format!("distilled, {:.1} MB", d.bytes as f64 / 1e6)
-                    } else {
-                        format!("not made: mnemo models fetch {}", d.spec.name)
+                    let state = match (d.installed, d.spec.corpus) {
+                        (true, _) => format!("distilled, {:.1} MB", d.bytes as f64 / 1e6),
+                        (false, None) => format!("not made: mnemo models fetch {}", d.spec.name),
+                        (false, Some(c)) => {
+                            format!("not made: {}, then mnemo models fetch {} --corpus FILE", c.make, d.spec.name)
+                        }
                     };
                     let what = format!("distilled from {}", d.spec.teacher.name);
-                    out!("{:<14} {:<42} {:>4} dims  {state}", d.spec.name, what, d.spec.dims);
+                    out!("{:<22} {:<42} {:>4} dims  {state}", d.spec.name, what, d.spec.dims);
+                    if let Some(c) = d.spec.corpus {
+                        out!("{:<22} fitted to {}; {}", "", c.about, c.notice);
+                    }
                 }
             }
         }
@@ -254,11 +266,33 @@ mod distilled {
                 other => anyhow::bail!("--pooling {other:?}: it takes mean or piece"),
             };
         }
+        if let (Some(c), None) = (spec.corpus, &flags.corpus) {
+            anyhow::bail!(
+                "{} is fitted to a corpus, {}: make it with `{}`, then `mnemo models fetch {} --corpus FILE`",
+                spec.name,
+                c.about,
+                c.make,
+                spec.name
+            );
+        }
         let texts: Vec<String> = match &flags.corpus {
             None => Vec::new(),
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| anyhow::anyhow!("--corpus {}: cannot read it: {e}", path.display()))?;
+                if let Some(c) = spec.corpus {
+                    let sha = mnemo_models::sha256_hex(text.as_bytes());
+                    if sha != c.sha256 {
+                        anyhow::bail!(
+                            "--corpus {}: sha256 {sha}, but {} is fitted to {} (sha256 {}); make it with `{}`",
+                            path.display(),
+                            spec.name,
+                            c.about,
+                            c.sha256,
+                            c.make
+                        );
+                    }
+                }
                 let texts: Vec<String> =
                     text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
                 if texts.is_empty() {
