@@ -115,8 +115,8 @@ pub struct RecallPolicy {
     /// store keeps the vector; the gate's dense evidence still reads it). Cosine similarity
     /// has no length normalisation, and a long text (an assistant's answer of several
     /// paragraphs) is near many queries by topic; BM25 normalises for length. None: every
-    /// vector is filed. Applies to memories filed after a change; a rebuild of the index
-    /// applies it to all.
+    /// vector is filed. Applies to memories filed after a change; `mnemo reindex` applies it
+    /// to all.
     pub dense_max_tokens: Option<usize>,
 }
 
