@@ -12,7 +12,8 @@ bootstrap 95% interval of the mean difference). A dense vote can be withheld fro
         --grid 'k=10,wd=1' 'k=10,wd=1,max=256' 'k=5,wd=0.7,max=256'
 
 The figures are a replay, not a measurement of the engine: a setting worth keeping is built and
-then measured with the benches.
+then measured with the benches. The dump holds each list to the depth fusion takes, so a text the
+engine would rank just past it (once long texts leave the dense list) is missing from the replay.
 """
 import argparse
 import json
@@ -47,12 +48,13 @@ def fuse(q, k, wl, wd, max_tokens):
     fused = defaultdict(float)
     for i, (t, _) in enumerate(lexical):
         fused[t] += wl / (k + i + 1)
-    for i, (t, score) in enumerate(dense):
-        # As the index: a vector at or below 0 cosine does not vote.
-        if score <= 0 or (max_tokens is not None and tokens[t] > max_tokens):
-            continue
+    # As the index: a vector at or below 0 cosine does not vote, and a text filed without its
+    # vector is not in the dense list at all (the texts after it move up a rank).
+    voters = [t for t, score in dense if score > 0 and (max_tokens is None or tokens[t] <= max_tokens)]
+    for i, t in enumerate(voters):
         fused[t] += wd / (k + i + 1)
-    return [t for t, _ in sorted(fused.items(), key=lambda x: (-x[1], x[0]))]
+    # Ties as mnemo_contract::fusion::sort_hits: the higher id (the later turn) first.
+    return [t for t, _ in sorted(fused.items(), key=lambda x: (-x[1], -x[0]))]
 
 
 def recall_at(order, evidence, k):

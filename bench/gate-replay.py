@@ -8,8 +8,10 @@ Reads a `mnemo bench answerability --per-question` file (each packed memory's ev
   evidence packed against questions asked in another haystack and `_abs` questions): the
   chance that an answerable question scores above an unanswerable one. A gate built on a
   feature meets over-abstention ≤ .15 and unsafe acceptance ≤ .05 only if it is near 1.
-- a replay of the relevance floor under other ways of combining a memory's two signals,
-  exact for the configured rule (`max`: it reproduces the bench's gate decisions).
+- a replay of the relevance floor under other ways of combining a memory's two signals. For the
+  configured rule (`max`) it reproduced the bench's gate decisions on every file measured so
+  far; it does not model which memories are load-bearing (the gate also asks that of a relevant
+  memory), so another rule's figures are an approximation.
 
     bench/gate-replay.py answerability.pq.jsonl [--floors 0.4,0.5,0.6]
 """

@@ -135,4 +135,7 @@ fn a_model_fitted_to_a_corpus_is_made_only_from_that_corpus() {
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(err.contains("sha256") && err.contains("scripts/wordnet-corpus"), "{err}");
     assert!(!d.path().join("minilm-static-wordnet").exists(), "nothing is made from another corpus");
+    let o = mnemo(d.path(), &["models", "fetch", "minilm-static-wordnet", "--sif", "0.001"]);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(!o.status.success() && err.contains("--out DIR"), "a variant of a pinned model goes elsewhere: {err}");
 }

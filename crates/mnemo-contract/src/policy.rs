@@ -111,12 +111,12 @@ pub struct RecallPolicy {
     /// How many turns apart two candidates may be to count as neighbours.
     pub neighbour_turns: usize,
     /// A memory whose text is longer than this many tokens is filed in the index without its
-    /// vector: recall finds it by its words, and the dense ranking does not vote for it (the
-    /// store keeps the vector; the gate's dense evidence still reads it). Cosine similarity
-    /// has no length normalisation, and a long text (an assistant's answer of several
-    /// paragraphs) is near many queries by topic; BM25 normalises for length. None: every
-    /// vector is filed. Applies to memories filed after a change; `mnemo reindex` applies it
-    /// to all.
+    /// vector: recall finds it by its words, and the dense ranking does not vote for it (nor
+    /// in the search for a new memory's neighbours at write time; the store keeps the vector,
+    /// and the gate's dense evidence still reads it). A long text (an assistant's answer of
+    /// several paragraphs) is near many queries by topic, and cosine has no penalty for a
+    /// text's length as BM25 has. None: every vector is filed. Applies to memories filed
+    /// after a change; `mnemo reindex` applies it to all.
     pub dense_max_tokens: Option<usize>,
 }
 

@@ -75,7 +75,8 @@ pub struct LongMemEvalArgs {
     /// Write each question's lexical and dense candidate lists with their scores (at the depth
     /// hybrid fusion takes), its turns' sessions and token counts and its evidence turns to FILE
     /// as JSON lines, so that fusion and re-ranking rules can be swept offline from one run (as
-    /// `bench locomo --dump-candidates`).
+    /// `bench locomo --dump-candidates`). The lists come from the whole haystack's index, also
+    /// with --as-of-question-date.
     #[arg(long, value_name = "FILE")]
     pub dump_candidates: Option<PathBuf>,
     /// Write every question's figures per method to FILE as JSON lines (the question's id as
@@ -204,10 +205,11 @@ pub async fn longmemeval(
     let pb = bar(questions.len() as u64, "questions", args.quiet);
     for q in &questions {
         let ns = namespace_for("lme", &q.id)?;
-        let items = q
+        // Each turn's stored text, "role: content" (its relative dates resolved with
+        // --resolve-dates), and its time: a session's turns a second apart, in order.
+        let stored: Vec<(String, mnemo_contract::Timestamp)> = q
             .turns()
             .map(|(s, i, t)| {
-                // A session's turns a second apart, in order.
                 let at = s.at.plus_millis(1000 * i as i64);
                 let content = format!("{}: {}", t.role, t.content);
                 let content = if args.resolve_dates {
@@ -215,7 +217,22 @@ pub async fn longmemeval(
                 } else {
                     content
                 };
-                episodic_turn(&ns, &t.role, at, content, &Question::turn_key(s, i), false, "longmemeval-import")
+                (content, at)
+            })
+            .collect();
+        let items = q
+            .turns()
+            .zip(&stored)
+            .map(|((s, i, t), (content, at))| {
+                episodic_turn(
+                    &ns,
+                    &t.role,
+                    *at,
+                    content.clone(),
+                    &Question::turn_key(s, i),
+                    false,
+                    "longmemeval-import",
+                )
             })
             .collect();
         let ids = engine.ingest(&ns, items).await?;
@@ -270,8 +287,9 @@ pub async fn longmemeval(
                     .await?;
                 lists.push(hits.iter().filter_map(|h| turn_of.get(&h.id).map(|t| (*t, h.score))).collect::<Vec<_>>());
             }
+            // The stored texts' token counts, as the engine counts them.
             let tokens: Vec<usize> =
-                q.turns().map(|(_, _, t)| mnemo_contract::TokenCounter::count(tokens.as_ref(), &t.content)).collect();
+                stored.iter().map(|(text, _)| mnemo_contract::TokenCounter::count(tokens.as_ref(), text)).collect();
             d.line(&json!({
                 "question": q.id, "type": q.question_type, "abstention": q.is_abstention(),
                 "sessions": session_of, "evidence": evidence_turns.iter().collect::<BTreeSet<_>>(),
@@ -342,6 +360,10 @@ pub async fn longmemeval(
 
     let group_order = group_order(&questions);
     let rows = rows(&tab, args, &counts, &group_order);
+    let index_desc = match args.recall_dense_max_tokens {
+        Some(t) => format!("{index_desc}; no vector filed for a turn over {t} tokens"),
+        None => index_desc,
+    };
     let mut md = markdown(&tab, args, &provenance, &index_desc, &counts, &group_order, total_turns);
     if let Some(h) = cache.as_ref().map(|c| c.hits()).filter(|h| *h > 0) {
         md.push_str(&format!("\n{h} texts came from the embedding cache.\n"));

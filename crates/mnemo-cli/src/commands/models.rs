@@ -6,6 +6,11 @@ use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The corpus fit's ridge weight and iterations unless the command line says otherwise (the
+/// recipe a corpus-pinned model is made to).
+const CORPUS_LAMBDA: f64 = 0.01;
+const CORPUS_ITERATIONS: usize = 40;
+
 /// `mnemo models …`.
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {
@@ -44,10 +49,10 @@ pub enum ModelsCommand {
         corpus: Option<PathBuf>,
         /// Distilled models with --corpus: how hard each piece is held to its vocabulary-only
         /// vector (ridge weight).
-        #[arg(long, value_name = "L", default_value_t = 0.01)]
+        #[arg(long, value_name = "L", default_value_t = CORPUS_LAMBDA)]
         corpus_lambda: f64,
         /// Distilled models with --corpus: conjugate-gradient iterations of the fit.
-        #[arg(long, value_name = "N", default_value_t = 40)]
+        #[arg(long, value_name = "N", default_value_t = CORPUS_ITERATIONS)]
         corpus_iterations: usize,
         /// Distilled models: write into DIR instead of the models directory (to compare
         /// recipes; point `[embedder] dir` at it).
@@ -252,6 +257,29 @@ mod distilled {
         flags: &RecipeFlags,
         json: bool,
     ) -> Result<ExitCode> {
+        let dir = flags.out.clone().unwrap_or_else(|| mnemo_models::distilled_dir(spec, root));
+        let name = spec.name;
+        if !force && mnemo_models::distilled_installed(&dir) {
+            if json {
+                let v = serde_json::json!({"name": name, "dir": dir.display().to_string(), "installed_now": false});
+                out!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                out!("{name}: already made in {} (--force makes it again)", dir.display());
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        // A model pinned to a corpus is made to one recipe under its own name: a variant goes
+        // elsewhere (--out), so that the name always means the same vectors.
+        let variant = flags.pca_dims.is_some()
+            || flags.sif.is_some()
+            || flags.pooling.is_some()
+            || flags.corpus_lambda != CORPUS_LAMBDA
+            || flags.corpus_iterations != CORPUS_ITERATIONS;
+        if spec.corpus.is_some() && variant && flags.out.is_none() {
+            anyhow::bail!(
+                "{name} is made to its pinned recipe; --pca-dims, --sif, --pooling, --corpus-lambda and --corpus-iterations make a variant: give --out DIR for it"
+            );
+        }
         let mut recipe = Recipe { pca_dims: spec.dims, ..Recipe::default() };
         if let Some(d) = flags.pca_dims {
             recipe.pca_dims = d;
@@ -309,17 +337,6 @@ mod distilled {
                 texts
             }
         };
-        let dir = flags.out.clone().unwrap_or_else(|| mnemo_models::distilled_dir(spec, root));
-        let name = spec.name;
-        if !force && mnemo_models::distilled_installed(&dir) {
-            if json {
-                let v = serde_json::json!({"name": name, "dir": dir.display().to_string(), "installed_now": false});
-                out!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                out!("{name}: already made in {} (--force makes it again)", dir.display());
-            }
-            return Ok(ExitCode::SUCCESS);
-        }
         let teacher = spec.teacher;
         let teacher_dir = mnemo_models::model_dir(teacher, root);
         if !mnemo_models::installed(teacher, &teacher_dir) {
