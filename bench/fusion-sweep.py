@@ -17,9 +17,10 @@ engine would rank just past it (once long texts leave the dense list) is missing
 """
 import argparse
 import json
-import random
 import sys
 from collections import defaultdict
+
+from paired import bootstrap  # the paired comparison's interval (bench/paired.py, beside this file)
 
 
 def load(path, kind):
@@ -72,13 +73,6 @@ def setting(text):
     return s
 
 
-def interval(diffs, rounds=2000, seed=7):
-    rng = random.Random(seed)
-    n = len(diffs)
-    means = sorted(sum(rng.choice(diffs) for _ in range(n)) / n for _ in range(rounds))
-    return means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--locomo", help="a `bench locomo --dump-candidates` file")
@@ -104,7 +98,7 @@ def main():
                 base, versus = r10, "–"
             else:
                 d = [x - y for x, y in zip(r10, base)]
-                lo, hi = interval(d)
+                lo, hi = bootstrap(d)
                 versus = f"{sum(x > 0 for x in d)}–{sum(x < 0 for x in d)}, [{lo:+.3f}, {hi:+.3f}]"
             cells = " | ".join(f"{sum(v) / len(v):.3f}" for v in per_k.values())
             print(f"| {name} | {len(qs)} | {text} | {cells} | {versus} |")

@@ -31,6 +31,7 @@ pub mod longmemeval;
 pub mod poisoning;
 pub mod reliability;
 pub mod report;
+pub mod rng;
 pub mod scale;
 pub mod tokens;
 pub mod util;

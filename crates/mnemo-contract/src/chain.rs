@@ -704,6 +704,22 @@ pub struct NewEntry {
     pub entry_hash: Hash,
 }
 
+impl NewEntry {
+    /// The entry as a chain page lists it: in `namespace`, with the row as stored now.
+    pub fn record(&self, namespace: &str, content: Option<Content>) -> ChainRecord {
+        ChainRecord {
+            namespace: namespace.to_string(),
+            seq: self.seq,
+            entry: self.entry,
+            id: self.id,
+            content_hash: self.content_hash,
+            prev_hash: self.prev_hash,
+            entry_hash: self.entry_hash,
+            content,
+        }
+    }
+}
+
 impl Appender {
     /// Continue the chain of `namespace` after the head `(seq, hash)` (None: an empty chain).
     pub fn after(namespace: &str, head: Option<(i64, Hash)>) -> Appender {
@@ -795,22 +811,7 @@ mod tests {
 
     fn chain(contents: &[Content]) -> Vec<ChainRecord> {
         let mut a = Appender::after("ns", None);
-        contents
-            .iter()
-            .map(|c| {
-                let e = a.append(c);
-                ChainRecord {
-                    namespace: "ns".into(),
-                    seq: e.seq,
-                    entry: e.entry,
-                    id: e.id,
-                    content_hash: e.content_hash,
-                    prev_hash: e.prev_hash,
-                    entry_hash: e.entry_hash,
-                    content: Some(c.clone()),
-                }
-            })
-            .collect()
+        contents.iter().map(|c| a.append(c).record("ns", Some(c.clone()))).collect()
     }
 
     #[test]

@@ -10,42 +10,7 @@ use mnemo_contract::conformance::store as suite;
 use mnemo_contract::test_support::MemoryStore;
 use mnemo_contract::Store;
 
-macro_rules! conformance {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[tokio::test]
-            async fn $name() {
-                suite::$name(&MemoryStore::new()).await;
-            }
-        )*
-    };
-}
-
-conformance!(
-    empty_store,
-    record_turn_assigns_increasing_ids,
-    insert_round_trips_every_field,
-    get_many_leaves_out_missing_ids,
-    namespace_partition,
-    apply_is_atomic,
-    reinforce_and_confirm,
-    tombstone_keeps_the_row,
-    claim_memories_hold_every_value_of_a_claim,
-    validity_round_trips_and_stays_on_a_tombstone,
-    tombstone_new_within_a_batch,
-    tombstone_is_final,
-    rev_increases_on_every_change,
-    changed_since_pages_by_rev,
-    changes_since_is_the_four_lookups,
-    history_in_order,
-    touch_does_not_bump_rev,
-    active_by_entities_matches_any,
-    ids_reveal_nothing_of_other_namespaces,
-    list_memories_pages_by_id,
-    short_ids_find_their_own_namespace,
-    history_chain_covers_every_write,
-    erase_empties_content_and_keeps_a_record,
-);
+mnemo_contract::store_conformance_tests!(store = MemoryStore::new() => &store);
 
 #[tokio::test]
 async fn due_for_decay_matches_the_scan() {

@@ -15,51 +15,15 @@ fn on_disk() -> (tempfile::TempDir, SqliteStore) {
     (dir, store)
 }
 
-macro_rules! conformance {
-    ($($name:ident),* $(,)?) => {
-        mod disk {
-            use super::*;
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let (_dir, store) = on_disk();
-                    suite::$name(&store).await;
-                }
-            )*
-        }
-        mod memory {
-            use super::*;
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let store = SqliteStore::open_in_memory().unwrap();
-                    suite::$name(&store).await;
-                }
-            )*
-        }
-    };
+mod disk {
+    use super::*;
+    mnemo_contract::store_conformance_tests!((_dir, store) = on_disk() => &store);
 }
 
-conformance!(
-    empty_store,
-    record_turn_assigns_increasing_ids,
-    insert_round_trips_every_field,
-    get_many_leaves_out_missing_ids,
-    namespace_partition,
-    apply_is_atomic,
-    reinforce_and_confirm,
-    tombstone_keeps_the_row,
-    tombstone_new_within_a_batch,
-    tombstone_is_final,
-    rev_increases_on_every_change,
-    changed_since_pages_by_rev,
-    changes_since_is_the_four_lookups,
-    history_in_order,
-    touch_does_not_bump_rev,
-    active_by_entities_matches_any,
-    history_chain_covers_every_write,
-    erase_empties_content_and_keeps_a_record,
-);
+mod memory {
+    use super::*;
+    mnemo_contract::store_conformance_tests!(store = SqliteStore::open_in_memory().unwrap() => &store);
+}
 
 /// `run_all` itself (the entry point other backends use), with many stores in one dir.
 #[tokio::test]

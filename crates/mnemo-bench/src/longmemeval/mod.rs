@@ -205,11 +205,12 @@ pub async fn longmemeval(
     let pb = bar(questions.len() as u64, "questions", args.quiet);
     for q in &questions {
         let ns = namespace_for("lme", &q.id)?;
-        // Each turn's stored text, "role: content" (its relative dates resolved with
-        // --resolve-dates), and its time: a session's turns a second apart, in order.
-        let stored: Vec<(String, mnemo_contract::Timestamp)> = q
+        // The stored texts' token counts, as the engine counts them (for --dump-candidates).
+        let mut stored_tokens = Vec::new();
+        let items = q
             .turns()
             .map(|(s, i, t)| {
+                // A session's turns a second apart, in order.
                 let at = s.at.plus_millis(1000 * i as i64);
                 let content = format!("{}: {}", t.role, t.content);
                 let content = if args.resolve_dates {
@@ -217,22 +218,10 @@ pub async fn longmemeval(
                 } else {
                     content
                 };
-                (content, at)
-            })
-            .collect();
-        let items = q
-            .turns()
-            .zip(&stored)
-            .map(|((s, i, t), (content, at))| {
-                episodic_turn(
-                    &ns,
-                    &t.role,
-                    *at,
-                    content.clone(),
-                    &Question::turn_key(s, i),
-                    false,
-                    "longmemeval-import",
-                )
+                if args.dump_candidates.is_some() {
+                    stored_tokens.push(mnemo_contract::TokenCounter::count(tokens.as_ref(), &content));
+                }
+                episodic_turn(&ns, &t.role, at, content, &Question::turn_key(s, i), false, "longmemeval-import")
             })
             .collect();
         let ids = engine.ingest(&ns, items).await?;
@@ -287,13 +276,10 @@ pub async fn longmemeval(
                     .await?;
                 lists.push(hits.iter().filter_map(|h| turn_of.get(&h.id).map(|t| (*t, h.score))).collect::<Vec<_>>());
             }
-            // The stored texts' token counts, as the engine counts them.
-            let tokens: Vec<usize> =
-                stored.iter().map(|(text, _)| mnemo_contract::TokenCounter::count(tokens.as_ref(), text)).collect();
             d.line(&json!({
                 "question": q.id, "type": q.question_type, "abstention": q.is_abstention(),
                 "sessions": session_of, "evidence": evidence_turns.iter().collect::<BTreeSet<_>>(),
-                "turn_tokens": tokens, "lexical": lists[0], "dense": lists[1],
+                "turn_tokens": stored_tokens, "lexical": lists[0], "dense": lists[1],
             }))?;
         }
         for (method, mode) in METHODS {

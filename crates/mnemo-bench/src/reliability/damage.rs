@@ -120,16 +120,13 @@ pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, cfg: &[String
         .iter()
         .zip(tallies)
         .map(|(kind, t)| {
-            let mut counts = serde_json::Map::new();
-            for (k, v) in [
+            let counts = super::counts([
                 ("directories_unusable", t.unusable),
                 ("old_index_served", t.old_index_served),
                 ("refused_clearly", t.refused),
                 ("unclear_refusals", t.unclear_refusals),
                 ("repaired_with_note", t.repaired_with_note),
-            ] {
-                counts.insert(k.to_string(), v.into());
-            }
+            ]);
             Row {
                 suite: "damage",
                 case: kind.name().to_string(),
@@ -152,7 +149,7 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
             !name.starts_with('.') && name != "meta.json"
         })
         .collect();
-    let pick = |rng: &mut Rng| index_files.get(rng.below(index_files.len())).cloned();
+    let pick = |rng: &mut Rng| index_files.get(rng.below_by_remainder(index_files.len())).cloned();
     Ok(match kind {
         Damage::RemoveIndexFile => {
             let Some(f) = pick(rng) else { return Ok("no index file".into()) };
@@ -162,8 +159,8 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
         Damage::GarbleIndexFile => {
             let Some(f) = pick(rng) else { return Ok("no index file".into()) };
             let mut bytes = read(&f)?;
-            let at = rng.below(bytes.len().max(1));
-            let n = 1 + rng.below(16);
+            let at = rng.below_by_remainder(bytes.len().max(1));
+            let n = 1 + rng.below_by_remainder(16);
             for b in bytes.iter_mut().skip(at).take(n) {
                 *b ^= (rng.next_u64() as u8) | 1;
             }
@@ -173,14 +170,14 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
         Damage::CutIndexFile => {
             let Some(f) = pick(rng) else { return Ok("no index file".into()) };
             let len = std::fs::metadata(&f).map_err(BenchError::io_at("reading the size of", &f))?.len();
-            let to = rng.below(len as usize) as u64;
+            let to = rng.below_by_remainder(len as usize) as u64;
             cut(&f, to)?;
             format!("cut {} from {len} to {to} bytes", f.display())
         }
         Damage::GarbleIndexMeta => {
             let f = w.dir.join("index").join("tantivy").join("meta.json");
             let mut bytes = read(&f)?;
-            let at = rng.below(bytes.len().max(1));
+            let at = rng.below_by_remainder(bytes.len().max(1));
             if let Some(b) = bytes.get_mut(at) {
                 *b = b'#';
             }
@@ -193,7 +190,7 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
         }
         Damage::CutStore => {
             let len = std::fs::metadata(&db).map_err(BenchError::io_at("reading the size of", &db))?.len();
-            let to = 1 + rng.below(len as usize - 1) as u64;
+            let to = 1 + rng.below_by_remainder(len as usize - 1) as u64;
             cut(&db, to)?;
             format!("cut mnemo.db from {len} to {to} bytes")
         }
@@ -213,8 +210,8 @@ fn apply(w: &World, kind: Damage, rng: &mut Rng, backup: &Path) -> Result<String
         Damage::FlipStoreIndex => {
             let (page, at) = index_leaf(&db, "memories_rev")?;
             // One of the last cell's 8 id bytes (the page's last bytes), one bit of it.
-            let from_end = 1 + rng.below(8);
-            let bit = 1u8 << rng.below(8);
+            let from_end = 1 + rng.below_by_remainder(8);
+            let bit = 1u8 << rng.below_by_remainder(8);
             let mut bytes = read(&db)?;
             bytes[at - from_end] ^= bit;
             write(&db, &bytes)?;

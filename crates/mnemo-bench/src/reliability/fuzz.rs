@@ -124,35 +124,35 @@ fn targets() -> Vec<Target> {
 
 fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
     let mut b = seed.to_vec();
-    for _ in 0..1 + rng.below(6) {
-        let at = rng.below(b.len() + 1);
-        match rng.below(6) {
+    for _ in 0..1 + rng.below_by_remainder(6) {
+        let at = rng.below_by_remainder(b.len() + 1);
+        match rng.below_by_remainder(6) {
             0 if !b.is_empty() => {
-                let i = rng.below(b.len());
-                b[i] ^= 1 << rng.below(8);
+                let i = rng.below_by_remainder(b.len());
+                b[i] ^= 1 << rng.below_by_remainder(8);
             }
             1 => b.insert(at, rng.next_u64() as u8),
             2 if !b.is_empty() => {
-                let n = rng.below(8).min(b.len() - at.min(b.len()));
+                let n = rng.below_by_remainder(8).min(b.len() - at.min(b.len()));
                 b.drain(at.min(b.len())..at.min(b.len()) + n);
             }
             3 => {
-                let t = DICTIONARY[rng.below(DICTIONARY.len())].as_bytes();
+                let t = DICTIONARY[rng.below_by_remainder(DICTIONARY.len())].as_bytes();
                 b.splice(at..at, t.iter().copied());
             }
             4 => {
                 // Splice a slice of another seed.
-                let other = &seeds[rng.below(seeds.len())];
-                let from = rng.below(other.len() + 1);
-                let n = rng.below(64).min(other.len() - from);
+                let other = &seeds[rng.below_by_remainder(seeds.len())];
+                let from = rng.below_by_remainder(other.len() + 1);
+                let n = rng.below_by_remainder(64).min(other.len() - from);
                 b.splice(at..at, other[from..from + n].iter().copied());
             }
             _ => {
                 // Repeat a chunk (long lines, many lines).
-                let from = rng.below(b.len() + 1);
-                let n = rng.below(32).min(b.len() - from);
+                let from = rng.below_by_remainder(b.len() + 1);
+                let n = rng.below_by_remainder(32).min(b.len() - from);
                 let chunk: Vec<u8> = b[from..from + n].to_vec();
-                for _ in 0..rng.below(8) {
+                for _ in 0..rng.below_by_remainder(8) {
                     b.splice(at..at, chunk.iter().copied());
                 }
             }
@@ -180,7 +180,7 @@ pub fn run(n: usize, rng: &mut Rng) -> Vec<Row> {
             _ => 0,
         };
         let (_, seeds, f) = &targets[k];
-        let pick = rng.below(seeds.len());
+        let pick = rng.below_by_remainder(seeds.len());
         let input = mutate(rng, &seeds[pick], seeds);
         let text = String::from_utf8_lossy(&input);
         execs[k] += 1;
@@ -196,9 +196,7 @@ pub fn run(n: usize, rng: &mut Rng) -> Vec<Row> {
         .iter()
         .enumerate()
         .map(|(k, (name, _, _))| {
-            let mut counts = serde_json::Map::new();
-            counts.insert("executions".into(), execs[k].into());
-            counts.insert("panics".into(), panics[k].into());
+            let counts = super::counts([("executions", execs[k]), ("panics", panics[k])]);
             Row {
                 suite: "fuzz",
                 case: name.to_string(),

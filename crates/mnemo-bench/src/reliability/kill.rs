@@ -94,7 +94,7 @@ pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, cfg: &[String
         }
         let mut child = w.spawn(at, &argv)?;
         let limit = window[k].as_millis().max(1) as usize * 12 / 10;
-        std::thread::sleep(Duration::from_millis(rng.below(limit) as u64));
+        std::thread::sleep(Duration::from_millis(rng.below_by_remainder(limit) as u64));
         let acknowledged = match child.try_wait().map_err(BenchError::io_at("waiting for", exe))? {
             Some(status) => status.success(),
             None => {
@@ -121,8 +121,7 @@ pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, cfg: &[String
         .iter()
         .zip(tallies)
         .map(|(op, t)| {
-            let mut counts = serde_json::Map::new();
-            for (k, v) in [
+            let counts = super::counts([
                 ("killed_mid_command", t.killed),
                 ("acknowledged_writes", t.acknowledged),
                 ("acknowledged_writes_lost", t.lost),
@@ -131,9 +130,7 @@ pub async fn run(exe: &Path, work: &Path, n: usize, rng: &mut Rng, cfg: &[String
                 ("integrity_check_failures", t.integrity_failures),
                 ("acknowledged_missing_from_index", t.index_misses),
                 ("commands_failing_after", t.failing_after),
-            ] {
-                counts.insert(k.to_string(), v.into());
-            }
+            ]);
             Row {
                 suite: "kill",
                 case: op.name().to_string(),

@@ -24,11 +24,10 @@ use crate::error::{BenchError, Result};
 mod damage;
 mod fuzz;
 mod kill;
-mod rng;
 mod use_trials;
 mod world;
 
-pub use rng::Rng;
+pub use crate::rng::Rng;
 
 /// `mnemo reliability` settings: how many trials of each kind, and the seed.
 #[derive(Debug, Clone, Args)]
@@ -75,6 +74,13 @@ pub struct Row {
     pub failures: Vec<String>,
 }
 
+/// A row's counters from (name, value) pairs.
+pub fn counts<V: Into<serde_json::Value>>(
+    pairs: impl IntoIterator<Item = (&'static str, V)>,
+) -> serde_json::Map<String, serde_json::Value> {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v.into())).collect()
+}
+
 impl Row {
     /// Whether every run passed.
     pub fn held(&self) -> bool {
@@ -86,7 +92,7 @@ impl Row {
 /// config files `config`; the trials' directories live in a temporary directory removed after.
 pub async fn run(args: &TrialArgs, exe: &Path, config: &[PathBuf]) -> Result<Vec<Row>> {
     let work = tempfile::tempdir().map_err(BenchError::io_at("creating a work directory in", &std::env::temp_dir()))?;
-    let mut rng = Rng::new(args.seed);
+    let mut rng = Rng::from_state(args.seed);
     let cfg = config_args(config);
     let mut rows = Vec::new();
     if args.kill > 0 {

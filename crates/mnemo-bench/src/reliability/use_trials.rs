@@ -53,16 +53,13 @@ pub fn churn(exe: &Path, work: &Path, n: usize, config: &[String]) -> Result<Row
     if lost > 0 {
         failures.push(format!("{lost} of {n} memories not found by recall"));
     }
-    let mut counts = serde_json::Map::new();
-    for (k, v) in [
+    let counts = super::counts([
         ("writes", n as u64),
         ("failed_writes", failed_writes),
         ("segments", segments),
         ("tmp_files", tmp.len() as u64),
         ("memories_not_found", lost),
-    ] {
-        counts.insert(k.to_string(), v.into());
-    }
+    ]);
     let _ = std::fs::remove_dir_all(&w.dir);
     Ok(Row {
         suite: "churn",
@@ -150,17 +147,14 @@ pub fn readers(exe: &Path, work: &Path, n: usize, memories: usize, config: &[Str
         }
         passed += u64::from(ok);
     }
-    let mut counts = serde_json::Map::new();
-    for (k, v) in [
+    let mut counts = super::counts([
         ("memories", memories as u64),
         ("recalls_beside_reindex", overlapped),
         ("recalls_failed", failed),
         ("recalls_over_1s", slow),
         ("recalls_building_their_own_index", own_index),
         ("slowest_ms", worst.as_millis() as u64),
-    ] {
-        counts.insert(k.to_string(), v.into());
-    }
+    ]);
     counts.insert("recall_p50_ms_beside_reindex".into(), median(&mut beside_ms).into());
     counts.insert("recall_p50_ms_alone".into(), median(&mut alone_ms).into());
     let _ = std::fs::remove_dir_all(&w.dir);

@@ -19,36 +19,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mnemo_contract::Embedder;
 
-/// SplitMix64: a small, fast, well-mixed deterministic generator.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// Seeded.
-    pub fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
-    }
-    /// Next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// Uniform in 0..n.
-    pub fn below(&mut self, n: usize) -> usize {
-        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
-    }
-    /// Roughly normal (sum of uniforms), mean 0, variance 1.
-    pub fn normalish(&mut self) -> f32 {
-        ((0..4).map(|_| self.unit()).sum::<f64>() - 2.0) as f32 * 1.732
-    }
-}
+pub use crate::rng::Rng;
 
 const SYLLABLES: [&str; 24] = [
     "ka", "lo", "mi", "ne", "su", "ra", "to", "vi", "pe", "zu", "an", "or", "el", "is", "um", "ba", "de", "fo", "gi",

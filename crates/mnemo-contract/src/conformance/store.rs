@@ -15,6 +15,54 @@ use crate::time::Timestamp;
 use crate::world_time::Validity;
 use crate::Store;
 
+/// One `#[tokio::test]` per suite function, each on a store of its own: `$bind = $make` is
+/// evaluated per test (bind a guard there, such as a temp dir, to keep it alive) and `$store`
+/// is what the function is given. The list is the suite's, kept here once for every backend:
+///
+/// ```ignore
+/// mnemo_contract::store_conformance_tests!(store = MemoryStore::new() => &store);
+/// mnemo_contract::store_conformance_tests!((_dir, store) = on_disk() => &store);
+/// ```
+#[macro_export]
+macro_rules! store_conformance_tests {
+    ($bind:pat = $make:expr => $store:expr) => {
+        $crate::store_conformance_tests!(@each $bind, $make, $store;
+            empty_store,
+            record_turn_assigns_increasing_ids,
+            insert_round_trips_every_field,
+            get_many_leaves_out_missing_ids,
+            namespace_partition,
+            apply_is_atomic,
+            reinforce_and_confirm,
+            tombstone_keeps_the_row,
+            claim_memories_hold_every_value_of_a_claim,
+            validity_round_trips_and_stays_on_a_tombstone,
+            tombstone_new_within_a_batch,
+            tombstone_is_final,
+            rev_increases_on_every_change,
+            changed_since_pages_by_rev,
+            changes_since_is_the_four_lookups,
+            history_in_order,
+            touch_does_not_bump_rev,
+            active_by_entities_matches_any,
+            ids_reveal_nothing_of_other_namespaces,
+            list_memories_pages_by_id,
+            short_ids_find_their_own_namespace,
+            history_chain_covers_every_write,
+            erase_empties_content_and_keeps_a_record
+        );
+    };
+    (@each $bind:pat, $make:expr, $store:expr; $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $name() {
+                let $bind = $make;
+                $crate::conformance::store::$name($store).await;
+            }
+        )*
+    };
+}
+
 /// Run every test of the suite, each on a fresh store from `make`.
 pub async fn run_all<F, Fut>(make: F)
 where

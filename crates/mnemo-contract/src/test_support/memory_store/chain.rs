@@ -103,18 +103,7 @@ pub(super) fn page(s: &State, namespace: &str, after: i64, limit: usize) -> Resu
         .iter()
         .filter(|e| e.seq > after)
         .take(limit)
-        .map(|e| {
-            Ok(ChainRecord {
-                namespace: namespace.to_string(),
-                seq: e.seq,
-                entry: e.entry,
-                id: e.id,
-                content_hash: e.content_hash,
-                prev_hash: e.prev_hash,
-                entry_hash: e.entry_hash,
-                content: row(s, e.entry, e.id)?,
-            })
-        })
+        .map(|e| Ok(e.record(namespace, row(s, e.entry, e.id)?)))
         .collect()
 }
 
