@@ -2,7 +2,7 @@
 """How well can the gate's relevance evidence tell answerable questions from unanswerable ones?
 
 Reads a `mnemo bench answerability --per-question` file (each packed memory's evidence:
-[lexical, dense_z, entity, sources]) and prints, per dataset:
+[lexical, dense_z, entity, sources, text]) and prints, per dataset:
 
 - the area under the ROC curve of per-question features (answerable questions with their
   evidence packed against questions asked in another haystack and `_abs` questions): the
@@ -12,12 +12,18 @@ Reads a `mnemo bench answerability --per-question` file (each packed memory's ev
   configured rule (`max`) it reproduced the bench's gate decisions on every file measured so
   far; it does not model which memories are load-bearing (the gate also asks that of a relevant
   memory), so another rule's figures are an approximation.
+- with `--ceiling`, the best any rule of a family could do: every threshold pair (lexical
+  coverage ≥ a, and/or dense z ≥ b, over all packed memories or only those not said by the
+  assistant) is tried, and the lowest unsafe acceptance (other haystack) among the rules with
+  over-abstention ≤ .15 is printed per dataset. The rule is chosen on the very questions it is
+  scored on, so the figure is optimistic: if even it misses ≤ .05, no threshold on this
+  evidence meets the target.
 
-    bench/gate-replay.py answerability.pq.jsonl [--floors 0.4,0.5,0.6]
+    bench/gate-replay.py answerability.pq.jsonl [--floors 0.4,0.5,0.6] [--ceiling]
 """
 import argparse
-import json
-import sys
+
+from perq import load  # bench/perq.py, beside this file
 
 Z_NONE, Z_FULL, ENTITY_BONUS = 2.0, 7.0, 0.25  # mnemo_contract::relevance
 
@@ -53,14 +59,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file")
     p.add_argument("--floors", default="0.4,0.5,0.6")
+    p.add_argument("--ceiling", action="store_true", help="search the rule family for its best (under a second)")
     a = p.parse_args()
-    rows = []
-    with open(a.file) as f:
-        for n, line in enumerate(f, 1):
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                sys.exit(f"{a.file}:{n}: not JSON ({e})")
+    rows = load(a.file)
     datasets = sorted({r["dataset"] for r in rows})
     features = {
         "best absolute": lambda ev: max([absolute(e, "max") for e in ev] or [0]),
@@ -94,6 +95,39 @@ def main():
                 cell = lambda s, bad: (f"{(c[0] if bad else c[1] - c[0]) / c[1]:.3f} ({c[0] if bad else c[1] - c[0]}/{c[1]})"
                                        if (c := counts.get(s)) else "–")
                 print(f"| {rule} | {floor:.2f} | {ds} | {cell('answerable', False)} | {cell('cross', True)} | {cell('abstention', True)} |")
+    if a.ceiling:
+        print()
+        ceiling(rows, datasets)
+
+
+def ceiling(rows, datasets):
+    """The lowest other-haystack acceptance any rule of the family reaches at over-abstention ≤ .15."""
+    print("| dataset | lowest unsafe: other haystack | its over-abstention | rule |")
+    print("|---|---|---|---|")
+    for ds in datasets:
+        sel = [r for r in rows if r["dataset"] == ds and r["set"] in ("answerable", "cross")]
+        pos = sum(r["set"] == "answerable" for r in sel)
+        neg = len(sel) - pos
+        best = None
+        for a_ in (i / 20 for i in range(21)):
+            for b in (0, 1, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 7):
+                for said_only in (False, True):
+                    for mode in ("and", "or"):
+                        def hit(e):
+                            lex, z = e[0] >= a_, (e[1] or 0) >= b
+                            said = not said_only or any(s != "assistant" for s in e[3])
+                            return said and (lex and z if mode == "and" else lex or z)
+                        acts = {"answerable": 0, "cross": 0}
+                        for r in sel:
+                            acts[r["set"]] += not blocked_otherwise(r) and any(hit(e) for e in r["packed_evidence"])
+                        over, cross = 1 - acts["answerable"] / pos, acts["cross"] / neg
+                        if over <= 0.15 and (best is None or cross < best[0]):
+                            who = "user-said memories" if said_only else "all memories"
+                            best = (cross, over, f"lexical ≥ {a_:.2f} {mode} dense z ≥ {b}, {who}")
+        if best:
+            print(f"| {ds} | {best[0]:.3f} (of {neg}) | {best[1]:.3f} (of {pos}) | {best[2]} |")
+        else:
+            print(f"| {ds} | – | – | no rule keeps over-abstention ≤ .15 |")
 
 
 if __name__ == "__main__":

@@ -131,22 +131,7 @@ async fn scale_tiny_run_reports_every_metric() {
 
 /// Two questions of LongMemEval's format: an answerable one whose evidence is in its second
 /// session, and an abstention question with no has_answer turn.
-const LME: &str = r#"[
- {"question_id": "q1", "question_type": "single-session-user", "question": "What breed is my dog Zephyr?",
-  "answer": "greyhound", "question_date": "2023/06/01 (Thu) 10:00",
-  "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/05/25 (Thu) 09:00"],
-  "haystack_session_ids": ["s-a", "s-b"],
-  "haystack_sessions": [
-    [{"role": "user", "content": "Can you suggest a pasta recipe?"},
-     {"role": "assistant", "content": "Try a simple tomato and basil sauce."}],
-    [{"role": "user", "content": "My dog Zephyr is a greyhound and loves running.", "has_answer": true},
-     {"role": "assistant", "content": "Greyhounds are fast runners."}]],
-  "answer_session_ids": ["s-b"]},
- {"question_id": "q2_abs", "question_type": "multi-session", "question": "What colour is my car?",
-  "answer": "not mentioned", "question_date": "2023/06/02 (Fri) 10:00",
-  "haystack_dates": ["2023/05/20 (Sat) 02:21"], "haystack_session_ids": ["s-c"],
-  "haystack_sessions": [[{"role": "user", "content": "I like hiking."}]],
-  "answer_session_ids": ["s-c"]}]"#;
+const LME: &str = include_str!("fixtures/longmemeval-two.json");
 
 fn lme_value(rows: &[serde_json::Value], method: &str, group: &str, metric: &str, key: &str, at: u64) -> f64 {
     rows.iter()

@@ -63,7 +63,9 @@ pub struct AnswerabilityArgs {
     /// Cache embeddings in FILE by (model, text) across runs.
     #[arg(long, value_name = "FILE")]
     pub embed_cache: Option<PathBuf>,
-    /// Write every question's verdicts and evidence to FILE as JSON lines.
+    /// Write every question's verdicts and evidence to FILE as JSON lines: the gate's decision
+    /// at each floor swept (`floors`, `gate_act`), and each packed memory's evidence, sources
+    /// and text (`packed_evidence`), for bench/gate-replay.py and bench/read-check.py.
     #[arg(long, value_name = "FILE")]
     pub per_question: Option<PathBuf>,
     /// No progress bars.
@@ -199,7 +201,7 @@ pub async fn answerability(
         let mut s = gate.assessor_settings.clone();
         s.insert("relevance_floor".into(), (*f).into());
         s.insert("confirm_half_life_days".into(), 1e12.into());
-        gates.push(build_assessor(&gate.assessor_kind, &s, "[assessor] (bench gate)")?);
+        gates.push((*f, build_assessor(&gate.assessor_kind, &s, "[assessor] (bench gate)")?));
     }
     let cache = match &args.embed_cache {
         Some(p) => Some(Arc::new(CachedEmbedder::open(embedder.clone(), p)?)),
@@ -239,7 +241,7 @@ async fn run_dataset(
     embedder: Arc<dyn Embedder>,
     gate: &GateConfig,
     shipped: &Arc<dyn Assessor>,
-    gates: &[Arc<dyn Assessor>],
+    gates: &[(f64, Arc<dyn Assessor>)],
     mut per_q: Option<&mut std::io::BufWriter<std::fs::File>>,
 ) -> Result<Vec<Verdict>> {
     let clock = Arc::new(SimClock::new(mnemo_contract::Timestamp::from_millis(0)));
@@ -363,7 +365,7 @@ async fn run_dataset(
         let mut gate_acts = Vec::with_capacity(gates.len());
         // Why each gate escalated (empty where it acted), for the per-question file.
         let mut gate_reasons: Vec<Vec<String>> = Vec::with_capacity(gates.len());
-        for g in gates {
+        for (_, g) in gates {
             let a = g.assess(&task, pack.clone(), now).await?;
             gate_reasons.push(match &a.decision {
                 mnemo_contract::Decision::Escalate { reasons } => reasons.clone(),
@@ -386,6 +388,7 @@ async fn run_dataset(
                 "best_absolute": best(&|e| Some(e.absolute)), "best_lexical": best(&|e| Some(e.lexical)),
                 "best_dense_z": best(&|e| e.dense_z),
                 "shipped_act": shipped_act, "gate_act": gate_acts, "gate_reasons": gate_reasons,
+                "floors": gates.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
                 "names_missing": names_missing, "inferred_about": inferred,
                 // The packed memory with the highest absolute relevance: its sources and opening.
                 "best_memory": pack.trace.iter().filter(|t| t.included)
@@ -393,10 +396,13 @@ async fn run_dataset(
                     .max_by(|a, b| a.0.total_cmp(&b.0))
                     .and_then(|(_, id)| pack.items.iter().find(|i| i.memory.id == id))
                     .map(|i| json!({"sources": i.memory.sources, "text": i.memory.content.chars().take(200).collect::<String>()})),
-                // Each packed memory's evidence and sources: [lexical, dense_z, entity, sources].
+                // Each packed memory's evidence, sources and text:
+                // [lexical, dense_z, entity, sources, text] (the text for replaying a reader).
                 "packed_evidence": pack.trace.iter().filter(|t| t.included).filter_map(|t| {
-                    let sources = pack.items.iter().find(|i| i.memory.id == t.id).map(|i| i.memory.sources.clone()).unwrap_or_default();
-                    t.evidence.map(|e| json!([e.lexical, e.dense_z, e.entity, sources]))
+                    let item = pack.items.iter().find(|i| i.memory.id == t.id);
+                    let sources = item.map(|i| i.memory.sources.clone()).unwrap_or_default();
+                    let text = item.map(|i| i.memory.content.as_str()).unwrap_or_default();
+                    t.evidence.map(|e| json!([e.lexical, e.dense_z, e.entity, sources, text]))
                 }).collect::<Vec<_>>(),
             });
             writeln!(w, "{line}").map_err(|e| BenchError::Io { path: PathBuf::from("--per-question"), source: e })?;
