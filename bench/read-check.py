@@ -30,9 +30,9 @@ import uuid
 
 from perq import load  # bench/perq.py, beside this file
 
-# The reader is asked to answer from the memory alone, or to say NONE: a small model told to
-# judge "yes or no" separated answerable from unanswerable worse (area under the ROC curve .76
-# against .86 on 20 + 20 LongMemEval S memories, this stop).
+# The reader is asked to answer from the memory alone, or to say NONE. Asked "yes or no" instead,
+# the small model's probabilities bunched between .5 and .9 (and one wording separated 20 + 20
+# LongMemEval S memories with AUC .76, against .86 for this prompt): a threshold meant little.
 SYSTEM = "Answer the question using only the given text. If the text does not contain the answer, reply exactly NONE."
 USER = "Text:\n{memory}\n\nQuestion: {question}"
 MAX_MEMORY_CHARS = 1200  # a long assistant answer is cut: the reader sees its opening
