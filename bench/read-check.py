@@ -118,12 +118,16 @@ def main():
     cassette = {}
     try:
         with open(a.cassette) as f:
-            for line in f:
-                c = json.loads(line)
-                cassette[c["key"]] = c
+            for n, line in enumerate(f, 1):
+                try:
+                    c = json.loads(line)
+                    cassette[c["key"]] = c
+                except (json.JSONDecodeError, KeyError, TypeError) as e:
+                    sys.exit(f"read-check: {a.cassette}:{n}: not a call of this script's cassette ({e!r})")
     except FileNotFoundError:
-        pass
-    out = open(a.cassette, "a")
+        if not a.base_url:
+            sys.exit(f"read-check: there is no {a.cassette} to replay, and no --base-url to record into it")
+    out = open(a.cassette, "a") if a.base_url else None  # replaying writes nothing
     models = set()
     made = 0
     todo = sum(len(r["packed_evidence"]) for r in rows if r["gate_act"][fi])
@@ -180,11 +184,14 @@ def main():
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         with open(a.file, "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()
-        provenance = {"program": "bench/read-check.py", "models_as_echoed": sorted(models),
-                      "requested_model": a.model, "input_sha256": digest, "commit": commit,
-                      "floor": a.floor, "run_id": run_id, "calls_made": made,
-                      "client": "OpenAI-compatible chat completions" if made else "replayed from the cassette", "sample": a.sample, "seed": a.seed,
-                      "system_prompt": SYSTEM, "user_prompt": USER, "max_memory_chars": MAX_MEMORY_CHARS}
+        provenance = {
+            "program": "bench/read-check.py", "run_id": run_id, "commit": commit,
+            "client": f"OpenAI-compatible chat completions at {a.base_url}" if made else "replayed from the cassette",
+            "models_as_echoed": sorted(models), "requested_model": a.model,
+            "cassette": a.cassette, "calls_made": made, "calls_replayed": done - made,
+            "input_sha256": digest, "floor": a.floor, "sample": a.sample, "seed": a.seed,
+            "system_prompt": SYSTEM, "user_prompt": USER, "max_memory_chars": MAX_MEMORY_CHARS,
+        }
         with open(a.json, "w") as f:
             json.dump({"provenance": provenance, "rows": result}, f, indent=1)
 
