@@ -16,31 +16,29 @@ then measured with the benches. The dump holds each list to the depth fusion tak
 engine would rank just past it (once long texts leave the dense list) is missing from the replay.
 """
 import argparse
-import json
 import sys
 from collections import defaultdict
 
+from bench_jsonl import read  # bench/bench_jsonl.py, beside this file
 from paired import bootstrap  # the paired comparison's interval (bench/paired.py, beside this file)
 
 
 def load(path, kind):
     """Questions with evidence: (lexical, dense, evidence turns, turn tokens, group)."""
     tokens, out = {}, []
-    with open(path) as f:
-        for line in f:
-            r = json.loads(line)
-            if kind == "locomo":
-                if "lexical" not in r:
-                    tokens[r["conversation"]] = r["turn_tokens"]
-                    continue
-                evidence = [e for e in r["evidence"] if e is not None]
-                if r["category"] > 4 or not evidence:
-                    continue
-                out.append((r["lexical"], r["dense"], evidence, tokens[r["conversation"]], str(r["category"])))
-            else:
-                if r["abstention"] or not r["evidence"]:
-                    continue
-                out.append((r["lexical"], r["dense"], r["evidence"], r["turn_tokens"], r["type"]))
+    for r in read(path):
+        if kind == "locomo":
+            if "lexical" not in r:
+                tokens[r["conversation"]] = r["turn_tokens"]
+                continue
+            evidence = [e for e in r["evidence"] if e is not None]
+            if r["category"] > 4 or not evidence:
+                continue
+            out.append((r["lexical"], r["dense"], evidence, tokens[r["conversation"]], str(r["category"])))
+        else:
+            if r["abstention"] or not r["evidence"]:
+                continue
+            out.append((r["lexical"], r["dense"], r["evidence"], r["turn_tokens"], r["type"]))
     return out
 
 

@@ -24,7 +24,7 @@ Reads a `mnemo bench answerability --per-question` file (each packed memory's ev
 import argparse
 import itertools
 
-from perq import load  # bench/perq.py, beside this file
+from bench_jsonl import read  # bench/bench_jsonl.py, beside this file
 
 Z_NONE, Z_FULL, ENTITY_BONUS = 2.0, 7.0, 0.25  # mnemo_contract::relevance
 
@@ -62,7 +62,7 @@ def main():
     p.add_argument("--floors", default="0.4,0.5,0.6")
     p.add_argument("--ceiling", action="store_true", help="search the rule family for its best (under a second)")
     a = p.parse_args()
-    rows = load(a.file)
+    rows = read(a.file)
     datasets = sorted({r["dataset"] for r in rows})
     features = {
         "best absolute": lambda ev: max([absolute(e, "max") for e in ev] or [0]),

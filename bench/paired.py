@@ -10,25 +10,21 @@ difference (10,000 resamples of the questions, fixed seed).
     bench/paired.py BASELINE.jsonl VARIANT.jsonl [--method hybrid] [--variant-method M]
 """
 import argparse
-import json
 import math
 import random
 import sys
 
+from bench_jsonl import read  # bench/bench_jsonl.py, beside this file
+
 
 def load(path, method, cats):
     out = {}
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                r = json.loads(line)
-                if r["method"] == method and wanted(r["category"], cats):
-                    out[(r["conversation"], r["question"])] = r["figures"]
-            except (json.JSONDecodeError, KeyError) as e:
-                sys.exit(f"{path}:{n}: not a per-question line ({e})")
+    for r in read(path):
+        try:
+            if r["method"] == method and wanted(r["category"], cats):
+                out[(r["conversation"], r["question"])] = r["figures"]
+        except (KeyError, TypeError) as e:
+            sys.exit(f"{path}: not a per-question line, it has no {e} ({str(r)[:80]})")
     if not out:
         sys.exit(f"{path}: no question of method {method!r} in categories {sorted(cats) if cats else 'default'}")
     return out

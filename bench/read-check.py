@@ -28,7 +28,7 @@ import sys
 import urllib.request
 import uuid
 
-from perq import load  # bench/perq.py, beside this file
+from bench_jsonl import read  # bench/bench_jsonl.py, beside this file
 
 # The reader is asked to answer from the memory alone, or to say NONE. Asked "yes or no" instead,
 # the small model's probabilities bunched between .5 and .9 (and one wording separated 20 + 20
@@ -98,7 +98,7 @@ def main():
     p.add_argument("--json", help="write the figures and provenance here")
     a = p.parse_args()
 
-    rows = load(a.file)
+    rows = read(a.file)
     if any("floors" not in r or any(len(e) < 5 for e in r["packed_evidence"]) for r in rows):
         sys.exit(f"{a.file}: packed memories carry no text: remake it with this commit's bench")
     rows = [r for r in rows if r["set"] in ("answerable", "cross", "abstention")

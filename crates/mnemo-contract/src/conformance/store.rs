@@ -26,7 +26,11 @@ use crate::Store;
 #[macro_export]
 macro_rules! store_conformance_tests {
     ($bind:pat = $make:expr => $store:expr) => {
-        $crate::store_conformance_tests!(@each $bind, $make, $store;
+        $crate::store_conformance_tests!(@list [@each $bind, $make, $store]);
+    };
+    // The suite's functions, listed once: each arm below is given them after its own arguments.
+    (@list [$($arm:tt)*]) => {
+        $crate::store_conformance_tests!($($arm)*;
             empty_store,
             record_turn_assigns_increasing_ids,
             insert_round_trips_every_field,
@@ -61,6 +65,10 @@ macro_rules! store_conformance_tests {
             }
         )*
     };
+    // [`run_all`]'s body: every function, each on a fresh store from `$make`.
+    (@run $make:ident; $($name:ident),* $(,)?) => {
+        $( $name(&*$make().await).await; )*
+    };
 }
 
 /// Run every test of the suite, each on a fresh store from `make`.
@@ -69,29 +77,7 @@ where
     F: Fn() -> Fut,
     Fut: Future<Output = Arc<dyn Store>>,
 {
-    empty_store(&*make().await).await;
-    record_turn_assigns_increasing_ids(&*make().await).await;
-    insert_round_trips_every_field(&*make().await).await;
-    get_many_leaves_out_missing_ids(&*make().await).await;
-    namespace_partition(&*make().await).await;
-    apply_is_atomic(&*make().await).await;
-    reinforce_and_confirm(&*make().await).await;
-    tombstone_keeps_the_row(&*make().await).await;
-    claim_memories_hold_every_value_of_a_claim(&*make().await).await;
-    validity_round_trips_and_stays_on_a_tombstone(&*make().await).await;
-    tombstone_new_within_a_batch(&*make().await).await;
-    tombstone_is_final(&*make().await).await;
-    rev_increases_on_every_change(&*make().await).await;
-    changed_since_pages_by_rev(&*make().await).await;
-    changes_since_is_the_four_lookups(&*make().await).await;
-    history_in_order(&*make().await).await;
-    touch_does_not_bump_rev(&*make().await).await;
-    active_by_entities_matches_any(&*make().await).await;
-    ids_reveal_nothing_of_other_namespaces(&*make().await).await;
-    list_memories_pages_by_id(&*make().await).await;
-    short_ids_find_their_own_namespace(&*make().await).await;
-    history_chain_covers_every_write(&*make().await).await;
-    erase_empties_content_and_keeps_a_record(&*make().await).await;
+    crate::store_conformance_tests!(@list [@run make]);
     crate::conformance::decay::due_for_decay_matches_the_scan(&*make().await).await;
     crate::conformance::bounded::bounded_turn_lookups(&*make().await).await;
 }
